@@ -1,0 +1,23 @@
+// CSV files of numbers, as pandas writes and reads them: a header row of column names, then one row per
+// record. Integers become INT64 columns, anything with a fraction or exponent DOUBLE; an empty field is null.
+#pragma once
+
+#include <string>
+
+#include "feedline/table.h"
+
+namespace feedline {
+
+// Writes `table` as CSV (header, '\n' line ends, integers as integers, floats in shortest round-trip form,
+// nulls empty) through a temporary file and a rename. Returns the bytes written.
+int64_t write_csv(const std::string& path, const Table& table);
+
+struct CsvReadOptions {
+  int num_threads = 0;  // 0: every core
+};
+
+// Reads a numeric CSV file. Throws InvalidFile naming the path, line and column for a ragged row or a
+// value that is not a number, IoError when the file cannot be read.
+Table read_csv(const std::string& path, const CsvReadOptions& options = {});
+
+}  // namespace feedline

@@ -1,0 +1,85 @@
+// Datasets: what the loader samples from. A dataset maps an index to one example (an image tensor and a label
+// tensor); it may also serve a whole batch of indices in one call (batch fetch, PyTorch's __getitems__).
+// Every dataset here is immutable after construction, so get() and get_batch() are safe from many threads.
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "feedline/table.h"
+
+namespace feedline {
+
+// One sample, or a batch of them (data's first dimension is then the batch).
+struct Example {
+  torch::Tensor data;
+  torch::Tensor target;
+};
+
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+  virtual int64_t size() const = 0;
+  virtual Example get(int64_t index) const = 0;
+  // True when get_batch() is a real one-gather path; the loader then calls it instead of get() per sample.
+  virtual bool has_batch_fetch() const { return false; }
+  // Default: get() each index and stack, as PyTorch's default collate does.
+  virtual Example get_batch(const std::vector<int64_t>& indices) const;
+};
+
+// Stacks examples into one batch (default collate). Throws InvalidArgument on an empty list.
+Example collate(const std::vector<Example>& examples);
+
+// How an image table is laid out: a label column and 784 pixel columns (`label,pixel1..pixel784`).
+struct ImageTableLayout {
+  std::string label_column = "label";
+  std::string pixel_prefix = "pixel";
+  int64_t channels = 1, height = 28, width = 28;
+};
+
+// The experiment's naive dataset (its v1, pandas `df.iloc[idx]`): keeps the table as loaded and, for every
+// sample, gathers the row's values one by one, converts each to float, builds a tensor and divides by 255.
+class RowDataset : public Dataset {
+ public:
+  RowDataset(std::shared_ptr<const Table> table, ImageTableLayout layout = {});
+  int64_t size() const override { return table_->num_rows; }
+  Example get(int64_t index) const override;
+
+ private:
+  std::shared_ptr<const Table> table_;
+  ImageTableLayout layout_;
+  size_t label_index_;
+  std::vector<size_t> pixel_indices_;
+};
+
+// The experiment's pre-decoded dataset (its v2): one [N, C, H, W] tensor and one int64 label tensor, built
+// once at load. get() is an index; get_batch() is one gather (index_select) for the whole batch.
+class TensorDataset : public Dataset {
+ public:
+  // images: [N, C, H, W] (float32, or uint8 to be normalised later on the device); labels: [N] int64.
+  TensorDataset(torch::Tensor images, torch::Tensor labels);
+  int64_t size() const override { return labels_.size(0); }
+  Example get(int64_t index) const override;
+  bool has_batch_fetch() const override { return true; }
+  Example get_batch(const std::vector<int64_t>& indices) const override;
+  const torch::Tensor& images() const { return images_; }
+  const torch::Tensor& labels() const { return labels_; }
+
+ private:
+  torch::Tensor images_;
+  torch::Tensor labels_;
+};
+
+// Image and label tensors decoded once from a table: float32 in [0, 1] (divided by 255), or the raw uint8
+// values when `as_uint8` is true. Throws InvalidArgument when the table lacks the layout's columns.
+struct ImageTensors {
+  torch::Tensor images;  // [N, C, H, W]
+  torch::Tensor labels;  // [N] int64
+};
+ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layout = {}, bool as_uint8 = false);
+
+}  // namespace feedline

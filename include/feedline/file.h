@@ -1,0 +1,41 @@
+// Small file helpers shared by every reader and writer: whole-file reads with clear errors, and writes that
+// never leave a half-written output behind (write to a temporary file beside the target, then rename).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace feedline {
+
+// Reads the whole file into memory. Throws IoError naming the path on any failure.
+std::string read_file(const std::string& path);
+
+// Size of a file in bytes; throws IoError when it cannot be read.
+int64_t file_size(const std::string& path);
+
+// Writes to `<path>.tmp-<pid>-<n>` and renames onto `path` on commit(). Destroyed without commit(), it
+// removes the temporary file, so a failed or interrupted write leaves the old output (or nothing) in place.
+// Not thread-safe: one writer per object.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const void* data, size_t size);
+  void write(std::string_view s) { write(s.data(), s.size()); }
+  int64_t bytes_written() const { return written_; }
+  void commit();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::string tmp_path_;
+  std::FILE* file_ = nullptr;
+  int64_t written_ = 0;
+};
+
+}  // namespace feedline

@@ -1,0 +1,68 @@
+// feedline's own Parquet reader and writer (Debian ships no C++ Parquet library).
+// Flat tables of required/optional BOOLEAN, INT32, INT64, FLOAT, DOUBLE and BYTE_ARRAY columns, data page v1,
+// PLAIN and RLE_DICTIONARY encodings, codecs UNCOMPRESSED, SNAPPY, GZIP and ZSTD.
+// Every function is safe to call from several threads on different files; the reader parallelises itself.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "feedline/table.h"
+
+namespace feedline::parquet {
+
+enum class Codec { kUncompressed, kSnappy, kGzip, kZstd };
+
+const char* to_string(Codec codec);
+// Parses "uncompressed", "snappy", "gzip" or "zstd" (any case); throws InvalidArgument otherwise.
+Codec parse_codec(const std::string& name);
+
+struct WriteOptions {
+  Codec codec = Codec::kZstd;
+  int compression_level = 3;          // for GZIP and ZSTD
+  bool dictionary = true;             // RLE_DICTIONARY where it pays, else PLAIN
+  int64_t row_group_rows = 1 << 20;   // rows per row group
+  int64_t page_bytes = 1 << 20;       // target uncompressed bytes per data page
+  bool statistics = true;             // min, max, null_count per column chunk
+  int num_threads = 0;                // 0: every core
+  std::vector<std::pair<std::string, std::string>> key_value_metadata;
+};
+
+// Writes `table` to `path` (through a temporary file and a rename). Throws InvalidArgument for tables it
+// cannot represent, IoError when the disk refuses.
+void write_table(const std::string& path, const Table& table, const WriteOptions& options = {});
+
+struct ReadOptions {
+  std::vector<std::string> columns;  // empty: every column
+  int num_threads = 0;               // 0: every core
+};
+
+// Reads the whole file (or the chosen columns) into memory. Throws InvalidFile naming the file and the
+// problem for anything malformed, Unsupported for valid features outside the list above.
+Table read_table(const std::string& path, const ReadOptions& options = {});
+
+// What a file holds, from its footer alone.
+struct ColumnChunkInfo {
+  std::string codec;
+  std::vector<std::string> encodings;
+  int64_t compressed_bytes = 0;
+  int64_t uncompressed_bytes = 0;
+  int64_t null_count = -1;  // -1: not recorded
+  std::string min, max;      // statistics as raw PLAIN bytes; empty when absent
+};
+struct RowGroupInfo {
+  int64_t num_rows = 0;
+  std::vector<ColumnChunkInfo> columns;
+};
+struct FileInfo {
+  int64_t num_rows = 0;
+  std::vector<ColumnSchema> schema;
+  std::vector<RowGroupInfo> row_groups;
+  std::vector<std::pair<std::string, std::string>> key_value_metadata;
+  std::string created_by;
+};
+FileInfo read_file_info(const std::string& path);
+
+}  // namespace feedline::parquet

@@ -1,0 +1,85 @@
+// An in-memory columnar table: what the CSV and Parquet readers produce and the writers consume.
+// Plain data, no locking: safe to read from many threads once built.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace feedline {
+
+// Parquet's physical types that feedline handles for flat tables.
+enum class PhysicalType { kBoolean, kInt32, kInt64, kFloat, kDouble, kByteArray };
+
+const char* to_string(PhysicalType type);
+
+// Parquet's INT(bit_width, signed) logical annotation.
+struct IntAnnotation {
+  int bit_width = 32;  // 8, 16, 32 or 64
+  bool is_signed = true;
+  bool operator==(const IntAnnotation& o) const { return bit_width == o.bit_width && is_signed == o.is_signed; }
+};
+
+struct ColumnSchema {
+  std::string name;
+  PhysicalType type = PhysicalType::kInt64;
+  bool nullable = false;
+  std::optional<IntAnnotation> int_annotation;  // only for kInt32 / kInt64
+  bool is_string = false;                        // kByteArray with a STRING (UTF8) annotation
+};
+
+// Variable-length values: value i is bytes[offsets[i], offsets[i+1]).
+struct ByteArrays {
+  std::vector<int64_t> offsets{0};
+  std::string bytes;
+  int64_t size() const { return static_cast<int64_t>(offsets.size()) - 1; }
+  std::string_view at(int64_t i) const {
+    return std::string_view(bytes.data() + offsets[i], static_cast<size_t>(offsets[i + 1] - offsets[i]));
+  }
+  void push_back(std::string_view v) {
+    bytes.append(v.data(), v.size());
+    offsets.push_back(static_cast<int64_t>(bytes.size()));
+  }
+};
+
+// The variant's alternative follows PhysicalType: bool is stored as one uint8_t (0 or 1) per row.
+using ColumnValues = std::variant<std::vector<uint8_t>, std::vector<int32_t>, std::vector<int64_t>,
+                                  std::vector<float>, std::vector<double>, ByteArrays>;
+
+// One column: one value slot per row (a null row holds a zero value / empty bytes), and a validity vector
+// that is empty when the column has no nulls, else one byte (1 = present) per row.
+struct Column {
+  ColumnSchema schema;
+  ColumnValues values;
+  std::vector<uint8_t> validity;
+
+  int64_t size() const;
+  bool is_null(int64_t row) const { return !validity.empty() && validity[row] == 0; }
+  template <class T>
+  const std::vector<T>& as() const { return std::get<std::vector<T>>(values); }
+  template <class T>
+  std::vector<T>& as() { return std::get<std::vector<T>>(values); }
+  const ByteArrays& byte_arrays() const { return std::get<ByteArrays>(values); }
+  // The value at `row` converted to double (0 for null, NaN never produced by conversion). Not for byte arrays.
+  double value_as_double(int64_t row) const;
+};
+
+// Builds an empty column whose value vector matches the schema's physical type.
+Column make_column(ColumnSchema schema);
+
+struct Table {
+  std::vector<Column> columns;
+  int64_t num_rows = 0;
+
+  // Index of the column called `name`; throws InvalidArgument when absent.
+  size_t column_index(std::string_view name) const;
+  const Column& column(std::string_view name) const { return columns[column_index(name)]; }
+};
+
+// The first min(n, num_rows) rows of `table` (a copy).
+Table head(const Table& table, int64_t n);
+
+}  // namespace feedline

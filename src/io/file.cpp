@@ -1,0 +1,84 @@
+#include "feedline/file.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "feedline/error.h"
+
+namespace feedline {
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+}  // namespace
+
+std::string read_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) throw IoError(path + ": cannot open: " + errno_text());
+  std::string out;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) throw IoError(path + ": read failed");
+  return out;
+}
+
+int64_t file_size(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw IoError(path + ": " + ec.message());
+  return static_cast<int64_t>(size);
+}
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  static std::atomic<int> counter{0};
+  tmp_path_ = path_ + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  const auto parent = std::filesystem::path(path_).parent_path();
+  if (!parent.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) throw IoError(path_ + ": cannot create directory " + parent.string() + ": " + ec.message());
+  }
+  file_ = std::fopen(tmp_path_.c_str(), "wb");
+  if (file_ == nullptr) throw IoError(path_ + ": cannot create " + tmp_path_ + ": " + errno_text());
+  static thread_local char buffer[1 << 20];
+  std::setvbuf(file_, buffer, _IOFBF, sizeof buffer);
+}
+
+AtomicFile::~AtomicFile() {
+  if (file_ != nullptr) {
+    std::fclose(file_);
+    std::remove(tmp_path_.c_str());
+  }
+}
+
+void AtomicFile::write(const void* data, size_t size) {
+  if (size == 0) return;
+  if (std::fwrite(data, 1, size, file_) != size) throw IoError(path_ + ": write failed: " + errno_text());
+  written_ += static_cast<int64_t>(size);
+}
+
+void AtomicFile::commit() {
+  if (file_ == nullptr) throw IoError(path_ + ": already committed");
+  const bool ok = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
+  std::fclose(file_);
+  file_ = nullptr;
+  if (!ok) {
+    std::remove(tmp_path_.c_str());
+    throw IoError(path_ + ": write failed: " + errno_text());
+  }
+  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+    const std::string why = errno_text();
+    std::remove(tmp_path_.c_str());
+    throw IoError(path_ + ": cannot rename from " + tmp_path_ + ": " + why);
+  }
+}
+
+}  // namespace feedline

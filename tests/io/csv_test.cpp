@@ -1,0 +1,117 @@
+#include "feedline/csv.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "feedline/error.h"
+#include "feedline/file.h"
+#include "feedline/idx.h"
+#include "test_paths.h"
+
+namespace feedline {
+namespace {
+
+std::string error_of(const std::string& path) {
+  try {
+    read_csv(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Csv, WritesTheExperimentLayoutByteForByte) {
+  ImageSplit s;
+  s.count = 2;
+  s.rows = 1;
+  s.cols = 3;
+  s.images = {0, 255, 17, 3, 0, 128};
+  s.labels = {9, 4};
+  const auto dir = testing::scratch_dir("csv_layout");
+  const int64_t n = write_csv(dir + "/t.csv", image_split_to_table(s));
+  const std::string text = read_file(dir + "/t.csv");
+  EXPECT_EQ(text, "label,pixel1,pixel2,pixel3\n9,0,255,17\n4,3,0,128\n");
+  EXPECT_EQ(n, static_cast<int64_t>(text.size()));
+}
+
+TEST(Csv, RoundTripsIntegersDoublesAndNulls) {
+  Table t;
+  t.num_rows = 4;
+  ColumnSchema a{"a", PhysicalType::kInt64};
+  ColumnSchema b{"b", PhysicalType::kDouble};
+  ColumnSchema c{"c", PhysicalType::kInt64, true};
+  t.columns = {make_column(a), make_column(b), make_column(c)};
+  t.columns[0].as<int64_t>() = {1, -2, 9007199254740993LL, 0};
+  t.columns[1].as<double>() = {0.1, -1e300, 3.0000000000000004, 5e-324};
+  t.columns[2].as<int64_t>() = {5, 0, 7, 0};
+  t.columns[2].validity = {1, 0, 1, 0};
+  const auto dir = testing::scratch_dir("csv_roundtrip");
+  write_csv(dir + "/t.csv", t);
+  for (int threads : {1, 3}) {
+    const Table back = read_csv(dir + "/t.csv", CsvReadOptions{threads});
+    ASSERT_EQ(back.num_rows, 4);
+    EXPECT_EQ(back.columns[0].schema.type, PhysicalType::kInt64);
+    EXPECT_EQ(back.columns[0].as<int64_t>(), t.columns[0].as<int64_t>());
+    EXPECT_EQ(back.columns[1].schema.type, PhysicalType::kDouble);
+    EXPECT_EQ(back.columns[1].as<double>(), t.columns[1].as<double>());  // shortest round-trip form
+    EXPECT_TRUE(back.columns[2].schema.nullable);
+    EXPECT_EQ(back.columns[2].validity, t.columns[2].validity);
+    EXPECT_EQ(back.columns[2].as<int64_t>(), t.columns[2].as<int64_t>());
+  }
+}
+
+TEST(Csv, ParallelChunksAgreeWithOneThread) {
+  // Large enough to be split into several chunks; a column turns double in a late chunk only.
+  std::string text = "x,y\n";
+  for (int i = 0; i < 300000; ++i) {
+    text += std::to_string(i) + "," + (i == 299990 ? std::string("2.5") : std::to_string(i % 7)) + "\r\n";
+  }
+  const auto dir = testing::scratch_dir("csv_chunks");
+  std::ofstream(dir + "/t.csv", std::ios::binary) << text;
+  const Table one = read_csv(dir + "/t.csv", CsvReadOptions{1});
+  const Table many = read_csv(dir + "/t.csv", CsvReadOptions{4});
+  ASSERT_EQ(one.num_rows, 300000);
+  ASSERT_EQ(many.num_rows, 300000);
+  EXPECT_EQ(one.columns[0].as<int64_t>(), many.columns[0].as<int64_t>());
+  EXPECT_EQ(many.columns[1].schema.type, PhysicalType::kDouble);
+  EXPECT_EQ(one.columns[1].as<double>(), many.columns[1].as<double>());
+  EXPECT_EQ(many.columns[1].as<double>()[299990], 2.5);
+  EXPECT_EQ(many.columns[1].as<double>()[299989], 299989 % 7);
+}
+
+TEST(Csv, BadInputNamesFileLineAndColumn) {
+  const auto dir = testing::scratch_dir("csv_bad");
+  std::ofstream(dir + "/ragged.csv") << "a,b\n1,2\n3\n";
+  std::ofstream(dir + "/text.csv") << "a,b\n1,2\n3,hello\n";
+  std::ofstream(dir + "/empty.csv") << "";
+  std::ofstream(dir + "/noname.csv") << "a,,c\n1,2,3\n";
+  EXPECT_EQ(error_of(dir + "/ragged.csv"), dir + "/ragged.csv:3: 1 fields, the header has 2");
+  EXPECT_EQ(error_of(dir + "/text.csv"), dir + "/text.csv:3: column 'b': 'hello' is not a number");
+  EXPECT_NE(error_of(dir + "/empty.csv").find("empty file"), std::string::npos);
+  EXPECT_NE(error_of(dir + "/noname.csv").find("column 2 has no name"), std::string::npos);
+  EXPECT_THROW(read_csv(dir + "/missing.csv"), IoError);
+}
+
+TEST(Csv, FailedWriteLeavesNoPartialFile) {
+  const auto dir = testing::scratch_dir("csv_atomic");
+  Table t;
+  t.num_rows = 1;
+  t.columns.push_back(make_column(ColumnSchema{"a", PhysicalType::kInt64}));
+  t.columns[0].as<int64_t>() = {1};
+  // The target is a directory: rename fails, and neither the target nor a temporary file may be left behind.
+  std::filesystem::create_directories(dir + "/out.csv/sub");
+  EXPECT_THROW(write_csv(dir + "/out.csv", t), IoError);
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1);  // only out.csv/ itself
+}
+
+}  // namespace
+}  // namespace feedline

