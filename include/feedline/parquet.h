@@ -28,6 +28,7 @@ struct WriteOptions {
   bool statistics = true;             // min, max, null_count per column chunk
   int num_threads = 0;                // 0: every core
   std::vector<std::pair<std::string, std::string>> key_value_metadata;
+  bool page_checksums = true;         // CRC-32 of each page, checked by readers that check (feedline does)
 };
 
 // Writes `table` to `path` (through a temporary file and a rename). Throws InvalidArgument for tables it

@@ -1,0 +1,126 @@
+#include "io/parquet/dictionary.h"
+
+#include <type_traits>
+#include <unordered_map>
+
+namespace feedline::parquet {
+
+void throw_bad_index(uint32_t index, size_t dictionary_size) {
+  throw InvalidFile("dictionary index " + std::to_string(index) + " out of range for a dictionary of " +
+                    std::to_string(dictionary_size) + " values");
+}
+
+namespace {
+
+template <class T>
+uint64_t bits_of(T v) {
+  if constexpr (sizeof(T) == 1) {
+    return static_cast<uint8_t>(v);
+  } else if constexpr (sizeof(T) == 4) {
+    uint32_t b;
+    std::memcpy(&b, &v, 4);
+    return b;
+  } else {
+    uint64_t b;
+    std::memcpy(&b, &v, 8);
+    return b;
+  }
+}
+
+inline uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return x;
+}
+
+}  // namespace
+
+template <class T>
+bool build_dictionary(const T* values, size_t n, size_t max_entries, size_t max_bytes, std::vector<T>* dict,
+                      std::vector<uint32_t>* indices) {
+  dict->clear();
+  indices->resize(n);
+  const size_t limit = std::min(max_entries, max_bytes / sizeof(T));
+  if constexpr (std::is_integral_v<T>) {
+    // Small value ranges (pixels, labels, flags): a direct lookup table beats hashing.
+    if (n > 0) {
+      const auto [lo_it, hi_it] = std::minmax_element(values, values + n);
+      const int64_t lo = static_cast<int64_t>(*lo_it), hi = static_cast<int64_t>(*hi_it);
+      const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+      if (span < (uint64_t{1} << 16)) {
+        std::vector<int32_t> slot(static_cast<size_t>(span + 1), -1);
+        for (size_t i = 0; i < n; ++i) {
+          int32_t& s = slot[static_cast<size_t>(static_cast<uint64_t>(static_cast<int64_t>(values[i])) - static_cast<uint64_t>(lo))];
+          if (s < 0) {
+            if (dict->size() >= limit) return false;
+            s = static_cast<int32_t>(dict->size());
+            dict->push_back(values[i]);
+          }
+          (*indices)[i] = static_cast<uint32_t>(s);
+        }
+        return true;
+      }
+    }
+  }
+  // Open addressing on the bit pattern; the table stays at most half full.
+  size_t capacity = 1024;
+  std::vector<uint32_t> table(capacity, UINT32_MAX);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t key = bits_of(values[i]);
+    size_t h = mix(key) & (capacity - 1);
+    while (true) {
+      const uint32_t s = table[h];
+      if (s == UINT32_MAX) {
+        if (dict->size() >= limit) return false;
+        table[h] = static_cast<uint32_t>(dict->size());
+        (*indices)[i] = table[h];
+        dict->push_back(values[i]);
+        if (dict->size() * 2 > capacity) {
+          capacity *= 2;
+          table.assign(capacity, UINT32_MAX);
+          for (size_t d = 0; d < dict->size(); ++d) {
+            size_t h2 = mix(bits_of((*dict)[d])) & (capacity - 1);
+            while (table[h2] != UINT32_MAX) h2 = (h2 + 1) & (capacity - 1);
+            table[h2] = static_cast<uint32_t>(d);
+          }
+        }
+        break;
+      }
+      if (bits_of((*dict)[s]) == key) {
+        (*indices)[i] = s;
+        break;
+      }
+      h = (h + 1) & (capacity - 1);
+    }
+  }
+  return true;
+}
+
+bool build_dictionary(const ByteArrays& values, const int64_t* rows, size_t n, size_t max_entries,
+                      size_t max_bytes, ByteArrays* dict, std::vector<uint32_t>* indices) {
+  *dict = ByteArrays();
+  indices->resize(n);
+  std::unordered_map<std::string_view, uint32_t> seen;
+  size_t plain_bytes = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const std::string_view v = values.at(rows[k]);
+    auto it = seen.find(v);
+    if (it == seen.end()) {
+      plain_bytes += 4 + v.size();
+      if (static_cast<size_t>(dict->size()) >= max_entries || plain_bytes > max_bytes) return false;
+      it = seen.emplace(v, static_cast<uint32_t>(dict->size())).first;
+      dict->push_back(v);
+    }
+    (*indices)[k] = it->second;
+  }
+  return true;
+}
+
+template bool build_dictionary<uint8_t>(const uint8_t*, size_t, size_t, size_t, std::vector<uint8_t>*, std::vector<uint32_t>*);
+template bool build_dictionary<int32_t>(const int32_t*, size_t, size_t, size_t, std::vector<int32_t>*, std::vector<uint32_t>*);
+template bool build_dictionary<int64_t>(const int64_t*, size_t, size_t, size_t, std::vector<int64_t>*, std::vector<uint32_t>*);
+template bool build_dictionary<float>(const float*, size_t, size_t, size_t, std::vector<float>*, std::vector<uint32_t>*);
+template bool build_dictionary<double>(const double*, size_t, size_t, size_t, std::vector<double>*, std::vector<uint32_t>*);
+
+}  // namespace feedline::parquet

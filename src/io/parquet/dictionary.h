@@ -1,0 +1,90 @@
+// Internal: dictionary encoding (Encodings.md, RLE_DICTIONARY / PLAIN_DICTIONARY). Reading: sinks for the
+// RLE / bit-packed decoder that check each index against the dictionary and gather values straight into the
+// output column. Writing: a builder that maps values to first-seen indices and gives up past a size limit.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "feedline/error.h"
+#include "feedline/table.h"
+
+namespace feedline::parquet {
+
+[[noreturn]] void throw_bad_index(uint32_t index, size_t dictionary_size);
+
+template <class T>
+struct DictionaryGather {
+  const T* dict;
+  uint32_t dict_size;
+  T* out;
+
+  void run(uint32_t index, int64_t count) {
+    if (index >= dict_size) throw_bad_index(index, dict_size);
+    std::fill_n(out, count, dict[index]);
+    out += count;
+  }
+  void literal(const uint32_t* indices, int64_t count) {
+    uint32_t max_index = 0;
+    for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices[i]);
+    if (max_index >= dict_size) throw_bad_index(max_index, dict_size);
+    for (int64_t i = 0; i < count; ++i) out[i] = dict[indices[i]];
+    out += count;
+  }
+};
+
+struct ByteArrayDictionaryGather {
+  const ByteArrays* dict;
+  ByteArrays* out;
+  size_t max_total_bytes;
+
+  void append(uint32_t index) {
+    if (index >= static_cast<uint64_t>(dict->size())) throw_bad_index(index, static_cast<size_t>(dict->size()));
+    const std::string_view v = dict->at(index);
+    if (out->bytes.size() + v.size() > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
+    out->bytes.append(v.data(), v.size());
+    out->offsets.push_back(static_cast<int64_t>(out->bytes.size()));
+  }
+  void run(uint32_t index, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) append(index);
+  }
+  void literal(const uint32_t* indices, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) append(indices[i]);
+  }
+};
+
+// Definition levels (max level 1) straight into validity bytes, counting the present values.
+struct LevelSink {
+  uint8_t* out;
+  int64_t present = 0;
+
+  void run(uint32_t level, int64_t count) {
+    std::memset(out, static_cast<int>(level), static_cast<size_t>(count));
+    out += count;
+    if (level != 0) present += count;
+  }
+  void literal(const uint32_t* levels, int64_t count) {
+    int64_t ones = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      out[i] = static_cast<uint8_t>(levels[i]);
+      ones += levels[i];
+    }
+    out += count;
+    present += ones;
+  }
+};
+
+// Writer side: indices for values[0..n) into a dictionary of first-seen values. Returns false (and leaves the
+// outputs unspecified) once the dictionary would hold more than max_entries values or max_bytes PLAIN bytes.
+// T is one of uint8_t, int32_t, int64_t, float, double; floats compare by bit pattern.
+template <class T>
+bool build_dictionary(const T* values, size_t n, size_t max_entries, size_t max_bytes, std::vector<T>* dict,
+                      std::vector<uint32_t>* indices);
+bool build_dictionary(const ByteArrays& values, const int64_t* rows, size_t n, size_t max_entries,
+                      size_t max_bytes, ByteArrays* dict, std::vector<uint32_t>* indices);
+
+}  // namespace feedline::parquet

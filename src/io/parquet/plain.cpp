@@ -1,0 +1,60 @@
+#include "io/parquet/plain.h"
+
+namespace feedline::parquet {
+
+size_t decode_plain_bool(const uint8_t* data, size_t size, int64_t n, uint8_t* out) {
+  const size_t bytes = (static_cast<size_t>(n) + 7) / 8;
+  if (bytes > size) {
+    throw InvalidFile("PLAIN data holds " + std::to_string(size * 8) + " booleans, page declares " + std::to_string(n));
+  }
+  const size_t whole = static_cast<size_t>(n) / 8;
+  for (size_t b = 0; b < whole; ++b) {
+    const uint8_t byte = data[b];
+    for (int i = 0; i < 8; ++i) out[b * 8 + i] = (byte >> i) & 1;
+  }
+  for (size_t i = whole * 8; i < static_cast<size_t>(n); ++i) out[i] = (data[i / 8] >> (i % 8)) & 1;
+  return bytes;
+}
+
+size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, ByteArrays* out,
+                                size_t max_total_bytes) {
+  size_t pos = 0;
+  out->offsets.reserve(out->offsets.size() + static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    if (size - pos < 4) {
+      throw InvalidFile("PLAIN byte array " + std::to_string(i) + " of " + std::to_string(n) + " is truncated");
+    }
+    uint32_t len;
+    std::memcpy(&len, data + pos, 4);
+    pos += 4;
+    if (len > size - pos) {
+      throw InvalidFile("PLAIN byte array " + std::to_string(i) + " of " + std::to_string(len) +
+                        " bytes runs past the page");
+    }
+    if (out->bytes.size() + len > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
+    out->bytes.append(reinterpret_cast<const char*>(data + pos), len);
+    out->offsets.push_back(static_cast<int64_t>(out->bytes.size()));
+    pos += len;
+  }
+  return pos;
+}
+
+void encode_plain_bool(const uint8_t* values, size_t n, std::string* out) {
+  const size_t at = out->size();
+  out->resize(at + (n + 7) / 8, '\0');
+  char* dst = out->data() + at;
+  for (size_t i = 0; i < n; ++i) {
+    if (values[i]) dst[i / 8] = static_cast<char>(dst[i / 8] | (1 << (i % 8)));
+  }
+}
+
+void encode_plain_byte_arrays(const ByteArrays& values, const int64_t* rows, size_t n, std::string* out) {
+  for (size_t k = 0; k < n; ++k) {
+    const std::string_view v = values.at(rows[k]);
+    const uint32_t len = static_cast<uint32_t>(v.size());
+    out->append(reinterpret_cast<const char*>(&len), 4);
+    out->append(v.data(), v.size());
+  }
+}
+
+}  // namespace feedline::parquet

@@ -1,0 +1,46 @@
+// Internal: the PLAIN encoding (Encodings.md, "PLAIN = 0"): fixed-width values little-endian back to back,
+// booleans bit-packed LSB first, byte arrays as a 4-byte little-endian length then the bytes.
+// Decoders take the page's remaining bytes, decode exactly n values, and return the bytes consumed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "feedline/error.h"
+#include "feedline/table.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "feedline's Parquet code assumes a little-endian machine"
+#endif
+
+namespace feedline::parquet {
+
+template <class T>
+size_t decode_plain(const uint8_t* data, size_t size, int64_t n, T* out) {
+  const size_t bytes = static_cast<size_t>(n) * sizeof(T);
+  if (bytes > size) {
+    throw InvalidFile("PLAIN data holds " + std::to_string(size / sizeof(T)) + " values, page declares " +
+                      std::to_string(n));
+  }
+  if (bytes > 0) std::memcpy(out, data, bytes);
+  return bytes;
+}
+
+// Booleans: one output byte (0/1) per value.
+size_t decode_plain_bool(const uint8_t* data, size_t size, int64_t n, uint8_t* out);
+
+// Appends n values to `out`; `max_total_bytes` caps out->bytes (a hostile file cannot make it grow unbounded).
+size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, ByteArrays* out,
+                                size_t max_total_bytes);
+
+template <class T>
+void encode_plain(const T* values, size_t n, std::string* out) {
+  out->append(reinterpret_cast<const char*>(values), n * sizeof(T));
+}
+void encode_plain_bool(const uint8_t* values, size_t n, std::string* out);
+// The values at rows[0..n) of `values`.
+void encode_plain_byte_arrays(const ByteArrays& values, const int64_t* rows, size_t n, std::string* out);
+
+}  // namespace feedline::parquet

@@ -1,0 +1,165 @@
+#include "io/parquet/schema.h"
+
+#include "feedline/error.h"
+
+namespace feedline::parquet {
+namespace {
+
+namespace fmt = format;
+
+// Applies an INT(bit_width, signed) annotation, checking that it fits the physical type.
+void set_int(Leaf* leaf, int bit_width, bool is_signed) {
+  if (bit_width != 8 && bit_width != 16 && bit_width != 32 && bit_width != 64) {
+    throw InvalidFile("column '" + leaf->name + "': INT annotation of bit width " + std::to_string(bit_width));
+  }
+  const bool fits = (leaf->physical_type == fmt::type::kInt32 && bit_width <= 32) ||
+                    (leaf->physical_type == fmt::type::kInt64 && bit_width == 64);
+  if (!fits) {
+    throw InvalidFile("column '" + leaf->name + "': INT(" + std::to_string(bit_width) + ") annotation on " +
+                      fmt::type_name(leaf->physical_type));
+  }
+  leaf->schema.int_annotation = IntAnnotation{bit_width, is_signed};
+}
+
+void set_text(Leaf* leaf, bool is_string, const char* what) {
+  if (leaf->physical_type != fmt::type::kByteArray) {
+    throw InvalidFile("column '" + leaf->name + "': " + what + " annotation on " + fmt::type_name(leaf->physical_type));
+  }
+  leaf->schema.is_string = is_string;
+}
+
+void apply_logical(Leaf* leaf, const fmt::LogicalType& lt) {
+  switch (lt.kind) {
+    case fmt::logical::kNone:
+    case fmt::logical::kUnknown:  // NullType: every value is null; the physical values are what we read
+      return;
+    case fmt::logical::kInteger: return set_int(leaf, lt.int_bit_width, lt.int_is_signed);
+    case fmt::logical::kString: return set_text(leaf, true, "STRING");
+    case fmt::logical::kEnum: return set_text(leaf, true, "ENUM");
+    case fmt::logical::kJson: return set_text(leaf, true, "JSON");
+    case fmt::logical::kBson: return set_text(leaf, false, "BSON");
+    default: {
+      static const char* const kNames[] = {"?", "STRING", "MAP", "LIST", "ENUM", "DECIMAL", "DATE", "TIME",
+                                           "TIMESTAMP", "?", "INTEGER", "UNKNOWN", "JSON", "BSON", "UUID",
+                                           "FLOAT16", "VARIANT", "GEOMETRY", "GEOGRAPHY"};
+      const bool known = lt.kind > 0 && lt.kind < static_cast<int32_t>(sizeof kNames / sizeof kNames[0]);
+      leaf->unsupported = std::string("logical type ") + (known ? kNames[lt.kind] : "with unknown id ") +
+                          (known ? "" : std::to_string(lt.kind)) + " is not supported";
+    }
+  }
+}
+
+void apply_converted(Leaf* leaf, int32_t ct) {
+  switch (ct) {
+    case fmt::converted::kUtf8: return set_text(leaf, true, "UTF8");
+    case fmt::converted::kEnum: return set_text(leaf, true, "ENUM");
+    case fmt::converted::kJson: return set_text(leaf, true, "JSON");
+    case fmt::converted::kBson: return set_text(leaf, false, "BSON");
+    case fmt::converted::kUint8: return set_int(leaf, 8, false);
+    case fmt::converted::kUint16: return set_int(leaf, 16, false);
+    case fmt::converted::kUint32: return set_int(leaf, 32, false);
+    case fmt::converted::kUint64: return set_int(leaf, 64, false);
+    case fmt::converted::kInt8: return set_int(leaf, 8, true);
+    case fmt::converted::kInt16: return set_int(leaf, 16, true);
+    case fmt::converted::kInt32: return set_int(leaf, 32, true);
+    case fmt::converted::kInt64: return set_int(leaf, 64, true);
+    default:
+      leaf->unsupported = std::string("converted type ") + fmt::converted_type_name(ct) + " (" + std::to_string(ct) +
+                          ") is not supported";
+  }
+}
+
+}  // namespace
+
+std::vector<Leaf> flat_leaves(const fmt::FileMetaData& md) {
+  if (md.schema.empty()) throw InvalidFile("empty schema");
+  const fmt::SchemaElement& root = md.schema[0];
+  const int64_t children = root.num_children.value_or(0);
+  if (children < 0) throw InvalidFile("negative child count in the schema root");
+  std::vector<Leaf> leaves;
+  for (size_t i = 1; i < md.schema.size(); ++i) {
+    const fmt::SchemaElement& e = md.schema[i];
+    if (e.num_children.value_or(0) != 0 || !e.type) {
+      throw Unsupported("column '" + e.name + "': nested columns (groups, lists, maps) are not supported");
+    }
+    if (e.repetition_type && *e.repetition_type == fmt::repetition::kRepeated) {
+      throw Unsupported("column '" + e.name + "': repeated columns (repetition levels) are not supported");
+    }
+    Leaf leaf;
+    leaf.name = e.name;
+    leaf.index = leaves.size();
+    leaf.physical_type = *e.type;
+    const int32_t rep = e.repetition_type.value_or(fmt::repetition::kRequired);
+    if (rep != fmt::repetition::kRequired && rep != fmt::repetition::kOptional) {
+      throw InvalidFile("column '" + e.name + "': repetition type " + std::to_string(rep));
+    }
+    leaf.max_def = rep == fmt::repetition::kOptional ? 1 : 0;
+    leaf.schema.name = e.name;
+    leaf.schema.nullable = leaf.max_def == 1;
+    switch (*e.type) {
+      case fmt::type::kBoolean: leaf.schema.type = PhysicalType::kBoolean; break;
+      case fmt::type::kInt32: leaf.schema.type = PhysicalType::kInt32; break;
+      case fmt::type::kInt64: leaf.schema.type = PhysicalType::kInt64; break;
+      case fmt::type::kFloat: leaf.schema.type = PhysicalType::kFloat; break;
+      case fmt::type::kDouble: leaf.schema.type = PhysicalType::kDouble; break;
+      case fmt::type::kByteArray: leaf.schema.type = PhysicalType::kByteArray; break;
+      case fmt::type::kInt96:
+      case fmt::type::kFixedLenByteArray:
+        leaf.unsupported = std::string("physical type ") + fmt::type_name(*e.type) + " is not supported";
+        break;
+      default:
+        throw InvalidFile("column '" + e.name + "': unknown physical type " + std::to_string(*e.type));
+    }
+    if (leaf.unsupported.empty()) {
+      if (e.logical_type && e.logical_type->kind != fmt::logical::kNone) {
+        apply_logical(&leaf, *e.logical_type);
+      } else if (e.converted_type) {
+        apply_converted(&leaf, *e.converted_type);
+      }
+    }
+    leaves.push_back(std::move(leaf));
+  }
+  if (static_cast<size_t>(children) != leaves.size()) {
+    throw InvalidFile("schema root has " + std::to_string(children) + " children but " +
+                      std::to_string(leaves.size()) + " columns follow");
+  }
+  return leaves;
+}
+
+bool legacy_statistics_usable(const Leaf& leaf) {
+  if (leaf.schema.type == PhysicalType::kByteArray) return false;
+  if (leaf.schema.int_annotation && !leaf.schema.int_annotation->is_signed) return false;
+  return true;
+}
+
+fmt::SchemaElement to_schema_element(const ColumnSchema& c) {
+  fmt::SchemaElement e;
+  e.name = c.name;
+  e.repetition_type = c.nullable ? fmt::repetition::kOptional : fmt::repetition::kRequired;
+  switch (c.type) {
+    case PhysicalType::kBoolean: e.type = fmt::type::kBoolean; break;
+    case PhysicalType::kInt32: e.type = fmt::type::kInt32; break;
+    case PhysicalType::kInt64: e.type = fmt::type::kInt64; break;
+    case PhysicalType::kFloat: e.type = fmt::type::kFloat; break;
+    case PhysicalType::kDouble: e.type = fmt::type::kDouble; break;
+    case PhysicalType::kByteArray: e.type = fmt::type::kByteArray; break;
+  }
+  if (c.int_annotation) {
+    const IntAnnotation& a = *c.int_annotation;
+    fmt::LogicalType lt;
+    lt.kind = fmt::logical::kInteger;
+    lt.int_bit_width = static_cast<int8_t>(a.bit_width);
+    lt.int_is_signed = a.is_signed;
+    e.logical_type = lt;
+    const int k = a.bit_width == 8 ? 0 : a.bit_width == 16 ? 1 : a.bit_width == 32 ? 2 : 3;
+    e.converted_type = (a.is_signed ? fmt::converted::kInt8 : fmt::converted::kUint8) + k;
+  } else if (c.is_string) {
+    fmt::LogicalType lt;
+    lt.kind = fmt::logical::kString;
+    e.logical_type = lt;
+    e.converted_type = fmt::converted::kUtf8;
+  }
+  return e;
+}
+
+}  // namespace feedline::parquet

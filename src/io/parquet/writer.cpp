@@ -1,0 +1,547 @@
+// Writes a Table as a flat Parquet file: each row group's column chunks are encoded (dictionary or PLAIN,
+// definition levels, compression) on a pool of threads, then written in order with the footer.
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <zstd.h>
+
+#include "feedline/error.h"
+#include "feedline/file.h"
+#include "feedline/parquet.h"
+#include "io/parquet/codec.h"
+#include "io/parquet/dictionary.h"
+#include "io/parquet/metadata.h"
+#include "io/parquet/parallel.h"
+#include "io/parquet/plain.h"
+#include "io/parquet/rle.h"
+#include "io/parquet/schema.h"
+
+namespace feedline::parquet {
+namespace {
+
+namespace fmt = format;
+
+constexpr size_t kMaxDictionaryEntries = size_t{1} << 20;
+constexpr size_t kMaxDictionaryBytes = size_t{1} << 20;
+constexpr size_t kMaxStatisticsBytes = 4096;  // longer byte-array min/max are left out
+constexpr int64_t kMaxRowsPerPage = int64_t{1} << 24;
+const char kCreatedBy[] = "feedline version 0.1.0";
+
+struct EncodedChunk {
+  std::string bytes;  // the pages, back to back
+  fmt::ColumnMetaData md;
+  int64_t dictionary_page_at = -1;  // offsets within `bytes`
+  int64_t data_page_at = 0;
+};
+
+class PageWriter {
+ public:
+  PageWriter(const WriteOptions& options, EncodedChunk* chunk) : options_(options), chunk_(chunk) {}
+
+  void dictionary_page(const std::string& plain, int64_t num_values) {
+    chunk_->dictionary_page_at = static_cast<int64_t>(chunk_->bytes.size());
+    fmt::PageHeader h;
+    h.type = fmt::page_type::kDictionaryPage;
+    fmt::DictionaryPageHeader d;
+    d.num_values = static_cast<int32_t>(num_values);
+    d.encoding = fmt::encoding::kPlain;
+    h.dictionary_page_header = d;
+    write(h, plain);
+  }
+
+  void data_page(const std::string& body, int64_t num_values, int32_t encoding) {
+    if (!first_data_page_written_) {
+      chunk_->data_page_at = static_cast<int64_t>(chunk_->bytes.size());
+      first_data_page_written_ = true;
+    }
+    fmt::PageHeader h;
+    h.type = fmt::page_type::kDataPage;
+    fmt::DataPageHeader d;
+    d.num_values = static_cast<int32_t>(num_values);
+    d.encoding = encoding;
+    d.definition_level_encoding = fmt::encoding::kRle;
+    d.repetition_level_encoding = fmt::encoding::kRle;
+    h.data_page_header = d;
+    write(h, body);
+  }
+
+ private:
+  void write(fmt::PageHeader& h, const std::string& body) {
+    if (body.size() > static_cast<size_t>(INT32_MAX)) throw InvalidArgument("a Parquet page exceeds 2 GiB");
+    compress(options_.codec, options_.compression_level, reinterpret_cast<const uint8_t*>(body.data()),
+             body.size(), &compressed_);
+    if (compressed_.size() > static_cast<size_t>(INT32_MAX)) throw InvalidArgument("a Parquet page exceeds 2 GiB");
+    h.uncompressed_page_size = static_cast<int32_t>(body.size());
+    h.compressed_page_size = static_cast<int32_t>(compressed_.size());
+    if (options_.page_checksums) {
+      h.crc = static_cast<int32_t>(crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(compressed_.data()),
+                                         static_cast<uInt>(compressed_.size())));
+    }
+    thrift::CompactWriter w;
+    fmt::write_page_header(w, h);
+    chunk_->bytes.append(w.buffer());
+    chunk_->bytes.append(compressed_);
+    chunk_->md.total_uncompressed_size += static_cast<int64_t>(w.buffer().size() + body.size());
+    chunk_->md.total_compressed_size += static_cast<int64_t>(w.buffer().size() + compressed_.size());
+  }
+
+  const WriteOptions& options_;
+  EncodedChunk* chunk_;
+  std::string compressed_;
+  bool first_data_page_written_ = false;
+};
+
+// Values in the order Parquet's statistics use: unsigned integers compare unsigned, floats skip NaN.
+template <class T>
+struct StatsOrder {
+  bool is_unsigned = false;
+  bool less(T a, T b) const {
+    if constexpr (std::is_same_v<T, int32_t>) {
+      return is_unsigned ? static_cast<uint32_t>(a) < static_cast<uint32_t>(b) : a < b;
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      return is_unsigned ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b;
+    } else {
+      return a < b;
+    }
+  }
+};
+
+template <class T>
+std::string plain_bytes(T v) {
+  return std::string(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+// Min and max of values[0..n) in statistics order; false when there is none (no values, or only NaN).
+template <class T>
+bool min_max(const T* values, size_t n, const StatsOrder<T>& order, T* lo, T* hi) {
+  bool any = false;
+  for (size_t i = 0; i < n; ++i) {
+    const T v = values[i];
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(v)) continue;
+    }
+    if (!any) {
+      *lo = *hi = v;
+      any = true;
+    } else {
+      if (order.less(v, *lo)) *lo = v;
+      if (order.less(*hi, v)) *hi = v;
+    }
+  }
+  return any;
+}
+
+std::string column_where(const Column& col) { return "column '" + col.schema.name + "'"; }
+
+// Throws unless [lo, hi] fits the column's narrow INT(8/16) annotation.
+void check_int_range(const Column& col, int64_t lo, int64_t hi) {
+  const IntAnnotation& a = *col.schema.int_annotation;
+  if (a.bit_width >= 32) return;  // every stored value is valid
+  int64_t min_ok, max_ok;
+  if (a.is_signed) {
+    min_ok = -(int64_t{1} << (a.bit_width - 1));
+    max_ok = (int64_t{1} << (a.bit_width - 1)) - 1;
+  } else {
+    min_ok = 0;
+    max_ok = (int64_t{1} << a.bit_width) - 1;
+  }
+  if (lo < min_ok || hi > max_ok) {
+    throw InvalidArgument(column_where(col) + " holds " + std::to_string(lo < min_ok ? lo : hi) +
+                          ", outside its INT(" + std::to_string(a.bit_width) + (a.is_signed ? ", signed)" : ", unsigned)") +
+                          " annotation");
+  }
+}
+
+struct Levels {
+  std::vector<uint8_t> ones;  // definition levels for a nullable column without nulls
+  const uint8_t* defs = nullptr;
+};
+
+void append_levels(const uint8_t* defs, int64_t n, std::string* body) {
+  const size_t at = body->size();
+  body->append(4, '\0');
+  rle_encode(defs, static_cast<size_t>(n), 1, body);
+  const uint32_t len = static_cast<uint32_t>(body->size() - at - 4);
+  std::memcpy(body->data() + at, &len, 4);
+}
+
+template <class T>
+EncodedChunk encode_fixed(const Column& col, int64_t r0, int64_t r1, const WriteOptions& options) {
+  using Stored = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+  const std::vector<Stored>& all = std::get<std::vector<Stored>>(col.values);
+  const int64_t rows = r1 - r0;
+  const uint8_t* valid = col.validity.empty() ? nullptr : col.validity.data() + r0;
+  const bool nullable = col.schema.nullable;
+
+  // Present values, packed.
+  std::vector<Stored> packed;
+  const Stored* values = all.data() + r0;
+  size_t n = static_cast<size_t>(rows);
+  if (valid != nullptr) {
+    packed.reserve(static_cast<size_t>(rows));
+    for (int64_t i = 0; i < rows; ++i) {
+      if (valid[i]) packed.push_back(values[i]);
+    }
+    values = packed.data();
+    n = packed.size();
+  }
+  Levels levels;
+  if (nullable) {
+    if (valid == nullptr) {
+      levels.ones.assign(static_cast<size_t>(rows), 1);
+      levels.defs = levels.ones.data();
+    } else {
+      levels.defs = valid;
+    }
+  }
+
+  EncodedChunk chunk;
+  fmt::ColumnMetaData& md = chunk.md;
+  StatsOrder<Stored> order;
+  order.is_unsigned = col.schema.int_annotation && !col.schema.int_annotation->is_signed;
+  Stored lo{}, hi{};
+  const bool have_range = min_max(values, n, order, &lo, &hi);
+  if constexpr (std::is_integral_v<Stored> && !std::is_same_v<T, bool>) {
+    if (have_range && col.schema.int_annotation) {
+      // Signed view for the range check: narrow annotations never need the top bit.
+      Stored slo = lo, shi = hi;
+      if (order.is_unsigned) min_max(values, n, StatsOrder<Stored>{}, &slo, &shi);
+      check_int_range(col, static_cast<int64_t>(slo), static_cast<int64_t>(shi));
+    }
+  }
+  if (options.statistics) {
+    fmt::Statistics s;
+    s.null_count = rows - static_cast<int64_t>(n);
+    if (have_range) {
+      if constexpr (std::is_floating_point_v<Stored>) {
+        // Parquet's rule for zeros: a zero minimum is written as -0, a zero maximum as +0.
+        if (lo == 0) lo = -Stored{0};
+        if (hi == 0) hi = Stored{0};
+      }
+      s.min_value = plain_bytes(lo);
+      s.max_value = plain_bytes(hi);
+      s.is_min_value_exact = true;
+      s.is_max_value_exact = true;
+      // Old readers only know the signed, deprecated fields; they agree where the order is signed.
+      if (!order.is_unsigned) {
+        s.min = s.min_value;
+        s.max = s.max_value;
+      }
+    }
+    md.statistics = s;
+  }
+
+  // Dictionary where it pays: its PLAIN page plus bit-packed indices against PLAIN values.
+  std::vector<Stored> dict;
+  std::vector<uint32_t> indices;
+  bool use_dict = false;
+  int bit_width = 0;
+  if (options.dictionary && !std::is_same_v<T, bool> && n > 0) {
+    if (build_dictionary(values, n, kMaxDictionaryEntries, kMaxDictionaryBytes, &dict, &indices)) {
+      bit_width = bit_width_for(dict.size() - 1);
+      const double dict_bytes = static_cast<double>(dict.size() * sizeof(Stored)) +
+                                static_cast<double>(n) * bit_width / 8.0;
+      use_dict = dict_bytes < static_cast<double>(n * sizeof(Stored));
+    }
+  }
+
+  PageWriter pages(options, &chunk);
+  std::string body;
+  if (use_dict) {
+    encode_plain(dict.data(), dict.size(), &body);
+    pages.dictionary_page(body, static_cast<int64_t>(dict.size()));
+  }
+  const double bits_per_row = (use_dict ? std::max(bit_width, 1) : (std::is_same_v<T, bool> ? 1 : 8 * sizeof(Stored))) +
+                              (nullable ? 1 : 0);
+  const int64_t rows_per_page = std::clamp<int64_t>(
+      static_cast<int64_t>(static_cast<double>(options.page_bytes) * 8 / bits_per_row), 1, kMaxRowsPerPage);
+  size_t v0 = 0;
+  for (int64_t p0 = 0; p0 < rows; p0 += rows_per_page) {
+    const int64_t p1 = std::min(rows, p0 + rows_per_page);
+    size_t v1 = v0 + static_cast<size_t>(p1 - p0);
+    body.clear();
+    if (nullable) {
+      append_levels(levels.defs + p0, p1 - p0, &body);
+      if (valid != nullptr) {
+        v1 = v0;
+        for (int64_t i = p0; i < p1; ++i) v1 += valid[i];
+      }
+    }
+    if (use_dict) {
+      if (v1 > v0) {
+        body.push_back(static_cast<char>(bit_width));
+        rle_encode(indices.data() + v0, v1 - v0, bit_width, &body);
+      }
+      pages.data_page(body, p1 - p0, fmt::encoding::kRleDictionary);
+    } else {
+      if constexpr (std::is_same_v<T, bool>) {
+        encode_plain_bool(values + v0, v1 - v0, &body);
+      } else {
+        encode_plain(values + v0, v1 - v0, &body);
+      }
+      pages.data_page(body, p1 - p0, fmt::encoding::kPlain);
+    }
+    v0 = v1;
+  }
+  if (use_dict) {
+    md.encodings = {fmt::encoding::kPlain, fmt::encoding::kRle, fmt::encoding::kRleDictionary};
+  } else {
+    md.encodings = {fmt::encoding::kPlain, fmt::encoding::kRle};
+  }
+  return chunk;
+}
+
+EncodedChunk encode_byte_arrays(const Column& col, int64_t r0, int64_t r1, const WriteOptions& options) {
+  const ByteArrays& all = col.byte_arrays();
+  const int64_t rows = r1 - r0;
+  const uint8_t* valid = col.validity.empty() ? nullptr : col.validity.data() + r0;
+  const bool nullable = col.schema.nullable;
+  std::vector<int64_t> present;  // row numbers (in `all`) of present values
+  present.reserve(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) {
+    if (valid == nullptr || valid[i]) {
+      if (all.at(r0 + i).size() > static_cast<size_t>(INT32_MAX)) {
+        throw InvalidArgument(column_where(col) + " row " + std::to_string(r0 + i) + " holds more than 2 GiB");
+      }
+      present.push_back(r0 + i);
+    }
+  }
+  const size_t n = present.size();
+  Levels levels;
+  if (nullable) {
+    if (valid == nullptr) {
+      levels.ones.assign(static_cast<size_t>(rows), 1);
+      levels.defs = levels.ones.data();
+    } else {
+      levels.defs = valid;
+    }
+  }
+
+  EncodedChunk chunk;
+  fmt::ColumnMetaData& md = chunk.md;
+  if (options.statistics) {
+    fmt::Statistics s;
+    s.null_count = rows - static_cast<int64_t>(n);
+    if (n > 0) {
+      std::string_view lo = all.at(present[0]), hi = lo;
+      for (int64_t r : present) {
+        const std::string_view v = all.at(r);
+        if (v < lo) lo = v;  // char_traits<char> compares as unsigned char, as Parquet wants
+        if (hi < v) hi = v;
+      }
+      if (lo.size() <= kMaxStatisticsBytes && hi.size() <= kMaxStatisticsBytes) {
+        s.min_value = std::string(lo);
+        s.max_value = std::string(hi);
+        s.is_min_value_exact = true;
+        s.is_max_value_exact = true;
+      }
+    }
+    md.statistics = s;
+  }
+
+  ByteArrays dict;
+  std::vector<uint32_t> indices;
+  bool use_dict = false;
+  int bit_width = 0;
+  if (options.dictionary && n > 0 &&
+      build_dictionary(all, present.data(), n, kMaxDictionaryEntries, kMaxDictionaryBytes, &dict, &indices)) {
+    bit_width = bit_width_for(static_cast<uint64_t>(dict.size() - 1));
+    size_t plain = 0;
+    for (int64_t r : present) plain += 4 + all.at(r).size();
+    const double dict_bytes = static_cast<double>(dict.bytes.size() + 4 * dict.size()) +
+                              static_cast<double>(n) * bit_width / 8.0;
+    use_dict = dict_bytes < static_cast<double>(plain);
+  }
+
+  PageWriter pages(options, &chunk);
+  std::string body;
+  if (use_dict) {
+    std::vector<int64_t> all_rows(static_cast<size_t>(dict.size()));
+    for (size_t i = 0; i < all_rows.size(); ++i) all_rows[i] = static_cast<int64_t>(i);
+    encode_plain_byte_arrays(dict, all_rows.data(), all_rows.size(), &body);
+    pages.dictionary_page(body, dict.size());
+  }
+  size_t v0 = 0;
+  int64_t p0 = 0;
+  while (p0 < rows) {
+    // Grow the page until its values reach page_bytes.
+    int64_t p1 = p0;
+    size_t v1 = v0;
+    size_t bytes = 0;
+    const double index_bytes = std::max(bit_width, 1) / 8.0;
+    while (p1 < rows && p1 - p0 < kMaxRowsPerPage && bytes < static_cast<size_t>(options.page_bytes)) {
+      if (valid == nullptr || valid[p1]) {
+        bytes += use_dict ? static_cast<size_t>(index_bytes + 1) : 4 + all.at(present[v1]).size();
+        ++v1;
+      }
+      ++p1;
+    }
+    body.clear();
+    if (nullable) append_levels(levels.defs + p0, p1 - p0, &body);
+    if (use_dict) {
+      if (v1 > v0) {
+        body.push_back(static_cast<char>(bit_width));
+        rle_encode(indices.data() + v0, v1 - v0, bit_width, &body);
+      }
+      pages.data_page(body, p1 - p0, fmt::encoding::kRleDictionary);
+    } else {
+      encode_plain_byte_arrays(all, present.data() + v0, v1 - v0, &body);
+      pages.data_page(body, p1 - p0, fmt::encoding::kPlain);
+    }
+    v0 = v1;
+    p0 = p1;
+  }
+  if (use_dict) {
+    md.encodings = {fmt::encoding::kPlain, fmt::encoding::kRle, fmt::encoding::kRleDictionary};
+  } else {
+    md.encodings = {fmt::encoding::kPlain, fmt::encoding::kRle};
+  }
+  return chunk;
+}
+
+EncodedChunk encode_chunk(const Column& col, int64_t r0, int64_t r1, const WriteOptions& options) {
+  EncodedChunk chunk;
+  switch (col.schema.type) {
+    case PhysicalType::kBoolean: chunk = encode_fixed<bool>(col, r0, r1, options); break;
+    case PhysicalType::kInt32: chunk = encode_fixed<int32_t>(col, r0, r1, options); break;
+    case PhysicalType::kInt64: chunk = encode_fixed<int64_t>(col, r0, r1, options); break;
+    case PhysicalType::kFloat: chunk = encode_fixed<float>(col, r0, r1, options); break;
+    case PhysicalType::kDouble: chunk = encode_fixed<double>(col, r0, r1, options); break;
+    case PhysicalType::kByteArray: chunk = encode_byte_arrays(col, r0, r1, options); break;
+  }
+  fmt::ColumnMetaData& md = chunk.md;
+  md.type = *to_schema_element(col.schema).type;
+  md.path_in_schema = {col.schema.name};
+  md.codec = codec_to_thrift(options.codec);
+  md.num_values = r1 - r0;
+  return chunk;
+}
+
+void validate(const Table& table, const WriteOptions& options) {
+  if (table.num_rows < 0) throw InvalidArgument("table has a negative row count");
+  std::set<std::string> names;
+  for (const Column& col : table.columns) {
+    const ColumnSchema& s = col.schema;
+    const std::string where = column_where(col);
+    if (!names.insert(s.name).second) throw InvalidArgument(where + " appears twice");
+    if (col.values.index() != static_cast<size_t>(s.type)) {
+      throw InvalidArgument(where + ": values do not match its type " + to_string(s.type));
+    }
+    if (col.size() != table.num_rows) {
+      throw InvalidArgument(where + " holds " + std::to_string(col.size()) + " values for " +
+                            std::to_string(table.num_rows) + " rows");
+    }
+    if (s.type == PhysicalType::kByteArray) {
+      const ByteArrays& b = col.byte_arrays();
+      if (b.offsets.empty() || b.offsets.front() != 0 || b.offsets.back() != static_cast<int64_t>(b.bytes.size()) ||
+          !std::is_sorted(b.offsets.begin(), b.offsets.end())) {
+        throw InvalidArgument(where + ": byte array offsets are inconsistent");
+      }
+    }
+    if (!col.validity.empty()) {
+      if (static_cast<int64_t>(col.validity.size()) != table.num_rows) {
+        throw InvalidArgument(where + ": validity holds " + std::to_string(col.validity.size()) + " entries for " +
+                              std::to_string(table.num_rows) + " rows");
+      }
+      if (!s.nullable && std::find(col.validity.begin(), col.validity.end(), 0) != col.validity.end()) {
+        throw InvalidArgument(where + " is not nullable but holds nulls");
+      }
+      if (std::any_of(col.validity.begin(), col.validity.end(), [](uint8_t v) { return v > 1; })) {
+        throw InvalidArgument(where + ": validity bytes must be 0 or 1");
+      }
+    }
+    if (s.int_annotation) {
+      const IntAnnotation& a = *s.int_annotation;
+      const bool ok = (s.type == PhysicalType::kInt32 && (a.bit_width == 8 || a.bit_width == 16 || a.bit_width == 32)) ||
+                      (s.type == PhysicalType::kInt64 && a.bit_width == 64);
+      if (!ok) {
+        throw InvalidArgument(where + ": INT(" + std::to_string(a.bit_width) + ") cannot annotate " + to_string(s.type));
+      }
+    }
+    if (s.is_string && s.type != PhysicalType::kByteArray) {
+      throw InvalidArgument(where + ": only BYTE_ARRAY columns can be strings");
+    }
+  }
+  if (options.row_group_rows < 1) throw InvalidArgument("row_group_rows must be at least 1");
+  if (options.page_bytes < 1 || options.page_bytes > (int64_t{1} << 30)) {
+    throw InvalidArgument("page_bytes must be between 1 and 1 GiB");
+  }
+  if (options.codec == Codec::kZstd &&
+      (options.compression_level < ZSTD_minCLevel() || options.compression_level > ZSTD_maxCLevel())) {
+    throw InvalidArgument("zstd compression level " + std::to_string(options.compression_level) + " out of range");
+  }
+  if (options.codec == Codec::kGzip && (options.compression_level < -1 || options.compression_level > 9)) {
+    throw InvalidArgument("gzip compression level " + std::to_string(options.compression_level) + " out of range");
+  }
+}
+
+}  // namespace
+
+void write_table(const std::string& path, const Table& table, const WriteOptions& options) {
+  validate(table, options);
+  fmt::FileMetaData md;
+  md.version = 2;
+  md.num_rows = table.num_rows;
+  md.created_by = kCreatedBy;
+  fmt::SchemaElement root;
+  root.name = "schema";
+  root.num_children = static_cast<int32_t>(table.columns.size());
+  md.schema.push_back(root);
+  for (const Column& col : table.columns) {
+    md.schema.push_back(to_schema_element(col.schema));
+    md.column_orders.push_back(1);  // TYPE_ORDER: min_value/max_value follow each type's order
+  }
+  for (const auto& [key, value] : options.key_value_metadata) md.key_value_metadata.push_back({key, value});
+
+  AtomicFile out(path);
+  out.write("PAR1", 4);
+  const int threads = resolve_threads(options.num_threads);
+  std::vector<EncodedChunk> chunks(table.columns.size());
+  int64_t r0 = 0;
+  int16_t ordinal = 0;
+  while (r0 < table.num_rows) {
+    const int64_t r1 = std::min(table.num_rows, r0 + options.row_group_rows);
+    parallel_for(table.columns.size(), threads,
+                 [&](size_t c) { chunks[c] = encode_chunk(table.columns[c], r0, r1, options); });
+    fmt::RowGroup rg;
+    rg.num_rows = r1 - r0;
+    rg.file_offset = out.bytes_written();
+    rg.ordinal = ordinal < INT16_MAX ? ordinal++ : std::optional<int16_t>();
+    int64_t compressed = 0;
+    for (EncodedChunk& chunk : chunks) {
+      const int64_t at = out.bytes_written();
+      fmt::ColumnChunk cc;
+      cc.file_offset = at;
+      chunk.md.data_page_offset = at + chunk.data_page_at;
+      if (chunk.dictionary_page_at >= 0) chunk.md.dictionary_page_offset = at + chunk.dictionary_page_at;
+      out.write(chunk.bytes);
+      rg.total_byte_size += chunk.md.total_uncompressed_size;
+      compressed += chunk.md.total_compressed_size;
+      cc.meta_data = std::move(chunk.md);
+      rg.columns.push_back(std::move(cc));
+      chunk = EncodedChunk();
+    }
+    rg.total_compressed_size = compressed;
+    md.row_groups.push_back(std::move(rg));
+    r0 = r1;
+  }
+
+  thrift::CompactWriter w;
+  fmt::write_file_metadata(w, md);
+  const std::string& footer = w.buffer();
+  const uint32_t len = static_cast<uint32_t>(footer.size());
+  out.write(footer);
+  out.write(&len, 4);
+  out.write("PAR1", 4);
+  out.commit();
+}
+
+}  // namespace feedline::parquet

@@ -1,0 +1,241 @@
+// Round trips through our own writer and reader: every type, codec, encoding and nullability, several row
+// groups and pages, projection, threads, statistics and the options' validation.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <tuple>
+
+#include "feedline/error.h"
+#include "feedline/parquet.h"
+#include "io/parquet_test_support.h"
+#include "test_paths.h"
+
+namespace feedline::parquet {
+namespace {
+
+using feedline::testing::expect_tables_equal;
+using feedline::testing::random_table;
+using feedline::testing::RandomTableSpec;
+using feedline::testing::scratch_dir;
+
+struct Case {
+  Codec codec;
+  bool dictionary;
+  int64_t row_group_rows;
+  int64_t page_bytes;
+  int distinct;
+};
+
+class RoundTrip : public ::testing::TestWithParam<Case> {};
+
+TEST_P(RoundTrip, EveryTypeSurvives) {
+  const Case& c = GetParam();
+  RandomTableSpec spec;
+  spec.rows = 2500;
+  spec.distinct = c.distinct;
+  const Table t = random_table(42 + static_cast<uint64_t>(c.codec), spec);
+  WriteOptions w;
+  w.codec = c.codec;
+  w.dictionary = c.dictionary;
+  w.row_group_rows = c.row_group_rows;
+  w.page_bytes = c.page_bytes;
+  const std::string path = scratch_dir("roundtrip") + "/t.parquet";
+  write_table(path, t, w);
+  for (int threads : {1, 3}) {
+    ReadOptions r;
+    r.num_threads = threads;
+    expect_tables_equal(t, read_table(path, r));
+  }
+  const FileInfo info = read_file_info(path);
+  EXPECT_EQ(info.num_rows, t.num_rows);
+  EXPECT_EQ(static_cast<int64_t>(info.row_groups.size()), (t.num_rows + c.row_group_rows - 1) / c.row_group_rows);
+  bool saw_dictionary = false;
+  for (const RowGroupInfo& rg : info.row_groups) {
+    for (const ColumnChunkInfo& cc : rg.columns) {
+      EXPECT_EQ(cc.codec, to_string(c.codec));
+      for (const std::string& e : cc.encodings) saw_dictionary |= e == "RLE_DICTIONARY";
+    }
+  }
+  EXPECT_EQ(saw_dictionary, c.dictionary);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Parquet, RoundTrip,
+    ::testing::Values(Case{Codec::kUncompressed, false, 1 << 20, 1 << 20, 0},
+                      Case{Codec::kUncompressed, true, 1 << 20, 1 << 20, 16},
+                      Case{Codec::kSnappy, false, 700, 1000, 0}, Case{Codec::kSnappy, true, 700, 1000, 5},
+                      Case{Codec::kGzip, false, 1000, 4096, 0}, Case{Codec::kGzip, true, 999, 300, 300},
+                      Case{Codec::kZstd, false, 1 << 20, 64, 0}, Case{Codec::kZstd, true, 1 << 20, 1 << 20, 1},
+                      Case{Codec::kZstd, true, 7, 1 << 20, 3}),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      const Case& c = info.param;
+      return std::string(to_string(c.codec)) + (c.dictionary ? "_dict" : "_plain") + "_rg" +
+             std::to_string(c.row_group_rows) + "_page" + std::to_string(c.page_bytes) + "_distinct" +
+             std::to_string(c.distinct);
+    });
+
+TEST(ParquetRoundTrip, EmptyTableAndEmptyColumns) {
+  RandomTableSpec spec;
+  spec.rows = 0;
+  const Table t = random_table(1, spec);
+  const std::string path = scratch_dir("empty") + "/e.parquet";
+  write_table(path, t);
+  expect_tables_equal(t, read_table(path));
+
+  Table none;
+  none.num_rows = 0;
+  write_table(path, none);
+  const Table back = read_table(path);
+  EXPECT_EQ(back.num_rows, 0);
+  EXPECT_TRUE(back.columns.empty());
+}
+
+TEST(ParquetRoundTrip, AllNullAndNoNullOptionalColumns) {
+  Table t;
+  t.num_rows = 100;
+  ColumnSchema s{"all_null", PhysicalType::kInt64, true, std::nullopt, false};
+  Column a = make_column(s);
+  a.as<int64_t>().assign(100, 0);
+  a.validity.assign(100, 0);
+  Column b = make_column({"no_null", PhysicalType::kByteArray, true, std::nullopt, true});
+  for (int i = 0; i < 100; ++i) std::get<ByteArrays>(b.values).push_back(std::to_string(i));
+  t.columns = {a, b};
+  for (bool dict : {false, true}) {
+    WriteOptions w;
+    w.dictionary = dict;
+    const std::string path = scratch_dir("nulls") + "/n.parquet";
+    write_table(path, t, w);
+    expect_tables_equal(t, read_table(path));
+    const FileInfo info = read_file_info(path);
+    EXPECT_EQ(info.row_groups[0].columns[0].null_count, 100);
+    EXPECT_TRUE(info.row_groups[0].columns[0].min.empty());
+    EXPECT_EQ(info.row_groups[0].columns[1].null_count, 0);
+    EXPECT_EQ(info.row_groups[0].columns[1].min, "0");
+    EXPECT_EQ(info.row_groups[0].columns[1].max, "99");
+  }
+}
+
+TEST(ParquetRoundTrip, ProjectionKeepsRequestedOrder) {
+  RandomTableSpec spec;
+  spec.rows = 300;
+  const Table t = random_table(7, spec);
+  const std::string path = scratch_dir("proj") + "/p.parquet";
+  WriteOptions w;
+  w.row_group_rows = 128;
+  write_table(path, t, w);
+  ReadOptions r;
+  r.columns = {"str_opt", "u8_req", "f64_opt"};
+  const Table p = read_table(path, r);
+  Table expected;
+  expected.num_rows = t.num_rows;
+  for (const std::string& name : r.columns) expected.columns.push_back(t.column(name));
+  expect_tables_equal(expected, p);
+
+  r.columns = {"nope"};
+  EXPECT_THROW(read_table(path, r), InvalidArgument);
+  r.columns = {"u8_req", "u8_req"};
+  EXPECT_THROW(read_table(path, r), InvalidArgument);
+}
+
+template <class T>
+T decode_stat(const std::string& bytes) {
+  T v{};
+  EXPECT_EQ(bytes.size(), sizeof(T));
+  if (bytes.size() == sizeof(T)) std::memcpy(&v, bytes.data(), sizeof(T));
+  return v;
+}
+
+TEST(ParquetRoundTrip, StatisticsCompareUnsignedAsUnsigned) {
+  Table t;
+  t.num_rows = 4;
+  Column u32 = make_column({"u32", PhysicalType::kInt32, false, IntAnnotation{32, false}, false});
+  u32.as<int32_t>() = {1, -1 /* 4294967295 */, 7, 0x7fffffff};
+  Column i32 = make_column({"i32", PhysicalType::kInt32, false, std::nullopt, false});
+  i32.as<int32_t>() = {1, -1, 7, 0x7fffffff};
+  Column u64 = make_column({"u64", PhysicalType::kInt64, false, IntAnnotation{64, false}, false});
+  u64.as<int64_t>() = {5, -2, 3, 9};
+  Column f = make_column({"f", PhysicalType::kDouble, false, std::nullopt, false});
+  f.as<double>() = {0.0, std::nan(""), 2.5, -0.0};
+  Column s = make_column({"s", PhysicalType::kByteArray, false, std::nullopt, true});
+  for (const char* v : {"b", "\xff", "a", "ab"}) std::get<ByteArrays>(s.values).push_back(v);
+  t.columns = {u32, i32, u64, f, s};
+  const std::string path = scratch_dir("stats") + "/s.parquet";
+  write_table(path, t);
+  const FileInfo info = read_file_info(path);
+  const auto& cols = info.row_groups.at(0).columns;
+  EXPECT_EQ(decode_stat<uint32_t>(cols[0].min), 1u);
+  EXPECT_EQ(decode_stat<uint32_t>(cols[0].max), 4294967295u);
+  EXPECT_EQ(decode_stat<int32_t>(cols[1].min), -1);
+  EXPECT_EQ(decode_stat<int32_t>(cols[1].max), 0x7fffffff);
+  EXPECT_EQ(decode_stat<uint64_t>(cols[2].min), 3u);
+  EXPECT_EQ(decode_stat<uint64_t>(cols[2].max), static_cast<uint64_t>(-2));
+  const double fmin = decode_stat<double>(cols[3].min), fmax = decode_stat<double>(cols[3].max);
+  EXPECT_EQ(fmin, 0.0);
+  EXPECT_TRUE(std::signbit(fmin));  // a zero minimum is written as -0
+  EXPECT_EQ(fmax, 2.5);
+  EXPECT_EQ(cols[4].min, "a");
+  EXPECT_EQ(cols[4].max, "\xff");
+  for (const auto& c : cols) EXPECT_EQ(c.null_count, 0);
+  expect_tables_equal(t, read_table(path));
+}
+
+TEST(ParquetRoundTrip, KeyValueMetadataAndCreatedBy) {
+  RandomTableSpec spec;
+  spec.rows = 10;
+  const Table t = random_table(3, spec);
+  WriteOptions w;
+  w.key_value_metadata = {{"origin", "feedline test"}, {"empty", ""}};
+  const std::string path = scratch_dir("kv") + "/kv.parquet";
+  write_table(path, t, w);
+  const FileInfo info = read_file_info(path);
+  EXPECT_EQ(info.key_value_metadata, w.key_value_metadata);
+  EXPECT_NE(info.created_by.find("feedline"), std::string::npos);
+  ASSERT_EQ(info.schema.size(), t.columns.size());
+  for (size_t i = 0; i < t.columns.size(); ++i) EXPECT_EQ(info.schema[i].name, t.columns[i].schema.name);
+}
+
+TEST(ParquetRoundTrip, WriterRejectsWhatItCannotRepresent) {
+  const std::string path = scratch_dir("reject") + "/r.parquet";
+  auto one = [](ColumnSchema s) {
+    Table t;
+    t.num_rows = 2;
+    Column c = make_column(s);
+    if (s.type == PhysicalType::kInt32) c.as<int32_t>() = {1, 300};
+    if (s.type == PhysicalType::kInt64) c.as<int64_t>() = {1, 2};
+    if (s.type == PhysicalType::kFloat) c.as<float>() = {1, 2};
+    t.columns.push_back(c);
+    return t;
+  };
+  EXPECT_THROW(write_table(path, one({"x", PhysicalType::kInt32, false, IntAnnotation{8, false}, false})), InvalidArgument);
+  EXPECT_THROW(write_table(path, one({"x", PhysicalType::kInt32, false, IntAnnotation{64, true}, false})), InvalidArgument);
+  EXPECT_THROW(write_table(path, one({"x", PhysicalType::kInt64, false, IntAnnotation{16, true}, false})), InvalidArgument);
+  EXPECT_THROW(write_table(path, one({"x", PhysicalType::kFloat, false, std::nullopt, true})), InvalidArgument);
+  Table nulls = one({"x", PhysicalType::kInt64, false, std::nullopt, false});
+  nulls.columns[0].validity = {1, 0};
+  EXPECT_THROW(write_table(path, nulls), InvalidArgument);
+  Table short_col = one({"x", PhysicalType::kInt64, false, std::nullopt, false});
+  short_col.num_rows = 3;
+  EXPECT_THROW(write_table(path, short_col), InvalidArgument);
+  Table dup = one({"x", PhysicalType::kInt64, false, std::nullopt, false});
+  dup.columns.push_back(dup.columns[0]);
+  EXPECT_THROW(write_table(path, dup), InvalidArgument);
+  WriteOptions bad;
+  bad.row_group_rows = 0;
+  EXPECT_THROW(write_table(path, one({"x", PhysicalType::kInt64, false, std::nullopt, false}), bad), InvalidArgument);
+  // Nothing was left behind by the failed writes.
+  EXPECT_THROW(read_table(path), IoError);
+}
+
+TEST(ParquetRoundTrip, ParseCodec) {
+  EXPECT_EQ(parse_codec("ZSTD"), Codec::kZstd);
+  EXPECT_EQ(parse_codec("snappy"), Codec::kSnappy);
+  EXPECT_EQ(parse_codec("Gzip"), Codec::kGzip);
+  EXPECT_EQ(parse_codec("uncompressed"), Codec::kUncompressed);
+  EXPECT_THROW(parse_codec("lz4"), InvalidArgument);
+  for (Codec c : {Codec::kUncompressed, Codec::kSnappy, Codec::kGzip, Codec::kZstd}) {
+    EXPECT_EQ(parse_codec(to_string(c)), c);
+  }
+}
+
+}  // namespace
+}  // namespace feedline::parquet
