@@ -1,0 +1,133 @@
+// DuckDB's side of feedline's Parquet interop tests and read benchmark, driven by the C++ tests.
+//
+//   node duckdb_parquet.mjs <npm_cache_dir> dump <file.parquet>
+//       reads the file with DuckDB and prints every value in the canonical text form below.
+//   node duckdb_parquet.mjs <npm_cache_dir> write <file.parquet> <codec> <rows> <row_group_size>
+//       makes a table of every type feedline reads (with nulls), COPYs it to the file with the codec, and
+//       prints the table's values in the same form.
+//   node duckdb_parquet.mjs <npm_cache_dir> time <file.parquet> <threads> <runs>
+//       reads the whole file into a DuckDB table, once to warm up and then <runs> times; prints seconds.
+//
+// Canonical form: a line "columns<TAB>n", n lines "name<TAB>DUCKDB_TYPE", then one line per row with one cell
+// per column separated by tabs: N for null; booleans 0/1; integers in decimal; FLOAT and DOUBLE as the hex of
+// their IEEE bits (f:xxxxxxxx, d:xxxxxxxxxxxxxxxx); VARCHAR and BLOB as hex of their bytes (s:..., b:...).
+// Exit status 2 with a message on stderr when @duckdb/node-api cannot be loaded.
+import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
+import path from 'node:path';
+
+const [cacheDir, mode, file, ...rest] = process.argv.slice(2);
+if (!cacheDir || !mode || !file) {
+  console.error('usage: duckdb_parquet.mjs <npm_cache_dir> dump|write|time <file> ...');
+  process.exit(64);
+}
+
+let duckdb;
+try {
+  // ESM ignores NODE_PATH: resolve the package from the cache folder explicitly.
+  const require = createRequire(path.join(path.resolve(cacheDir), 'package.json'));
+  duckdb = require('@duckdb/node-api');
+} catch (e) {
+  console.error(`cannot load @duckdb/node-api from ${cacheDir}: ${e.message}\nrun scripts/install-deps.sh`);
+  process.exit(2);
+}
+
+const quote = (s) => `'${s.replaceAll("'", "''")}'`;
+
+function hexOfBytes(bytes) {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+function cell(value, type) {
+  if (value === null || value === undefined) return 'N';
+  switch (type) {
+    case 'BOOLEAN':
+      return value ? '1' : '0';
+    case 'FLOAT': {
+      const view = new DataView(new ArrayBuffer(4));
+      view.setFloat32(0, value, true);
+      return 'f:' + view.getUint32(0, true).toString(16).padStart(8, '0');
+    }
+    case 'DOUBLE': {
+      const view = new DataView(new ArrayBuffer(8));
+      view.setFloat64(0, value, true);
+      return 'd:' + view.getBigUint64(0, true).toString(16).padStart(16, '0');
+    }
+    case 'VARCHAR':
+      return 's:' + Buffer.from(value, 'utf8').toString('hex');
+    case 'BLOB':
+      return 'b:' + hexOfBytes(value.bytes);
+    default:
+      return String(value);  // integers: number or bigint
+  }
+}
+
+async function dump(connection, sql) {
+  const reader = await connection.runAndReadAll(sql);
+  const names = reader.columnNames();
+  const types = reader.columnTypes().map((t) => t.toString());
+  const out = [`columns\t${names.length}`];
+  for (let i = 0; i < names.length; ++i) out.push(`${names[i]}\t${types[i]}`);
+  for (const row of reader.getRows()) out.push(row.map((v, i) => cell(v, types[i])).join('\t'));
+  process.stdout.write(out.join('\n') + '\n');
+}
+
+// Every type feedline reads, required and optional, with edge values.
+function makeTableSql(rows) {
+  const nul = (expr, k) => `CASE WHEN i % ${k} = 0 THEN NULL ELSE ${expr} END`;
+  const cols = [
+    ['b', `(i % 3 = 0)::BOOLEAN`],
+    ['i8', `((i * 37) % 256 - 128)::TINYINT`],
+    ['u8', `((i * 91) % 256)::UTINYINT`],
+    ['i16', `((i * 7919) % 65536 - 32768)::SMALLINT`],
+    ['u16', `((i * 7919) % 65536)::USMALLINT`],
+    ['i32', `((hash(i) % 4294967296)::BIGINT - 2147483648)::INTEGER`],
+    ['u32', `(hash(i) % 4294967296)::UINTEGER`],
+    ['i64', `(hash(i)::HUGEINT - 9223372036854775808)::BIGINT`],
+    ['u64', `hash(i * 3)::UBIGINT`],
+    ['f32', `CASE WHEN i % 17 = 1 THEN '-0.0'::FLOAT WHEN i % 19 = 2 THEN 'inf'::FLOAT ELSE ((hash(i) % 100000)::FLOAT / 7.0 - 5000)::FLOAT END`],
+    ['f64', `CASE WHEN i % 23 = 4 THEN '-inf'::DOUBLE ELSE (hash(i)::DOUBLE / 3.0 - 1e19) END`],
+    ['s', `repeat(chr((65 + i % 26)::INTEGER), (i % 13)::INTEGER) || 'é' || (i % 50)::VARCHAR`],
+    ['blob', `('\\x00\\xFF'::BLOB || encode((i % 1000)::VARCHAR))`],
+  ];
+  const exprs = [];
+  for (const [name, expr] of cols) {
+    exprs.push(`${expr} AS ${name}_req`);
+    exprs.push(`${nul(expr, 5)} AS ${name}_opt`);
+  }
+  exprs.push(`NULL::INTEGER AS all_null`);
+  return `CREATE TABLE t AS SELECT ${exprs.join(', ')} FROM range(${rows}) r(i) ORDER BY i`;
+}
+
+const instance = await duckdb.DuckDBInstance.create(':memory:');
+const connection = await instance.connect();
+try {
+  if (mode === 'dump') {
+    await dump(connection, `SELECT * FROM read_parquet(${quote(file)})`);
+  } else if (mode === 'write') {
+    const [codec, rows, rowGroupSize] = rest;
+    await connection.run(makeTableSql(Number(rows)));
+    await connection.run(
+      `COPY t TO ${quote(file)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE ${Number(rowGroupSize)})`);
+    await dump(connection, 'SELECT * FROM t');
+  } else if (mode === 'time') {
+    const [threads, runs] = rest;
+    await connection.run(`SET threads = ${Number(threads)}`);
+    const sql = `CREATE OR REPLACE TEMP TABLE x AS SELECT * FROM read_parquet(${quote(file)})`;
+    await connection.run(sql);  // warm-up
+    const times = [];
+    for (let r = 0; r < Number(runs); ++r) {
+      await connection.run('DROP TABLE IF EXISTS x');
+      const t0 = performance.now();
+      await connection.run(sql);
+      times.push((performance.now() - t0) / 1000);
+    }
+    process.stdout.write(times.map((t) => t.toFixed(4)).join(' ') + '\n');
+  } else {
+    console.error(`unknown mode ${mode}`);
+    process.exit(64);
+  }
+} finally {
+  connection.closeSync();
+  instance.closeSync();
+}
