@@ -1,7 +1,7 @@
 // DuckDB's side of feedline's Parquet interop tests and read benchmark, driven by the C++ tests.
 //
-//   node duckdb_parquet.mjs <npm_cache_dir> dump <file.parquet>
-//       reads the file with DuckDB and prints every value in the canonical text form below.
+//   node duckdb_parquet.mjs <npm_cache_dir> dump <file.parquet> [<json array of column names>]
+//       reads the file (or those columns) with DuckDB and prints every value in the canonical text form below.
 //   node duckdb_parquet.mjs <npm_cache_dir> write <file.parquet> <codec> <rows> <row_group_size>
 //       makes a table of every type feedline reads (with nulls), COPYs it to the file with the codec, and
 //       prints the table's values in the same form.
@@ -103,7 +103,9 @@ const instance = await duckdb.DuckDBInstance.create(':memory:');
 const connection = await instance.connect();
 try {
   if (mode === 'dump') {
-    await dump(connection, `SELECT * FROM read_parquet(${quote(file)})`);
+    const columns = rest.length > 0 ? JSON.parse(rest[0]) : null;
+    const select = columns ? columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(', ') : '*';
+    await dump(connection, `SELECT ${select} FROM read_parquet(${quote(file)})`);
   } else if (mode === 'write') {
     const [codec, rows, rowGroupSize] = rest;
     await connection.run(makeTableSql(Number(rows)));

@@ -3,184 +3,25 @@
 // A missing node or package is a failure, not a skip: scripts/install-deps.sh installs both.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <cinttypes>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "feedline/error.h"
 #include "feedline/parquet.h"
+#include "io/parquet_duckdb_support.h"
 #include "io/parquet_test_support.h"
 #include "test_paths.h"
 
 namespace feedline::parquet {
 namespace {
 
-using feedline::testing::npm_cache_dir;
+using feedline::testing::Dump;
+using feedline::testing::expect_same_values;
+using feedline::testing::parse_dump;
 using feedline::testing::random_table;
 using feedline::testing::RandomTableSpec;
+using feedline::testing::run_duckdb;
 using feedline::testing::scratch_dir;
-using feedline::testing::source_dir;
-
-struct Dump {
-  std::vector<std::string> names, types;
-  std::vector<std::vector<std::string>> rows;
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// Runs the DuckDB helper script; fails the test (with what to do) when node or the package is missing.
-::testing::AssertionResult run_duckdb(const std::vector<std::string>& args, std::string* out) {
-  if (std::system("command -v node >/dev/null 2>&1") != 0) {
-    return ::testing::AssertionFailure() << "node is not installed: run scripts/install-deps.sh";
-  }
-  const std::string err_path = scratch_dir("duckdb-stderr") + "/stderr.txt";
-  std::string cmd = "node " + shell_quote(source_dir() + "/tests/io/duckdb_parquet.mjs") + " " +
-                    shell_quote(npm_cache_dir());
-  for (const std::string& a : args) cmd += " " + shell_quote(a);
-  cmd += " 2>" + shell_quote(err_path);
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return ::testing::AssertionFailure() << "cannot run " << cmd;
-  out->clear();
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-  const int status = ::pclose(p);
-  std::ifstream err_file(err_path);
-  std::stringstream err;
-  err << err_file.rdbuf();
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code == 2) {
-    return ::testing::AssertionFailure() << "@duckdb/node-api is missing from " << npm_cache_dir()
-                                         << ": run scripts/install-deps.sh\n" << err.str();
-  }
-  if (code != 0) return ::testing::AssertionFailure() << cmd << " failed (" << code << "):\n" << err.str();
-  return ::testing::AssertionSuccess();
-}
-
-Dump parse_dump(const std::string& text) {
-  Dump d;
-  std::istringstream in(text);
-  std::string line;
-  std::getline(in, line);
-  EXPECT_EQ(line.rfind("columns\t", 0), 0u) << line;
-  const size_t n = std::stoul(line.substr(8));
-  auto split = [](const std::string& s) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    while (true) {
-      const size_t tab = s.find('\t', start);
-      parts.push_back(s.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
-      if (tab == std::string::npos) break;
-      start = tab + 1;
-    }
-    return parts;
-  };
-  for (size_t i = 0; i < n && std::getline(in, line); ++i) {
-    const auto parts = split(line);
-    d.names.push_back(parts.at(0));
-    d.types.push_back(parts.at(1));
-  }
-  while (std::getline(in, line)) {
-    std::vector<std::string> row = n == 0 ? std::vector<std::string>{} : split(line);
-    d.rows.push_back(std::move(row));
-  }
-  return d;
-}
-
-std::string hex(const void* data, size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string s;
-  const auto* p = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < n; ++i) {
-    s.push_back(digits[p[i] >> 4]);
-    s.push_back(digits[p[i] & 15]);
-  }
-  return s;
-}
-
-// The same canonical text the script prints, from our Table.
-std::string cell(const Column& c, int64_t row) {
-  if (c.is_null(row)) return "N";
-  const bool is_unsigned = c.schema.int_annotation && !c.schema.int_annotation->is_signed;
-  switch (c.schema.type) {
-    case PhysicalType::kBoolean: return c.as<uint8_t>()[row] ? "1" : "0";
-    case PhysicalType::kInt32: {
-      const int32_t v = c.as<int32_t>()[row];
-      return is_unsigned ? std::to_string(static_cast<uint32_t>(v)) : std::to_string(v);
-    }
-    case PhysicalType::kInt64: {
-      const int64_t v = c.as<int64_t>()[row];
-      return is_unsigned ? std::to_string(static_cast<uint64_t>(v)) : std::to_string(v);
-    }
-    case PhysicalType::kFloat: {
-      uint32_t bits;
-      std::memcpy(&bits, &c.as<float>()[row], 4);
-      char buf[16];
-      std::snprintf(buf, sizeof buf, "f:%08" PRIx32, bits);
-      return buf;
-    }
-    case PhysicalType::kDouble: {
-      uint64_t bits;
-      std::memcpy(&bits, &c.as<double>()[row], 8);
-      char buf[24];
-      std::snprintf(buf, sizeof buf, "d:%016" PRIx64, bits);
-      return buf;
-    }
-    case PhysicalType::kByteArray: {
-      const std::string_view v = c.byte_arrays().at(row);
-      return (c.schema.is_string ? "s:" : "b:") + hex(v.data(), v.size());
-    }
-  }
-  return "?";
-}
-
-std::string duckdb_type_for(const ColumnSchema& s) {
-  switch (s.type) {
-    case PhysicalType::kBoolean: return "BOOLEAN";
-    case PhysicalType::kFloat: return "FLOAT";
-    case PhysicalType::kDouble: return "DOUBLE";
-    case PhysicalType::kByteArray: return s.is_string ? "VARCHAR" : "BLOB";
-    case PhysicalType::kInt32:
-    case PhysicalType::kInt64: {
-      const IntAnnotation a = s.int_annotation.value_or(IntAnnotation{s.type == PhysicalType::kInt32 ? 32 : 64, true});
-      const char* names[] = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT"};
-      const int k = a.bit_width == 8 ? 0 : a.bit_width == 16 ? 1 : a.bit_width == 32 ? 2 : 3;
-      return (a.is_signed ? "" : "U") + std::string(names[k]);
-    }
-  }
-  return "?";
-}
-
-void expect_same_values(const Table& ours, const Dump& duck) {
-  ASSERT_EQ(ours.columns.size(), duck.names.size());
-  ASSERT_EQ(static_cast<size_t>(ours.num_rows), duck.rows.size());
-  for (size_t c = 0; c < ours.columns.size(); ++c) {
-    EXPECT_EQ(ours.columns[c].schema.name, duck.names[c]);
-    EXPECT_EQ(duckdb_type_for(ours.columns[c].schema), duck.types[c]) << "column " << duck.names[c];
-  }
-  size_t mismatches = 0;
-  for (int64_t r = 0; r < ours.num_rows; ++r) {
-    const auto& row = duck.rows[static_cast<size_t>(r)];
-    ASSERT_EQ(row.size(), ours.columns.size()) << "row " << r;
-    for (size_t c = 0; c < ours.columns.size(); ++c) {
-      const std::string mine = cell(ours.columns[c], r);
-      if (mine != row[c] && ++mismatches <= 10) {
-        ADD_FAILURE() << "column " << duck.names[c] << " row " << r << ": feedline " << mine << ", DuckDB " << row[c];
-      }
-    }
-  }
-  EXPECT_EQ(mismatches, 0u);
-}
 
 struct WriteCase {
   Codec codec;

@@ -27,6 +27,7 @@ namespace {
 namespace fmt = format;
 
 constexpr int64_t kMaxPageBytes = int64_t{1} << 30;
+constexpr int64_t kMaxDictionaryHeaderBytes = 100;
 // Decoded output may exceed the file by this factor (RLE runs compress without bound), or reach kMinBudget.
 constexpr int64_t kMaxExpansion = 1024;
 constexpr int64_t kMinOutputBudget = int64_t{1} << 30;
@@ -59,7 +60,21 @@ struct ParsedFile {
   int64_t footer_start = 0;  // where the Thrift FileMetaData begins: column data must end before it
   fmt::FileMetaData md;
   std::vector<Leaf> leaves;
+  bool old_parquet_mr = false;  // written by parquet-mr 1.2.8 or older, or one that does not say its version
 };
+
+// "parquet-mr version 1.2.8 (build ...)" or plain "parquet-mr": whether that version is below 1.2.9.
+bool is_old_parquet_mr(const std::string& created_by) {
+  const std::string prefix = "parquet-mr";
+  if (created_by.compare(0, prefix.size(), prefix) != 0) return false;
+  const size_t v = created_by.find("version ");
+  if (v == std::string::npos) return true;
+  int major = 0, minor = 0, patch = 0;
+  if (std::sscanf(created_by.c_str() + v + 8, "%d.%d.%d", &major, &minor, &patch) < 1) return true;
+  if (major != 1) return major < 1;
+  if (minor != 2) return minor < 2;
+  return patch < 9;
+}
 
 ParsedFile parse(const std::string& path) {
   ParsedFile f;
@@ -91,6 +106,7 @@ ParsedFile parse(const std::string& path) {
     rethrow_with(path + ": footer: ");
   }
   if (f.md.encrypted) throw Unsupported(path + ": encrypted files are not supported");
+  f.old_parquet_mr = is_old_parquet_mr(f.md.created_by.value_or(""));
   try {
     f.leaves = flat_leaves(f.md);
   } catch (const Error&) {
@@ -222,6 +238,7 @@ int64_t ChunkReader::read(Out out, uint8_t* validity) {
     throw InvalidFile("chunk holds " + std::to_string(md.num_values) + " values for " + std::to_string(num_rows_) +
                       " rows");
   }
+  if (num_rows_ == 0) return 0;  // some writers leave the offsets of empty chunks at 0
   // Where the chunk starts: the dictionary page if there is one before the data pages. Writers disagree on
   // dictionary_page_offset (absent, 0, or pointing at the data page), so pages are told apart by their type.
   int64_t start = md.data_page_offset;
@@ -231,7 +248,11 @@ int64_t ChunkReader::read(Out out, uint8_t* validity) {
   const int64_t limit = file_.footer_start;
   if (start < 4 || start >= limit) throw InvalidFile("chunk offset " + std::to_string(start) + " outside the file");
   if (md.total_compressed_size < 0) throw InvalidFile("negative chunk size");
-  const int64_t end = md.total_compressed_size > limit - start ? limit : start + md.total_compressed_size;
+  int64_t length = md.total_compressed_size;
+  // parquet-mr up to 1.2.8 left the dictionary page header out of total_compressed_size (PARQUET-816,
+  // IMPALA-694): allow for one such header.
+  if (file_.old_parquet_mr) length += kMaxDictionaryHeaderBytes;
+  const int64_t end = length > limit - start ? limit : start + length;
 
   const auto* base = reinterpret_cast<const uint8_t*>(file_.data.data());
   int64_t pos = start;

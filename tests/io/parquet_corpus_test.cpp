@@ -1,0 +1,229 @@
+// The apache/parquet-testing corpus, read in place from ../shared/parquet-testing: every file either reads or
+// throws a feedline::Error (never crashes); files within our scope read with the values DuckDB sees or that
+// the corpus documents; files needing features outside it give Unsupported / InvalidFile.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "feedline/error.h"
+#include "feedline/parquet.h"
+#include "io/parquet_duckdb_support.h"
+#include "test_paths.h"
+
+namespace feedline::parquet {
+namespace {
+
+namespace fs = std::filesystem;
+using feedline::testing::expect_same_values;
+using feedline::testing::parse_dump;
+using feedline::testing::parquet_testing_dir;
+using feedline::testing::run_duckdb;
+
+enum class Outcome { kRead, kUnsupported, kInvalid };
+
+const char* name(Outcome o) {
+  switch (o) {
+    case Outcome::kRead: return "reads";
+    case Outcome::kUnsupported: return "Unsupported";
+    case Outcome::kInvalid: return "InvalidFile";
+  }
+  return "?";
+}
+
+struct Result {
+  Outcome outcome;
+  std::string message;
+};
+
+// Reads the file; any exception other than feedline's Unsupported/InvalidFile fails the test.
+Result try_read(const std::string& path, const ReadOptions& options = {}) {
+  try {
+    read_table(path, options);
+    return {Outcome::kRead, ""};
+  } catch (const Unsupported& e) {
+    return {Outcome::kUnsupported, e.what()};
+  } catch (const InvalidFile& e) {
+    return {Outcome::kInvalid, e.what()};
+  } catch (const Error& e) {
+    ADD_FAILURE() << path << ": unexpected feedline::Error kind: " << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << path << ": non-feedline exception: " << e.what();
+  }
+  return {Outcome::kInvalid, "?"};
+}
+
+std::vector<std::string> corpus_files(const std::string& sub) {
+  std::vector<std::string> files;
+  const fs::path dir = fs::path(parquet_testing_dir()) / sub;
+  if (!fs::is_directory(dir)) return files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_regular_file()) files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string data_file(const std::string& name) { return parquet_testing_dir() + "/data/" + name; }
+
+TEST(ParquetCorpus, EveryFileReadsOrThrowsFeedlineError) {
+  const auto data = corpus_files("data");
+  const auto bad = corpus_files("bad_data");
+  ASSERT_GT(data.size(), 40u) << "parquet-testing corpus missing at " << parquet_testing_dir();
+  ASSERT_GT(bad.size(), 3u);
+  std::map<Outcome, int> counts;
+  for (const auto* files : {&data, &bad}) {
+    for (const std::string& path : *files) {
+      SCOPED_TRACE(path);
+      const Result r = try_read(path);
+      ++counts[r.outcome];
+      if (r.outcome != Outcome::kRead) {
+        // Messages name the file.
+        EXPECT_NE(r.message.find(fs::path(path).filename().string()), std::string::npos) << r.message;
+      }
+      std::cout << "[corpus] " << fs::path(path).parent_path().filename().string() << "/"
+                << fs::path(path).filename().string() << ": " << name(r.outcome)
+                << (r.message.empty() ? "" : " (" + r.message.substr(r.message.find(": ") + 2) + ")") << "\n";
+      try {
+        read_file_info(path);
+      } catch (const Error&) {
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "read_file_info: non-feedline exception: " << e.what();
+      }
+    }
+  }
+  EXPECT_GE(counts[Outcome::kRead], 10);
+}
+
+TEST(ParquetCorpus, ExpectedOutcomes) {
+  const std::map<std::string, Outcome> expected = {
+      {"binary.parquet", Outcome::kRead},
+      {"binary_truncated_min_max.parquet", Outcome::kRead},
+      {"column_chunk_key_value_metadata.parquet", Outcome::kRead},
+      {"data_index_bloom_encoding_stats.parquet", Outcome::kRead},
+      {"datapage_v1-snappy-compressed-checksum.parquet", Outcome::kRead},
+      {"datapage_v1-uncompressed-checksum.parquet", Outcome::kRead},
+      {"dict-page-offset-zero.parquet", Outcome::kRead},
+      {"nation.dict-malformed.parquet", Outcome::kRead},  // parquet-mr 1.2.8 chunk size bug, compensated
+      {"overflow_i16_page_cnt.parquet", Outcome::kRead},
+      {"sort_columns.parquet", Outcome::kRead},
+      {"nan_in_stats.parquet", Outcome::kRead},
+      // Out of scope: INT96, FIXED_LEN_BYTE_ARRAY, DECIMAL, LZ4, data page v2, nested, unknown logical type.
+      {"alltypes_plain.parquet", Outcome::kUnsupported},
+      {"int96_from_spark.parquet", Outcome::kUnsupported},
+      {"fixed_length_byte_array.parquet", Outcome::kUnsupported},
+      {"int32_decimal.parquet", Outcome::kUnsupported},
+      {"hadoop_lz4_compressed.parquet", Outcome::kUnsupported},
+      {"lz4_raw_compressed.parquet", Outcome::kUnsupported},
+      {"large_string_map.brotli.parquet", Outcome::kUnsupported},
+      {"datapage_v2.snappy.parquet", Outcome::kUnsupported},
+      {"delta_binary_packed.parquet", Outcome::kUnsupported},
+      {"byte_stream_split.zstd.parquet", Outcome::kUnsupported},
+      {"nested_lists.snappy.parquet", Outcome::kUnsupported},
+      {"repeated_primitive_no_list.parquet", Outcome::kUnsupported},
+      {"unknown-logical-type.parquet", Outcome::kUnsupported},
+      // Corrupt page data caught by the page CRC.
+      {"datapage_v1-corrupt-checksum.parquet", Outcome::kInvalid},
+      {"rle-dict-uncompressed-corrupt-checksum.parquet", Outcome::kInvalid},
+  };
+  for (const auto& [file, outcome] : expected) {
+    const Result r = try_read(data_file(file));
+    EXPECT_STREQ(name(r.outcome), name(outcome)) << file << ": " << r.message;
+  }
+  const Result crc = try_read(data_file("datapage_v1-corrupt-checksum.parquet"));
+  EXPECT_NE(crc.message.find("checksum"), std::string::npos) << crc.message;
+  EXPECT_NE(crc.message.find("column 'a'"), std::string::npos) << crc.message;
+  const Result lz4 = try_read(data_file("lz4_raw_compressed.parquet"));
+  EXPECT_NE(lz4.message.find("LZ4_RAW"), std::string::npos) << lz4.message;
+  const Result nested = try_read(data_file("nested_lists.snappy.parquet"));
+  EXPECT_NE(nested.message.find("column 'a'"), std::string::npos) << nested.message;
+}
+
+// Every column of alltypes_* except the INT96 timestamp.
+const std::vector<std::string> kAllTypesColumns = {"id", "bool_col", "tinyint_col", "smallint_col", "int_col",
+                                                   "bigint_col", "float_col", "double_col", "date_string_col",
+                                                   "string_col"};
+
+TEST(ParquetCorpus, AllTypesPlainKnownValues) {
+  ReadOptions r;
+  r.columns = kAllTypesColumns;
+  const Table t = read_table(data_file("alltypes_plain.parquet"), r);
+  ASSERT_EQ(t.num_rows, 8);
+  EXPECT_EQ(t.column("id").as<int32_t>(), (std::vector<int32_t>{4, 5, 6, 7, 2, 3, 0, 1}));
+  const auto& ids = t.column("id").as<int32_t>();
+  for (int64_t i = 0; i < t.num_rows; ++i) {
+    const int32_t odd = ids[i] % 2;
+    EXPECT_EQ(t.column("bool_col").as<uint8_t>()[i], odd ? 0 : 1);
+    EXPECT_EQ(t.column("tinyint_col").as<int32_t>()[i], odd);
+    EXPECT_EQ(t.column("int_col").as<int32_t>()[i], odd);
+    EXPECT_EQ(t.column("bigint_col").as<int64_t>()[i], odd * 10);
+    EXPECT_EQ(t.column("float_col").as<float>()[i], odd * 1.1f);
+    EXPECT_EQ(t.column("double_col").as<double>()[i], odd * 10.1);
+    EXPECT_EQ(t.column("string_col").byte_arrays().at(i), odd ? "1" : "0");
+  }
+  EXPECT_EQ(t.column("date_string_col").byte_arrays().at(0), "03/01/09");
+  EXPECT_TRUE(t.column("id").schema.nullable);
+  EXPECT_TRUE(t.column("id").validity.empty());  // no nulls
+
+  ReadOptions with_timestamp;
+  with_timestamp.columns = {"id", "timestamp_col"};
+  try {
+    read_table(data_file("alltypes_plain.parquet"), with_timestamp);
+    ADD_FAILURE() << "INT96 read without complaint";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("timestamp_col"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("INT96"), std::string::npos) << e.what();
+  }
+}
+
+// Every file we read, compared value by value with what DuckDB reads.
+TEST(ParquetCorpus, ReadableFilesMatchDuckDb) {
+  struct Target {
+    std::string file;
+    std::vector<std::string> columns;  // empty: all
+  };
+  std::vector<Target> targets;
+  for (const std::string& path : corpus_files("data")) {
+    if (path.size() < 8 || path.substr(path.size() - 8) != ".parquet") continue;
+    try {
+      read_file_info(path);
+      read_table(path);
+      targets.push_back({path, {}});
+    } catch (const Error&) {
+    }
+  }
+  for (const char* f : {"alltypes_plain.parquet", "alltypes_plain.snappy.parquet", "alltypes_dictionary.parquet",
+                        "alltypes_tiny_pages.parquet", "alltypes_tiny_pages_plain.parquet"}) {
+    if (fs::exists(data_file(f))) targets.push_back({data_file(f), kAllTypesColumns});
+  }
+  ASSERT_GE(targets.size(), 14u);
+  for (const Target& target : targets) {
+    SCOPED_TRACE(target.file);
+    ReadOptions r;
+    r.columns = target.columns;
+    const Table ours = read_table(target.file, r);
+    std::vector<std::string> args = {"dump", target.file};
+    if (!target.columns.empty()) {
+      std::string json = "[";
+      for (size_t i = 0; i < target.columns.size(); ++i) json += (i ? ",\"" : "\"") + target.columns[i] + "\"";
+      args.push_back(json + "]");
+    }
+    std::string out;
+    ASSERT_TRUE(run_duckdb(args, &out));
+    expect_same_values(ours, parse_dump(out), /*check_types=*/false);
+  }
+}
+
+TEST(ParquetCorpus, FileInfoOfAChecksummedFile) {
+  const FileInfo info = read_file_info(data_file("datapage_v1-snappy-compressed-checksum.parquet"));
+  EXPECT_EQ(info.num_rows, 5120);
+  ASSERT_FALSE(info.row_groups.empty());
+  EXPECT_EQ(info.row_groups[0].columns.at(0).codec, "snappy");
+}
+
+}  // namespace
+}  // namespace feedline::parquet

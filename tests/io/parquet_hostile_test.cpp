@@ -1,0 +1,447 @@
+// Hostile and corrupt input: truncations, bit flips, hand-made metadata with absurd sizes, out-of-range enums,
+// deep nesting and unknown fields, plus the decoders' own checks (RLE, dictionary indices, codecs).
+// Everything must read or throw feedline::Error: never crash, hang or allocate without bound.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "feedline/error.h"
+#include "feedline/file.h"
+#include "feedline/parquet.h"
+#include "io/parquet/codec.h"
+#include "io/parquet/dictionary.h"
+#include "io/parquet/metadata.h"
+#include "io/parquet/rle.h"
+#include "io/parquet/thrift_compact.h"
+#include "io/parquet_test_support.h"
+#include "test_paths.h"
+
+namespace feedline::parquet {
+namespace {
+
+using feedline::testing::random_table;
+using feedline::testing::RandomTableSpec;
+using feedline::testing::scratch_dir;
+namespace fmt = format;
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Reads `bytes` as a file: returns true when it read, false when it threw feedline::Error; anything else fails.
+bool reads(const std::string& path, const std::string& bytes) {
+  write_bytes(path, bytes);
+  try {
+    read_table(path);
+    return true;
+  } catch (const Error&) {
+    return false;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "non-feedline exception: " << e.what();
+    return false;
+  }
+}
+
+std::string small_file(const WriteOptions& options) {
+  RandomTableSpec spec;
+  spec.rows = 40;
+  spec.distinct = 5;
+  const Table t = random_table(5, spec);
+  const std::string path = scratch_dir("hostile-src") + "/small.parquet";
+  write_table(path, t, options);
+  return read_file(path);
+}
+
+TEST(ParquetHostile, EveryTruncationThrows) {
+  WriteOptions w;
+  w.row_group_rows = 25;
+  const std::string file = small_file(w);
+  const std::string path = scratch_dir("truncate") + "/t.parquet";
+  for (size_t len = 0; len < file.size(); ++len) {
+    EXPECT_FALSE(reads(path, file.substr(0, len))) << "length " << len;
+  }
+  // Data cut short under an intact footer: offsets now point at the wrong bytes or past the data.
+  uint32_t footer_len;
+  std::memcpy(&footer_len, file.data() + file.size() - 8, 4);
+  const std::string footer = file.substr(file.size() - 8 - footer_len);
+  const size_t data_end = file.size() - footer.size();
+  for (size_t len = 4; len < data_end; len += 3) {
+    EXPECT_FALSE(reads(path, file.substr(0, len) + footer)) << "data length " << len;
+  }
+}
+
+TEST(ParquetHostile, RandomBitFlipsReadOrThrow) {
+  std::mt19937_64 rng(1234);
+  const std::string path = scratch_dir("flips") + "/f.parquet";
+  for (bool checksums : {true, false}) {
+    for (Codec codec : {Codec::kUncompressed, Codec::kZstd, Codec::kSnappy, Codec::kGzip}) {
+      WriteOptions w;
+      w.codec = codec;
+      w.page_checksums = checksums;
+      w.dictionary = codec != Codec::kSnappy;
+      w.page_bytes = 100;
+      const std::string file = small_file(w);
+      uint32_t footer_len;
+      std::memcpy(&footer_len, file.data() + file.size() - 8, 4);
+      for (int i = 0; i < 80; ++i) {
+        std::string bad = file;
+        // Half the flips land in the footer, where the metadata lives.
+        const size_t pos = i % 2 ? rng() % bad.size() : bad.size() - 8 - footer_len + rng() % footer_len;
+        bad[pos] = static_cast<char>(bad[pos] ^ (1 << (rng() % 8)));
+        reads(path, bad);  // either outcome is fine; a crash or hang is not
+      }
+      // Multi-byte garbage over the data pages.
+      for (int i = 0; i < 20; ++i) {
+        std::string bad = file;
+        const size_t pos = 4 + rng() % (bad.size() - 12 - footer_len);
+        for (size_t k = pos; k < std::min(pos + 8, bad.size() - 8 - footer_len); ++k) bad[k] = static_cast<char>(rng());
+        const bool ok = reads(path, bad);
+        if (checksums && codec == Codec::kUncompressed) EXPECT_FALSE(ok) << "corrupt page passed its checksum";
+      }
+    }
+  }
+}
+
+// A file of our own metadata around `body` (what sits between the magic and the footer).
+std::string make_file(const fmt::FileMetaData& md, const std::string& body = "") {
+  thrift::CompactWriter w;
+  fmt::write_file_metadata(w, md);
+  const std::string& footer = w.buffer();
+  const uint32_t len = static_cast<uint32_t>(footer.size());
+  return "PAR1" + body + footer + std::string(reinterpret_cast<const char*>(&len), 4) + "PAR1";
+}
+
+fmt::FileMetaData one_column_metadata(int64_t rows) {
+  fmt::FileMetaData md;
+  md.version = 1;
+  md.num_rows = rows;
+  fmt::SchemaElement root;
+  root.name = "schema";
+  root.num_children = 1;
+  fmt::SchemaElement leaf;
+  leaf.name = "x";
+  leaf.type = fmt::type::kInt32;
+  leaf.repetition_type = fmt::repetition::kRequired;
+  md.schema = {root, leaf};
+  fmt::RowGroup rg;
+  rg.num_rows = rows;
+  fmt::ColumnChunk cc;
+  fmt::ColumnMetaData cm;
+  cm.type = fmt::type::kInt32;
+  cm.encodings = {fmt::encoding::kPlain};
+  cm.path_in_schema = {"x"};
+  cm.codec = fmt::codec::kUncompressed;
+  cm.num_values = rows;
+  cm.data_page_offset = 4;
+  cc.meta_data = cm;
+  rg.columns = {cc};
+  md.row_groups = {rg};
+  return md;
+}
+
+std::string page(const fmt::PageHeader& h, const std::string& body) {
+  thrift::CompactWriter w;
+  fmt::write_page_header(w, h);
+  return w.buffer() + body;
+}
+
+fmt::PageHeader data_page_header(int32_t num_values, int32_t size, int32_t encoding = fmt::encoding::kPlain) {
+  fmt::PageHeader h;
+  h.type = fmt::page_type::kDataPage;
+  h.uncompressed_page_size = size;
+  h.compressed_page_size = size;
+  fmt::DataPageHeader d;
+  d.num_values = num_values;
+  d.encoding = encoding;
+  d.definition_level_encoding = fmt::encoding::kRle;
+  d.repetition_level_encoding = fmt::encoding::kRle;
+  h.data_page_header = d;
+  return h;
+}
+
+template <class E>
+void expect_throw_with(const std::string& path, const std::string& bytes, const std::string& needle) {
+  write_bytes(path, bytes);
+  try {
+    read_table(path);
+    ADD_FAILURE() << "read without complaint; expected " << needle;
+  } catch (const E& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(needle), std::string::npos) << what;
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception: " << e.what();
+  }
+}
+
+TEST(ParquetHostile, HandMadeMetadata) {
+  const std::string path = scratch_dir("handmade") + "/h.parquet";
+  // A valid one-page file first, so the variations below fail for the reason they test.
+  {
+    std::string body = page(data_page_header(3, 12), std::string("\1\0\0\0\2\0\0\0\3\0\0\0", 12));
+    fmt::FileMetaData md = one_column_metadata(3);
+    md.row_groups[0].columns[0].meta_data->total_compressed_size = static_cast<int64_t>(body.size());
+    write_bytes(path, make_file(md, body));
+    EXPECT_EQ(read_table(path).columns.at(0).as<int32_t>(), (std::vector<int32_t>{1, 2, 3}));
+
+    fmt::FileMetaData big = md;  // a trillion rows promised by a tiny file
+    big.num_rows = big.row_groups[0].num_rows = 1'000'000'000'000;
+    big.row_groups[0].columns[0].meta_data->num_values = big.num_rows;
+    expect_throw_with<InvalidFile>(path, make_file(big, body), "memory limit");
+
+    fmt::FileMetaData short_page = md;  // page claims more values than its bytes hold
+    std::string body2 = page(data_page_header(3, 8), std::string(8, '\0'));
+    short_page.row_groups[0].columns[0].meta_data->total_compressed_size = static_cast<int64_t>(body2.size());
+    expect_throw_with<InvalidFile>(path, make_file(short_page, body2), "column 'x'");
+
+    std::string body3 = page(data_page_header(3, 1 << 30), std::string(12, '\0'));  // sizes disagree
+    md.row_groups[0].columns[0].meta_data->total_compressed_size = static_cast<int64_t>(body3.size());
+    expect_throw_with<InvalidFile>(path, make_file(md, body3), "runs past the chunk");
+
+    std::string body4 = page(data_page_header(3, 12, 77), std::string(12, '\0'));  // unknown encoding
+    md.row_groups[0].columns[0].meta_data->total_compressed_size = static_cast<int64_t>(body4.size());
+    expect_throw_with<Unsupported>(path, make_file(md, body4), "encoding");
+
+    std::string body5 = page(data_page_header(3, 12, fmt::encoding::kRleDictionary), std::string(12, '\0'));
+    md.row_groups[0].columns[0].meta_data->total_compressed_size = static_cast<int64_t>(body5.size());
+    expect_throw_with<InvalidFile>(path, make_file(md, body5), "without a dictionary");
+  }
+  fmt::FileMetaData md = one_column_metadata(3);
+  md.schema[1].type = 42;
+  expect_throw_with<InvalidFile>(path, make_file(md), "unknown physical type 42");
+  md = one_column_metadata(3);
+  md.schema[1].repetition_type = 7;
+  expect_throw_with<InvalidFile>(path, make_file(md), "repetition type 7");
+  md = one_column_metadata(3);
+  md.row_groups[0].columns[0].meta_data->codec = 99;
+  expect_throw_with<Unsupported>(path, make_file(md), "codec");
+  md = one_column_metadata(3);
+  md.row_groups[0].columns[0].meta_data->codec = fmt::codec::kBrotli;
+  expect_throw_with<Unsupported>(path, make_file(md), "BROTLI");
+  md = one_column_metadata(3);
+  md.row_groups[0].columns[0].meta_data->data_page_offset = 1 << 20;
+  expect_throw_with<InvalidFile>(path, make_file(md), "outside the file");
+  md = one_column_metadata(3);
+  md.num_rows = 4;
+  expect_throw_with<InvalidFile>(path, make_file(md), "rows");
+  md = one_column_metadata(3);
+  md.schema[0].num_children = 2;
+  expect_throw_with<InvalidFile>(path, make_file(md), "children");
+  md = one_column_metadata(3);
+  md.schema[1].repetition_type = fmt::repetition::kRepeated;
+  expect_throw_with<Unsupported>(path, make_file(md), "column 'x'");
+  md = one_column_metadata(3);
+  md.schema[1].converted_type = fmt::converted::kDecimal;
+  expect_throw_with<Unsupported>(path, make_file(md), "DECIMAL");
+  md = one_column_metadata(3);
+  md.row_groups[0].columns.clear();
+  expect_throw_with<InvalidFile>(path, make_file(md), "column chunks");
+
+  // Footer length beyond the file; bad magic.
+  std::string good = make_file(one_column_metadata(0));
+  std::string huge_len = good;
+  const uint32_t big = 0x7fffffff;
+  std::memcpy(huge_len.data() + huge_len.size() - 8, &big, 4);
+  expect_throw_with<InvalidFile>(path, huge_len, "footer length");
+  expect_throw_with<InvalidFile>(path, "PAR1xxxxxxxxxxxxPAR0", "magic");
+  expect_throw_with<Unsupported>(path, "PARExxxxxxxxxxxxPARE", "encrypted");
+}
+
+TEST(ParquetThrift, SkipsUnknownFieldsOfEveryType) {
+  thrift::CompactWriter w;
+  w.begin_struct();
+  w.field_i32(1, 1);  // version
+  // Unknown fields of every wire type, before the known ones continue.
+  w.field_header(20, thrift::kDouble);
+  w.buffer().append(8, '\x11');
+  w.field_bool(21, true);
+  w.field_i8(22, 5);
+  w.field_header(23, thrift::kI16);
+  w.write_i32(300);
+  w.field_binary(24, "unknown");
+  w.field_header(25, thrift::kUuid);
+  w.buffer().append(16, '\x22');
+  w.field_list_begin(26, thrift::kStruct, 2);
+  for (int i = 0; i < 2; ++i) {
+    w.begin_struct();
+    w.field_list_begin(1, thrift::kBinary, 1);
+    w.write_binary("x");
+    w.end_struct();
+  }
+  w.field_header(27, thrift::kMap);
+  w.buffer().push_back(2);  // varint size 2
+  w.buffer().push_back(static_cast<char>((thrift::kBinary << 4) | thrift::kStruct));
+  for (int i = 0; i < 2; ++i) {
+    w.write_binary("k");
+    w.begin_struct();
+    w.field_i64(3, 99);
+    w.end_struct();
+  }
+  w.field_list_begin(28, thrift::kBoolTrue, 3);
+  w.buffer().append("\1\2\1");
+  w.field_header(29, thrift::kSet);
+  w.list_header(thrift::kI64, 2);
+  w.write_i64(-1);
+  w.write_i64(1);
+  w.field_struct_begin(30);
+  w.field_struct_begin(1);
+  w.end_struct();
+  w.end_struct();
+  w.end_struct();
+  // Now the real fields, with a long-form header for id 2 after id 30.
+  fmt::FileMetaData md = one_column_metadata(3);
+  thrift::CompactWriter full;
+  fmt::write_file_metadata(full, md);
+  // Splice: our unknown fields + the real struct's fields (drop the real struct's leading version field).
+  std::string bytes = w.buffer();
+  bytes.pop_back();  // drop STOP
+  // The real encoding starts with field 1 (version) as a short header; re-encode it in long form after id 30.
+  std::string real = full.buffer();
+  ASSERT_EQ(static_cast<uint8_t>(real[0]), 0x15);  // delta 1, i32
+  real.erase(0, 2);  // field 1 header + value 1 (zigzag 2)
+  // Field 2 (schema, a list) in long form: type byte then zigzag id.
+  ASSERT_EQ(static_cast<uint8_t>(real[0]), 0x19);
+  real[0] = thrift::kList;
+  real.insert(1, 1, '\x04');  // zigzag(2)
+  bytes += real;
+  thrift::CompactReader in(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), 0);
+  const fmt::FileMetaData back = fmt::read_file_metadata(in);
+  EXPECT_EQ(back.version, 1);
+  EXPECT_EQ(back.num_rows, 3);
+  ASSERT_EQ(back.schema.size(), 2u);
+  EXPECT_EQ(back.schema[1].name, "x");
+  EXPECT_EQ(in.position(), bytes.size());
+}
+
+TEST(ParquetThrift, LimitsHoldOnHostileInput) {
+  auto parse = [](const std::string& bytes) {
+    thrift::CompactReader in(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), 100);
+    return fmt::read_file_metadata(in);
+  };
+  // Nesting: structs inside structs, far deeper than any real file.
+  std::string deep;
+  for (int i = 0; i < 10000; ++i) deep.push_back(static_cast<char>((1 << 4) | thrift::kStruct));
+  try {
+    parse(deep);
+    ADD_FAILURE() << "deep nesting accepted";
+  } catch (const InvalidFile& e) {
+    EXPECT_NE(std::string(e.what()).find("nesting"), std::string::npos) << e.what();
+  }
+  // A list that claims a billion elements in a few bytes.
+  std::string list = {static_cast<char>((2 << 4) | thrift::kList), static_cast<char>(0xf0 | thrift::kStruct),
+                      '\x80', '\x80', '\x80', '\x80', '\x04'};
+  EXPECT_THROW(parse(list), InvalidFile);
+  // A string that claims 4 GiB.
+  std::string str = {static_cast<char>((6 << 4) | thrift::kBinary), '\xff', '\xff', '\xff', '\xff', '\x0f'};
+  EXPECT_THROW(parse(str), InvalidFile);
+  // An over-long varint.
+  std::string varint = {static_cast<char>((3 << 4) | thrift::kI64)};
+  varint.append(12, '\xff');
+  EXPECT_THROW(parse(varint), InvalidFile);
+  // Unknown wire type, missing required fields, empty input.
+  EXPECT_THROW(parse(std::string(1, static_cast<char>((1 << 4) | 14))), InvalidFile);
+  EXPECT_THROW(parse(std::string(1, '\0')), InvalidFile);
+  EXPECT_THROW(parse(""), InvalidFile);
+  try {
+    parse("\x15");
+  } catch (const InvalidFile& e) {
+    EXPECT_NE(std::string(e.what()).find("offset 101"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ParquetRle, RoundTripsEveryWidth) {
+  std::mt19937_64 rng(9);
+  for (int width = 0; width <= 32; ++width) {
+    std::vector<uint32_t> values;
+    const uint64_t mask = width == 32 ? 0xffffffffu : (uint64_t{1} << width) - 1;
+    for (int run = 0; run < 60; ++run) {
+      const size_t len = rng() % 40 + 1;
+      const bool repeat = rng() % 2;
+      const uint32_t v = static_cast<uint32_t>(rng() & mask);
+      for (size_t i = 0; i < len; ++i) values.push_back(repeat ? v : static_cast<uint32_t>(rng() & mask));
+    }
+    std::string encoded;
+    rle_encode(values.data(), values.size(), width, &encoded);
+    encoded.append(8, '\0');  // the decoder must not need it, but unpacking may peek
+    std::vector<uint32_t> decoded(values.size(), 0xdeadbeef);
+    struct Collect {
+      uint32_t* out;
+      void run(uint32_t v, int64_t n) { out = std::fill_n(out, n, v); }
+      void literal(const uint32_t* v, int64_t n) { out = std::copy(v, v + n, out); }
+    } collect{decoded.data()};
+    RleBitPackedDecoder dec(reinterpret_cast<const uint8_t*>(encoded.data()), encoded.size() - 8, width);
+    dec.decode(static_cast<int64_t>(values.size()), collect);
+    EXPECT_EQ(values, decoded) << "width " << width;
+    // Asking for more values than encoded runs out of data cleanly (or yields padding of the final group).
+    RleBitPackedDecoder short_dec(reinterpret_cast<const uint8_t*>(encoded.data()), encoded.size() - 8, width);
+    std::vector<uint32_t> sink2(values.size() + 64);
+    Collect c2{sink2.data()};
+    try {
+      short_dec.decode(static_cast<int64_t>(values.size() + 64), c2);
+    } catch (const InvalidFile&) {
+    }
+  }
+  EXPECT_THROW(RleBitPackedDecoder(nullptr, 0, 33), InvalidFile);
+}
+
+TEST(ParquetRle, DictionaryIndexOutOfRangeThrows) {
+  const std::vector<uint32_t> indices = {0, 1, 2, 3, 4, 5, 6, 7, 9, 1};
+  std::string encoded;
+  rle_encode(indices.data(), indices.size(), 4, &encoded);
+  const std::vector<int32_t> dict = {10, 11, 12, 13, 14, 15, 16, 17, 18};  // 9 entries: index 9 is out
+  std::vector<int32_t> out(indices.size());
+  RleBitPackedDecoder dec(reinterpret_cast<const uint8_t*>(encoded.data()), encoded.size(), 4);
+  DictionaryGather<int32_t> sink{dict.data(), static_cast<uint32_t>(dict.size()), out.data()};
+  try {
+    dec.decode(static_cast<int64_t>(indices.size()), sink);
+    ADD_FAILURE() << "index 9 accepted";
+  } catch (const InvalidFile& e) {
+    EXPECT_NE(std::string(e.what()).find("index 9"), std::string::npos) << e.what();
+  }
+  // An RLE run whose value exceeds the bit width.
+  const std::string run = {'\x10', '\x05'};  // 8 x value 5 at width 2
+  RleBitPackedDecoder dec2(reinterpret_cast<const uint8_t*>(run.data()), run.size(), 2);
+  DictionaryGather<int32_t> sink2{dict.data(), static_cast<uint32_t>(dict.size()), out.data()};
+  EXPECT_THROW(dec2.decode(8, sink2), InvalidFile);
+}
+
+TEST(ParquetCodec, DecompressChecksSizes) {
+  const std::string text = std::string(5000, 'a') + "feedline" + std::string(3000, 'b');
+  for (Codec c : {Codec::kUncompressed, Codec::kSnappy, Codec::kGzip, Codec::kZstd}) {
+    SCOPED_TRACE(to_string(c));
+    std::string packed;
+    compress(c, c == Codec::kGzip ? 6 : 3, reinterpret_cast<const uint8_t*>(text.data()), text.size(), &packed);
+    std::vector<uint8_t> out(text.size() + 10);
+    const auto* src = reinterpret_cast<const uint8_t*>(packed.data());
+    decompress(c, src, packed.size(), out.data(), text.size());
+    EXPECT_EQ(0, std::memcmp(out.data(), text.data(), text.size()));
+    EXPECT_THROW(decompress(c, src, packed.size(), out.data(), text.size() - 1), InvalidFile);
+    EXPECT_THROW(decompress(c, src, packed.size(), out.data(), text.size() + 1), InvalidFile);
+    if (c != Codec::kUncompressed) {
+      EXPECT_THROW(decompress(c, src, packed.size() / 2, out.data(), text.size()), InvalidFile);
+      std::string garbage = packed;
+      for (size_t i = 0; i < garbage.size(); i += 3) garbage[i] = static_cast<char>(garbage[i] ^ 0x5a);
+      try {
+        decompress(c, reinterpret_cast<const uint8_t*>(garbage.data()), garbage.size(), out.data(), text.size());
+      } catch (const InvalidFile&) {
+      }
+    }
+  }
+  // Concatenated gzip members decode as one stream.
+  std::string a, b;
+  compress(Codec::kGzip, 6, reinterpret_cast<const uint8_t*>("hello "), 6, &a);
+  compress(Codec::kGzip, 6, reinterpret_cast<const uint8_t*>("world"), 5, &b);
+  const std::string both = a + b;
+  std::vector<uint8_t> out(11);
+  decompress(Codec::kGzip, reinterpret_cast<const uint8_t*>(both.data()), both.size(), out.data(), 11);
+  EXPECT_EQ(std::string(out.begin(), out.end()), "hello world");
+  EXPECT_THROW(codec_from_thrift(fmt::codec::kLz4Raw), Unsupported);
+}
+
+}  // namespace
+}  // namespace feedline::parquet
