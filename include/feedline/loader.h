@@ -4,9 +4,11 @@
 // (seed, e) by feedline's own generator (or 0..N-1 without shuffle). Batches come back in that order for any
 // num_workers, so the same seed gives the same batches whatever the worker count.
 //
-// Thread-safety: one consumer thread drives a Loader and its Epoch; the workers are internal.
+// Thread-safety: one consumer thread drives a Loader and its Epoch; the workers are internal. An Epoch may
+// outlive its Loader safely (it shares the dataset and the workers it uses).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -27,6 +29,10 @@
   T name##_
 
 namespace feedline {
+
+namespace detail {
+struct WorkerPool;
+}  // namespace detail
 
 struct LoaderOptions {
   LoaderOptions() = default;
@@ -113,12 +119,12 @@ class Loader {
   std::vector<int64_t> epoch_indices(int64_t epoch) const;
 
  private:
-  struct Pool;
   std::shared_ptr<const Dataset> dataset_;
   LoaderOptions options_;
+  std::shared_ptr<std::atomic<bool>> live_;  // an epoch is running
   bool pin_memory_active_ = false;
   int64_t next_epoch_ = 0;
-  std::unique_ptr<Pool> pool_;  // persistent workers
+  std::shared_ptr<detail::WorkerPool> pool_;  // persistent workers
 };
 
 }  // namespace feedline
