@@ -3,7 +3,9 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "feedline/csv.h"
 #include "feedline/error.h"
+#include "feedline/parquet.h"
 
 namespace feedline::cli {
 
@@ -33,6 +35,25 @@ std::string idx_file(const std::string& dir, const std::string& stem, const std:
     if (std::filesystem::is_regular_file(candidate)) return candidate;
   }
   throw IoError(dir + "/" + stem + "[.gz]: not found; " + hint);
+}
+
+Table load_split(const std::string& data_dir, const DatasetSpec& spec, const std::string& split,
+                 const std::string& format, int threads) {
+  const std::string path = data_dir + "/" + spec.folder + "/" + split + (format == "csv" ? ".csv" : ".parquet");
+  if (!std::filesystem::exists(path)) {
+    throw IoError(path + ": not found; run `feedline prepare` first (or pass --data-dir)");
+  }
+  if (format == "csv") return read_csv(path, CsvReadOptions{threads});
+  parquet::ReadOptions options;
+  options.num_threads = threads;
+  return parquet::read_table(path, options);
+}
+
+std::shared_ptr<const Dataset> make_image_dataset(Table table, const std::string& mode) {
+  if (mode == "row") return std::make_shared<RowDataset>(std::make_shared<const Table>(std::move(table)));
+  if (mode != "tensor") throw InvalidArgument("unknown dataset mode '" + mode + "' (use row or tensor)");
+  ImageTensors t = decode_image_table(table);
+  return std::make_shared<TensorDataset>(t.images, t.labels);
 }
 
 }  // namespace feedline::cli

@@ -1,7 +1,11 @@
 // Where the CLI finds the raw IDX files and the prepared CSV/Parquet tables of MNIST and FashionMNIST.
 #pragma once
 
+#include <memory>
 #include <string>
+
+#include "feedline/dataset.h"
+#include "feedline/table.h"
 
 namespace feedline::cli {
 
@@ -21,5 +25,12 @@ std::string idx_dir(const DatasetSpec& spec, const std::string& override_dir);
 std::string idx_file(const std::string& dir, const std::string& stem, const std::string& install_hint);
 
 std::string install_hint(const DatasetSpec& spec);
+
+// Reads <data_dir>/<folder>/<split>.<csv|parquet>; a missing file is an IoError that says to run `prepare`.
+Table load_split(const std::string& data_dir, const DatasetSpec& spec, const std::string& split,
+                 const std::string& format, int threads);
+
+// "row": the naive RowDataset over the table; "tensor": decoded once into a float TensorDataset.
+std::shared_ptr<const Dataset> make_image_dataset(Table table, const std::string& mode);
 
 }  // namespace feedline::cli

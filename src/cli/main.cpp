@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/bench.h"
 #include "cli/datasets.h"
 #include "cli/progress.h"
 #include "feedline/csv.h"
@@ -135,38 +136,20 @@ struct TrainArgs {
   int threads = default_threads();
 };
 
-Table load_table(const std::string& path, const std::string& format, int threads) {
-  if (!std::filesystem::exists(path)) {
-    throw IoError(path + ": not found; run `feedline prepare` first (or pass --data-dir)");
-  }
-  if (format == "csv") return read_csv(path, CsvReadOptions{threads});
-  parquet::ReadOptions o;
-  o.num_threads = threads;
-  return parquet::read_table(path, o);
-}
-
-std::shared_ptr<const Dataset> make_dataset(Table table, const std::string& mode) {
-  if (mode == "row") return std::make_shared<RowDataset>(std::make_shared<const Table>(std::move(table)));
-  ImageTensors t = decode_image_table(table);
-  return std::make_shared<TensorDataset>(t.images, t.labels);
-}
-
 int run_train(const TrainArgs& args) {
   set_threads(args.threads);
   const DatasetSpec spec = dataset_spec(args.dataset);
   const torch::Device device = resolve_device(args.device);
-  const std::string base = args.data_dir + "/" + spec.folder + "/";
-  const std::string ext = args.format == "csv" ? ".csv" : ".parquet";
 
   auto t = Clock::now();
-  Table train_table = load_table(base + "train" + ext, args.format, args.threads);
-  Table test_table = load_table(base + "test" + ext, args.format, args.threads);
+  Table train_table = load_split(args.data_dir, spec, "train", args.format, args.threads);
+  Table test_table = load_split(args.data_dir, spec, "test", args.format, args.threads);
   if (args.limit > 0) {
     train_table = head(train_table, args.limit);
     test_table = head(test_table, args.limit);
   }
-  auto train_set = make_dataset(std::move(train_table), args.mode);
-  auto test_set = make_dataset(std::move(test_table), args.mode);
+  auto train_set = make_image_dataset(std::move(train_table), args.mode);
+  auto test_set = make_image_dataset(std::move(test_table), args.mode);
   fmt::print("Loaded {} ({}, {} dataset): {} train, {} test samples in {:.2f}s\n", spec.folder, args.format,
              args.mode, train_set->size(), test_set->size(), seconds_since(t));
 
@@ -276,12 +259,28 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   train->add_option("--threads", tr.threads, "Threads (default: every core)")->check(CLI::PositiveNumber)->capture_default_str();
 
+  LoaderBenchArgs lb;
+  auto* bench = app.add_subcommand("bench", "Measure the pipeline");
+  bench->require_subcommand(1);
+  auto* bench_loader = bench->add_subcommand("loader", "Loader-only throughput (no model) for each dataset mode and worker count");
+  bench_loader->add_option("--data-dir", lb.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
+  bench_loader->add_option("--dataset", lb.dataset, "mnist or fashion-mnist")
+      ->check(CLI::IsMember({"mnist", "fashion-mnist"}))
+      ->capture_default_str();
+  bench_loader->add_option("--format", lb.format, "parquet or csv")->check(CLI::IsMember({"parquet", "csv"}))->capture_default_str();
+  bench_loader->add_option("--modes", lb.modes, "Dataset modes")->check(CLI::IsMember({"row", "tensor"}))->capture_default_str();
+  bench_loader->add_option("--workers", lb.workers, "Worker counts")->check(CLI::NonNegativeNumber)->capture_default_str();
+  bench_loader->add_option("--batch-size", lb.batch_size, "Samples per batch")->check(CLI::PositiveNumber)->capture_default_str();
+  bench_loader->add_option("--epochs", lb.epochs, "Timed epochs per configuration")->check(CLI::PositiveNumber)->capture_default_str();
+  bench_loader->add_option("--threads", lb.threads, "Intra-op threads")->check(CLI::PositiveNumber)->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
   if (*prepare) return run_prepare(prep);
+  if (*bench_loader) return run_loader_bench(lb);
   return run_train(tr);
 }
 

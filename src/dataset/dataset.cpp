@@ -93,8 +93,7 @@ void copy_column(const std::vector<T>& values, int64_t pixel, int64_t pixels, ui
   if (out_u8 != nullptr) {
     for (int64_t r = 0; r < rows; ++r) out_u8[r * pixels + pixel] = static_cast<uint8_t>(values[r]);
   } else {
-    constexpr float kScale = 1.0f / 255.0f;
-    for (int64_t r = 0; r < rows; ++r) out_f32[r * pixels + pixel] = static_cast<float>(values[r]) * kScale;
+    for (int64_t r = 0; r < rows; ++r) out_f32[r * pixels + pixel] = static_cast<float>(values[r]) / 255.0f;
   }
 }
 
