@@ -1,23 +1,33 @@
 // The loader's pieces, each with one job:
-//   Sampler     - the epoch's index order, from (seed, epoch) by our own generator;
-//   BatchMaker  - turns a list of indices into a batch (batch fetch or get + collate), pinning if asked;
-//   Run         - one epoch's shared state: which batch workers claim next, finished batches keyed by
-//                 number (the sequencer), and the bound on how far workers may run ahead (the queue bound);
-//   WorkerPool  - threads that claim batches from the current Run; per epoch, or kept across epochs.
+//   epoch_permutation - the sampler: an epoch's index order, from (seed, epoch) by our own generator;
+//   BatchMaker        - turns a list of indices into a batch (batch fetch, or get + collate), then pinned staging;
+//   WorkerPool        - threads running one task per batch (worker_pool.h), per epoch or kept across epochs;
+//   BoundedQueue      - where finished batches travel from the workers to the consumer (blocking_queue.h);
+//   OrderedSequencer  - hands batches back in sampler order whatever order they finish in (sequencer.h);
+//   EpochRun          - what one epoch's workers share: its indices, its result queue, cancellation and the
+//                       count of tasks not yet finished, which an epoch that ends waits to reach zero.
+// The bound: the consumer keeps at most num_workers * prefetch_factor batches submitted and not yet handed out
+// (PyTorch's prefetch window), submitting one more each time it hands one out, so neither queue nor the
+// sequencer can grow past that.
 #include "feedline/loader.h"
 
 #include <torch/cuda.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
-#include <map>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 #include <string>
-#include <thread>
+#include <utility>
 
 #include "feedline/error.h"
+#include "loader/blocking_queue.h"
+#include "loader/sequencer.h"
+#include "loader/worker_pool.h"
 
 namespace feedline {
 namespace {
@@ -26,7 +36,8 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-// SplitMix64: spreads (seed, epoch) over the generator's seed space so neighbouring epochs are unrelated.
+// SplitMix64's finaliser: spreads (seed, epoch) over the generator's seed space so neighbouring epochs and
+// neighbouring seeds give unrelated streams.
 uint64_t mix(uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -34,12 +45,14 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-std::vector<int64_t> sample_indices(int64_t n, bool shuffle, uint64_t seed, int64_t epoch) {
+// The sampler. Our own generator and draw, never torch's RNG or std::uniform_int_distribution (both differ
+// between versions and libraries), so a seed gives the same order everywhere.
+std::vector<int64_t> epoch_permutation(int64_t n, bool shuffle, uint64_t seed, int64_t epoch) {
   std::vector<int64_t> idx(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) idx[static_cast<size_t>(i)] = i;
   if (shuffle && n > 1) {
     std::mt19937_64 gen(mix(seed ^ mix(static_cast<uint64_t>(epoch))));
-    // Fisher-Yates with our own bounded draw: std::uniform_int_distribution differs between libraries.
+    // Fisher-Yates with an unbiased bounded draw (rejection of the top partial range).
     for (int64_t i = n - 1; i > 0; --i) {
       const uint64_t bound = static_cast<uint64_t>(i) + 1;
       const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
@@ -57,105 +70,87 @@ std::vector<int64_t> sample_indices(int64_t n, bool shuffle, uint64_t seed, int6
 
 namespace detail {
 
-// --------------------------------------------------------------------------------------------- BatchMaker
-
+// Turns indices into a batch. Shared by every worker: it only reads the dataset, which is immutable.
 struct BatchMaker {
   std::shared_ptr<const Dataset> dataset;
-  bool batch_fetch;
-  bool pin;
+  bool batch_fetch = false;
+  bool pin = false;
 
   Example make(const std::vector<int64_t>& indices) const {
-    Example b = batch_fetch ? dataset->get_batch(indices) : dataset->Dataset::get_batch(indices);
-    if (pin) {
-      b.data = b.data.pin_memory();
-      b.target = b.target.pin_memory();
-    }
-    return b;
+    // The qualified call forces the per-sample path (get + collate) even when the dataset overrides it.
+    Example batch = batch_fetch ? dataset->get_batch(indices) : dataset->Dataset::get_batch(indices);
+    return pin ? stage_pinned(std::move(batch)) : batch;
+  }
+
+  // Pinned staging: page-locked host copies, so the consumer's .to(cuda, non_blocking) can overlap the copy.
+  // Done in the worker, which is where PyTorch's pin-memory thread would otherwise spend the consumer's time.
+  static Example stage_pinned(Example batch) {
+    batch.data = batch.data.pin_memory();
+    batch.target = batch.target.pin_memory();
+    return batch;
   }
 };
 
-// ------------------------------------------------------------------------------------------------- Run
+struct BatchResult {
+  int64_t sequence_number = 0;
+  std::optional<Example> batch;
+  std::exception_ptr error;  // a worker's exception, rethrown by the consumer
+};
 
-// One epoch's work. Guarded by the owning pool's mutex.
-struct Run {
-  std::vector<int64_t> indices;
-  int64_t batch_size = 1;
-  int64_t batches = 0;
-  int64_t window = 1;         // batches claimed ahead of the consumer, at most
-  int64_t next_to_claim = 0;  // the next batch a worker will build
-  int64_t next_to_return = 0;
-  bool cancelled = false;
-  int64_t in_flight = 0;
-  struct Result {
-    std::optional<Example> batch;
-    std::exception_ptr error;
-  };
-  std::map<int64_t, Result> ready;  // the sequencer: finished batches by number
+// What one epoch's tasks share. Outlives the epoch while a task still holds it.
+struct EpochRun {
+  EpochRun(std::vector<int64_t> order, int64_t batch, BatchMaker m, size_t window)
+      : indices(std::move(order)), batch_size(batch), maker(std::move(m)), results(window) {}
 
-  bool claimable() const { return !cancelled && next_to_claim < batches && next_to_claim < next_to_return + window; }
   std::vector<int64_t> batch_indices(int64_t k) const {
     const int64_t begin = k * batch_size;
     const int64_t end = std::min<int64_t>(begin + batch_size, static_cast<int64_t>(indices.size()));
     return std::vector<int64_t>(indices.begin() + begin, indices.begin() + end);
   }
-};
 
-// -------------------------------------------------------------------------------------------- WorkerPool
-
-struct WorkerPool {
-  std::mutex mutex;
-  std::condition_variable work_cv;    // workers wait here for claimable batches
-  std::condition_variable result_cv;  // the consumer waits here for its next batch
-  std::shared_ptr<Run> run;
-  bool shutdown = false;
-  BatchMaker maker;
-  std::vector<std::thread> threads;
-
-  WorkerPool(BatchMaker m, int64_t workers) : maker(std::move(m)) {
-    threads.reserve(static_cast<size_t>(workers));
-    for (int64_t i = 0; i < workers; ++i) threads.emplace_back([this] { work(); });
-  }
-
-  ~WorkerPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      shutdown = true;
-      if (run) run->cancelled = true;
-    }
-    work_cv.notify_all();
-    for (auto& t : threads) t.join();
-  }
-
-  void start(std::shared_ptr<Run> r) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      run = std::move(r);
-    }
-    work_cv.notify_all();
-  }
-
-  void work() {
-    std::unique_lock<std::mutex> lock(mutex);
-    for (;;) {
-      work_cv.wait(lock, [this] { return shutdown || (run && run->claimable()); });
-      if (shutdown) return;
-      std::shared_ptr<Run> r = run;  // keeps the run alive while this worker builds its batch
-      const int64_t k = r->next_to_claim++;
-      ++r->in_flight;
-      const auto indices = r->batch_indices(k);
-      lock.unlock();
-      Run::Result result;
+  // A worker's task for batch k. Never throws: a failure travels to the consumer as an exception_ptr.
+  void build(int64_t k) noexcept {
+    if (!cancelled.load()) {
+      BatchResult r;
+      r.sequence_number = k;
       try {
-        result.batch = maker.make(indices);
+        r.batch = maker.make(batch_indices(k));
       } catch (...) {
-        result.error = std::current_exception();
+        r.error = std::current_exception();
       }
-      lock.lock();
-      --r->in_flight;
-      if (!r->cancelled) r->ready.emplace(k, std::move(result));
-      result_cv.notify_all();
+      // Never blocks: at most `window` results exist, and the queue holds that many; after a cancel the
+      // queue is closed and drops the result.
+      results.push(std::move(r));
     }
+    finished(1);
   }
+
+  void submitted() {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++unfinished;
+  }
+  void finished(int64_t n) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      unfinished -= n;
+    }
+    idle.notify_all();
+  }
+  void wait_idle() {
+    std::unique_lock<std::mutex> lock(mutex);
+    idle.wait(lock, [this] { return unfinished == 0; });
+  }
+
+  const std::vector<int64_t> indices;
+  const int64_t batch_size;
+  const BatchMaker maker;
+  BoundedQueue<BatchResult> results;
+  std::atomic<bool> cancelled{false};
+
+ private:
+  std::mutex mutex;
+  std::condition_variable idle;
+  int64_t unfinished = 0;  // tasks submitted and neither finished nor discarded
 };
 
 }  // namespace detail
@@ -163,64 +158,90 @@ struct WorkerPool {
 // ------------------------------------------------------------------------------------------------- Epoch
 
 struct Epoch::State {
-  std::shared_ptr<detail::WorkerPool> pool;  // null when the consumer thread loads (num_workers == 0)
-  std::shared_ptr<detail::Run> run;
-  detail::BatchMaker maker;
-  std::shared_ptr<std::atomic<bool>> live;
+  std::shared_ptr<detail::EpochRun> run;     // null once the epoch is over
+  std::shared_ptr<detail::WorkerPool> pool;  // null when num_workers == 0: the consumer builds batches itself
+  detail::OrderedSequencer<detail::BatchResult> sequencer;
+  int64_t batches = 0;
+  int64_t window = 1;
+  int64_t submitted = 0;  // batches handed to the pool
+  int64_t returned = 0;   // batches handed to the caller
   bool finished = false;
+  std::shared_ptr<std::atomic<bool>> live;
   EpochStats stats;
   std::optional<Clock::time_point> last_return;
 
   ~State() {
-    if (pool) {
-      {
-        std::unique_lock<std::mutex> lock(pool->mutex);
-        run->cancelled = true;
-        run->ready.clear();
-        // Workers of a persistent pool may still be building one batch of this run; wait for them so the
-        // next epoch starts from a quiet pool.
-        pool->result_cv.wait(lock, [this] { return run->in_flight == 0; });
-        if (pool->run == run) pool->run.reset();
-      }
-      pool->work_cv.notify_all();
-    }
+    stop();
+    // Joins per-epoch workers, and a persistent pool whose Loader is already gone.
+    pool.reset();
     if (live) live->store(false);
+  }
+
+  // Keeps the prefetch window full.
+  void submit_ahead() {
+    while (submitted < batches && submitted < returned + window) {
+      const int64_t k = submitted++;
+      run->submitted();
+      auto task_run = run;
+      if (!pool->submit([task_run, k] { task_run->build(k); })) {
+        run->finished(1);  // the pool is shutting down; nothing will run it
+        throw std::logic_error("feedline::Loader: worker pool shut down during an epoch");
+      }
+    }
+  }
+
+  // Stops outstanding work and waits for the tasks already running, so that no worker touches this epoch
+  // afterwards and a persistent pool starts the next epoch quiet. Idempotent.
+  void stop() noexcept {
+    finished = true;
+    if (!run || !pool) {
+      run.reset();
+      return;
+    }
+    run->cancelled.store(true);
+    run->results.close();
+    run->finished(static_cast<int64_t>(pool->discard_pending()));
+    run->wait_idle();
+    sequencer.clear();
+    run.reset();
   }
 
   std::optional<Example> next() {
     const auto enter = Clock::now();
     if (last_return) stats.step_seconds += seconds_between(*last_return, enter);
-    if (finished || run->next_to_return >= run->batches) {
-      finished = true;
+    last_return.reset();
+    if (finished) return std::nullopt;
+    if (returned >= batches) {
+      stop();
       return std::nullopt;
     }
-    detail::Run::Result result;
+    detail::BatchResult result;
     if (!pool) {
       try {
-        result.batch = maker.make(run->batch_indices(run->next_to_return));
+        result.batch = run->maker.make(run->batch_indices(returned));
       } catch (...) {
         result.error = std::current_exception();
       }
-      ++run->next_to_return;
     } else {
-      std::unique_lock<std::mutex> lock(pool->mutex);
-      pool->result_cv.wait(lock, [this] { return run->ready.count(run->next_to_return) > 0; });
-      auto it = run->ready.find(run->next_to_return);
-      result = std::move(it->second);
-      run->ready.erase(it);
-      ++run->next_to_return;
-      lock.unlock();
-      pool->work_cv.notify_all();  // a slot in the window opened
+      auto r = sequencer.next([this] { return run->results.pop(); });
+      if (!r) {
+        stop();
+        throw std::logic_error("feedline::Loader: result queue closed during an epoch");
+      }
+      result = std::move(*r);
     }
+    ++returned;
+    if (result.error) {
+      stop();  // poisoned: the remaining batches are not wanted
+      stats.wait_seconds += seconds_between(enter, Clock::now());
+      std::rethrow_exception(result.error);
+    }
+    if (pool) submit_ahead();
     const auto leave = Clock::now();
     stats.wait_seconds += seconds_between(enter, leave);
     last_return = leave;
-    if (result.error) {
-      finished = true;
-      std::rethrow_exception(result.error);
-    }
     stats.batches += 1;
-    stats.samples += result.batch->target.size(0);
+    stats.samples += result.batch->data.size(0);
     return std::move(result.batch);
   }
 };
@@ -229,8 +250,12 @@ Epoch::Epoch(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Epoch::~Epoch() = default;
 Epoch::Epoch(Epoch&&) noexcept = default;
 
-std::optional<Example> Epoch::next() { return state_->next(); }
-const EpochStats& Epoch::stats() const { return state_->stats; }
+// A moved-from Epoch is an empty, finished one.
+std::optional<Example> Epoch::next() { return state_ ? state_->next() : std::nullopt; }
+const EpochStats& Epoch::stats() const {
+  static const EpochStats kNone;
+  return state_ ? state_->stats : kNone;
+}
 
 Epoch::Iterator::Iterator(Epoch* epoch, bool end) : epoch_(epoch), done_(end) {
   if (!end) {
@@ -250,12 +275,21 @@ Epoch::Iterator& Epoch::Iterator::operator++() {
 Loader::Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
     : dataset_(std::move(dataset)), options_(options), live_(std::make_shared<std::atomic<bool>>(false)) {
   if (!dataset_) throw InvalidArgument("Loader: no dataset");
-  if (options_.batch_size() < 1) throw InvalidArgument("Loader: batch_size must be at least 1");
-  if (options_.num_workers() < 0) throw InvalidArgument("Loader: num_workers must not be negative");
-  if (options_.prefetch_factor() < 1) throw InvalidArgument("Loader: prefetch_factor must be at least 1");
+  if (options_.batch_size() < 1) {
+    throw InvalidArgument("Loader: batch_size must be at least 1, got " + std::to_string(options_.batch_size()));
+  }
+  if (options_.num_workers() < 0) {
+    throw InvalidArgument("Loader: num_workers must not be negative, got " + std::to_string(options_.num_workers()));
+  }
+  if (options_.prefetch_factor() < 1) {
+    throw InvalidArgument("Loader: prefetch_factor must be at least 1, got " +
+                          std::to_string(options_.prefetch_factor()));
+  }
+  // Decided once: a run-time check, so the same code serves CPU-only and CUDA builds of LibTorch.
   pin_memory_active_ = options_.pin_memory() && torch::cuda::is_available();
 }
 
+// A persistent pool is joined here, unless an Epoch still shares it (then when that Epoch goes).
 Loader::~Loader() = default;
 
 int64_t Loader::batches_per_epoch() const {
@@ -264,29 +298,28 @@ int64_t Loader::batches_per_epoch() const {
 }
 
 std::vector<int64_t> Loader::epoch_indices(int64_t epoch) const {
-  return sample_indices(dataset_->size(), options_.shuffle(), options_.seed(), epoch);
+  return epoch_permutation(dataset_->size(), options_.shuffle(), options_.seed(), epoch);
 }
 
 Epoch Loader::epoch() {
   if (live_->exchange(true)) throw InvalidArgument("Loader: an epoch is still live; finish or destroy it first");
-  auto state = std::make_unique<Epoch::State>();
+  auto state = std::make_unique<Epoch::State>();  // from here on its destructor clears live_
   state->live = live_;
-  auto run = std::make_shared<detail::Run>();
-  run->indices = epoch_indices(next_epoch_++);
-  run->batch_size = options_.batch_size();
-  run->batches = batches_per_epoch();
-  run->window = std::max<int64_t>(1, options_.num_workers() * options_.prefetch_factor());
-  state->run = run;
-  state->maker = detail::BatchMaker{dataset_, options_.batch_fetch() && dataset_->has_batch_fetch(), pin_memory_active_};
-  if (options_.num_workers() > 0) {
-    if (options_.persistent_workers()) {
-      if (!pool_) pool_ = std::make_shared<detail::WorkerPool>(state->maker, options_.num_workers());
-      state->pool = pool_;
-    } else {
-      state->pool = std::make_shared<detail::WorkerPool>(state->maker, options_.num_workers());
-    }
-    state->pool->start(run);
+  state->batches = batches_per_epoch();
+  const int64_t workers = options_.num_workers();
+  state->window = std::max<int64_t>(1, workers * options_.prefetch_factor());
+  const auto window = static_cast<size_t>(state->window);
+  detail::BatchMaker maker{dataset_, options_.batch_fetch() && dataset_->has_batch_fetch(), pin_memory_active_};
+  state->run =
+      std::make_shared<detail::EpochRun>(epoch_indices(next_epoch_++), options_.batch_size(), std::move(maker), window);
+  if (workers == 0) return Epoch(std::move(state));
+  if (options_.persistent_workers()) {
+    if (!pool_) pool_ = std::make_shared<detail::WorkerPool>(workers, window);
+    state->pool = pool_;
+  } else {
+    state->pool = std::make_shared<detail::WorkerPool>(workers, window);  // started now, joined at the end
   }
+  state->submit_ahead();  // prefetch starts with the epoch, as PyTorch's iterator does
   return Epoch(std::move(state));
 }
 
