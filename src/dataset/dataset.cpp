@@ -2,6 +2,8 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "feedline/error.h"
@@ -79,21 +81,32 @@ Example TensorDataset::get(int64_t index) const {
 
 Example TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
   for (const int64_t i : indices) check_index(i, size());
-  // from_blob borrows the caller's vector for the duration of the gather; index_select copies out.
-  const auto idx = torch::from_blob(const_cast<int64_t*>(indices.data()), {static_cast<int64_t>(indices.size())},
-                                    torch::kInt64);
-  return {images_.index_select(0, idx), labels_.index_select(0, idx)};
+  // One gather, as plain row copies: no intra-op threads inside loader workers (N workers each starting
+  // an intra-op team would oversubscribe the cores), and no dependence on ATen's threading settings.
+  const auto n = static_cast<int64_t>(indices.size());
+  auto gather = [&](const torch::Tensor& from) {
+    auto sizes = from.sizes().vec();
+    sizes[0] = n;
+    auto out = torch::empty(sizes, from.options());
+    const size_t row_bytes = static_cast<size_t>(from.numel() / std::max<int64_t>(1, from.size(0))) * from.element_size();
+    const auto* src = static_cast<const char*>(from.data_ptr());
+    auto* dst = static_cast<char*>(out.data_ptr());
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * row_bytes, src + indices[static_cast<size_t>(i)] * row_bytes, row_bytes);
+    return out;
+  };
+  return {gather(images_), gather(labels_)};
 }
 
 namespace {
 
+// Copies rows [begin, end) of one pixel column into its slot of each image (row-major output).
 template <class T>
-void copy_column(const std::vector<T>& values, int64_t pixel, int64_t pixels, uint8_t* out_u8, float* out_f32,
-                 int64_t rows) {
+void copy_column(const std::vector<T>& values, int64_t pixel, int64_t pixels, int64_t begin, int64_t end,
+                 uint8_t* out_u8, float* out_f32) {
   if (out_u8 != nullptr) {
-    for (int64_t r = 0; r < rows; ++r) out_u8[r * pixels + pixel] = static_cast<uint8_t>(values[r]);
+    for (int64_t r = begin; r < end; ++r) out_u8[r * pixels + pixel] = static_cast<uint8_t>(values[r]);
   } else {
-    for (int64_t r = 0; r < rows; ++r) out_f32[r * pixels + pixel] = static_cast<float>(values[r]) / 255.0f;
+    for (int64_t r = begin; r < end; ++r) out_f32[r * pixels + pixel] = static_cast<float>(values[r]) / 255.0f;
   }
 }
 
@@ -107,20 +120,25 @@ ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layo
                              as_uint8 ? torch::kUInt8 : torch::kFloat32);
   uint8_t* out_u8 = as_uint8 ? images.data_ptr<uint8_t>() : nullptr;
   float* out_f32 = as_uint8 ? nullptr : images.data_ptr<float>();
-  // Columns are independent: each fills one pixel position of every image.
-  at::parallel_for(0, pixels, 16, [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) {
-      const Column& col = table.columns[pixel_cols[static_cast<size_t>(p)]];
-      std::visit(
-          [&](const auto& values) {
-            using V = std::decay_t<decltype(values)>;
-            if constexpr (std::is_same_v<V, ByteArrays>) {
-              throw InvalidArgument("column '" + col.schema.name + "' holds byte arrays, not pixel values");
-            } else {
-              copy_column(values, p, pixels, out_u8, out_f32, rows);
-            }
-          },
-          col.values);
+  for (const size_t c : pixel_cols) {
+    if (table.columns[c].schema.type == PhysicalType::kByteArray) {
+      throw InvalidArgument("column '" + table.columns[c].schema.name + "' holds byte arrays, not pixel values");
+    }
+  }
+  // A column-major table becomes row-major images: work in blocks of rows so the block of images being
+  // written stays in cache while every column is visited (a whole column at a time would miss on each write).
+  constexpr int64_t kRowBlock = 64;
+  at::parallel_for(0, (rows + kRowBlock - 1) / kRowBlock, 1, [&](int64_t block_begin, int64_t block_end) {
+    for (int64_t b = block_begin; b < block_end; ++b) {
+      const int64_t begin = b * kRowBlock, end = std::min(rows, begin + kRowBlock);
+      for (int64_t p = 0; p < pixels; ++p) {
+        std::visit(
+            [&](const auto& values) {
+              using V = std::decay_t<decltype(values)>;
+              if constexpr (!std::is_same_v<V, ByteArrays>) copy_column(values, p, pixels, begin, end, out_u8, out_f32);
+            },
+            table.columns[pixel_cols[static_cast<size_t>(p)]].values);
+      }
     }
   });
   const Column& label_col = table.column(layout.label_column);

@@ -1,0 +1,56 @@
+// Times feedline::parquet::read_table on each file: one warm-up read, then --repeat timed reads; prints one
+// CSV line per file (file, threads, rows, columns, median seconds, min seconds). Pair it with
+// bench/duckdb_read.mjs, which times DuckDB on the same files with the same thread count.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "feedline/error.h"
+#include "feedline/parquet.h"
+
+int main(int argc, char** argv) {
+  int threads = 0, repeat = 5;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (a == "--repeat" && i + 1 < argc) {
+      repeat = std::max(1, std::atoi(argv[++i]));
+    } else if (!a.empty() && a[0] != '-') {
+      files.push_back(a);
+    } else {
+      std::fprintf(stderr, "usage: feedline_parquet_read [--threads N] [--repeat N] FILE...\n");
+      return 2;
+    }
+  }
+  if (files.empty()) {
+    std::fprintf(stderr, "usage: feedline_parquet_read [--threads N] [--repeat N] FILE...\n");
+    return 2;
+  }
+  std::printf("file,threads,rows,columns,median_s,min_s\n");
+  try {
+    for (const auto& f : files) {
+      feedline::parquet::ReadOptions options;
+      options.num_threads = threads;
+      const auto warm = feedline::parquet::read_table(f, options);
+      std::vector<double> times;
+      for (int r = 0; r < repeat; ++r) {
+        const auto start = std::chrono::steady_clock::now();
+        const auto table = feedline::parquet::read_table(f, options);
+        times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+      std::sort(times.begin(), times.end());
+      std::printf("%s,%d,%lld,%zu,%.4f,%.4f\n", f.c_str(), threads, static_cast<long long>(warm.num_rows),
+                  warm.columns.size(), times[times.size() / 2], times.front());
+      std::fflush(stdout);
+    }
+  } catch (const feedline::Error& e) {
+    std::fprintf(stderr, "feedline_parquet_read: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

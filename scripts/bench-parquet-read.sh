@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Our Parquet reader against DuckDB on the same files, with the same thread count, in one run.
+# usage: scripts/bench-parquet-read.sh [THREADS] [REPEAT] [FILE...]   (default: every core, 5, data/*/*.parquet)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+threads=${1:-$(nproc)}
+repeat=${2:-5}
+shift $(( $# > 2 ? 2 : $# ))
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then files=(data/*/*.parquet); fi
+bin="${FEEDLINE_BUILD_DIR:-$here/build}/bench/feedline_parquet_read"
+[ -x "$bin" ] || { echo "build first: scripts/build.sh" >&2; exit 1; }
+ours=$("$bin" --threads "$threads" --repeat "$repeat" "${files[@]}")
+duck=$(node bench/duckdb_read.mjs "$threads" "$repeat" "${files[@]}")
+echo "Parquet read to memory, $threads threads, median of $repeat after a warm-up ($(date -u +%F), $(nproc) cores)"
+printf '%-34s %8s %10s %12s %10s\n' file rows "feedline s" "DuckDB s" "DuckDB/ours"
+join -t, <(echo "$ours" | tail -n +2 | cut -d, -f1,3,5 | sort) <(echo "$duck" | tail -n +2 | cut -d, -f1,5 | sort) |
+  awk -F, '{ printf "%-34s %8d %10.3f %12.3f %9.1fx\n", $1, $2, $3, $4, $4 / $3 }'
