@@ -165,6 +165,21 @@ struct Levels {
   const uint8_t* defs = nullptr;
 };
 
+// Definition levels of a chunk: none for a required column, the validity bytes when there are nulls,
+// else all ones.
+Levels make_levels(bool nullable, const uint8_t* valid, int64_t rows) {
+  Levels levels;
+  if (nullable) {
+    if (valid == nullptr) {
+      levels.ones.assign(static_cast<size_t>(rows), 1);
+      levels.defs = levels.ones.data();  // a move of `levels` keeps the vector's buffer, so this stays valid
+    } else {
+      levels.defs = valid;
+    }
+  }
+  return levels;
+}
+
 void append_levels(const uint8_t* defs, int64_t n, std::string* body) {
   const size_t at = body->size();
   body->append(4, '\0');
@@ -193,15 +208,7 @@ EncodedChunk encode_fixed(const Column& col, int64_t r0, int64_t r1, const Write
     values = packed.data();
     n = packed.size();
   }
-  Levels levels;
-  if (nullable) {
-    if (valid == nullptr) {
-      levels.ones.assign(static_cast<size_t>(rows), 1);
-      levels.defs = levels.ones.data();
-    } else {
-      levels.defs = valid;
-    }
-  }
+  const Levels levels = make_levels(nullable, valid, rows);
 
   EncodedChunk chunk;
   fmt::ColumnMetaData& md = chunk.md;
@@ -315,15 +322,7 @@ EncodedChunk encode_byte_arrays(const Column& col, int64_t r0, int64_t r1, const
     }
   }
   const size_t n = present.size();
-  Levels levels;
-  if (nullable) {
-    if (valid == nullptr) {
-      levels.ones.assign(static_cast<size_t>(rows), 1);
-      levels.defs = levels.ones.data();
-    } else {
-      levels.defs = valid;
-    }
-  }
+  const Levels levels = make_levels(nullable, valid, rows);
 
   EncodedChunk chunk;
   fmt::ColumnMetaData& md = chunk.md;
