@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,15 +30,22 @@ class Dataset {
   virtual bool has_batch_fetch() const { return false; }
   // Default: get() each index and stack, as PyTorch's default collate does.
   virtual Example get_batch(const std::vector<int64_t>& indices) const;
+  // A device-resident dataset names its device: the loader then uploads each epoch's order there once and asks
+  // for every batch with gather() on a slice of it, so a batch costs no host work and no transfer.
+  virtual std::optional<torch::Device> resident_device() const { return std::nullopt; }
+  // `indices`: int64 on resident_device(). Only for device-resident datasets; the default throws.
+  virtual Example gather(const torch::Tensor& indices) const;
 };
 
 // Stacks examples into one batch (default collate). Throws InvalidArgument on an empty list.
 Example collate(const std::vector<Example>& examples);
 
-// How an image table is laid out: a label column and 784 pixel columns (`label,pixel1..pixel784`).
+// How an image table is laid out: a label column and either 784 pixel columns (`label,pixel1..pixel784`), or
+// one row-major `image` column of byte strings of 784 bytes each (Parquet FIXED_LEN_BYTE_ARRAY(784)).
 struct ImageTableLayout {
   std::string label_column = "label";
   std::string pixel_prefix = "pixel";
+  std::string image_column = "image";  // used when the table has it
   int64_t channels = 1, height = 28, width = 28;
 };
 
@@ -68,6 +76,24 @@ class TensorDataset : public Dataset {
   Example get_batch(const std::vector<int64_t>& indices) const override;
   const torch::Tensor& images() const { return images_; }
   const torch::Tensor& labels() const { return labels_; }
+
+ private:
+  torch::Tensor images_;
+  torch::Tensor labels_;
+};
+
+// The device-resident dataset: images and labels copied to `device` once (keep images uint8 there to hold 4x
+// less; the training step normalises them). Shuffled and gathered on the device by the consuming thread: the
+// loader runs no workers and pins nothing for it.
+class DeviceDataset : public Dataset {
+ public:
+  DeviceDataset(const torch::Tensor& images, const torch::Tensor& labels, torch::Device device);
+  int64_t size() const override { return labels_.size(0); }
+  Example get(int64_t index) const override;
+  bool has_batch_fetch() const override { return true; }
+  Example get_batch(const std::vector<int64_t>& indices) const override;
+  std::optional<torch::Device> resident_device() const override { return images_.device(); }
+  Example gather(const torch::Tensor& indices) const override;
 
  private:
   torch::Tensor images_;

@@ -41,11 +41,12 @@ struct LoaderOptions {
   FEEDLINE_ARG(int64_t, batch_size) = 1;
   FEEDLINE_ARG(bool, shuffle) = false;
   FEEDLINE_ARG(bool, drop_last) = false;
-  // Worker threads; 0 loads in the calling thread.
+  // Worker threads; 0 loads in the calling thread (always so for a device-resident dataset).
   FEEDLINE_ARG(int64_t, num_workers) = 0;
   // Keep workers alive across epochs; without it they start and stop every epoch, as in PyTorch.
   FEEDLINE_ARG(bool, persistent_workers) = false;
-  // Page-locked host batches when CUDA is available; otherwise a no-op (see Loader::pin_memory_active()).
+  // Page-locked host batches when CUDA is available; otherwise, and for a device-resident dataset, a no-op
+  // (see Loader::pin_memory_active()).
   FEEDLINE_ARG(bool, pin_memory) = false;
   // Batches in flight per worker (the queue bound is num_workers * prefetch_factor).
   FEEDLINE_ARG(int64_t, prefetch_factor) = 2;

@@ -44,6 +44,13 @@ struct TrainCallbacks {
 std::vector<EpochResult> train_model(SimpleCNN& model, Loader& train, Loader& test, const TrainOptions& options,
                                      const TrainCallbacks& callbacks = {});
 
+// The compute floor: the same model and optimizer (Adam, options.lr) trained on synthetic data made once on
+// options.device, cut into batches in order: no dataset, no loader, no host work. `train_samples` and
+// `test_samples` per epoch; accuracies are chance-level by construction.
+std::vector<EpochResult> train_compute_floor(SimpleCNN& model, int64_t train_samples, int64_t test_samples,
+                                             int64_t batch_size, const TrainOptions& options,
+                                             const TrainCallbacks& callbacks = {});
+
 // One evaluation pass in eval mode with no gradients: returns {mean loss, accuracy}.
 std::pair<double, double> evaluate(SimpleCNN& model, Loader& loader, torch::Device device, EpochStats* stats = nullptr);
 

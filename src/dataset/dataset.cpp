@@ -17,6 +17,10 @@ Example Dataset::get_batch(const std::vector<int64_t>& indices) const {
   return collate(examples);
 }
 
+Example Dataset::gather(const torch::Tensor& /*indices*/) const {
+  throw InvalidArgument("gather() needs a device-resident dataset");
+}
+
 Example collate(const std::vector<Example>& examples) {
   if (examples.empty()) throw InvalidArgument("collate: no examples to stack");
   std::vector<torch::Tensor> data, targets;
@@ -97,6 +101,29 @@ Example TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
   return {gather(images_), gather(labels_)};
 }
 
+DeviceDataset::DeviceDataset(const torch::Tensor& images, const torch::Tensor& labels, torch::Device device)
+    : images_(images.contiguous().to(device)), labels_(labels.to(torch::kInt64).contiguous().to(device)) {
+  if (images_.dim() < 1 || labels_.dim() != 1 || images_.size(0) != labels_.size(0)) {
+    throw InvalidArgument("DeviceDataset: images and labels must have the same first dimension");
+  }
+}
+
+Example DeviceDataset::get(int64_t index) const {
+  check_index(index, size());
+  return {images_[index], labels_[index]};
+}
+
+Example DeviceDataset::get_batch(const std::vector<int64_t>& indices) const {
+  for (const int64_t i : indices) check_index(i, size());
+  auto host = torch::from_blob(const_cast<int64_t*>(indices.data()), {static_cast<int64_t>(indices.size())},
+                               torch::kInt64);
+  return gather(host.to(images_.device()));
+}
+
+Example DeviceDataset::gather(const torch::Tensor& indices) const {
+  return {images_.index_select(0, indices), labels_.index_select(0, indices)};
+}
+
 namespace {
 
 // Copies rows [begin, end) of one pixel column into its slot of each image (row-major output).
@@ -110,10 +137,59 @@ void copy_column(const std::vector<T>& values, int64_t pixel, int64_t pixels, in
   }
 }
 
+// The row-major layout: each row's pixels are one byte string, so an image is one copy (or one conversion).
+void decode_row_major(const Column& column, int64_t pixels, uint8_t* out_u8, float* out_f32) {
+  const auto* bytes = std::get_if<ByteArrays>(&column.values);
+  if (bytes == nullptr) throw InvalidArgument("column '" + column.schema.name + "' does not hold byte strings");
+  const int64_t rows = bytes->size();
+  for (int64_t r = 0; r < rows; ++r) {
+    if (bytes->offsets[r + 1] - bytes->offsets[r] != pixels) {
+      throw InvalidArgument("column '" + column.schema.name + "' row " + std::to_string(r) + " holds " +
+                            std::to_string(bytes->offsets[r + 1] - bytes->offsets[r]) + " bytes, expected " +
+                            std::to_string(pixels));
+    }
+  }
+  at::parallel_for(0, rows, 256, [&](int64_t begin, int64_t end) {
+    const auto* src = reinterpret_cast<const uint8_t*>(bytes->bytes.data());
+    if (out_u8 != nullptr) {
+      std::memcpy(out_u8 + begin * pixels, src + bytes->offsets[begin], static_cast<size_t>((end - begin) * pixels));
+      return;
+    }
+    for (int64_t r = begin; r < end; ++r) {
+      const uint8_t* in = src + bytes->offsets[r];
+      float* out = out_f32 + r * pixels;
+      for (int64_t p = 0; p < pixels; ++p) out[p] = static_cast<float>(in[p]) / 255.0f;
+    }
+  });
+}
+
+torch::Tensor decode_labels(const Column& column, int64_t rows) {
+  auto labels = torch::empty({rows}, torch::kInt64);
+  auto* out = labels.data_ptr<int64_t>();
+  for (int64_t r = 0; r < rows; ++r) out[r] = static_cast<int64_t>(column.value_as_double(r));
+  return labels;
+}
+
+const Column* find_column(const Table& table, const std::string& name) {
+  for (const auto& c : table.columns) {
+    if (c.schema.name == name) return &c;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layout, bool as_uint8) {
   const int64_t rows = table.num_rows;
+  const Column* image = layout.image_column.empty() ? nullptr : find_column(table, layout.image_column);
+  if (image != nullptr) {
+    const int64_t pixels = layout.channels * layout.height * layout.width;
+    auto images = torch::empty({rows, layout.channels, layout.height, layout.width},
+                               as_uint8 ? torch::kUInt8 : torch::kFloat32);
+    decode_row_major(*image, pixels, as_uint8 ? images.data_ptr<uint8_t>() : nullptr,
+                     as_uint8 ? nullptr : images.data_ptr<float>());
+    return {images, decode_labels(table.column(layout.label_column), rows)};
+  }
   const auto pixel_cols = pixel_column_indices(table, layout);
   const int64_t pixels = static_cast<int64_t>(pixel_cols.size());
   auto images = torch::empty({rows, layout.channels, layout.height, layout.width},
@@ -141,11 +217,7 @@ ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layo
       }
     }
   });
-  const Column& label_col = table.column(layout.label_column);
-  auto labels = torch::empty({rows}, torch::kInt64);
-  auto* lab = labels.data_ptr<int64_t>();
-  for (int64_t r = 0; r < rows; ++r) lab[r] = static_cast<int64_t>(label_col.value_as_double(r));
-  return {images, labels};
+  return {images, decode_labels(table.column(layout.label_column), rows)};
 }
 
 }  // namespace feedline

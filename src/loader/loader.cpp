@@ -108,13 +108,21 @@ struct EpochRun {
     return std::vector<int64_t>(indices.begin() + begin, indices.begin() + end);
   }
 
+  // Batch k: a slice of the uploaded order for a device-resident dataset, else the maker's work.
+  Example make_batch(int64_t k) const {
+    if (!device_order.defined()) return maker.make(batch_indices(k));
+    const int64_t begin = k * batch_size;
+    const int64_t end = std::min<int64_t>(begin + batch_size, device_order.size(0));
+    return maker.dataset->gather(device_order.slice(0, begin, end));
+  }
+
   // A worker's task for batch k. Never throws: a failure travels to the consumer as an exception_ptr.
   void build(int64_t k) noexcept {
     if (!cancelled.load()) {
       BatchResult r;
       r.sequence_number = k;
       try {
-        r.batch = maker.make(batch_indices(k));
+        r.batch = make_batch(k);
       } catch (...) {
         r.error = std::current_exception();
       }
@@ -142,6 +150,7 @@ struct EpochRun {
   }
 
   const std::vector<int64_t> indices;
+  torch::Tensor device_order;  // the indices on a device-resident dataset's device; undefined otherwise
   const int64_t batch_size;
   const BatchMaker maker;
   BoundedQueue<BatchResult> results;
@@ -218,7 +227,7 @@ struct Epoch::State {
     detail::BatchResult result;
     if (!pool) {
       try {
-        result.batch = run->maker.make(run->batch_indices(returned));
+        result.batch = run->make_batch(returned);
       } catch (...) {
         result.error = std::current_exception();
       }
@@ -286,7 +295,7 @@ Loader::Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
                           std::to_string(options_.prefetch_factor()));
   }
   // Decided once: a run-time check, so the same code serves CPU-only and CUDA builds of LibTorch.
-  pin_memory_active_ = options_.pin_memory() && torch::cuda::is_available();
+  pin_memory_active_ = options_.pin_memory() && !dataset_->resident_device() && torch::cuda::is_available();
 }
 
 // A persistent pool is joined here, unless an Epoch still shares it (then when that Epoch goes).
@@ -306,12 +315,22 @@ Epoch Loader::epoch() {
   auto state = std::make_unique<Epoch::State>();  // from here on its destructor clears live_
   state->live = live_;
   state->batches = batches_per_epoch();
-  const int64_t workers = options_.num_workers();
+  const auto resident = dataset_->resident_device();
+  // A device-resident dataset is gathered where it lives, by the consumer: no workers, nothing to pin.
+  const int64_t workers = resident ? 0 : options_.num_workers();
   state->window = std::max<int64_t>(1, workers * options_.prefetch_factor());
   const auto window = static_cast<size_t>(state->window);
-  detail::BatchMaker maker{dataset_, options_.batch_fetch() && dataset_->has_batch_fetch(), pin_memory_active_};
+  detail::BatchMaker maker{dataset_, options_.batch_fetch() && dataset_->has_batch_fetch(),
+                           pin_memory_active_};
   state->run =
       std::make_shared<detail::EpochRun>(epoch_indices(next_epoch_++), options_.batch_size(), std::move(maker), window);
+  if (resident) {
+    const auto& order = state->run->indices;
+    // One upload per epoch (a copy, so the tensor never aliases the host vector).
+    state->run->device_order =
+        torch::from_blob(const_cast<int64_t*>(order.data()), {static_cast<int64_t>(order.size())}, torch::kInt64)
+            .to(*resident, /*non_blocking=*/false, /*copy=*/true);
+  }
   if (workers == 0) return Epoch(std::move(state));
   if (options_.persistent_workers()) {
     if (!pool_) pool_ = std::make_shared<detail::WorkerPool>(workers, window);

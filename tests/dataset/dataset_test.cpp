@@ -72,6 +72,43 @@ TEST(Dataset, Uint8DecodeKeepsRawValues) {
   EXPECT_EQ(t.labels.scalar_type(), torch::kInt64);
 }
 
+// The same images as one row-major byte-string column per row (the FIXED_LEN_BYTE_ARRAY layout).
+Table row_major_table(int bad_row = -1) {
+  const Table pixels = small_image_table();
+  Table t;
+  t.num_rows = 3;
+  t.columns.push_back(pixels.column("label"));
+  ColumnSchema schema;
+  schema.name = "image";
+  schema.type = PhysicalType::kByteArray;
+  Column image = make_column(schema);
+  auto& bytes = std::get<ByteArrays>(image.values);
+  for (int64_t r = 0; r < 3; ++r) {
+    std::string row;
+    for (int p = 1; p <= 4; ++p) row += static_cast<char>(pixels.column("pixel" + std::to_string(p)).value_as_double(r));
+    if (r == bad_row) row.pop_back();
+    bytes.push_back(row);
+  }
+  t.columns.push_back(image);
+  return t;
+}
+
+TEST(Dataset, RowMajorImageColumnDecodesLikePixelColumns) {
+  const ImageTensors want = decode_image_table(small_image_table(), small_layout());
+  const ImageTensors got = decode_image_table(row_major_table(), small_layout());
+  EXPECT_TRUE(torch::equal(got.images, want.images));
+  EXPECT_TRUE(torch::equal(got.labels, want.labels));
+  const ImageTensors raw = decode_image_table(row_major_table(), small_layout(), /*as_uint8=*/true);
+  EXPECT_EQ(raw.images.scalar_type(), torch::kUInt8);
+  EXPECT_EQ(raw.images[2][0][1][1].item<int>(), 11 * 23);
+  try {
+    decode_image_table(row_major_table(1), small_layout());
+    FAIL() << "a short image row was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("'image' row 1 holds 3 bytes, expected 4"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Dataset, RejectsBadIndicesAndLayouts) {
   const Table table = small_image_table();
   RowDataset rows(std::make_shared<const Table>(table), small_layout());

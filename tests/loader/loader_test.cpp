@@ -544,3 +544,48 @@ TEST(Loader, StatsSplitWaitingFromStepping) {
 
 }  // namespace
 }  // namespace feedline
+
+namespace feedline {
+namespace {
+
+// A device-resident dataset (on the CPU here) is gathered by the consumer from the uploaded order: the same
+// batches as the host tensor dataset for the same seed, whatever num_workers says, and nothing is pinned.
+TEST(DeviceResident, SameBatchesAsTheHostDatasetAndNoWorkers) {
+  const int64_t n = 103;
+  auto images = torch::arange(n * 4, torch::kInt64).view({n, 1, 2, 2}).to(torch::kUInt8);
+  auto labels = torch::arange(n, torch::kInt64).remainder(10);
+  auto host = std::make_shared<TensorDataset>(images, labels);
+  auto resident = std::make_shared<DeviceDataset>(images, labels, torch::kCPU);
+  ASSERT_TRUE(resident->resident_device().has_value());
+  EXPECT_FALSE(host->resident_device().has_value());
+  for (const int64_t workers : {0, 3}) {
+    const auto options = LoaderOptions(16).shuffle(true).seed(9).num_workers(workers).pin_memory(true);
+    Loader a(host, options), b(resident, options);
+    EXPECT_FALSE(b.pin_memory_active());
+    for (int e = 0; e < 2; ++e) {
+      auto ea = a.epoch();
+      auto eb = b.epoch();
+      int64_t batches = 0;
+      while (true) {
+        auto x = ea.next();
+        auto y = eb.next();
+        ASSERT_EQ(x.has_value(), y.has_value());
+        if (!x) break;
+        ++batches;
+        EXPECT_TRUE(torch::equal(x->data, y->data)) << "epoch " << e << " batch " << batches;
+        EXPECT_TRUE(torch::equal(x->target, y->target));
+        EXPECT_FALSE(y->data.is_pinned());
+      }
+      EXPECT_EQ(batches, 7);
+    }
+  }
+  // The vector path and single gets agree with the gather.
+  const auto batch = resident->get_batch({5, 0, 102});
+  EXPECT_TRUE(torch::equal(batch.data[2], images[102]));
+  EXPECT_EQ(resident->get(7).target.item<int64_t>(), 7);
+  EXPECT_THROW(resident->get_batch({103}), InvalidArgument);
+  EXPECT_THROW(host->gather(torch::zeros({1}, torch::kInt64)), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace feedline

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <memory>
 
 #include "feedline/error.h"
@@ -85,6 +86,34 @@ TEST(Train, Uint8BatchesAreNormalisedOnTheDevice) {
   const auto rb = evaluate(model, b, torch::kCPU);
   EXPECT_NEAR(ra.first, rb.first, 1e-5);
   EXPECT_EQ(ra.second, rb.second);
+}
+
+TEST(Train, ComputeFloorTrainsOnSyntheticBatchesWithoutALoader) {
+  torch::manual_seed(1);
+  SimpleCNN model;
+  TrainOptions options;
+  options.epochs = 2;
+  int64_t steps_seen = 0;
+  TrainCallbacks callbacks;
+  callbacks.on_train_step = [&](int64_t, int64_t, int64_t steps, double loss) {
+    ++steps_seen;
+    EXPECT_EQ(steps, 3);
+    EXPECT_TRUE(std::isfinite(loss));
+  };
+  const auto before = model->parameters()[0].clone();
+  const auto results = train_compute_floor(model, 70, 20, 32, options, callbacks);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(steps_seen, 6);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.train_stats.samples, 70);
+    EXPECT_EQ(r.train_stats.wait_seconds, 0.0);
+    EXPECT_GT(r.train_seconds, 0.0);
+    EXPECT_TRUE(std::isfinite(r.train_loss) && std::isfinite(r.test_loss));
+    EXPECT_GE(r.test_accuracy, 0.0);
+    EXPECT_LE(r.test_accuracy, 1.0);
+  }
+  EXPECT_FALSE(torch::equal(before, model->parameters()[0])) << "the optimizer never stepped";
+  EXPECT_THROW(train_compute_floor(model, 0, 10, 32, options), InvalidArgument);
 }
 
 TEST(Train, RejectsBadDevicesAndOptions) {
