@@ -12,7 +12,8 @@
 namespace feedline {
 
 // Parquet's physical types that feedline handles for flat tables.
-enum class PhysicalType { kBoolean, kInt32, kInt64, kFloat, kDouble, kByteArray };
+// kFixedLenByteArray holds its values in ByteArrays too, each exactly ColumnSchema::type_length bytes.
+enum class PhysicalType { kBoolean, kInt32, kInt64, kFloat, kDouble, kByteArray, kFixedLenByteArray };
 
 const char* to_string(PhysicalType type);
 
@@ -29,6 +30,7 @@ struct ColumnSchema {
   bool nullable = false;
   std::optional<IntAnnotation> int_annotation;  // only for kInt32 / kInt64
   bool is_string = false;                        // kByteArray with a STRING (UTF8) annotation
+  int32_t type_length = 0;                       // kFixedLenByteArray: bytes per value (positive)
 };
 
 // Variable-length values: value i is bytes[offsets[i], offsets[i+1]).
@@ -45,7 +47,8 @@ struct ByteArrays {
   }
 };
 
-// The variant's alternative follows PhysicalType: bool is stored as one uint8_t (0 or 1) per row.
+// The variant's alternative follows PhysicalType (see value_index): bool is stored as one uint8_t (0 or 1) per
+// row, BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY both as ByteArrays.
 using ColumnValues = std::variant<std::vector<uint8_t>, std::vector<int32_t>, std::vector<int64_t>,
                                   std::vector<float>, std::vector<double>, ByteArrays>;
 
@@ -66,6 +69,11 @@ struct Column {
   // The value at `row` converted to double (0 for null, NaN never produced by conversion). Not for byte arrays.
   double value_as_double(int64_t row) const;
 };
+
+// The ColumnValues alternative that holds values of `type`.
+constexpr size_t value_index(PhysicalType type) {
+  return type == PhysicalType::kFixedLenByteArray ? 5 : static_cast<size_t>(type);
+}
 
 // Builds an empty column whose value vector matches the schema's physical type.
 Column make_column(ColumnSchema schema);

@@ -15,6 +15,7 @@ const char* to_string(PhysicalType type) {
     case PhysicalType::kFloat: return "FLOAT";
     case PhysicalType::kDouble: return "DOUBLE";
     case PhysicalType::kByteArray: return "BYTE_ARRAY";
+    case PhysicalType::kFixedLenByteArray: return "FIXED_LEN_BYTE_ARRAY";
   }
   return "?";
 }
@@ -30,7 +31,8 @@ double Column::value_as_double(int64_t row) const {
     case PhysicalType::kInt64: return static_cast<double>(std::get<2>(values)[row]);
     case PhysicalType::kFloat: return std::get<3>(values)[row];
     case PhysicalType::kDouble: return std::get<4>(values)[row];
-    case PhysicalType::kByteArray: break;
+    case PhysicalType::kByteArray:
+    case PhysicalType::kFixedLenByteArray: break;
   }
   throw InvalidArgument("column '" + schema.name + "' holds byte arrays, not numbers");
 }
@@ -43,7 +45,8 @@ Column make_column(ColumnSchema schema) {
     case PhysicalType::kInt64: c.values.emplace<2>(); break;
     case PhysicalType::kFloat: c.values.emplace<3>(); break;
     case PhysicalType::kDouble: c.values.emplace<4>(); break;
-    case PhysicalType::kByteArray: c.values.emplace<5>(); break;
+    case PhysicalType::kByteArray:
+    case PhysicalType::kFixedLenByteArray: c.values.emplace<5>(); break;
   }
   c.schema = std::move(schema);
   return c;

@@ -112,10 +112,10 @@ TEST(ParquetCorpus, ExpectedOutcomes) {
       {"overflow_i16_page_cnt.parquet", Outcome::kRead},
       {"sort_columns.parquet", Outcome::kRead},
       {"nan_in_stats.parquet", Outcome::kRead},
-      // Out of scope: INT96, FIXED_LEN_BYTE_ARRAY, DECIMAL, LZ4, data page v2, nested, unknown logical type.
+      {"fixed_length_byte_array.parquet", Outcome::kRead},  // FIXED_LEN_BYTE_ARRAY(4), nullable
+      // Out of scope: INT96, DECIMAL, LZ4, data page v2, nested, unknown logical type.
       {"alltypes_plain.parquet", Outcome::kUnsupported},
       {"int96_from_spark.parquet", Outcome::kUnsupported},
-      {"fixed_length_byte_array.parquet", Outcome::kUnsupported},
       {"int32_decimal.parquet", Outcome::kUnsupported},
       {"hadoop_lz4_compressed.parquet", Outcome::kUnsupported},
       {"lz4_raw_compressed.parquet", Outcome::kUnsupported},

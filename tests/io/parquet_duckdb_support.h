@@ -127,7 +127,8 @@ inline std::string cell(const Column& c, int64_t row) {
       std::snprintf(buf, sizeof buf, "d:%016" PRIx64, bits);
       return buf;
     }
-    case PhysicalType::kByteArray: {
+    case PhysicalType::kByteArray:
+    case PhysicalType::kFixedLenByteArray: {
       const std::string_view v = c.byte_arrays().at(row);
       return (c.schema.is_string ? "s:" : "b:") + hex(v.data(), v.size());
     }
@@ -141,6 +142,7 @@ inline std::string duckdb_type_for(const ColumnSchema& s) {
     case PhysicalType::kFloat: return "FLOAT";
     case PhysicalType::kDouble: return "DOUBLE";
     case PhysicalType::kByteArray: return s.is_string ? "VARCHAR" : "BLOB";
+    case PhysicalType::kFixedLenByteArray: return "BLOB";
     case PhysicalType::kInt32:
     case PhysicalType::kInt64: {
       const IntAnnotation a = s.int_annotation.value_or(IntAnnotation{s.type == PhysicalType::kInt32 ? 32 : 64, true});

@@ -238,6 +238,27 @@ TEST(ParquetHostile, HandMadeMetadata) {
   md = one_column_metadata(3);
   md.schema[1].converted_type = fmt::converted::kDecimal;
   expect_throw_with<Unsupported>(path, make_file(md), "DECIMAL");
+  for (const auto& [length, message] : std::vector<std::pair<std::optional<int32_t>, std::string>>{
+           {std::nullopt, "type_length missing"}, {0, "type_length 0"}, {-4, "type_length -4"},
+           {1 << 30, "type_length 1073741824"}}) {
+    md = one_column_metadata(3);
+    md.schema[1].type = fmt::type::kFixedLenByteArray;
+    md.schema[1].type_length = length;
+    expect_throw_with<InvalidFile>(path, make_file(md), message);
+  }
+  {
+    // FIXED_LEN_BYTE_ARRAY(5): a 12-byte page cannot hold the 3 values it declares.
+    std::string body = page(data_page_header(3, 12), std::string(12, 'x'));
+    md = one_column_metadata(3);
+    md.schema[1].type = fmt::type::kFixedLenByteArray;
+    md.schema[1].type_length = 5;
+    md.row_groups[0].columns[0].meta_data->type = fmt::type::kFixedLenByteArray;
+    md.row_groups[0].columns[0].meta_data->total_compressed_size = static_cast<int64_t>(body.size());
+    expect_throw_with<InvalidFile>(path, make_file(md, body), "page declares 3");
+    md.schema[1].type_length = 4;  // and with the right length it reads
+    write_bytes(path, make_file(md, body));
+    EXPECT_EQ(read_table(path).columns.at(0).byte_arrays().at(2), "xxxx");
+  }
   md = one_column_metadata(3);
   md.row_groups[0].columns.clear();
   expect_throw_with<InvalidFile>(path, make_file(md), "column chunks");

@@ -216,6 +216,21 @@ TEST(ParquetRoundTrip, WriterRejectsWhatItCannotRepresent) {
   Table short_col = one({"x", PhysicalType::kInt64, false, std::nullopt, false});
   short_col.num_rows = 3;
   EXPECT_THROW(write_table(path, short_col), InvalidArgument);
+  ColumnSchema fixed{"x", PhysicalType::kFixedLenByteArray, false, std::nullopt, false, 3};
+  Table flba = one(fixed);
+  std::get<ByteArrays>(flba.columns[0].values).push_back("abc");
+  std::get<ByteArrays>(flba.columns[0].values).push_back("de");  // one byte short
+  try {
+    write_table(path, flba);
+    ADD_FAILURE() << "a short FIXED_LEN_BYTE_ARRAY value was written";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("row 1 holds 2 bytes, its FIXED_LEN_BYTE_ARRAY type_length is 3"),
+              std::string::npos)
+        << e.what();
+  }
+  fixed.type_length = 0;
+  Table no_length = one(fixed);
+  EXPECT_THROW(write_table(path, no_length), InvalidArgument);
   Table dup = one({"x", PhysicalType::kInt64, false, std::nullopt, false});
   dup.columns.push_back(dup.columns[0]);
   EXPECT_THROW(write_table(path, dup), InvalidArgument);

@@ -23,7 +23,7 @@ struct RandomTableSpec {
 };
 
 // A table with every type: required and optional of BOOLEAN, INT32 (plain and INT(8/16/32, +-)), INT64
-// (plain, INT(64, unsigned)), FLOAT, DOUBLE, BYTE_ARRAY (raw and STRING).
+// (plain, INT(64, unsigned)), FLOAT, DOUBLE, BYTE_ARRAY (raw and STRING), FIXED_LEN_BYTE_ARRAY(5).
 inline Table random_table(uint64_t seed, const RandomTableSpec& spec) {
   std::mt19937_64 rng(seed);
   Table t;
@@ -53,6 +53,7 @@ inline Table random_table(uint64_t seed, const RandomTableSpec& spec) {
       {"f64", PhysicalType::kDouble, std::nullopt, false},
       {"bin", PhysicalType::kByteArray, std::nullopt, false},
       {"str", PhysicalType::kByteArray, std::nullopt, true},
+      {"flba", PhysicalType::kFixedLenByteArray, std::nullopt, false},
   };
   std::uniform_real_distribution<double> unit(0, 1);
   for (bool nullable : {false, true}) {
@@ -63,6 +64,7 @@ inline Table random_table(uint64_t seed, const RandomTableSpec& spec) {
       s.nullable = nullable;
       s.int_annotation = k.ann;
       s.is_string = k.is_string;
+      if (k.type == PhysicalType::kFixedLenByteArray) s.type_length = 5;
       Column* c = add(s);
       if (nullable) c->validity.resize(static_cast<size_t>(spec.rows));
       for (int64_t i = 0; i < spec.rows; ++i) {
@@ -98,10 +100,11 @@ inline Table random_table(uint64_t seed, const RandomTableSpec& spec) {
             c->as<double>().push_back(present ? d : 0.0);
             break;
           }
-          case PhysicalType::kByteArray: {
+          case PhysicalType::kByteArray:
+          case PhysicalType::kFixedLenByteArray: {
             std::string v;
             if (present) {
-              const size_t len = r % 23;
+              const size_t len = k.type == PhysicalType::kFixedLenByteArray ? 5 : r % 23;
               for (size_t j = 0; j < len; ++j) {
                 const char ch = k.is_string ? static_cast<char>('a' + (r >> (j % 50)) % 26)
                                             : static_cast<char>((r >> ((j * 7) % 56)) & 0xff);
@@ -134,9 +137,10 @@ inline void expect_tables_equal(const Table& expected, const Table& actual) {
     EXPECT_EQ(e.schema.int_annotation.has_value(), a.schema.int_annotation.has_value());
     if (e.schema.int_annotation && a.schema.int_annotation) EXPECT_EQ(*e.schema.int_annotation, *a.schema.int_annotation);
     EXPECT_EQ(e.schema.is_string, a.schema.is_string);
+    EXPECT_EQ(e.schema.type_length, a.schema.type_length);
     ASSERT_EQ(e.validity, a.validity);
     ASSERT_EQ(e.values.index(), a.values.index());
-    if (e.schema.type == PhysicalType::kByteArray) {
+    if (e.values.index() == value_index(PhysicalType::kByteArray)) {
       const ByteArrays& eb = e.byte_arrays();
       const ByteArrays& ab = a.byte_arrays();
       ASSERT_EQ(eb.size(), ab.size());

@@ -17,7 +17,21 @@ size_t decode_plain_bool(const uint8_t* data, size_t size, int64_t n, uint8_t* o
 }
 
 size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, ByteArrays* out,
-                                size_t max_total_bytes) {
+                                size_t max_total_bytes, int32_t fixed_length) {
+  if (fixed_length > 0) {
+    const auto len = static_cast<uint64_t>(fixed_length);
+    if (n < 0 || static_cast<uint64_t>(n) > size / len) {
+      throw InvalidFile("PLAIN data holds " + std::to_string(size / len) + " values of " + std::to_string(len) +
+                        " bytes, page declares " + std::to_string(n));
+    }
+    const size_t bytes = static_cast<size_t>(n) * len;
+    if (out->bytes.size() + bytes > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
+    out->bytes.append(reinterpret_cast<const char*>(data), bytes);
+    out->offsets.reserve(out->offsets.size() + static_cast<size_t>(n));
+    int64_t end = out->offsets.back();
+    for (int64_t i = 0; i < n; ++i) out->offsets.push_back(end += fixed_length);
+    return bytes;
+  }
   size_t pos = 0;
   out->offsets.reserve(out->offsets.size() + static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
@@ -48,9 +62,14 @@ void encode_plain_bool(const uint8_t* values, size_t n, std::string* out) {
   }
 }
 
-void encode_plain_byte_arrays(const ByteArrays& values, const int64_t* rows, size_t n, std::string* out) {
+void encode_plain_byte_arrays(const ByteArrays& values, const int64_t* rows, size_t n, std::string* out,
+                              bool fixed) {
   for (size_t k = 0; k < n; ++k) {
     const std::string_view v = values.at(rows[k]);
+    if (fixed) {
+      out->append(v.data(), v.size());
+      continue;
+    }
     const uint32_t len = static_cast<uint32_t>(v.size());
     out->append(reinterpret_cast<const char*>(&len), 4);
     out->append(v.data(), v.size());

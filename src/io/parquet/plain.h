@@ -32,8 +32,9 @@ size_t decode_plain(const uint8_t* data, size_t size, int64_t n, T* out) {
 size_t decode_plain_bool(const uint8_t* data, size_t size, int64_t n, uint8_t* out);
 
 // Appends n values to `out`; `max_total_bytes` caps out->bytes (a hostile file cannot make it grow unbounded).
+// fixed_length > 0: FIXED_LEN_BYTE_ARRAY values of that many bytes each, with no length prefixes.
 size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, ByteArrays* out,
-                                size_t max_total_bytes);
+                                size_t max_total_bytes, int32_t fixed_length = 0);
 
 template <class T>
 void encode_plain(const T* values, size_t n, std::string* out) {
@@ -41,6 +42,8 @@ void encode_plain(const T* values, size_t n, std::string* out) {
 }
 void encode_plain_bool(const uint8_t* values, size_t n, std::string* out);
 // The values at rows[0..n) of `values`.
-void encode_plain_byte_arrays(const ByteArrays& values, const int64_t* rows, size_t n, std::string* out);
+// fixed: FIXED_LEN_BYTE_ARRAY, the bytes without length prefixes.
+void encode_plain_byte_arrays(const ByteArrays& values, const int64_t* rows, size_t n, std::string* out,
+                              bool fixed = false);
 
 }  // namespace feedline::parquet

@@ -316,7 +316,7 @@ void ChunkReader::read_dictionary_page(const fmt::PageHeader& h, const uint8_t* 
   auto& dict = dictionary<T>();
   if constexpr (std::is_same_v<T, ByteArrays>) {
     dict = ByteArrays();
-    decode_plain_byte_arrays(body, size, d.num_values, &dict, size);
+    decode_plain_byte_arrays(body, size, d.num_values, &dict, size, leaf_.schema.type_length);
   } else {
     // Each value takes at least sizeof(T) bytes (a bit for booleans), so the page bounds the count.
     const uint64_t max_values = std::is_same_v<T, uint8_t> ? uint64_t{size} * 8 : size / sizeof(T);
@@ -412,7 +412,7 @@ int64_t ChunkReader::read_data_page(const fmt::DataPageHeader& h, const uint8_t*
   switch (h.encoding) {
     case fmt::encoding::kPlain:
       if constexpr (std::is_same_v<T, ByteArrays>) {
-        decode_plain_byte_arrays(p, remaining, present, out, static_cast<size_t>(budget_));
+        decode_plain_byte_arrays(p, remaining, present, out, static_cast<size_t>(budget_), leaf_.schema.type_length);
       } else if constexpr (std::is_same_v<T, uint8_t>) {
         decode_plain_bool(p, remaining, present, dst);
       } else {
@@ -475,7 +475,8 @@ int64_t value_width(PhysicalType t) {
     case PhysicalType::kFloat: return 4;
     case PhysicalType::kInt64:
     case PhysicalType::kDouble: return 8;
-    case PhysicalType::kByteArray: return 8;  // the offset
+    case PhysicalType::kByteArray:
+    case PhysicalType::kFixedLenByteArray: return 8;  // the offset
   }
   return 8;
 }
@@ -554,7 +555,9 @@ Table read_table(const std::string& path, const ReadOptions& options) {
   if (num_groups > 1) {
     size_t parts = 0;
     for (size_t c = 0; c < selected.size(); ++c) {
-      if (f.leaves[selected[c]].schema.type == PhysicalType::kByteArray) byte_part_of[c] = parts++;
+      if (value_index(f.leaves[selected[c]].schema.type) == value_index(PhysicalType::kByteArray)) {
+        byte_part_of[c] = parts++;
+      }
     }
     byte_parts.resize(parts * num_groups);
   }
@@ -577,7 +580,8 @@ Table read_table(const std::string& path, const ReadOptions& options) {
         case PhysicalType::kInt64: n = reader.read<int64_t>(FixedOut<int64_t>{col.as<int64_t>().data() + first}, validity); break;
         case PhysicalType::kFloat: n = reader.read<float>(FixedOut<float>{col.as<float>().data() + first}, validity); break;
         case PhysicalType::kDouble: n = reader.read<double>(FixedOut<double>{col.as<double>().data() + first}, validity); break;
-        case PhysicalType::kByteArray: {
+        case PhysicalType::kByteArray:
+        case PhysicalType::kFixedLenByteArray: {
           ByteArrays* out = num_groups > 1 ? &byte_parts[byte_part_of[c] * num_groups + g]
                                            : &std::get<ByteArrays>(col.values);
           n = reader.read<ByteArrays>(out, validity);

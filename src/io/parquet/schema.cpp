@@ -103,8 +103,16 @@ std::vector<Leaf> flat_leaves(const fmt::FileMetaData& md) {
       case fmt::type::kFloat: leaf.schema.type = PhysicalType::kFloat; break;
       case fmt::type::kDouble: leaf.schema.type = PhysicalType::kDouble; break;
       case fmt::type::kByteArray: leaf.schema.type = PhysicalType::kByteArray; break;
-      case fmt::type::kInt96:
       case fmt::type::kFixedLenByteArray:
+        // Bounded so that one value can never be an allocation of unbounded size.
+        if (!e.type_length || *e.type_length < 1 || *e.type_length > kMaxTypeLength) {
+          throw InvalidFile("column '" + e.name + "': FIXED_LEN_BYTE_ARRAY with type_length " +
+                            (e.type_length ? std::to_string(*e.type_length) : std::string("missing")));
+        }
+        leaf.schema.type = PhysicalType::kFixedLenByteArray;
+        leaf.schema.type_length = *e.type_length;
+        break;
+      case fmt::type::kInt96:
         leaf.unsupported = std::string("physical type ") + fmt::type_name(*e.type) + " is not supported";
         break;
       default:
@@ -127,7 +135,7 @@ std::vector<Leaf> flat_leaves(const fmt::FileMetaData& md) {
 }
 
 bool legacy_statistics_usable(const Leaf& leaf) {
-  if (leaf.schema.type == PhysicalType::kByteArray) return false;
+  if (leaf.schema.type == PhysicalType::kByteArray || leaf.schema.type == PhysicalType::kFixedLenByteArray) return false;
   if (leaf.schema.int_annotation && !leaf.schema.int_annotation->is_signed) return false;
   return true;
 }
@@ -143,6 +151,10 @@ fmt::SchemaElement to_schema_element(const ColumnSchema& c) {
     case PhysicalType::kFloat: e.type = fmt::type::kFloat; break;
     case PhysicalType::kDouble: e.type = fmt::type::kDouble; break;
     case PhysicalType::kByteArray: e.type = fmt::type::kByteArray; break;
+    case PhysicalType::kFixedLenByteArray:
+      e.type = fmt::type::kFixedLenByteArray;
+      e.type_length = c.type_length;
+      break;
   }
   if (c.int_annotation) {
     const IntAnnotation& a = *c.int_annotation;

@@ -10,6 +10,9 @@
 
 namespace feedline::parquet {
 
+// The largest FIXED_LEN_BYTE_ARRAY value we accept (16 MiB): a bound against hostile type lengths.
+constexpr int32_t kMaxTypeLength = 1 << 24;
+
 // One leaf column of a flat schema.
 struct Leaf {
   std::string name;

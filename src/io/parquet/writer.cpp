@@ -308,6 +308,8 @@ EncodedChunk encode_fixed(const Column& col, int64_t r0, int64_t r1, const Write
 
 EncodedChunk encode_byte_arrays(const Column& col, int64_t r0, int64_t r1, const WriteOptions& options) {
   const ByteArrays& all = col.byte_arrays();
+  const bool fixed = col.schema.type == PhysicalType::kFixedLenByteArray;  // no length prefixes
+  const size_t prefix = fixed ? 0 : 4;
   const int64_t rows = r1 - r0;
   const uint8_t* valid = col.validity.empty() ? nullptr : col.validity.data() + r0;
   const bool nullable = col.schema.nullable;
@@ -354,8 +356,8 @@ EncodedChunk encode_byte_arrays(const Column& col, int64_t r0, int64_t r1, const
       build_dictionary(all, present.data(), n, kMaxDictionaryEntries, kMaxDictionaryBytes, &dict, &indices)) {
     bit_width = bit_width_for(static_cast<uint64_t>(dict.size() - 1));
     size_t plain = 0;
-    for (int64_t r : present) plain += 4 + all.at(r).size();
-    const double dict_bytes = static_cast<double>(dict.bytes.size() + 4 * dict.size()) +
+    for (int64_t r : present) plain += prefix + all.at(r).size();
+    const double dict_bytes = static_cast<double>(dict.bytes.size() + prefix * dict.size()) +
                               static_cast<double>(n) * bit_width / 8.0;
     use_dict = dict_bytes < static_cast<double>(plain);
   }
@@ -365,7 +367,7 @@ EncodedChunk encode_byte_arrays(const Column& col, int64_t r0, int64_t r1, const
   if (use_dict) {
     std::vector<int64_t> all_rows(static_cast<size_t>(dict.size()));
     for (size_t i = 0; i < all_rows.size(); ++i) all_rows[i] = static_cast<int64_t>(i);
-    encode_plain_byte_arrays(dict, all_rows.data(), all_rows.size(), &body);
+    encode_plain_byte_arrays(dict, all_rows.data(), all_rows.size(), &body, fixed);
     pages.dictionary_page(body, dict.size());
   }
   size_t v0 = 0;
@@ -378,7 +380,7 @@ EncodedChunk encode_byte_arrays(const Column& col, int64_t r0, int64_t r1, const
     const double index_bytes = std::max(bit_width, 1) / 8.0;
     while (p1 < rows && p1 - p0 < kMaxRowsPerPage && bytes < static_cast<size_t>(options.page_bytes)) {
       if (valid == nullptr || valid[p1]) {
-        bytes += use_dict ? static_cast<size_t>(index_bytes + 1) : 4 + all.at(present[v1]).size();
+        bytes += use_dict ? static_cast<size_t>(index_bytes + 1) : prefix + all.at(present[v1]).size();
         ++v1;
       }
       ++p1;
@@ -392,7 +394,7 @@ EncodedChunk encode_byte_arrays(const Column& col, int64_t r0, int64_t r1, const
       }
       pages.data_page(body, p1 - p0, fmt::encoding::kRleDictionary);
     } else {
-      encode_plain_byte_arrays(all, present.data() + v0, v1 - v0, &body);
+      encode_plain_byte_arrays(all, present.data() + v0, v1 - v0, &body, fixed);
       pages.data_page(body, p1 - p0, fmt::encoding::kPlain);
     }
     v0 = v1;
@@ -414,7 +416,8 @@ EncodedChunk encode_chunk(const Column& col, int64_t r0, int64_t r1, const Write
     case PhysicalType::kInt64: chunk = encode_fixed<int64_t>(col, r0, r1, options); break;
     case PhysicalType::kFloat: chunk = encode_fixed<float>(col, r0, r1, options); break;
     case PhysicalType::kDouble: chunk = encode_fixed<double>(col, r0, r1, options); break;
-    case PhysicalType::kByteArray: chunk = encode_byte_arrays(col, r0, r1, options); break;
+    case PhysicalType::kByteArray:
+    case PhysicalType::kFixedLenByteArray: chunk = encode_byte_arrays(col, r0, r1, options); break;
   }
   fmt::ColumnMetaData& md = chunk.md;
   md.type = *to_schema_element(col.schema).type;
@@ -431,18 +434,33 @@ void validate(const Table& table, const WriteOptions& options) {
     const ColumnSchema& s = col.schema;
     const std::string where = column_where(col);
     if (!names.insert(s.name).second) throw InvalidArgument(where + " appears twice");
-    if (col.values.index() != static_cast<size_t>(s.type)) {
+    if (col.values.index() != value_index(s.type)) {
       throw InvalidArgument(where + ": values do not match its type " + to_string(s.type));
     }
     if (col.size() != table.num_rows) {
       throw InvalidArgument(where + " holds " + std::to_string(col.size()) + " values for " +
                             std::to_string(table.num_rows) + " rows");
     }
-    if (s.type == PhysicalType::kByteArray) {
+    if (value_index(s.type) == value_index(PhysicalType::kByteArray)) {
       const ByteArrays& b = col.byte_arrays();
       if (b.offsets.empty() || b.offsets.front() != 0 || b.offsets.back() != static_cast<int64_t>(b.bytes.size()) ||
           !std::is_sorted(b.offsets.begin(), b.offsets.end())) {
         throw InvalidArgument(where + ": byte array offsets are inconsistent");
+      }
+    }
+    if (s.type == PhysicalType::kFixedLenByteArray) {
+      if (s.type_length < 1 || s.type_length > kMaxTypeLength) {
+        throw InvalidArgument(where + ": FIXED_LEN_BYTE_ARRAY needs a type_length from 1 to " +
+                              std::to_string(kMaxTypeLength) + ", got " + std::to_string(s.type_length));
+      }
+      const ByteArrays& b = col.byte_arrays();
+      for (int64_t r = 0; r < b.size(); ++r) {
+        const auto len = static_cast<int64_t>(b.at(r).size());
+        const bool null = static_cast<int64_t>(col.validity.size()) == table.num_rows && col.validity[r] == 0;
+        if (len != s.type_length && !null) {
+          throw InvalidArgument(where + " row " + std::to_string(r) + " holds " + std::to_string(len) +
+                                " bytes, its FIXED_LEN_BYTE_ARRAY type_length is " + std::to_string(s.type_length));
+        }
       }
     }
     if (!col.validity.empty()) {
