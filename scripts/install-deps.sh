@@ -13,6 +13,7 @@ debian_packages=(
   libsnappy-dev libzstd-dev zlib1g-dev liblz4-dev libbrotli-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
+  gnuplot-nox
   nodejs npm
 )
 

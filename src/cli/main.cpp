@@ -13,6 +13,7 @@
 
 #include "cli/bench.h"
 #include "cli/datasets.h"
+#include "cli/lab.h"
 #include "cli/progress.h"
 #include "feedline/csv.h"
 #include "feedline/dataset.h"
@@ -259,9 +260,58 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   train->add_option("--threads", tr.threads, "Threads (default: every core)")->check(CLI::PositiveNumber)->capture_default_str();
 
+  LabArgs lab;
+  lab.threads = default_threads();
+  for (int i = 0; i < argc; ++i) lab.command += (i ? " " : "") + std::string(argv[i]);
+  auto* bench = app.add_subcommand(
+      "bench", "The benchmark lab: storage table, loader ladder, training ladder and sweeps, side by side in one run; "
+               "writes results.json, results.md and plots");
+  bench->require_subcommand(0, 1);
+  bench->add_option("--data-dir", lab.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
+  bench->add_option("--out", lab.out_dir, "Results folder (results.json, results.md, plots/)")->capture_default_str();
+  bench->add_option("--datasets", lab.datasets, "Datasets for the storage table and the loader ladder")
+      ->check(CLI::IsMember({"mnist", "fashion-mnist"}))
+      ->capture_default_str();
+  bench->add_option("--train-datasets", lab.train_datasets, "Datasets for the training ladder and the sweeps")
+      ->check(CLI::IsMember({"mnist", "fashion-mnist"}))
+      ->capture_default_str();
+  bench->add_flag("--full", lab.full, "The experiment's protocol: 5 epochs on all the data (long on a CPU)");
+  auto* epochs_opt = bench->add_option("--epochs", lab.epochs, "Epochs per training run")
+                         ->check(CLI::PositiveNumber)
+                         ->capture_default_str();
+  auto* train_limit_opt = bench->add_option("--train-limit", lab.train_limit, "Training ladder: first N train samples (0: all)")
+                              ->check(CLI::NonNegativeNumber)
+                              ->capture_default_str();
+  auto* test_limit_opt = bench->add_option("--test-limit", lab.test_limit, "Training ladder: first N test samples (0: all)")
+                             ->check(CLI::NonNegativeNumber)
+                             ->capture_default_str();
+  auto* sweep_train_opt = bench->add_option("--sweep-train-limit", lab.sweep_train_limit, "Sweeps: first N train samples (0: all)")
+                              ->check(CLI::NonNegativeNumber)
+                              ->capture_default_str();
+  auto* sweep_test_opt = bench->add_option("--sweep-test-limit", lab.sweep_test_limit, "Sweeps: first N test samples (0: all)")
+                             ->check(CLI::NonNegativeNumber)
+                             ->capture_default_str();
+  bench->add_option("--loader-epochs", lab.loader_epochs, "Loader ladder: epochs per rung")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  bench->add_option("--floor-repeats", lab.floor_repeats,
+                    "Alternating runs of the best pipeline and the compute floor, compared by medians")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  bench->add_option("--device", lab.device, "auto, cpu or cuda")->capture_default_str();
+  bench->add_option("--seed", lab.seed, "Seed for the models and the shuffles")->capture_default_str();
+  bench->add_option("--threads", lab.threads, "Intra-op threads (default: every core)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  bench->add_flag("--skip-storage", lab.skip_storage, "Leave out the storage table");
+  bench->add_flag("--skip-loader", lab.skip_loader, "Leave out the loader ladder");
+  bench->add_flag("--skip-training", lab.skip_training, "Leave out the training ladder");
+  bench->add_flag("--skip-sweeps", lab.skip_sweeps, "Leave out the sweeps");
+  bench->add_flag("--skip-plots", lab.skip_plots, "Write no plots (no gnuplot needed)");
+  bench->add_option("--mnist-idx", lab.mnist_idx, "Folder with MNIST's IDX files, for the storage table");
+  bench->add_option("--fashion-mnist-idx", lab.fashion_idx, "Folder with FashionMNIST's IDX files, for the storage table");
+
   LoaderBenchArgs lb;
-  auto* bench = app.add_subcommand("bench", "Measure the pipeline");
-  bench->require_subcommand(1);
   auto* bench_loader = bench->add_subcommand("loader", "Loader-only throughput (no model) for each dataset mode and worker count");
   bench_loader->add_option("--data-dir", lb.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
   bench_loader->add_option("--dataset", lb.dataset, "mnist or fashion-mnist")
@@ -281,6 +331,11 @@ int run(int argc, char** argv) {
   }
   if (*prepare) return run_prepare(prep);
   if (*bench_loader) return run_loader_bench(lb);
+  if (*bench) {
+    apply_full_protocol(lab, epochs_opt->count() > 0, train_limit_opt->count() + test_limit_opt->count() > 0,
+                        sweep_train_opt->count() + sweep_test_opt->count() > 0);
+    return run_lab(lab);
+  }
   return run_train(tr);
 }
 

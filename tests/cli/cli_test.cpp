@@ -1,13 +1,19 @@
 // End-to-end tests of the `feedline` executable on small data the tests make themselves.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "test_paths.h"
 
@@ -125,6 +131,107 @@ TEST(Cli, PrepareThenTrainPrintsTheExperimentsLines) {
     ASSERT_NE(at, std::string::npos);
     EXPECT_GE(std::stod(r.output.substr(at + 15)), 80.0) << r.output;
   }
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+size_t count_of(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
+bool gnuplot_installed() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
+
+TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
+  const std::string idx = make_idx_dir("cli_bench_idx", 400, 100);
+  const std::string data = testing::scratch_dir("cli_bench_data");
+  ASSERT_EQ(run_cli("prepare --dataset mnist --mnist-idx " + idx + " --data-dir " + data).status, 0);
+  const std::string out = testing::scratch_dir("cli_bench_out");
+  const CliRun r = run_cli("bench --datasets mnist --train-datasets mnist --mnist-idx " + idx + " --data-dir " + data +
+                           " --out " + out +
+                           " --epochs 1 --train-limit 300 --test-limit 100 --sweep-train-limit 100 --sweep-test-limit 50"
+                           " --loader-epochs 1 --floor-repeats 2 --device cpu" +
+                           (gnuplot_installed() ? "" : " --skip-plots"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Every training run prints the experiment's lines: 10 ladder rows that run (the CUDA graph one is skipped
+  // without CUDA) and 22 sweep points.
+  EXPECT_EQ(count_of(r.output, "Average Train Time per Epoch: "), 32u) << r.output;
+  EXPECT_TRUE(contains(r.output, "vs the compute floor")) << r.output;
+
+  const auto j = nlohmann::json::parse(slurp(out + "/results.json"));
+  EXPECT_EQ(j["machine"]["cores"].get<int>(), static_cast<int>(std::thread::hardware_concurrency()));
+  EXPECT_FALSE(j["libtorch_version"].get<std::string>().empty());
+
+  ASSERT_EQ(j["storage"].size(), 8u);  // 2 splits x (CSV + 3 Parquet layouts)
+  std::map<std::string, double> csv_bytes;
+  for (const auto& s : j["storage"]) {
+    EXPECT_GT(s["bytes"].get<int64_t>(), 0);
+    EXPECT_GT(s["read_to_tensor_seconds"].get<double>(), 0.0);
+    const std::string split = s["split"].get<std::string>();
+    if (s["format"] == "csv") csv_bytes[split] = s["bytes"].get<double>();
+    // Noise images this small may come out larger than CSV: check the ratio is what the sizes say.
+    EXPECT_NEAR(s["ratio_to_csv"].get<double>() * s["bytes"].get<double>(), csv_bytes[split], 1e-6) << s.dump();
+  }
+  EXPECT_EQ(j["storage"][3]["format"], "parquet-row-major");
+  ASSERT_EQ(j["idx_zstd3"].size(), 2u);
+  EXPECT_EQ(j["idx_zstd3"][0]["raw_bytes"].get<int64_t>(), 16 + 400 * 784);
+
+  ASSERT_EQ(j["loader_ladder"].size(), 9u);
+  EXPECT_DOUBLE_EQ(j["loader_ladder"][0]["speedup"].get<double>(), 1.0);
+  for (const auto& l : j["loader_ladder"]) {
+    EXPECT_EQ(l["samples_per_epoch"].get<int64_t>(), 400) << l.dump();
+    EXPECT_GT(l["samples_per_second"].get<double>(), 0.0);
+    EXPECT_EQ(l["epoch_seconds"].size(), 1u);
+  }
+
+  ASSERT_EQ(j["training_ladder"].size(), 11u);
+  int skipped = 0;
+  for (const auto& t : j["training_ladder"]) {
+    if (t["skipped"].get<bool>()) {
+      ++skipped;
+      EXPECT_TRUE(t["config"]["cuda_graph"].get<bool>()) << t.dump();
+      continue;
+    }
+    ASSERT_EQ(t["epochs"].size(), 1u) << t.dump();
+    EXPECT_EQ(t["epochs"][0]["train_samples"].get<int64_t>(), 300) << t.dump();
+    EXPECT_GT(t["avg_train_seconds"].get<double>(), 0.0);
+    EXPECT_GE(t["test_accuracy"].get<double>(), 0.0);
+    EXPECT_LE(t["test_accuracy"].get<double>(), 1.0);
+  }
+  EXPECT_EQ(skipped, 1);
+  EXPECT_EQ(j["training_ladder"].back()["config"]["dataset_mode"], "synthetic");
+  ASSERT_EQ(j["floor_check"].size(), 1u);
+  EXPECT_EQ(j["floor_check"][0]["best_train_seconds"].size(), 2u);
+  EXPECT_EQ(j["floor_check"][0]["floor_train_seconds"].size(), 2u);
+  EXPECT_GT(j["floor_check"][0]["floor_median"].get<double>(), 0.0);
+  EXPECT_EQ(j["sweeps"].size(), 22u);
+
+  const std::string md = slurp(out + "/results.md");
+  for (const char* heading : {"## Storage", "## Loader ladder", "## Training ladder: MNIST", "## Sweep of batch size: MNIST",
+                              "## Sweep of workers: MNIST"}) {
+    EXPECT_TRUE(contains(md, heading)) << heading;
+  }
+  if (gnuplot_installed()) {
+    for (const char* plot : {"loader_ladder", "training_ladder_MNIST", "sweep_batch_MNIST", "sweep_workers_MNIST"}) {
+      EXPECT_TRUE(contains(slurp(out + "/plots/" + plot + ".svg"), "<svg")) << plot;
+      EXPECT_EQ(slurp(out + "/plots/" + plot + ".png").substr(1, 3), "PNG") << plot;
+    }
+  }
+}
+
+TEST(Cli, BenchRejectsBadFlagsAndMissingData) {
+  CliRun r = run_cli("bench --epochs 0");
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(contains(r.output, "epochs")) << r.output;
+  const std::string dir = testing::scratch_dir("cli_bench_missing");
+  r = run_cli("bench --data-dir " + dir + " --out " + dir + "/results --device cpu --skip-storage");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, dir + "/FashionMNIST/train.parquet: not found")) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/results/results.json"));
 }
 
 }  // namespace

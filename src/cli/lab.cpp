@@ -1,0 +1,669 @@
+#include "cli/lab.h"
+
+#include <fmt/core.h>
+#include <torch/torch.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "cli/datasets.h"
+#include "cli/progress.h"
+#include "cli/report.h"
+#include "feedline/csv.h"
+#include "feedline/dataset.h"
+#include "feedline/error.h"
+#include "feedline/file.h"
+#include "feedline/idx.h"
+#include "feedline/loader.h"
+#include "feedline/parquet.h"
+#include "feedline/train.h"
+
+namespace feedline::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Pages for the row-major layout: one image column compresses like the raw file only when zstd sees long runs
+// of neighbouring images, so its pages are larger than the writer's 1 MiB default.
+constexpr int64_t kRowMajorPageBytes = 8 << 20;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void flush() { std::fflush(stdout); }
+
+// ------------------------------------------------------------------------------------------- the pipelines
+
+PipelineConfig rung(std::string name, std::string mode, int64_t batch, int64_t workers, bool persistent, bool pin,
+                    bool batch_fetch) {
+  PipelineConfig c;
+  c.name = std::move(name);
+  c.dataset_mode = std::move(mode);
+  c.batch_size = batch;
+  c.num_workers = workers;
+  c.persistent_workers = persistent;
+  c.pin_memory = pin;
+  c.batch_fetch = batch_fetch;
+  return c;
+}
+
+// The experiment's ladder, in its order, then ours. Every rung keeps what the ones above it added.
+std::vector<PipelineConfig> loader_rungs() {
+  return {
+      rung("naive row dataset, batch 16", "row", 16, 0, false, false, false),
+      rung("batch 512", "row", 512, 0, false, false, false),
+      rung("+ 4 workers", "row", 512, 4, false, false, false),
+      rung("+ persistent workers", "row", 512, 4, true, false, false),
+      rung("+ pinned memory", "row", 512, 4, true, true, false),
+      rung("+ pre-decoded tensor dataset", "tensor", 512, 4, true, true, false),
+      rung("+ batch fetch", "tensor", 512, 4, true, true, true),
+      rung("+ uint8 storage, normalised on device", "tensor-uint8", 512, 4, true, true, true),
+      rung("+ device-resident dataset", "device", 512, 0, false, false, true),
+  };
+}
+
+std::vector<PipelineConfig> training_rungs() {
+  auto rungs = loader_rungs();
+  auto graph = rung("+ CUDA graph step", "device", 512, 0, false, false, true);
+  graph.cuda_graph = true;
+  rungs.push_back(graph);
+  rungs.push_back(rung("compute floor (synthetic, no loader)", "synthetic", 512, 0, false, false, false));
+  return rungs;
+}
+
+// One dataset's tables and the datasets made from them, each decoded once and shared by every run.
+class DatasetCache {
+ public:
+  DatasetCache(std::shared_ptr<const Table> table, torch::Device device) : table_(std::move(table)), device_(device) {}
+
+  int64_t size() const { return table_->num_rows; }
+
+  std::shared_ptr<const Dataset> get(const std::string& mode) {
+    auto& slot = made_[mode];
+    if (slot) return slot;
+    if (mode == "row") {
+      slot = std::make_shared<RowDataset>(table_);
+    } else if (mode == "tensor") {
+      const ImageTensors t = decode_image_table(*table_);
+      slot = std::make_shared<TensorDataset>(t.images, t.labels);
+    } else if (mode == "tensor-uint8") {
+      const ImageTensors t = decode_image_table(*table_, {}, /*as_uint8=*/true);
+      slot = std::make_shared<TensorDataset>(t.images, t.labels);
+    } else if (mode == "device") {
+      const ImageTensors t = decode_image_table(*table_, {}, /*as_uint8=*/true);
+      slot = std::make_shared<DeviceDataset>(t.images, t.labels, device_);
+    } else {
+      throw InvalidArgument("unknown dataset mode '" + mode + "'");
+    }
+    return slot;
+  }
+
+ private:
+  std::shared_ptr<const Table> table_;
+  torch::Device device_;
+  std::map<std::string, std::shared_ptr<const Dataset>> made_;
+};
+
+LoaderOptions loader_options(const PipelineConfig& c, bool shuffle, uint64_t seed) {
+  return LoaderOptions(c.batch_size)
+      .shuffle(shuffle)
+      .num_workers(c.num_workers)
+      .persistent_workers(c.persistent_workers)
+      .pin_memory(c.pin_memory)
+      .batch_fetch(c.batch_fetch)
+      .seed(seed);
+}
+
+// ------------------------------------------------------------------------------------------- context
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown CPU";
+}
+
+double memory_gib() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  if (f >> key >> kib && key == "MemTotal:") return kib / (1024.0 * 1024.0);
+  return 0;
+}
+
+// ------------------------------------------------------------------------------------------- the lab
+
+class Lab {
+ public:
+  explicit Lab(const LabArgs& args) : args_(args), device_(resolve_device(args.device)) {}
+
+  int run();
+
+ private:
+  void check_inputs() const;
+  void storage();
+  void loader_ladder();
+  void training_ladder(const std::string& flag);
+  void sweeps(const std::string& flag);
+  TrainResult train_run(const std::string& dataset, const std::string& group, const std::string& pipeline,
+                        const PipelineConfig& config, DatasetCache& train, DatasetCache& test, int64_t index,
+                        int64_t count);
+  void warm_up(DatasetCache& train);
+  void floor_check(const std::string& dataset, DatasetCache& train, DatasetCache& test);
+  void write_outputs();
+
+  std::shared_ptr<const Table> load(const DatasetSpec& spec, const std::string& split, int64_t limit) const {
+    Table t = load_split(args_.data_dir, spec, split, "parquet", args_.threads);
+    if (limit > 0 && limit < t.num_rows) t = head(t, limit);
+    return std::make_shared<const Table>(std::move(t));
+  }
+
+  const LabArgs& args_;
+  torch::Device device_;
+  LabResults results_;
+  ProgressBar bar_;
+};
+
+void Lab::check_inputs() const {
+  // Fail before minutes of work, not after.
+  if (!args_.skip_loader || !args_.skip_training || !args_.skip_sweeps) {
+    std::vector<std::string> flags = args_.skip_loader ? std::vector<std::string>{} : args_.datasets;
+    if (!args_.skip_training || !args_.skip_sweeps) {
+      flags.insert(flags.end(), args_.train_datasets.begin(), args_.train_datasets.end());
+    }
+    for (const auto& flag : flags) {
+      const DatasetSpec spec = dataset_spec(flag);
+      for (const std::string split : {"train", "test"}) {
+        const std::string path = args_.data_dir + "/" + spec.folder + "/" + split + ".parquet";
+        if (!std::filesystem::exists(path)) {
+          throw IoError(path + ": not found; run `feedline prepare` first (or pass --data-dir)");
+        }
+      }
+    }
+  }
+  if (!args_.skip_storage) {
+    for (const auto& flag : args_.datasets) {
+      const DatasetSpec spec = dataset_spec(flag);
+      const std::string dir = idx_dir(spec, spec.flag == "mnist" ? args_.mnist_idx : args_.fashion_idx);
+      idx_file(dir, "train-images-idx3-ubyte", install_hint(spec));
+    }
+  }
+}
+
+enum class ImageLayout { kPixelColumnsUInt8, kPixelColumnsInt64, kRowMajor };
+
+// The storage table's layouts of one split: the experiment's columns as INT(8,unsigned) (our default), as
+// plain INT64 (what pandas writes), or row-major: `label` and one byte string of 784 pixels per image.
+Table layout_table(const ImageSplit& split, ImageLayout layout) {
+  Table t = image_split_to_table(split);
+  if (layout == ImageLayout::kPixelColumnsUInt8) return t;
+  if (layout == ImageLayout::kPixelColumnsInt64) {
+    for (auto& c : t.columns) {
+      const auto& v = c.as<int32_t>();
+      std::vector<int64_t> wide(v.begin(), v.end());
+      c.schema.type = PhysicalType::kInt64;
+      c.schema.int_annotation.reset();
+      c.values = std::move(wide);
+    }
+    return t;
+  }
+  Table rows;
+  rows.num_rows = t.num_rows;
+  rows.columns.push_back(std::move(t.columns[t.column_index("label")]));
+  ColumnSchema schema;
+  schema.name = "image";
+  schema.type = PhysicalType::kFixedLenByteArray;
+  schema.type_length = static_cast<int32_t>(split.rows * split.cols);
+  Column image = make_column(schema);
+  auto& bytes = std::get<ByteArrays>(image.values);
+  const auto pixels = static_cast<size_t>(split.rows * split.cols);
+  bytes.bytes.assign(reinterpret_cast<const char*>(split.images.data()), split.images.size());
+  bytes.offsets.resize(static_cast<size_t>(split.count) + 1);
+  for (size_t i = 0; i < bytes.offsets.size(); ++i) bytes.offsets[i] = static_cast<int64_t>(i * pixels);
+  rows.columns.push_back(std::move(image));
+  return rows;
+}
+
+// Storage: each split of each dataset as CSV and as each Parquet layout, written and read back to tensors.
+void Lab::storage() {
+  fmt::print("\n== Storage: CSV and three Parquet layouts, written and read back into image tensors ==\n");
+  flush();
+  const std::string tmp = args_.out_dir + "/.storage-tmp";
+  std::filesystem::create_directories(tmp);
+  struct Format {
+    std::string name, layout, extension;
+    ImageLayout kind;
+    parquet::WriteOptions options;
+  };
+  parquet::WriteOptions pandas_like;
+  pandas_like.codec = parquet::Codec::kSnappy;
+  pandas_like.num_threads = args_.threads;
+  parquet::WriteOptions uint8_zstd;
+  uint8_zstd.num_threads = args_.threads;
+  parquet::WriteOptions row_major = uint8_zstd;
+  row_major.page_bytes = kRowMajorPageBytes;
+  const std::vector<Format> formats{
+      {"csv", "label,pixel1..pixel784 as text", ".csv", ImageLayout::kPixelColumnsUInt8, {}},
+      {"parquet-pandas", "785 INT64 columns, SNAPPY, dictionary (pandas-like)", ".parquet",
+       ImageLayout::kPixelColumnsInt64, pandas_like},
+      {"parquet-uint8", "785 INT(8,unsigned) columns, ZSTD 3, dictionary (our default)", ".parquet",
+       ImageLayout::kPixelColumnsUInt8, uint8_zstd},
+      {"parquet-row-major", "label + FIXED_LEN_BYTE_ARRAY(784) image, ZSTD 3", ".parquet",
+       ImageLayout::kRowMajor, row_major},
+  };
+  for (const auto& flag : args_.datasets) {
+    const DatasetSpec spec = dataset_spec(flag);
+    const std::string src = idx_dir(spec, spec.flag == "mnist" ? args_.mnist_idx : args_.fashion_idx);
+    for (const std::string split : {"train", "test"}) {
+      const std::string prefix = split == "train" ? "train" : "t10k";
+      const ImageSplit images = read_idx_split(idx_file(src, prefix + "-images-idx3-ubyte", install_hint(spec)),
+                                               idx_file(src, prefix + "-labels-idx1-ubyte", install_hint(spec)));
+      // The raw IDX image file is a 16-byte header and the pixels; compress it as `zstd -3` would.
+      std::string raw(16, '\0');
+      raw.append(reinterpret_cast<const char*>(images.images.data()), images.images.size());
+      std::string packed(ZSTD_compressBound(raw.size()), '\0');
+      const size_t z = ZSTD_compress(packed.data(), packed.size(), raw.data(), raw.size(), 3);
+      if (ZSTD_isError(z)) throw IoError(std::string("zstd: ") + ZSTD_getErrorName(z));
+      results_.idx_zstd.push_back({spec.folder, split, static_cast<int64_t>(raw.size()), static_cast<int64_t>(z)});
+
+      int64_t csv_bytes = 0;
+      for (const auto& f : formats) {
+        bar_.update(fmt::format("{} {} {}", spec.folder, split, f.name), 0, 1);
+        const Table table = layout_table(images, f.kind);
+        const std::string path = tmp + "/" + spec.folder + "-" + split + "-" + f.name + f.extension;
+        StorageResult r{spec.folder, split, f.name, f.layout};
+        auto t = Clock::now();
+        if (f.name == "csv") {
+          write_csv(path, table);
+        } else {
+          parquet::write_table(path, table, f.options);
+        }
+        r.write_seconds = seconds_since(t);
+        r.bytes = file_size(path);
+        if (f.name == "csv") csv_bytes = r.bytes;
+        r.ratio_to_csv = static_cast<double>(csv_bytes) / static_cast<double>(r.bytes);
+        t = Clock::now();
+        parquet::ReadOptions ropts;
+        ropts.num_threads = args_.threads;
+        const Table back = f.name == "csv" ? read_csv(path, CsvReadOptions{args_.threads}) : parquet::read_table(path, ropts);
+        const ImageTensors tensors = decode_image_table(back);
+        r.read_seconds = seconds_since(t);
+        if (tensors.images.size(0) != images.count) {
+          throw InvalidFile(path + ": read back " + std::to_string(tensors.images.size(0)) + " images, wrote " +
+                            std::to_string(images.count));
+        }
+        std::filesystem::remove(path);
+        results_.storage.push_back(r);
+      }
+    }
+  }
+  std::filesystem::remove_all(tmp);
+  bar_.clear();
+  fmt::print("{}", storage_table(results_));
+  flush();
+}
+
+// The loader ladder: the pipeline alone, batches delivered to the device, no model.
+void Lab::loader_ladder() {
+  fmt::print("\n== Loader ladder: the pipeline alone (no model), {} shuffled epoch(s) of each train split ==\n",
+             args_.loader_epochs);
+  fmt::print("Batches are delivered to {}; uint8 rungs leave normalisation to the training step, on the device.\n",
+             device_.str());
+  flush();
+  const auto rungs = loader_rungs();
+  for (const auto& flag : args_.datasets) {
+    const DatasetSpec spec = dataset_spec(flag);
+    DatasetCache cache(load(spec, "train", 0), device_);
+    double first = 0;
+    for (size_t i = 0; i < rungs.size(); ++i) {
+      const auto& c = rungs[i];
+      Loader loader(cache.get(c.dataset_mode), loader_options(c, true, args_.seed));
+      LoaderResult r;
+      r.dataset = spec.folder;
+      r.config = c;
+      int64_t samples = 0;
+      double seconds = 0;
+      const int64_t batches = loader.batches_per_epoch();
+      for (int64_t e = 0; e < args_.loader_epochs; ++e) {
+        const auto start = Clock::now();
+        auto epoch = loader.epoch();
+        int64_t n = 0, k = 0;
+        for (auto& batch : epoch) {
+          auto x = batch.data.to(device_, batch.data.is_pinned());
+          auto y = batch.target.to(device_, batch.target.is_pinned());
+          n += y.size(0);
+          bar_.update(fmt::format("{} [{}/{}] {}", spec.folder, i + 1, rungs.size(), c.name), ++k, batches,
+                      fmt::format("epoch {}/{}", e + 1, args_.loader_epochs));
+        }
+        if (device_.is_cuda()) torch::cuda::synchronize();
+        const double s = seconds_since(start);
+        r.epoch_seconds.push_back(s);
+        r.epoch_wait_seconds.push_back(epoch.stats().wait_seconds);
+        r.samples_per_epoch = n;
+        samples += n;
+        seconds += s;
+      }
+      r.samples_per_second = static_cast<double>(samples) / seconds;
+      if (i == 0) first = r.samples_per_second;
+      r.speedup = r.samples_per_second / first;
+      bar_.clear();
+      fmt::print("{} [{}/{}] {:<40} {:>12.0f} samples/s {:>8.1f}x\n", spec.folder, i + 1, rungs.size(), c.name,
+                 r.samples_per_second, r.speedup);
+      flush();
+      results_.loader.push_back(r);
+    }
+  }
+  fmt::print("\n{}", loader_table(results_));
+  flush();
+}
+
+// A few untimed steps, so the first timed run does not pay for first-touch allocations and library start-up.
+void Lab::warm_up(DatasetCache& train) {
+  torch::manual_seed(args_.seed);
+  SimpleCNN model;
+  model->to(device_);
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-3));
+  Loader loader(train.get("tensor"), LoaderOptions(512).shuffle(true).seed(args_.seed));
+  auto epoch = loader.epoch();
+  for (int i = 0; i < 3; ++i) {
+    auto batch = epoch.next();
+    if (!batch) break;
+    optimizer.zero_grad();
+    auto loss = torch::nn::functional::cross_entropy(model->forward(batch->data.to(device_)), batch->target.to(device_));
+    loss.backward();
+    optimizer.step();
+  }
+  if (device_.is_cuda()) torch::cuda::synchronize();
+}
+
+TrainResult Lab::train_run(const std::string& dataset, const std::string& group, const std::string& pipeline,
+                           const PipelineConfig& c, DatasetCache& train, DatasetCache& test, int64_t index,
+                           int64_t count) {
+  TrainResult r;
+  r.dataset = dataset;
+  r.group = group;
+  r.pipeline = pipeline;
+  r.config = c;
+  const std::string label = pipeline.empty() ? c.name : pipeline + ": " + c.name;
+  fmt::print("\n[{}/{}] {} {}: {}\n", index, count, dataset, label, c.describe());
+  flush();
+  if (c.cuda_graph) {
+    r.skipped = true;
+    r.note = device_.is_cuda() ? "CUDA graph capture is not implemented yet" : "needs a CUDA device";
+    fmt::print("skipped: {}\n", r.note);
+    return r;
+  }
+  TrainOptions topts;
+  topts.epochs = args_.epochs;
+  topts.device = device_;
+  TrainCallbacks callbacks;
+  callbacks.on_train_step = [&](int64_t epoch, int64_t step, int64_t steps, double) {
+    bar_.update(fmt::format("[{}/{}] epoch {}/{}", index, count, epoch, args_.epochs), step, steps);
+  };
+  callbacks.on_epoch_end = [&](const EpochResult& e) {
+    bar_.clear();
+    fmt::print("Epoch {}/{}: train {:.2f}s (data wait {:.1f}%), test {:.2f}s, test accuracy {:.2f}%\n", e.epoch,
+               args_.epochs, e.train_seconds, 100.0 * e.data_wait_share(), e.test_seconds, 100.0 * e.test_accuracy);
+    flush();
+  };
+  if (!bar_.enabled()) callbacks.on_train_step = nullptr;  // reading the loss per step would sync the device
+
+  torch::manual_seed(args_.seed);
+  SimpleCNN model;
+  std::vector<EpochResult> epochs;
+  if (c.dataset_mode == "synthetic") {
+    epochs = train_compute_floor(model, train.size(), test.size(), c.batch_size, topts, callbacks);
+  } else {
+    Loader train_loader(train.get(c.dataset_mode), loader_options(c, true, args_.seed));
+    Loader test_loader(test.get(c.dataset_mode), loader_options(c, false, args_.seed));
+    epochs = train_model(model, train_loader, test_loader, topts, callbacks);
+  }
+  for (const auto& e : epochs) {
+    EpochFigures f;
+    f.train_seconds = e.train_seconds;
+    f.test_seconds = e.test_seconds;
+    f.train_loss = e.train_loss;
+    f.test_loss = e.test_loss;
+    f.test_accuracy = e.test_accuracy;
+    f.train_wait_seconds = e.train_stats.wait_seconds;
+    f.test_wait_seconds = e.test_stats.wait_seconds;
+    f.train_samples = e.train_stats.samples;
+    r.epochs.push_back(f);
+  }
+  r.summarise();
+  // The experiment's own log lines, for every run.
+  fmt::print("Average Train Time per Epoch: {:.2f}s\n", r.avg_train_seconds);
+  fmt::print("Average Test Time per Epoch: {:.2f}s\n", r.avg_test_seconds);
+  fmt::print("Total Train Time: {:.2f}s\n", r.avg_train_seconds * static_cast<double>(r.epochs.size()));
+  fmt::print("Total Test Time: {:.2f}s\n", r.avg_test_seconds * static_cast<double>(r.epochs.size()));
+  flush();
+  return r;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The best pipeline (the ladder's last rung that runs here) against the compute floor, alternating
+// floor-best, best-floor, ... so that a machine that speeds up or slows down weighs on both alike.
+void Lab::floor_check(const std::string& dataset, DatasetCache& train, DatasetCache& test) {
+  const PipelineConfig best = loader_rungs().back();
+  const PipelineConfig floor = training_rungs().back();
+  FloorCheck check;
+  check.dataset = dataset;
+  check.best_rung = best.name;
+  TrainOptions topts;
+  topts.epochs = 1;
+  topts.device = device_;
+  fmt::print("\nCompute-floor check: {} and the floor, {} alternating runs each of one epoch\n", best.name,
+             args_.floor_repeats);
+  flush();
+  for (int64_t i = 0; i < 2 * args_.floor_repeats; ++i) {
+    const bool run_best = (i % 4 == 1 || i % 4 == 2);  // floor, best, best, floor, floor, best, ...
+    bar_.update("compute-floor check", i, 2 * args_.floor_repeats);
+    torch::manual_seed(args_.seed);
+    SimpleCNN model;
+    std::vector<EpochResult> e;
+    if (run_best) {
+      Loader train_loader(train.get(best.dataset_mode), loader_options(best, true, args_.seed));
+      Loader test_loader(test.get(best.dataset_mode), loader_options(best, false, args_.seed));
+      e = train_model(model, train_loader, test_loader, topts);
+      check.best_train_seconds.push_back(e.front().train_seconds);
+    } else {
+      e = train_compute_floor(model, train.size(), test.size(), floor.batch_size, topts);
+      check.floor_train_seconds.push_back(e.front().train_seconds);
+    }
+  }
+  bar_.clear();
+  check.best_median = median(check.best_train_seconds);
+  check.floor_median = median(check.floor_train_seconds);
+  results_.floor_checks.push_back(check);
+}
+
+// Speed-up of every run of (dataset, group, pipeline) against the first one run.
+void set_speedups(std::vector<TrainResult>& runs, size_t from) {
+  std::map<std::string, double> first;
+  for (size_t i = from; i < runs.size(); ++i) {
+    auto& t = runs[i];
+    if (t.skipped) continue;
+    const std::string key = t.dataset + "/" + t.group;
+    if (!first.count(key)) first[key] = t.total_seconds;
+    t.speedup = t.total_seconds > 0 ? first[key] / t.total_seconds : 0;
+  }
+}
+
+void Lab::training_ladder(const std::string& flag) {
+  const DatasetSpec spec = dataset_spec(flag);
+  fmt::print("\n== Training ladder: {}, SimpleCNN, Adam lr 1e-3, seed {}, {} ==\n", spec.folder, args_.seed,
+             results_.context.protocol);
+  flush();
+  DatasetCache train(load(spec, "train", args_.train_limit), device_);
+  DatasetCache test(load(spec, "test", args_.test_limit), device_);
+  warm_up(train);
+  const auto rungs = training_rungs();
+  const size_t from = results_.training.size();
+  for (size_t i = 0; i < rungs.size(); ++i) {
+    results_.training.push_back(train_run(spec.folder, "ladder", "", rungs[i], train, test,
+                                          static_cast<int64_t>(i + 1), static_cast<int64_t>(rungs.size())));
+  }
+  set_speedups(results_.training, from);
+  floor_check(spec.folder, train, test);
+  fmt::print("\n{}", training_table(results_, "ladder"));
+  flush();
+}
+
+// Batch size and worker count, for the naive pipeline and the best one (the device-resident dataset for the
+// batch sweep; for the worker sweep, the best pipeline that has workers: uint8 + batch fetch, persistent, pinned).
+void Lab::sweeps(const std::string& flag) {
+  const DatasetSpec spec = dataset_spec(flag);
+  fmt::print("\n== Sweeps: {}, first {} train / {} test samples, {} epoch(s) ==\n", spec.folder,
+             args_.sweep_train_limit > 0 ? std::to_string(args_.sweep_train_limit) : "all",
+             args_.sweep_test_limit > 0 ? std::to_string(args_.sweep_test_limit) : "all", args_.epochs);
+  flush();
+  DatasetCache train(load(spec, "train", args_.sweep_train_limit), device_);
+  DatasetCache test(load(spec, "test", args_.sweep_test_limit), device_);
+  warm_up(train);
+  struct Point {
+    std::string group, pipeline;
+    PipelineConfig config;
+  };
+  std::vector<Point> points;
+  for (const int64_t b : {16, 32, 64, 128, 256, 512}) {
+    points.push_back({"sweep-batch", "naive", rung(fmt::format("batch {}", b), "row", b, 0, false, false, false)});
+  }
+  for (const int64_t b : {16, 32, 64, 128, 256, 512}) {
+    points.push_back({"sweep-batch", "best", rung(fmt::format("batch {}", b), "device", b, 0, false, false, true)});
+  }
+  for (const int64_t w : {0, 1, 2, 4, 8}) {
+    points.push_back({"sweep-workers", "naive", rung(fmt::format("{} workers", w), "row", 512, w, false, false, false)});
+  }
+  for (const int64_t w : {0, 1, 2, 4, 8}) {
+    points.push_back(
+        {"sweep-workers", "best", rung(fmt::format("{} workers", w), "tensor-uint8", 512, w, w > 0, true, true)});
+  }
+  const size_t from = results_.training.size();
+  for (size_t i = 0; i < points.size(); ++i) {
+    results_.training.push_back(train_run(spec.folder, points[i].group, points[i].pipeline, points[i].config, train,
+                                          test, static_cast<int64_t>(i + 1), static_cast<int64_t>(points.size())));
+  }
+  // Speed-up within each sweep is against its first point of the same pipeline.
+  std::map<std::string, double> first;
+  for (size_t i = from; i < results_.training.size(); ++i) {
+    auto& t = results_.training[i];
+    const std::string key = t.group + "/" + t.pipeline;
+    if (!first.count(key)) first[key] = t.total_seconds;
+    t.speedup = t.total_seconds > 0 ? first[key] / t.total_seconds : 0;
+  }
+  fmt::print("\n{}\n{}", training_table(results_, "sweep-batch"), training_table(results_, "sweep-workers"));
+  flush();
+}
+
+void Lab::write_outputs() {
+  std::filesystem::create_directories(args_.out_dir);
+  const std::string json_path = args_.out_dir + "/results.json";
+  const std::string md_path = args_.out_dir + "/results.md";
+  for (const auto& [path, text] : {std::pair{json_path, to_json(results_)}, std::pair{md_path, to_markdown(results_)}}) {
+    AtomicFile f(path);
+    f.write(text);
+    f.commit();
+  }
+  fmt::print("\nWrote {} and {}\n", json_path, md_path);
+  if (!args_.skip_plots) {
+    std::string problem;
+    const auto plots = write_plots(results_, args_.out_dir + "/plots", &problem);
+    if (!problem.empty()) {
+      fmt::print("Plots: {}\n", problem);
+    } else {
+      fmt::print("Plots: {} files in {}/plots\n", plots.size(), args_.out_dir);
+    }
+  }
+  flush();
+}
+
+int Lab::run() {
+  const auto start = Clock::now();
+  check_inputs();
+  auto& c = results_.context;
+  c.date = utc_now();
+  c.command = args_.command;
+  c.cpu = cpu_model();
+  c.cores = static_cast<int>(std::thread::hardware_concurrency());
+  c.memory_gib = memory_gib();
+  c.libtorch = TORCH_VERSION;
+  c.device = device_.str();
+  c.device_name = c.cpu;
+  if (device_.is_cuda()) c.device_name = "CUDA device " + std::to_string(device_.has_index() ? device_.index() : 0);
+  c.threads = args_.threads;
+  c.epochs = args_.epochs;
+  c.train_limit = args_.train_limit;
+  c.test_limit = args_.test_limit;
+  c.sweep_train_limit = args_.sweep_train_limit;
+  c.sweep_test_limit = args_.sweep_test_limit;
+  c.loader_epochs = args_.loader_epochs;
+  const auto limit_text = [](int64_t n) { return n > 0 ? fmt::format("first {}", n) : std::string("all"); };
+  c.protocol = fmt::format("{} epoch{}, {} train / {} test samples", args_.epochs, args_.epochs == 1 ? "" : "s",
+                           limit_text(args_.train_limit), limit_text(args_.test_limit));
+  if (!args_.full) c.protocol += " (a shortened protocol; --full runs the experiment's: 5 epochs, all data)";
+  if (!device_.is_cuda()) {
+    c.notes.push_back("no CUDA device: pinned memory is a no-op, the device is the CPU, and the CUDA graph rung is skipped");
+  }
+  fmt::print("feedline bench: {} on {} ({} cores), LibTorch {}, {} threads\nProtocol: {}\n", c.device, c.cpu, c.cores,
+             c.libtorch, c.threads, c.protocol);
+  flush();
+
+  if (!args_.skip_storage) storage();
+  if (!args_.skip_loader) loader_ladder();
+  if (!args_.skip_training) {
+    for (const auto& flag : args_.train_datasets) training_ladder(flag);
+  }
+  if (!args_.skip_sweeps) {
+    for (const auto& flag : args_.train_datasets) sweeps(flag);
+  }
+  write_outputs();
+  fmt::print("feedline bench finished in {:.0f}s\n", seconds_since(start));
+  return 0;
+}
+
+}  // namespace
+
+void apply_full_protocol(LabArgs& args, bool epochs_set, bool limits_set, bool sweep_limits_set) {
+  if (!args.full) return;
+  if (!epochs_set) args.epochs = 5;
+  if (!limits_set) args.train_limit = args.test_limit = 0;
+  if (!sweep_limits_set) args.sweep_train_limit = args.sweep_test_limit = 0;
+}
+
+int run_lab(const LabArgs& args) {
+  if (args.threads < 1) throw InvalidArgument("--threads must be at least 1");
+  if (args.epochs < 1 || args.loader_epochs < 1) throw InvalidArgument("epochs must be at least 1");
+  at::set_num_threads(args.threads);
+  Lab lab(args);
+  return lab.run();
+}
+
+}  // namespace feedline::cli

@@ -1,0 +1,122 @@
+// The benchmark lab's results and how they are reported: terminal tables, results.json, results.md and
+// gnuplot plots. Plain data, no LibTorch, so reports can be built and tested without running anything.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace feedline::cli {
+
+// Where and how the lab ran.
+struct LabContext {
+  std::string date;           // ISO 8601, UTC
+  std::string command;        // the command line
+  std::string cpu;            // model name from /proc/cpuinfo
+  int cores = 0;              // hardware threads
+  double memory_gib = 0;
+  std::string libtorch;       // LibTorch version
+  std::string device;         // "cpu" or "cuda:0"
+  std::string device_name;    // the GPU's name on CUDA, else the CPU's
+  int threads = 0;            // intra-op threads
+  std::string protocol;       // e.g. "1 epoch, first 10000 train / 2000 test samples" or "full (5 epochs, all data)"
+  int64_t epochs = 0;
+  int64_t train_limit = 0;    // 0: every sample
+  int64_t test_limit = 0;
+  int64_t sweep_train_limit = 0;
+  int64_t sweep_test_limit = 0;
+  int64_t loader_epochs = 0;
+  std::vector<std::string> notes;  // anything the reader must know (skipped rows and why)
+};
+
+// A pipeline: one rung of a ladder or one point of a sweep.
+struct PipelineConfig {
+  std::string name;            // the row's label
+  std::string dataset_mode;    // row | tensor | tensor-uint8 | device | synthetic
+  int64_t batch_size = 512;
+  int64_t num_workers = 0;
+  bool persistent_workers = false;
+  bool pin_memory = false;
+  bool batch_fetch = false;
+  bool cuda_graph = false;
+  std::string describe() const;  // "row dataset, batch 16, 0 workers" etc.
+};
+
+// One storage-table row: a split written in one format/layout, then read back into image tensors.
+struct StorageResult {
+  std::string dataset, split, format;  // format: csv | parquet-pandas | parquet-uint8 | parquet-row-major
+  std::string layout;                  // what the file holds, in words
+  int64_t bytes = 0;
+  double ratio_to_csv = 0;             // CSV bytes / these bytes
+  double write_seconds = 0, read_seconds = 0;  // read: file to [N,1,28,28] float tensor + labels
+};
+
+// The reference for the row-major layout's target: `zstd -3` of the raw IDX image file.
+struct IdxZstdResult {
+  std::string dataset, split;
+  int64_t raw_bytes = 0, zstd3_bytes = 0;
+};
+
+struct LoaderResult {
+  std::string dataset;
+  PipelineConfig config;
+  int64_t samples_per_epoch = 0;
+  std::vector<double> epoch_seconds, epoch_wait_seconds;  // raw samples
+  double samples_per_second = 0;
+  double speedup = 0;  // over the first rung of the same dataset
+};
+
+struct EpochFigures {
+  double train_seconds = 0, test_seconds = 0;
+  double train_loss = 0, test_loss = 0, test_accuracy = 0;
+  double train_wait_seconds = 0, test_wait_seconds = 0;
+  int64_t train_samples = 0;
+};
+
+struct TrainResult {
+  std::string dataset;
+  std::string group;     // ladder | sweep-batch | sweep-workers
+  std::string pipeline;  // sweeps: naive | best; ladder: empty
+  PipelineConfig config;
+  bool skipped = false;
+  std::string note;      // why skipped, or what to keep in mind
+  std::vector<EpochFigures> epochs;
+  double avg_train_seconds = 0, avg_test_seconds = 0, total_seconds = 0;
+  double speedup = 0;       // total time of the group's first run / this one's
+  double wait_share = 0;    // train-phase time spent waiting for data
+  double test_accuracy = 0; // after the last epoch
+  double samples_per_second = 0;  // training samples per second of train time
+  void summarise();         // fills the averages from `epochs`
+};
+
+// How close the best pipeline comes to the compute floor: the two run alternately (floor, best, best, floor,
+// ...) so that drift in the machine's speed falls on both, compared by their medians.
+struct FloorCheck {
+  std::string dataset, best_rung;
+  std::vector<double> best_train_seconds, floor_train_seconds;  // per run, one epoch each
+  double best_median = 0, floor_median = 0;
+  double gap() const { return floor_median > 0 ? best_median / floor_median - 1.0 : 0; }
+};
+
+struct LabResults {
+  LabContext context;
+  std::vector<StorageResult> storage;
+  std::vector<IdxZstdResult> idx_zstd;
+  std::vector<LoaderResult> loader;
+  std::vector<TrainResult> training;  // ladder rows, then sweep points
+  std::vector<FloorCheck> floor_checks;
+};
+
+// Terminal tables, in the experiment's layout.
+std::string storage_table(const LabResults& r);
+std::string loader_table(const LabResults& r);
+std::string training_table(const LabResults& r, const std::string& group);
+
+std::string to_json(const LabResults& r);
+std::string to_markdown(const LabResults& r);
+
+// Writes gnuplot data and scripts into `dir` and runs gnuplot for SVG and PNG versions of each plot. Returns the
+// files made; when gnuplot is missing or fails, returns none and sets `problem`.
+std::vector<std::string> write_plots(const LabResults& r, const std::string& dir, std::string* problem);
+
+}  // namespace feedline::cli
