@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Prints the Python experiment's ladders beside feedline's, from the JSON both wrote in the same run.
+
+  compare.py --python-loader PL.json --python-training PT.json --feedline results.json [--markdown OUT.md]
+
+Rungs are matched by name (the experiment's six are named alike on both sides). The loader target is the best
+feedline loader rung over the Python experiment's pre-decoded DataLoader at batch 512 with no workers.
+"""
+import argparse
+import json
+import os
+import sys
+
+PY_REFERENCE = "v2, batch 512, 0 workers"
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"compare.py: {path}: {e}")
+
+
+def fmt_rate(x):
+    return "-" if x is None else f"{x:,.0f}"
+
+
+def fmt_s(x):
+    return "-" if x is None else f"{x:.2f}s"
+
+
+def fmt_ratio(x):
+    return "-" if x is None else f"{x:.1f}x"
+
+
+def table(headers, rows, markdown):
+    if markdown:
+        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|"]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    out = ["  ".join(h.ljust(widths[0]) if i == 0 else h.rjust(widths[i]) for i, h in enumerate(headers))]
+    for r in rows:
+        out.append("  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
+    return "\n".join(out)
+
+
+def report(py_loader, py_training, feedline, markdown):
+    dataset = py_loader.get("dataset") or py_training.get("dataset")
+    out = []
+    head = "## " if markdown else ""
+    out.append(f"{head}Python experiment beside feedline: {dataset}, same machine, one run")
+    out.append("")
+    out.append(f"Python {py_loader.get('python')}, PyTorch {py_loader.get('torch')} on {py_loader.get('device')}, "
+               f"{py_loader.get('threads')} threads, {py_loader.get('format')} files; feedline with LibTorch "
+               f"{feedline.get('libtorch_version')} on {feedline.get('device', {}).get('name')}, "
+               f"{feedline.get('threads')} threads.")
+    out.append("")
+
+    # Loader ladder.
+    fl = {r["rung"]: r for r in feedline.get("loader_ladder", []) if r["dataset"] == dataset}
+    py = {r["rung"]: r for r in py_loader.get("loader_ladder", [])}
+    names = [r["rung"] for r in py_loader.get("loader_ladder", [])]
+    names += [n for n in fl if n not in names]
+    rows = []
+    for n in names:
+        a = py.get(n, {}).get("samples_per_second")
+        b = fl.get(n, {}).get("samples_per_second")
+        rows.append([n, fmt_rate(a), fmt_rate(b), fmt_ratio(b / a if a and b else None)])
+    out.append(f"{head}Loader ladder (samples/s, no model)" + ("" if markdown else ":"))
+    out.append("")
+    out.append(table(["Rung", "Python", "feedline", "feedline/Python"], rows, markdown))
+    out.append("")
+    ref = py.get(PY_REFERENCE, {}).get("samples_per_second")
+    if fl and ref:
+        best_name, best = max(((n, r["samples_per_second"]) for n, r in fl.items()), key=lambda x: x[1])
+        out.append(f"Best feedline loader rung ({best_name}): {best:,.0f} samples/s = {best / ref:.0f}x the Python "
+                   f"experiment's pre-decoded DataLoader at batch 512 with no workers ({ref:,.0f} samples/s).")
+        out.append("")
+
+    # Training ladder.
+    fl = {r["rung"]: r for r in feedline.get("training_ladder", []) if r["dataset"] == dataset and not r["skipped"]}
+    py = {r["rung"]: r for r in py_training.get("training_ladder", [])}
+    names = [r["rung"] for r in py_training.get("training_ladder", [])]
+    names += [n for n in fl if n not in names]
+    rows = []
+    for n in names:
+        a, b = py.get(n), fl.get(n)
+        ta = a["avg_train_seconds"] if a else None
+        tb = b["avg_train_seconds"] if b else None
+        rows.append([n, fmt_s(ta), fmt_s(tb), fmt_ratio(ta / tb if ta and tb else None),
+                     "-" if not a else f"{100 * a['test_accuracy']:.1f}%",
+                     "-" if not b or b["config"]["dataset_mode"] == "synthetic" else f"{100 * b['test_accuracy']:.1f}%"])
+    out.append(f"{head}Training ladder (train seconds per epoch)" + ("" if markdown else ":"))
+    out.append("")
+    out.append(table(["Rung", "Python", "feedline", "Python/feedline", "Python acc.", "feedline acc."], rows, markdown))
+    out.append("")
+    py_runs = [r for r in py_training.get("training_ladder", [])]
+    fl_runs = [r for r in fl.values() if r["config"]["dataset_mode"] != "synthetic"]
+    if py_runs and fl_runs:
+        pb = min(py_runs, key=lambda r: r["avg_train_seconds"] + r["avg_test_seconds"])
+        fb = min(fl_runs, key=lambda r: r["avg_train_seconds"] + r["avg_test_seconds"])
+        pt = pb["avg_train_seconds"] + pb["avg_test_seconds"]
+        ft = fb["avg_train_seconds"] + fb["avg_test_seconds"]
+        out.append(f"Best per epoch (train + test): Python {pt:.2f}s ({pb['rung']}), feedline {ft:.2f}s ({fb['rung']}): "
+                   f"feedline {pt / ft:.2f}x faster.")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--python-loader", required=True)
+    p.add_argument("--python-training", required=True)
+    p.add_argument("--feedline", required=True)
+    p.add_argument("--markdown", help="also write the tables as Markdown here")
+    args = p.parse_args()
+    py_loader, py_training, feedline = load(args.python_loader), load(args.python_training), load(args.feedline)
+    print(report(py_loader, py_training, feedline, markdown=False))
+    if args.markdown:
+        with open(args.markdown + ".tmp", "w") as f:
+            f.write(report(py_loader, py_training, feedline, markdown=True))
+        os.replace(args.markdown + ".tmp", args.markdown)
+
+
+if __name__ == "__main__":
+    main()
