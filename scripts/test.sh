@@ -1,8 +1,22 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, and runs every test through CTest.
+# The test command: installs what is missing, builds, and runs every test through CTest; then builds the
+# torch-free io tests (IDX, CSV, Parquet, hostile and corrupt files) again under AddressSanitizer and
+# UndefinedBehaviorSanitizer and runs them. FEEDLINE_SKIP_SANITIZE=1 leaves that second build out.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/scripts/install-deps.sh"
 "$here/scripts/build.sh"
 cd "${FEEDLINE_BUILD_DIR:-$here/build}"
 ctest --output-on-failure -j "$(nproc)" --timeout 900
+
+if [ "${FEEDLINE_SKIP_SANITIZE:-0}" != 1 ]; then
+  asan="${FEEDLINE_ASAN_BUILD_DIR:-$here/build-asan}"
+  generator=()
+  if command -v ninja >/dev/null && [ ! -f "$asan/CMakeCache.txt" ]; then generator=(-G Ninja); fi
+  cmake -S "$here" -B "$asan" "${generator[@]+"${generator[@]}"}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DFEEDLINE_SANITIZE=ON -DFEEDLINE_BUILD_BENCHMARKS=OFF >/dev/null
+  cmake --build "$asan" --target feedline_io_tests -j "$(nproc)"
+  echo "test.sh: io tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$asan/tests/feedline_io_tests" --gtest_brief=1
+fi

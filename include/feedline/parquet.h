@@ -13,10 +13,12 @@
 
 namespace feedline::parquet {
 
-enum class Codec { kUncompressed, kSnappy, kGzip, kZstd };
+// kLz4 is Parquet's deprecated LZ4 codec: read (Hadoop's framing, or a bare LZ4 block), never written.
+enum class Codec { kUncompressed, kSnappy, kGzip, kZstd, kLz4Raw, kLz4, kBrotli };
 
 const char* to_string(Codec codec);
-// Parses "uncompressed", "snappy", "gzip" or "zstd" (any case); throws InvalidArgument otherwise.
+// Parses "uncompressed", "snappy", "gzip", "zstd", "lz4_raw" or "brotli" (any case); throws InvalidArgument
+// otherwise.
 Codec parse_codec(const std::string& name);
 
 // Defaults measured on MNIST / FashionMNIST (label + 784 INT(8,false) pixel columns): dictionary + ZSTD 3 gives

@@ -228,7 +228,7 @@ int run(int argc, char** argv) {
   prepare->add_option("--fashion-mnist-idx", prep.fashion_idx,
                       "Folder with FashionMNIST's IDX files (default: /usr/share/datasets/fashion-mnist)");
   prepare->add_option("--codec", prep.codec, "Parquet codec")
-      ->check(CLI::IsMember({"uncompressed", "snappy", "gzip", "zstd"}))
+      ->check(CLI::IsMember({"uncompressed", "snappy", "gzip", "zstd", "lz4_raw", "brotli"}))
       ->capture_default_str();
   prepare->add_option("--threads", prep.threads, "Threads (default: every core)")->check(CLI::PositiveNumber)->capture_default_str();
 

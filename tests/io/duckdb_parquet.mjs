@@ -3,6 +3,7 @@
 //   node duckdb_parquet.mjs <npm_cache_dir> dump <file.parquet> [<json array of column names>]
 //       reads the file (or those columns) with DuckDB and prints every value in the canonical text form below.
 //   node duckdb_parquet.mjs <npm_cache_dir> write <file.parquet> <codec> <rows> <row_group_size>
+//   node duckdb_parquet.mjs <npm_cache_dir> pandas <file.parquet> <rows>
 //       makes a table of every type feedline reads (with nulls), COPYs it to the file with the codec, and
 //       prints the table's values in the same form.
 //   node duckdb_parquet.mjs <npm_cache_dir> time <file.parquet> <threads> <runs>
@@ -111,6 +112,18 @@ try {
     await connection.run(makeTableSql(Number(rows)));
     await connection.run(
       `COPY t TO ${quote(file)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE ${Number(rowGroupSize)})`);
+    await dump(connection, 'SELECT * FROM t');
+  } else if (mode === 'pandas') {
+    // The layout pandas writes through pyarrow: INT64 columns, SNAPPY, dictionary pages, and the `pandas`
+    // schema in the footer's key-value metadata.
+    const [rows] = rest;
+    const pixels = Array.from({ length: 30 }, (_, i) => `((i * ${7 + i}) % 256)::BIGINT AS pixel${i + 1}`);
+    await connection.run(`CREATE TABLE t AS SELECT (i % 10)::BIGINT AS label, ${pixels.join(', ')}
+                          FROM range(${Number(rows)}) r(i)`);
+    const meta = JSON.stringify({ index_columns: [], columns: [{ name: 'label', pandas_type: 'int64' }],
+                                  creator: { library: 'pyarrow' }, pandas_version: '2.1.0' });
+    await connection.run(`COPY t TO ${quote(file)} (FORMAT parquet, COMPRESSION snappy,
+                          KV_METADATA {pandas: ${quote(meta)}})`);
     await dump(connection, 'SELECT * FROM t');
   } else if (mode === 'time') {
     const [threads, runs] = rest;

@@ -52,7 +52,8 @@ INSTANTIATE_TEST_SUITE_P(Parquet, DuckDbReadsOurs,
                          ::testing::Values(WriteCase{Codec::kUncompressed, false}, WriteCase{Codec::kUncompressed, true},
                                            WriteCase{Codec::kSnappy, false}, WriteCase{Codec::kSnappy, true},
                                            WriteCase{Codec::kGzip, false}, WriteCase{Codec::kGzip, true},
-                                           WriteCase{Codec::kZstd, false}, WriteCase{Codec::kZstd, true}),
+                                           WriteCase{Codec::kZstd, false}, WriteCase{Codec::kZstd, true},
+                                           WriteCase{Codec::kLz4Raw, false}, WriteCase{Codec::kBrotli, true}),
                          [](const ::testing::TestParamInfo<WriteCase>& info) {
                            return std::string(to_string(info.param.codec)) + (info.param.dictionary ? "_dict" : "_plain");
                          });
@@ -82,7 +83,34 @@ TEST_P(OursReadsDuckDb, EveryValue) {
   EXPECT_EQ(p.columns[1].schema.int_annotation, (IntAnnotation{64, false}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Parquet, OursReadsDuckDb, ::testing::Values("uncompressed", "snappy", "gzip", "zstd"));
+INSTANTIATE_TEST_SUITE_P(Parquet, OursReadsDuckDb,
+                         ::testing::Values("uncompressed", "snappy", "gzip", "zstd", "lz4_raw", "brotli"));
+
+// What pandas (through pyarrow) writes: INT64 columns, SNAPPY, dictionary pages, a `pandas` key in the footer.
+TEST(ParquetDuckDb, ReadsThePandasLayout) {
+  const std::string path = scratch_dir("pandas-layout") + "/pandas.parquet";
+  std::string out;
+  ASSERT_TRUE(run_duckdb({"pandas", path, "3000"}, &out));
+  const Dump duck = parse_dump(out);
+  const FileInfo info = read_file_info(path);
+  bool has_pandas_key = false;
+  for (const auto& [key, value] : info.key_value_metadata) {
+    if (key == "pandas") has_pandas_key = value.find("index_columns") != std::string::npos;
+  }
+  EXPECT_TRUE(has_pandas_key);
+  ASSERT_FALSE(info.row_groups.empty());
+  bool dictionary = false;
+  for (const auto& c : info.row_groups[0].columns) {
+    EXPECT_EQ(c.codec, "snappy");
+    for (const auto& e : c.encodings) dictionary |= e == "RLE_DICTIONARY" || e == "PLAIN_DICTIONARY";
+  }
+  EXPECT_TRUE(dictionary);
+  EXPECT_EQ(info.schema.at(0).type, PhysicalType::kInt64);
+  const Table t = read_table(path);
+  expect_same_values(t, duck);
+  EXPECT_EQ(t.columns.size(), 31u);
+  EXPECT_EQ(t.column("pixel3").as<int64_t>()[5], (5 * 9) % 256);
+}
 
 }  // namespace
 }  // namespace feedline::parquet

@@ -221,8 +221,8 @@ TEST(ParquetHostile, HandMadeMetadata) {
   md.row_groups[0].columns[0].meta_data->codec = 99;
   expect_throw_with<Unsupported>(path, make_file(md), "codec");
   md = one_column_metadata(3);
-  md.row_groups[0].columns[0].meta_data->codec = fmt::codec::kBrotli;
-  expect_throw_with<Unsupported>(path, make_file(md), "BROTLI");
+  md.row_groups[0].columns[0].meta_data->codec = fmt::codec::kLzo;
+  expect_throw_with<Unsupported>(path, make_file(md), "LZO");
   md = one_column_metadata(3);
   md.row_groups[0].columns[0].meta_data->data_page_offset = 1 << 20;
   expect_throw_with<InvalidFile>(path, make_file(md), "outside the file");
@@ -433,7 +433,7 @@ TEST(ParquetRle, DictionaryIndexOutOfRangeThrows) {
 
 TEST(ParquetCodec, DecompressChecksSizes) {
   const std::string text = std::string(5000, 'a') + "feedline" + std::string(3000, 'b');
-  for (Codec c : {Codec::kUncompressed, Codec::kSnappy, Codec::kGzip, Codec::kZstd}) {
+  for (Codec c : {Codec::kUncompressed, Codec::kSnappy, Codec::kGzip, Codec::kZstd, Codec::kLz4Raw, Codec::kBrotli}) {
     SCOPED_TRACE(to_string(c));
     std::string packed;
     compress(c, c == Codec::kGzip ? 6 : 3, reinterpret_cast<const uint8_t*>(text.data()), text.size(), &packed);
@@ -461,7 +461,28 @@ TEST(ParquetCodec, DecompressChecksSizes) {
   std::vector<uint8_t> out(11);
   decompress(Codec::kGzip, reinterpret_cast<const uint8_t*>(both.data()), both.size(), out.data(), 11);
   EXPECT_EQ(std::string(out.begin(), out.end()), "hello world");
-  EXPECT_THROW(codec_from_thrift(fmt::codec::kLz4Raw), Unsupported);
+  EXPECT_THROW(codec_from_thrift(fmt::codec::kLzo), Unsupported);
+  // The deprecated LZ4 codec: Hadoop's framing ([raw size, packed size] big-endian, then a block) or a bare
+  // block; never written.
+  std::string block;
+  compress(Codec::kLz4Raw, 0, reinterpret_cast<const uint8_t*>(text.data()), text.size(), &block);
+  auto be32 = [](size_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                       static_cast<char>(v)};
+  };
+  const std::string hadoop = be32(text.size()) + be32(block.size()) + block;
+  std::vector<uint8_t> back(text.size());
+  for (const std::string* framed : std::vector<const std::string*>{&hadoop, &block}) {
+    std::fill(back.begin(), back.end(), 0);
+    decompress(Codec::kLz4, reinterpret_cast<const uint8_t*>(framed->data()), framed->size(), back.data(), back.size());
+    EXPECT_EQ(std::string(back.begin(), back.end()), text);
+  }
+  const std::string lying = be32(text.size() + 1) + be32(block.size()) + block;
+  EXPECT_THROW(decompress(Codec::kLz4, reinterpret_cast<const uint8_t*>(lying.data()), lying.size(), back.data(),
+                          back.size()),
+               InvalidFile);
+  std::string unused;
+  EXPECT_THROW(compress(Codec::kLz4, 0, back.data(), back.size(), &unused), InvalidArgument);
 }
 
 }  // namespace

@@ -66,7 +66,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Codec::kSnappy, false, 700, 1000, 0}, Case{Codec::kSnappy, true, 700, 1000, 5},
                       Case{Codec::kGzip, false, 1000, 4096, 0}, Case{Codec::kGzip, true, 999, 300, 300},
                       Case{Codec::kZstd, false, 1 << 20, 64, 0}, Case{Codec::kZstd, true, 1 << 20, 1 << 20, 1},
-                      Case{Codec::kZstd, true, 7, 1 << 20, 3}),
+                      Case{Codec::kZstd, true, 7, 1 << 20, 3}, Case{Codec::kLz4Raw, false, 900, 2000, 0},
+                      Case{Codec::kLz4Raw, true, 1 << 20, 1 << 20, 7}, Case{Codec::kBrotli, false, 1000, 4096, 0}),
     [](const ::testing::TestParamInfo<Case>& info) {
       const Case& c = info.param;
       return std::string(to_string(c.codec)) + (c.dictionary ? "_dict" : "_plain") + "_rg" +
@@ -247,7 +248,8 @@ TEST(ParquetRoundTrip, ParseCodec) {
   EXPECT_EQ(parse_codec("Gzip"), Codec::kGzip);
   EXPECT_EQ(parse_codec("uncompressed"), Codec::kUncompressed);
   EXPECT_THROW(parse_codec("lz4"), InvalidArgument);
-  for (Codec c : {Codec::kUncompressed, Codec::kSnappy, Codec::kGzip, Codec::kZstd}) {
+  EXPECT_EQ(parse_codec("LZ4_RAW"), Codec::kLz4Raw);
+  for (Codec c : {Codec::kUncompressed, Codec::kSnappy, Codec::kGzip, Codec::kZstd, Codec::kLz4Raw, Codec::kBrotli}) {
     EXPECT_EQ(parse_codec(to_string(c)), c);
   }
 }

@@ -1,5 +1,8 @@
 #include "io/parquet/codec.h"
 
+#include <brotli/decode.h>
+#include <brotli/encode.h>
+#include <lz4.h>
 #include <snappy.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -92,6 +95,33 @@ void gzip(int level, const uint8_t* src, size_t src_size, std::string* out) {
   out->resize(n);
 }
 
+uint32_t big_endian32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+
+// One LZ4 block that must fill dst exactly. False instead of throwing, so callers can try another framing.
+bool lz4_block(const uint8_t* src, size_t src_size, uint8_t* dst, size_t dst_size) {
+  if (src_size > static_cast<size_t>(INT32_MAX) || dst_size > static_cast<size_t>(INT32_MAX)) return false;
+  const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(dst),
+                                    static_cast<int>(src_size), static_cast<int>(dst_size));
+  return n >= 0 && static_cast<size_t>(n) == dst_size;
+}
+
+// Hadoop's LZ4 framing (what parquet-mr wrote as LZ4): blocks of [uncompressed size, compressed size] as
+// big-endian 32-bit integers, each followed by one LZ4 block, together filling dst exactly.
+bool lz4_hadoop(const uint8_t* src, size_t src_size, uint8_t* dst, size_t dst_size) {
+  size_t in = 0, out = 0;
+  while (src_size - in >= 8) {
+    const size_t raw = big_endian32(src + in), packed = big_endian32(src + in + 4);
+    in += 8;
+    if (packed > src_size - in || raw > dst_size - out) return false;
+    if (!lz4_block(src + in, packed, dst + out, raw)) return false;
+    in += packed;
+    out += raw;
+  }
+  return in == src_size && out == dst_size;
+}
+
 }  // namespace
 
 const char* to_string(Codec codec) {
@@ -100,6 +130,9 @@ const char* to_string(Codec codec) {
     case Codec::kSnappy: return "snappy";
     case Codec::kGzip: return "gzip";
     case Codec::kZstd: return "zstd";
+    case Codec::kLz4Raw: return "lz4_raw";
+    case Codec::kLz4: return "lz4";
+    case Codec::kBrotli: return "brotli";
   }
   return "?";
 }
@@ -111,7 +144,10 @@ Codec parse_codec(const std::string& name) {
   if (lower == "snappy") return Codec::kSnappy;
   if (lower == "gzip") return Codec::kGzip;
   if (lower == "zstd") return Codec::kZstd;
-  throw InvalidArgument("unknown Parquet codec '" + name + "' (expected uncompressed, snappy, gzip or zstd)");
+  if (lower == "lz4_raw") return Codec::kLz4Raw;
+  if (lower == "brotli") return Codec::kBrotli;
+  throw InvalidArgument("unknown Parquet codec '" + name +
+                        "' (expected uncompressed, snappy, gzip, zstd, lz4_raw or brotli)");
 }
 
 Codec codec_from_thrift(int32_t value) {
@@ -120,6 +156,9 @@ Codec codec_from_thrift(int32_t value) {
     case format::codec::kSnappy: return Codec::kSnappy;
     case format::codec::kGzip: return Codec::kGzip;
     case format::codec::kZstd: return Codec::kZstd;
+    case format::codec::kLz4Raw: return Codec::kLz4Raw;
+    case format::codec::kLz4: return Codec::kLz4;
+    case format::codec::kBrotli: return Codec::kBrotli;
     default:
       throw Unsupported(std::string("codec ") + format::codec_name(value) + " (" + std::to_string(value) +
                         ") is not supported");
@@ -132,8 +171,11 @@ int32_t codec_to_thrift(Codec codec) {
     case Codec::kSnappy: return format::codec::kSnappy;
     case Codec::kGzip: return format::codec::kGzip;
     case Codec::kZstd: return format::codec::kZstd;
+    case Codec::kLz4Raw: return format::codec::kLz4Raw;
+    case Codec::kLz4: break;  // deprecated: written as LZ4_RAW instead
+    case Codec::kBrotli: return format::codec::kBrotli;
   }
-  throw InvalidArgument("bad codec");
+  throw InvalidArgument("codec LZ4 (Parquet's deprecated one) is not written; use LZ4_RAW");
 }
 
 void decompress(Codec codec, const uint8_t* src, size_t src_size, uint8_t* dst, size_t dst_size) {
@@ -169,6 +211,27 @@ void decompress(Codec codec, const uint8_t* src, size_t src_size, uint8_t* dst, 
       }
       return;
     }
+    case Codec::kLz4Raw:
+      if (!lz4_block(src, src_size, dst, dst_size)) {
+        corrupt("LZ4_RAW", "not one LZ4 block of the declared " + std::to_string(dst_size) + " bytes");
+      }
+      return;
+    case Codec::kLz4:
+      // Writers disagreed on the framing of the deprecated LZ4 codec: Hadoop's first, then a bare block.
+      if (!lz4_hadoop(src, src_size, dst, dst_size) && !lz4_block(src, src_size, dst, dst_size)) {
+        corrupt("LZ4", "neither Hadoop-framed nor one LZ4 block of the declared " + std::to_string(dst_size) + " bytes");
+      }
+      return;
+    case Codec::kBrotli: {
+      size_t n = dst_size;
+      if (BrotliDecoderDecompress(src_size, src, &n, dst) != BROTLI_DECODER_RESULT_SUCCESS) {
+        corrupt("BROTLI", "decompression failed or exceeds the declared " + std::to_string(dst_size) + " bytes");
+      }
+      if (n != dst_size) {
+        corrupt("BROTLI", "decompressed to " + std::to_string(n) + " bytes, header declares " + std::to_string(dst_size));
+      }
+      return;
+    }
   }
   throw InvalidFile("bad codec");
 }
@@ -195,8 +258,30 @@ void compress(Codec codec, int level, const uint8_t* src, size_t src_size, std::
       out->resize(n);
       return;
     }
+    case Codec::kLz4Raw: {
+      if (src_size > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) throw InvalidArgument("LZ4_RAW: page too large");
+      out->resize(static_cast<size_t>(LZ4_compressBound(static_cast<int>(src_size))));
+      const int n = LZ4_compress_default(reinterpret_cast<const char*>(src), out->data(), static_cast<int>(src_size),
+                                         static_cast<int>(out->size()));
+      if (n <= 0) throw Error("LZ4_RAW: compression failed");
+      out->resize(static_cast<size_t>(n));
+      return;
+    }
+    case Codec::kLz4: break;
+    case Codec::kBrotli: {
+      size_t n = BrotliEncoderMaxCompressedSize(src_size);
+      out->resize(n == 0 ? src_size + 1024 : n);
+      n = out->size();
+      const int quality = level < 0 || level > 11 ? BROTLI_DEFAULT_QUALITY : level;
+      if (!BrotliEncoderCompress(quality, BROTLI_DEFAULT_WINDOW, BROTLI_MODE_GENERIC, src_size, src, &n,
+                                 reinterpret_cast<uint8_t*>(out->data()))) {
+        throw Error("BROTLI: compression failed");
+      }
+      out->resize(n);
+      return;
+    }
   }
-  throw InvalidArgument("bad codec");
+  throw InvalidArgument("codec LZ4 (Parquet's deprecated one) is not written; use LZ4_RAW");
 }
 
 }  // namespace feedline::parquet

@@ -1,4 +1,5 @@
-// Internal: page compression, one switch over every codec feedline handles (UNCOMPRESSED, SNAPPY, GZIP, ZSTD).
+// Internal: page compression, one switch over every codec feedline handles (UNCOMPRESSED, SNAPPY, GZIP, ZSTD,
+// LZ4_RAW, BROTLI; and the deprecated LZ4 for reading).
 // Decompression is told the exact size the page header declares and fails unless the data yields exactly that.
 // Thread-safe: per-thread compression contexts.
 #pragma once
