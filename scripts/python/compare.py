@@ -68,7 +68,8 @@ def report(py_loader, py_training, feedline, markdown):
         a = py.get(n, {}).get("samples_per_second")
         b = fl.get(n, {}).get("samples_per_second")
         rows.append([n, fmt_rate(a), fmt_rate(b), fmt_ratio(b / a if a and b else None)])
-    out.append(f"{head}Loader ladder (samples/s, no model)" + ("" if markdown else ":"))
+    sub = "### " if markdown else ""
+    out.append(f"{sub}Loader ladder (samples/s, no model)" + ("" if markdown else ":"))
     out.append("")
     out.append(table(["Rung", "Python", "feedline", "feedline/Python"], rows, markdown))
     out.append("")
@@ -92,7 +93,7 @@ def report(py_loader, py_training, feedline, markdown):
         rows.append([n, fmt_s(ta), fmt_s(tb), fmt_ratio(ta / tb if ta and tb else None),
                      "-" if not a else f"{100 * a['test_accuracy']:.1f}%",
                      "-" if not b or b["config"]["dataset_mode"] == "synthetic" else f"{100 * b['test_accuracy']:.1f}%"])
-    out.append(f"{head}Training ladder (train seconds per epoch)" + ("" if markdown else ":"))
+    out.append(f"{sub}Training ladder (train seconds per epoch)" + ("" if markdown else ":"))
     out.append("")
     out.append(table(["Rung", "Python", "feedline", "Python/feedline", "Python acc.", "feedline acc."], rows, markdown))
     out.append("")
