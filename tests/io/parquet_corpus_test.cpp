@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -114,7 +116,15 @@ TEST(ParquetCorpus, ExpectedOutcomes) {
       {"sort_columns.parquet", Outcome::kRead},
       {"nan_in_stats.parquet", Outcome::kRead},
       {"fixed_length_byte_array.parquet", Outcome::kRead},  // FIXED_LEN_BYTE_ARRAY(4), nullable
-      // Out of scope: INT96, DECIMAL, LZ4, data page v2, nested, unknown logical type.
+      // DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT, data page v2.
+      {"delta_binary_packed.parquet", Outcome::kRead},
+      {"delta_byte_array.parquet", Outcome::kRead},
+      {"delta_encoding_optional_column.parquet", Outcome::kRead},
+      {"delta_encoding_required_column.parquet", Outcome::kRead},
+      {"delta_length_byte_array.parquet", Outcome::kRead},
+      {"byte_stream_split.zstd.parquet", Outcome::kRead},
+      {"page_v2_empty_compressed.parquet", Outcome::kRead},
+      // Out of scope so far: INT96, DECIMAL, FLOAT16, nested, unknown logical type.
       {"alltypes_plain.parquet", Outcome::kUnsupported},
       {"int96_from_spark.parquet", Outcome::kUnsupported},
       {"int32_decimal.parquet", Outcome::kUnsupported},
@@ -123,9 +133,7 @@ TEST(ParquetCorpus, ExpectedOutcomes) {
       {"non_hadoop_lz4_compressed.parquet", Outcome::kRead},
       {"lz4_raw_compressed.parquet", Outcome::kRead},
       {"large_string_map.brotli.parquet", Outcome::kUnsupported},
-      {"datapage_v2.snappy.parquet", Outcome::kUnsupported},
-      {"delta_binary_packed.parquet", Outcome::kUnsupported},
-      {"byte_stream_split.zstd.parquet", Outcome::kUnsupported},
+      {"datapage_v2.snappy.parquet", Outcome::kUnsupported},  // its column 'e' is a list
       {"nested_lists.snappy.parquet", Outcome::kUnsupported},
       {"repeated_primitive_no_list.parquet", Outcome::kUnsupported},
       {"unknown-logical-type.parquet", Outcome::kUnsupported},
@@ -242,6 +250,81 @@ TEST(ParquetCorpus, Lz4FilesInEveryFraming) {
   EXPECT_EQ(larger.num_rows, 10000);
   ASSERT_EQ(larger.columns.size(), 1u);
   EXPECT_EQ(larger.columns[0].byte_arrays().at(0).size(), 36u);  // UUID strings
+}
+
+// A CSV cell: nullopt for an unquoted empty field (a null), else the text ("" quoted is an empty string).
+std::vector<std::optional<std::string>> parse_csv_line(const std::string& line) {
+  std::vector<std::optional<std::string>> cells;
+  size_t i = 0;
+  while (true) {
+    std::optional<std::string> cell;
+    if (i < line.size() && line[i] == '"') {
+      std::string text;
+      for (++i; i < line.size(); ++i) {
+        if (line[i] == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            text += '"';
+            ++i;
+          } else {
+            ++i;
+            break;
+          }
+        } else {
+          text += line[i];
+        }
+      }
+      cell = text;
+    } else {
+      const size_t end = std::min(line.find(',', i), line.size());
+      if (end > i) cell = line.substr(i, end - i);
+      i = end;
+    }
+    cells.push_back(cell);
+    if (i >= line.size()) break;
+    ++i;  // the comma
+  }
+  return cells;
+}
+
+std::optional<std::string> text_of(const Column& c, int64_t row) {
+  if (c.is_null(row)) return std::nullopt;
+  switch (c.schema.type) {
+    case PhysicalType::kInt32: return std::to_string(c.as<int32_t>()[row]);
+    case PhysicalType::kInt64: return std::to_string(c.as<int64_t>()[row]);
+    case PhysicalType::kByteArray: return std::string(c.byte_arrays().at(row));
+    default: return "?";
+  }
+}
+
+// The corpus' *_expect.csv files: every value, column by column in file order.
+TEST(ParquetCorpus, DeltaEncodedFilesMatchTheirExpectedCsv) {
+  for (const char* stem : {"delta_binary_packed", "delta_byte_array", "delta_encoding_optional_column",
+                           "delta_encoding_required_column"}) {
+    SCOPED_TRACE(stem);
+    const Table t = read_table(data_file(std::string(stem) + ".parquet"));
+    std::ifstream csv(data_file(std::string(stem) + "_expect.csv"));
+    std::string line;
+    ASSERT_TRUE(std::getline(csv, line));
+    ASSERT_EQ(parse_csv_line(line).size(), t.columns.size());
+    int64_t row = 0;
+    size_t mismatches = 0;
+    while (std::getline(csv, line)) {
+      if (line.empty()) continue;
+      ASSERT_LT(row, t.num_rows);
+      const auto cells = parse_csv_line(line);
+      ASSERT_EQ(cells.size(), t.columns.size()) << "row " << row;
+      for (size_t c = 0; c < cells.size(); ++c) {
+        if (text_of(t.columns[c], row) != cells[c] && ++mismatches <= 5) {
+          ADD_FAILURE() << "column " << t.columns[c].schema.name << " row " << row << ": feedline '"
+                        << text_of(t.columns[c], row).value_or("null") << "', expected '" << cells[c].value_or("null")
+                        << "'";
+        }
+      }
+      ++row;
+    }
+    EXPECT_EQ(row, t.num_rows);
+    EXPECT_EQ(mismatches, 0u);
+  }
 }
 
 TEST(ParquetCorpus, FileInfoOfAChecksummedFile) {

@@ -240,6 +240,31 @@ DataPageHeader read_data_page_header(CompactReader& in) {
   return h;
 }
 
+DataPageHeaderV2 read_data_page_header_v2(CompactReader& in) {
+  DataPageHeaderV2 h;
+  Required req;
+  read_struct(in, [&](const FieldHeader& f) {
+    if (f.id == 7 && is_bool(f)) {
+      h.is_compressed = in.read_bool(f);
+      return true;
+    }
+    if (f.type != thrift::kI32) return false;
+    switch (f.id) {
+      case 1: h.num_values = in.read_i32(); break;
+      case 2: h.num_nulls = in.read_i32(); break;
+      case 3: h.num_rows = in.read_i32(); break;
+      case 4: h.encoding = in.read_i32(); break;
+      case 5: h.definition_levels_byte_length = in.read_i32(); break;
+      case 6: h.repetition_levels_byte_length = in.read_i32(); break;
+      default: return false;
+    }
+    req.saw(f.id);
+    return true;
+  });
+  req.check(in, "DataPageHeaderV2", {1, 2, 3, 4, 5, 6});
+  return h;
+}
+
 DictionaryPageHeader read_dictionary_page_header(CompactReader& in) {
   DictionaryPageHeader h;
   Required req;
@@ -429,7 +454,7 @@ PageHeader read_page_header(CompactReader& in) {
       case 4: if (!i32) return false; h.crc = in.read_i32(); break;
       case 5: if (!st) return false; h.data_page_header = read_data_page_header(in); break;
       case 7: if (!st) return false; h.dictionary_page_header = read_dictionary_page_header(in); break;
-      case 8: h.has_data_page_header_v2 = true; return false;
+      case 8: if (!st) return false; h.data_page_header_v2 = read_data_page_header_v2(in); break;
       default: return false;
     }
     req.saw(f.id);

@@ -119,6 +119,17 @@ struct DataPageHeader {
   int32_t repetition_level_encoding = 0;
 };
 
+// Data page v2: levels first, uncompressed and unprefixed, then the values (compressed when is_compressed).
+struct DataPageHeaderV2 {
+  int32_t num_values = 0;
+  int32_t num_nulls = 0;
+  int32_t num_rows = 0;
+  int32_t encoding = 0;
+  int32_t definition_levels_byte_length = 0;
+  int32_t repetition_levels_byte_length = 0;
+  bool is_compressed = true;
+};
+
 struct DictionaryPageHeader {
   int32_t num_values = 0;
   int32_t encoding = 0;
@@ -132,7 +143,7 @@ struct PageHeader {
   std::optional<int32_t> crc;
   std::optional<DataPageHeader> data_page_header;
   std::optional<DictionaryPageHeader> dictionary_page_header;
-  bool has_data_page_header_v2 = false;
+  std::optional<DataPageHeaderV2> data_page_header_v2;
 };
 
 // Readers throw InvalidFile (from CompactReader) for malformed input or a missing required field.

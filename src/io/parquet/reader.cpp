@@ -14,6 +14,7 @@
 #include "feedline/file.h"
 #include "feedline/parquet.h"
 #include "io/parquet/codec.h"
+#include "io/parquet/delta.h"
 #include "io/parquet/dictionary.h"
 #include "io/parquet/metadata.h"
 #include "io/parquet/parallel.h"
@@ -150,6 +151,16 @@ struct FixedOut {
   T* values;
 };
 
+// A data page, v1 or v2, as the value decoder needs it.
+struct PageData {
+  int64_t num_values = 0;
+  int32_t encoding = 0;
+  int32_t definition_level_encoding = 0;  // v1: how the levels at the start of the body are encoded
+  bool v2 = false;                        // v2: levels are RLE without a length prefix, outside the body
+  const uint8_t* v2_levels = nullptr;
+  size_t v2_levels_size = 0;
+};
+
 class ChunkReader {
  public:
   ChunkReader(const ParsedFile& file, const Leaf& leaf, const fmt::ColumnChunk& chunk, int64_t num_rows,
@@ -167,8 +178,14 @@ class ChunkReader {
   template <class T, class Out>
   void read_dictionary_page(const fmt::PageHeader& h, const uint8_t* body, size_t size);
   template <class T, class Out>
-  int64_t read_data_page(const fmt::DataPageHeader& h, const uint8_t* body, size_t size, Out out, int64_t row,
+  int64_t read_data_page(const PageData& h, const uint8_t* body, size_t size, Out out, int64_t row,
                          uint8_t* validity);
+  // Checks the page's sizes against the limits and its CRC when it has one.
+  void check_crc(const fmt::PageHeader& h, const uint8_t* data) const;
+  // The values of a page, decompressed into scratch unless stored plain (v2 pages may say is_compressed false).
+  const uint8_t* values_body(const uint8_t* data, int64_t compressed, int64_t uncompressed, bool is_compressed,
+                             size_t* size);
+  // check_crc, then values_body of the whole page (data page v1, dictionary page).
   const uint8_t* page_body(const fmt::PageHeader& h, const uint8_t* data, size_t* size);
 
   const ParsedFile& file_;
@@ -198,7 +215,7 @@ class ChunkReader {
   }
 };
 
-const uint8_t* ChunkReader::page_body(const fmt::PageHeader& h, const uint8_t* data, size_t* size) {
+void ChunkReader::check_crc(const fmt::PageHeader& h, const uint8_t* data) const {
   if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0) throw InvalidFile("negative page size");
   if (h.uncompressed_page_size > kMaxPageBytes) {
     throw InvalidFile("page of " + std::to_string(h.uncompressed_page_size) + " bytes exceeds the limit");
@@ -208,19 +225,28 @@ const uint8_t* ChunkReader::page_body(const fmt::PageHeader& h, const uint8_t* d
         crc32(crc32(0L, Z_NULL, 0), data, static_cast<uInt>(h.compressed_page_size)));
     if (crc != static_cast<uint32_t>(*h.crc)) throw InvalidFile("page checksum mismatch");
   }
-  *size = static_cast<size_t>(h.uncompressed_page_size);
-  if (codec_ == Codec::kUncompressed) {
-    if (h.compressed_page_size != h.uncompressed_page_size) {
-      throw InvalidFile("uncompressed page sizes differ (" + std::to_string(h.compressed_page_size) + " vs " +
-                        std::to_string(h.uncompressed_page_size) + ")");
+}
+
+const uint8_t* ChunkReader::values_body(const uint8_t* data, int64_t compressed, int64_t uncompressed,
+                                        bool is_compressed, size_t* size) {
+  *size = static_cast<size_t>(uncompressed);
+  if (codec_ == Codec::kUncompressed || !is_compressed) {
+    if (compressed != uncompressed) {
+      throw InvalidFile("uncompressed page sizes differ (" + std::to_string(compressed) + " vs " +
+                        std::to_string(uncompressed) + ")");
     }
     return data;  // no copy
   }
   std::vector<uint8_t>& buf = scratch().page;
   // Pad so that fixed-width unpacking may read a little past the end.
   if (buf.size() < *size + 16) buf.resize(*size + 16);
-  decompress(codec_, data, static_cast<size_t>(h.compressed_page_size), buf.data(), *size);
+  decompress(codec_, data, static_cast<size_t>(compressed), buf.data(), *size);
   return buf.data();
+}
+
+const uint8_t* ChunkReader::page_body(const fmt::PageHeader& h, const uint8_t* data, size_t* size) {
+  check_crc(h, data);
+  return values_body(data, h.compressed_page_size, h.uncompressed_page_size, true, size);
 }
 
 template <class T, class Out>
@@ -291,12 +317,42 @@ int64_t ChunkReader::read(Out out, uint8_t* validity) {
         }
         size_t size;
         const uint8_t* body = page_body(h, data, &size);
-        nulls += read_data_page<T, Out>(*h.data_page_header, body, size, out, row, validity);
+        PageData page;
+        page.num_values = n;
+        page.encoding = h.data_page_header->encoding;
+        page.definition_level_encoding = h.data_page_header->definition_level_encoding;
+        nulls += read_data_page<T, Out>(page, body, size, out, row, validity);
         row += n;
         break;
       }
-      case fmt::page_type::kDataPageV2:
-        throw Unsupported("data page v2");
+      case fmt::page_type::kDataPageV2: {
+        if (!h.data_page_header_v2) throw InvalidFile("data page v2 without its header");
+        const fmt::DataPageHeaderV2& v2 = *h.data_page_header_v2;
+        const int32_t n = v2.num_values;
+        if (n < 0 || n > num_rows_ - row || v2.num_rows != n) {
+          throw InvalidFile("data page v2 of " + std::to_string(n) + " values and " + std::to_string(v2.num_rows) +
+                            " rows where " + std::to_string(num_rows_ - row) + " remain");
+        }
+        if (v2.repetition_levels_byte_length != 0) throw InvalidFile("repetition levels in a flat column");
+        const int64_t levels = v2.definition_levels_byte_length;
+        if (levels < 0 || levels > h.compressed_page_size || levels > h.uncompressed_page_size ||
+            (leaf_.max_def == 0 && levels != 0)) {
+          throw InvalidFile("data page v2 definition levels of " + std::to_string(levels) + " bytes");
+        }
+        check_crc(h, data);
+        PageData page;
+        page.num_values = n;
+        page.encoding = v2.encoding;
+        page.v2 = true;
+        page.v2_levels = data;
+        page.v2_levels_size = static_cast<size_t>(levels);
+        size_t size;
+        const uint8_t* body = values_body(data + levels, h.compressed_page_size - levels,
+                                          h.uncompressed_page_size - levels, v2.is_compressed, &size);
+        nulls += read_data_page<T, Out>(page, body, size, out, row, validity);
+        row += n;
+        break;
+      }
       case fmt::page_type::kIndexPage:
         break;  // nothing we need
       default:
@@ -388,8 +444,8 @@ void spread_byte_arrays(ByteArrays* out, size_t base, const uint8_t* validity, i
 }
 
 template <class T, class Out>
-int64_t ChunkReader::read_data_page(const fmt::DataPageHeader& h, const uint8_t* body, size_t size, Out out,
-                                    int64_t row, uint8_t* validity) {
+int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size_t size, Out out, int64_t row,
+                                    uint8_t* validity) {
   const int64_t n = h.num_values;
   const uint8_t* p = body;
   const uint8_t* end = body + size;
@@ -397,7 +453,14 @@ int64_t ChunkReader::read_data_page(const fmt::DataPageHeader& h, const uint8_t*
   uint8_t* page_validity = nullptr;
   if (leaf_.max_def == 1) {
     page_validity = validity + row;
-    present = read_levels(h.definition_level_encoding, p, end, n, page_validity);
+    if (h.v2) {
+      RleBitPackedDecoder dec(h.v2_levels, h.v2_levels_size, 1);
+      LevelSink sink{page_validity};
+      dec.decode(n, sink);
+      present = sink.present;
+    } else {
+      present = read_levels(h.definition_level_encoding, p, end, n, page_validity);
+    }
   }
   const size_t remaining = static_cast<size_t>(end - p);
 
@@ -438,6 +501,49 @@ int64_t ChunkReader::read_data_page(const fmt::DataPageHeader& h, const uint8_t*
       }
       break;
     }
+    case fmt::encoding::kDeltaBinaryPacked:
+      if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+        decode_delta_binary_packed(p, remaining, present, dst);
+        break;
+      }
+      throw InvalidFile("DELTA_BINARY_PACKED on a " + std::string(to_string(leaf_.schema.type)) + " column");
+    case fmt::encoding::kDeltaLengthByteArray:
+      if constexpr (std::is_same_v<T, ByteArrays>) {
+        if (leaf_.schema.type == PhysicalType::kByteArray) {
+          decode_delta_length_byte_arrays(p, remaining, present, out, static_cast<size_t>(budget_));
+          break;
+        }
+      }
+      throw InvalidFile("DELTA_LENGTH_BYTE_ARRAY on a " + std::string(to_string(leaf_.schema.type)) + " column");
+    case fmt::encoding::kDeltaByteArray:
+      if constexpr (std::is_same_v<T, ByteArrays>) {
+        decode_delta_byte_arrays(p, remaining, present, out, static_cast<size_t>(budget_), leaf_.schema.type_length);
+        break;
+      }
+      throw InvalidFile("DELTA_BYTE_ARRAY on a " + std::string(to_string(leaf_.schema.type)) + " column");
+    case fmt::encoding::kByteStreamSplit:
+      if constexpr (std::is_same_v<T, ByteArrays>) {
+        if (leaf_.schema.type == PhysicalType::kFixedLenByteArray) {
+          const auto width = static_cast<size_t>(leaf_.schema.type_length);
+          if (present > 0 && static_cast<uint64_t>(present) > remaining / width) {
+            throw InvalidFile("BYTE_STREAM_SPLIT data holds " + std::to_string(remaining / width) +
+                              " values, page declares " + std::to_string(present));
+          }
+          const size_t at = out->bytes.size();
+          if (at + static_cast<size_t>(present) * width > static_cast<size_t>(budget_)) {
+            throw InvalidFile("byte arrays exceed the size limit");
+          }
+          out->bytes.resize(at + static_cast<size_t>(present) * width);
+          decode_byte_stream_split(p, remaining, present, width, reinterpret_cast<uint8_t*>(out->bytes.data() + at));
+          int64_t end = out->offsets.back();
+          for (int64_t i = 0; i < present; ++i) out->offsets.push_back(end += leaf_.schema.type_length);
+          break;
+        }
+      } else if constexpr (!std::is_same_v<T, uint8_t>) {
+        decode_byte_stream_split(p, remaining, present, sizeof(T), reinterpret_cast<uint8_t*>(dst));
+        break;
+      }
+      throw InvalidFile("BYTE_STREAM_SPLIT on a " + std::string(to_string(leaf_.schema.type)) + " column");
     case fmt::encoding::kRle:
       if constexpr (std::is_same_v<T, uint8_t>) {
         // Booleans as RLE with a 4-byte length, bit width 1.
