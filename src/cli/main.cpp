@@ -13,6 +13,7 @@
 
 #include "cli/bench.h"
 #include "cli/datasets.h"
+#include "cli/inspect.h"
 #include "cli/lab.h"
 #include "cli/progress.h"
 #include "feedline/csv.h"
@@ -311,6 +312,21 @@ int run(int argc, char** argv) {
   bench->add_option("--mnist-idx", lab.mnist_idx, "Folder with MNIST's IDX files, for the storage table");
   bench->add_option("--fashion-mnist-idx", lab.fashion_idx, "Folder with FashionMNIST's IDX files, for the storage table");
 
+  InspectArgs ins;
+  auto* inspect = app.add_subcommand("inspect", "Show a Parquet file's schema, row groups, encodings, codecs, sizes, "
+                                                "statistics and key-value metadata");
+  inspect->add_option("file", ins.path, "Parquet file")->required();
+  inspect->add_flag("--json", ins.json, "One JSON document instead of text");
+
+  CatArgs cat;
+  cat.threads = default_threads();
+  auto* cat_cmd = app.add_subcommand("cat", "Print a Parquet file's rows as CSV or JSON lines");
+  cat_cmd->add_option("file", cat.path, "Parquet file")->required();
+  cat_cmd->add_option("--columns", cat.columns, "Only these columns, in this order");
+  cat_cmd->add_option("--limit", cat.limit, "At most N rows")->check(CLI::NonNegativeNumber);
+  cat_cmd->add_option("--format", cat.format, "csv or jsonl")->check(CLI::IsMember({"csv", "jsonl"}))->capture_default_str();
+  cat_cmd->add_option("--threads", cat.threads, "Decoding threads (default: every core)")->check(CLI::PositiveNumber);
+
   LoaderBenchArgs lb;
   auto* bench_loader = bench->add_subcommand("loader", "Loader-only throughput (no model) for each dataset mode and worker count");
   bench_loader->add_option("--data-dir", lb.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
@@ -330,6 +346,8 @@ int run(int argc, char** argv) {
     return app.exit(e);
   }
   if (*prepare) return run_prepare(prep);
+  if (*inspect) return run_inspect(ins);
+  if (*cat_cmd) return run_cat(cat);
   if (*bench_loader) return run_loader_bench(lb);
   if (*bench) {
     apply_full_protocol(lab, epochs_opt->count() > 0, train_limit_opt->count() + test_limit_opt->count() > 0,

@@ -223,6 +223,54 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
   }
 }
 
+std::string corpus_file(const std::string& name) { return testing::parquet_testing_dir() + "/data/" + name; }
+
+TEST(Cli, InspectShowsSchemaRowGroupsAndMetadata) {
+  const std::string file = corpus_file("delta_byte_array.parquet");
+  CliRun r = run_cli("inspect " + file);
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* text : {"Rows: 1000 in 1 row group", "c_customer_id", "STRING", "optional", "DELTA_BYTE_ARRAY",
+                           "Row group 0: 1000 rows", "AAAAAAAAAABAAAAA .. AAAAAAAAPPCAAAAA"}) {
+    EXPECT_TRUE(contains(r.output, text)) << text << "\n" << r.output;
+  }
+  r = run_cli("inspect --json " + file);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["num_rows"].get<int64_t>(), 1000);
+  EXPECT_EQ(j["schema"].size(), 9u);
+  EXPECT_EQ(j["row_groups"][0]["columns"][1]["null_count"].get<int64_t>(), 30);
+  EXPECT_EQ(j["row_groups"][0]["columns"][0]["encodings"][0], "DELTA_BYTE_ARRAY");
+
+  r = run_cli("inspect " + corpus_file("nested_lists.snappy.parquet"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, "column 'a': nested columns")) << r.output;
+  r = run_cli("inspect /no/such/file.parquet");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, "/no/such/file.parquet")) << r.output;
+}
+
+TEST(Cli, CatPrintsRowsAsCsvOrJsonLines) {
+  // Nulls: empty in CSV, null in JSON; FIXED_LEN_BYTE_ARRAY as hex.
+  const std::string flba = corpus_file("fixed_length_byte_array.parquet");
+  CliRun r = run_cli("cat " + flba + " --limit 2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "flba_field\n000003e8\n\n");
+  r = run_cli("cat " + flba + " --limit 2 --format jsonl");
+  EXPECT_EQ(r.output, "{\"flba_field\":\"000003e8\"}\n{\"flba_field\":null}\n");
+  // Floats in shortest round-trip form; columns chosen and ordered.
+  r = run_cli("cat " + corpus_file("byte_stream_split.zstd.parquet") + " --columns f64 f32 --limit 1 --format jsonl");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "{\"f64\":-1.3065268517353166,\"f32\":1.7640524}\n");
+  // Strings that need quoting are quoted.
+  r = run_cli("cat " + corpus_file("delta_byte_array.parquet") + " --columns c_salutation c_first_name --limit 1");
+  EXPECT_EQ(r.output, "c_salutation,c_first_name\nSir,Mark\n");
+  r = run_cli("cat " + flba + " --columns nope");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, "nope")) << r.output;
+  r = run_cli("cat " + flba + " --format xml");
+  EXPECT_NE(r.status, 0);
+}
+
 TEST(Cli, BenchRejectsBadFlagsAndMissingData) {
   CliRun r = run_cli("bench --epochs 0");
   EXPECT_NE(r.status, 0);
