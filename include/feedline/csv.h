@@ -9,7 +9,9 @@
 namespace feedline {
 
 // Writes `table` as CSV (header, '\n' line ends, integers as integers, floats in shortest round-trip form,
-// nulls empty) through a temporary file and a rename. Returns the bytes written.
+// nulls empty) through a temporary file and a rename. Returns the bytes written. BYTE_ARRAY values are written
+// as they are (quoted when they hold a comma, quote or line end: many writers leave strings unannotated);
+// FIXED_LEN_BYTE_ARRAY values, which are binary, as lowercase hex (two digits a byte, as DuckDB's hex()).
 int64_t write_csv(const std::string& path, const Table& table);
 
 struct CsvReadOptions {

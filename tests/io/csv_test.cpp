@@ -38,6 +38,24 @@ TEST(Csv, WritesTheExperimentLayoutByteForByte) {
   EXPECT_EQ(n, static_cast<int64_t>(text.size()));
 }
 
+TEST(Csv, WritesByteArraysAsIsAndFixedLengthOnesAsHex) {
+  Table t;
+  t.num_rows = 3;
+  ColumnSchema text{"text", PhysicalType::kByteArray, false, std::nullopt, true};
+  ColumnSchema blob{"blob", PhysicalType::kFixedLenByteArray, true};
+  blob.type_length = 3;
+  t.columns = {make_column(text), make_column(blob)};
+  for (const char* v : {"plain", "a,b", "say \"hi\""}) std::get<ByteArrays>(t.columns[0].values).push_back(v);
+  auto& fixed = std::get<ByteArrays>(t.columns[1].values);
+  fixed.push_back(std::string("\x00\xff,", 3));
+  fixed.push_back("");  // null
+  fixed.push_back(std::string("\n\x80\x0f", 3));
+  t.columns[1].validity = {1, 0, 1};
+  const auto dir = testing::scratch_dir("csv_bytes");
+  write_csv(dir + "/t.csv", t);
+  EXPECT_EQ(read_file(dir + "/t.csv"), "text,blob\nplain,00ff2c\n\"a,b\",\n\"say \"\"hi\"\"\",0a800f\n");
+}
+
 TEST(Csv, RoundTripsIntegersDoublesAndNulls) {
   Table t;
   t.num_rows = 4;

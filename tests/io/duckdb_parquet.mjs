@@ -3,9 +3,11 @@
 //   node duckdb_parquet.mjs <npm_cache_dir> dump <file.parquet> [<json array of column names>]
 //       reads the file (or those columns) with DuckDB and prints every value in the canonical text form below.
 //   node duckdb_parquet.mjs <npm_cache_dir> write <file.parquet> <codec> <rows> <row_group_size>
-//   node duckdb_parquet.mjs <npm_cache_dir> pandas <file.parquet> <rows>
 //       makes a table of every type feedline reads (with nulls), COPYs it to the file with the codec, and
 //       prints the table's values in the same form.
+//   node duckdb_parquet.mjs <npm_cache_dir> pandas <file.parquet> <rows>
+//       writes what pandas writes through pyarrow (INT64 `label` and `pixelN`, SNAPPY, dictionary pages, a
+//       `pandas` footer key) and prints the table's values in the same form.
 //   node duckdb_parquet.mjs <npm_cache_dir> time <file.parquet> <threads> <runs>
 //       reads the whole file into a DuckDB table, once to warm up and then <runs> times; prints seconds.
 //

@@ -259,6 +259,37 @@ TEST(ParquetHostile, HandMadeMetadata) {
     write_bytes(path, make_file(md, body));
     EXPECT_EQ(read_table(path).columns.at(0).byte_arrays().at(2), "xxxx");
   }
+  {
+    // FIXED_LEN_BYTE_ARRAY(5) through a dictionary: 3 entries need 15 bytes; indices 2, 0, 1 at bit width 2.
+    auto dictionary_page = [](int32_t entries, const std::string& values) {
+      fmt::PageHeader h;
+      h.type = fmt::page_type::kDictionaryPage;
+      h.uncompressed_page_size = h.compressed_page_size = static_cast<int32_t>(values.size());
+      fmt::DictionaryPageHeader d;
+      d.num_values = entries;
+      d.encoding = fmt::encoding::kPlain;
+      h.dictionary_page_header = d;
+      return page(h, values);
+    };
+    const std::string indices("\x02\x03\x12\x00", 4);
+    const std::string data = page(data_page_header(3, 4, fmt::encoding::kRleDictionary), indices);
+    md = one_column_metadata(3);
+    md.schema[1].type = fmt::type::kFixedLenByteArray;
+    md.schema[1].type_length = 5;
+    md.row_groups[0].columns[0].meta_data->type = fmt::type::kFixedLenByteArray;
+    const std::string good = dictionary_page(3, "aaaaabbbbbccccc") + data;
+    md.row_groups[0].columns[0].meta_data->total_compressed_size = static_cast<int64_t>(good.size());
+    write_bytes(path, make_file(md, good));
+    const Table t = read_table(path);
+    EXPECT_EQ(t.columns.at(0).byte_arrays().at(0), "ccccc");
+    EXPECT_EQ(t.columns.at(0).byte_arrays().at(2), "bbbbb");
+    const std::string short_dictionary = dictionary_page(3, "aaaaabbbbbcccc") + data;
+    md.row_groups[0].columns[0].meta_data->total_compressed_size = static_cast<int64_t>(short_dictionary.size());
+    expect_throw_with<InvalidFile>(path, make_file(md, short_dictionary), "page declares 3");
+    const std::string huge_dictionary = dictionary_page(1 << 30, "aaaaabbbbbccccc") + data;
+    md.row_groups[0].columns[0].meta_data->total_compressed_size = static_cast<int64_t>(huge_dictionary.size());
+    expect_throw_with<InvalidFile>(path, make_file(md, huge_dictionary), "page declares 1073741824");
+  }
   md = one_column_metadata(3);
   md.row_groups[0].columns.clear();
   expect_throw_with<InvalidFile>(path, make_file(md), "column chunks");

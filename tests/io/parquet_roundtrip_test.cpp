@@ -159,7 +159,12 @@ TEST(ParquetRoundTrip, StatisticsCompareUnsignedAsUnsigned) {
   f.as<double>() = {0.0, std::nan(""), 2.5, -0.0};
   Column s = make_column({"s", PhysicalType::kByteArray, false, std::nullopt, true});
   for (const char* v : {"b", "\xff", "a", "ab"}) std::get<ByteArrays>(s.values).push_back(v);
-  t.columns = {u32, i32, u64, f, s};
+  ColumnSchema fixed_schema{"fl", PhysicalType::kFixedLenByteArray, false, std::nullopt, false, 2};
+  Column fl = make_column(fixed_schema);  // signed bytes would make "\x80\x80" the minimum
+  for (const char* v : {"\x01\xff", "\xff\x00", "\x80\x80", "\x01\xfe"}) {
+    std::get<ByteArrays>(fl.values).push_back(std::string(v, 2));
+  }
+  t.columns = {u32, i32, u64, f, s, fl};
   const std::string path = scratch_dir("stats") + "/s.parquet";
   write_table(path, t);
   const FileInfo info = read_file_info(path);
@@ -176,6 +181,8 @@ TEST(ParquetRoundTrip, StatisticsCompareUnsignedAsUnsigned) {
   EXPECT_EQ(fmax, 2.5);
   EXPECT_EQ(cols[4].min, "a");
   EXPECT_EQ(cols[4].max, "\xff");
+  EXPECT_EQ(cols[5].min, std::string("\x01\xfe", 2));
+  EXPECT_EQ(cols[5].max, std::string("\xff\x00", 2));
   for (const auto& c : cols) EXPECT_EQ(c.null_count, 0);
   expect_tables_equal(t, read_table(path));
 }
