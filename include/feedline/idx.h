@@ -27,7 +27,20 @@ struct ImageSplit {
 };
 ImageSplit read_idx_split(const std::string& images_path, const std::string& labels_path);
 
-// The experiment's table layout: `label`, then `pixel1..pixelP`, every column INT32 annotated INT(8, unsigned).
+// How a split becomes a table. Every layout starts with `label`, INT32 annotated INT(8, unsigned), except
+// kPixelColumnsInt64's.
+enum class ImageTableLayoutKind {
+  // `label`, then `pixel1..pixelP` (P = rows * cols), every column INT32 annotated INT(8, unsigned).
+  kPixelColumnsUInt8,
+  // The same columns as plain INT64 without annotation: what pandas (through pyarrow) writes.
+  kPixelColumnsInt64,
+  // `label` and `image`: FIXED_LEN_BYTE_ARRAY(rows * cols), each image's pixels in row-major order.
+  kRowMajor,
+};
+
+// The experiment's table layout, kPixelColumnsUInt8.
 Table image_split_to_table(const ImageSplit& split);
+// Throws InvalidArgument when the split's sizes disagree or rows * cols exceeds INT32_MAX.
+Table image_split_to_table(const ImageSplit& split, ImageTableLayoutKind layout);
 
 }  // namespace feedline

@@ -2,9 +2,12 @@
 
 #include <zlib.h>
 
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "feedline/error.h"
 
@@ -36,6 +39,31 @@ int64_t read_fully(gzFile f, uint8_t* out, int64_t n, const std::string& path) {
     got += r;
   }
   return got;
+}
+
+// One byte per row, src[r * stride], widened into an integer column.
+template <class T>
+void widen_bytes(const uint8_t* src, size_t stride, size_t count, std::vector<T>* out) {
+  out->resize(count);
+  for (size_t r = 0; r < count; ++r) (*out)[r] = src[r * stride];
+}
+
+// Checked once so that every layout indexes within the split's vectors.
+void check_split(const ImageSplit& split) {
+  const bool dims_ok = split.count >= 0 && split.rows >= 0 && split.cols >= 0 &&
+                       (split.rows == 0 || split.cols <= std::numeric_limits<int32_t>::max() / split.rows);
+  const auto pixels = dims_ok ? static_cast<uint64_t>(split.rows * split.cols) : 0;
+  const auto count = static_cast<uint64_t>(split.count);
+  const bool sizes_ok =
+      dims_ok && split.labels.size() == count &&
+      (pixels == 0 ? split.images.empty()
+                   : split.images.size() % pixels == 0 && split.images.size() / pixels == count);
+  if (!sizes_ok) {
+    throw InvalidArgument("image split of " + std::to_string(split.count) + " images of " +
+                          std::to_string(split.rows) + " x " + std::to_string(split.cols) + " pixels holds " +
+                          std::to_string(split.images.size()) + " pixels and " +
+                          std::to_string(split.labels.size()) + " labels");
+  }
 }
 
 }  // namespace
@@ -99,28 +127,47 @@ ImageSplit read_idx_split(const std::string& images_path, const std::string& lab
 }
 
 Table image_split_to_table(const ImageSplit& split) {
+  return image_split_to_table(split, ImageTableLayoutKind::kPixelColumnsUInt8);
+}
+
+Table image_split_to_table(const ImageSplit& split, ImageTableLayoutKind layout) {
+  check_split(split);
   const int64_t pixels = split.rows * split.cols;
+  const auto count = static_cast<size_t>(split.count);
+  const bool int64 = layout == ImageTableLayoutKind::kPixelColumnsInt64;
   Table t;
   t.num_rows = split.count;
-  t.columns.reserve(static_cast<size_t>(pixels) + 1);
-  const IntAnnotation u8{8, false};
-  auto add = [&](std::string name) -> std::vector<int32_t>& {
+  // One integer column filled from bytes: src[r * stride] for each row r.
+  auto add_ints = [&](std::string name, const uint8_t* src, int64_t stride) {
     ColumnSchema s;
     s.name = std::move(name);
-    s.type = PhysicalType::kInt32;
-    s.int_annotation = u8;
+    s.type = int64 ? PhysicalType::kInt64 : PhysicalType::kInt32;
+    if (!int64) s.int_annotation = IntAnnotation{8, false};
     t.columns.push_back(make_column(std::move(s)));
-    auto& v = t.columns.back().as<int32_t>();
-    v.resize(static_cast<size_t>(split.count));
-    return v;
+    Column& c = t.columns.back();
+    if (int64) {
+      widen_bytes(src, static_cast<size_t>(stride), count, &c.as<int64_t>());
+    } else {
+      widen_bytes(src, static_cast<size_t>(stride), count, &c.as<int32_t>());
+    }
   };
-  auto& labels = add("label");
-  for (int64_t r = 0; r < split.count; ++r) labels[r] = split.labels[r];
-  for (int64_t p = 0; p < pixels; ++p) {
-    auto& col = add("pixel" + std::to_string(p + 1));
-    const uint8_t* src = split.images.data() + p;
-    for (int64_t r = 0; r < split.count; ++r) col[r] = src[r * pixels];
+  if (layout == ImageTableLayoutKind::kRowMajor) {
+    add_ints("label", split.labels.data(), 1);
+    ColumnSchema s;
+    s.name = "image";
+    s.type = PhysicalType::kFixedLenByteArray;
+    s.type_length = static_cast<int32_t>(pixels);
+    Column image = make_column(std::move(s));
+    auto& bytes = std::get<ByteArrays>(image.values);
+    bytes.bytes.assign(reinterpret_cast<const char*>(split.images.data()), split.images.size());
+    bytes.offsets.resize(count + 1);
+    for (size_t r = 0; r <= count; ++r) bytes.offsets[r] = static_cast<int64_t>(r) * pixels;
+    t.columns.push_back(std::move(image));
+    return t;
   }
+  t.columns.reserve(static_cast<size_t>(pixels) + 1);
+  add_ints("label", split.labels.data(), 1);
+  for (int64_t p = 0; p < pixels; ++p) add_ints("pixel" + std::to_string(p + 1), split.images.data() + p, pixels);
   return t;
 }
 

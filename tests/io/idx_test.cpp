@@ -4,10 +4,13 @@
 #include <zlib.h>
 
 #include <fstream>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "feedline/error.h"
+#include "feedline/parquet.h"
 #include "test_paths.h"
 
 namespace feedline {
@@ -117,6 +120,91 @@ TEST(Idx, SplitChecksCountsAndBuildsTheExperimentTable) {
   // pixel p of row r is images[r * 4 + p - 1]
   for (int r = 0; r < 3; ++r) {
     for (int p = 1; p <= 4; ++p) EXPECT_EQ(t.columns[p].as<int32_t>()[r], images[r * 4 + p - 1]);
+  }
+}
+
+// Three images of 2 x 3 pixels with distinct values (some above 127, where a signed byte would turn negative).
+ImageSplit small_split() {
+  ImageSplit s;
+  s.count = 3;
+  s.rows = 2;
+  s.cols = 3;
+  for (int i = 0; i < 18; ++i) s.images.push_back(static_cast<uint8_t>(255 - 13 * i));
+  s.labels = {9, 0, 200};
+  return s;
+}
+
+TEST(Idx, PixelColumnLayouts) {
+  const ImageSplit s = small_split();
+  for (const auto layout : {ImageTableLayoutKind::kPixelColumnsUInt8, ImageTableLayoutKind::kPixelColumnsInt64}) {
+    const bool int64 = layout == ImageTableLayoutKind::kPixelColumnsInt64;
+    const Table t = image_split_to_table(s, layout);
+    ASSERT_EQ(t.columns.size(), 7u);
+    EXPECT_EQ(t.num_rows, 3);
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      const ColumnSchema& schema = t.columns[c].schema;
+      EXPECT_EQ(schema.name, c == 0 ? "label" : "pixel" + std::to_string(c));
+      EXPECT_EQ(schema.type, int64 ? PhysicalType::kInt64 : PhysicalType::kInt32);
+      EXPECT_EQ(schema.int_annotation, int64 ? std::nullopt : std::optional<IntAnnotation>(IntAnnotation{8, false}));
+      EXPECT_FALSE(schema.nullable);
+      EXPECT_TRUE(t.columns[c].validity.empty());
+      for (int64_t r = 0; r < 3; ++r) {
+        const int64_t expected = c == 0 ? s.labels[r] : s.images[r * 6 + c - 1];
+        EXPECT_EQ(int64 ? t.columns[c].as<int64_t>()[r] : t.columns[c].as<int32_t>()[r], expected) << c << " " << r;
+      }
+    }
+  }
+  // The one-argument form is the UInt8 layout.
+  const Table a = image_split_to_table(s);
+  const Table b = image_split_to_table(s, ImageTableLayoutKind::kPixelColumnsUInt8);
+  ASSERT_EQ(a.columns.size(), b.columns.size());
+  for (size_t c = 0; c < a.columns.size(); ++c) EXPECT_EQ(a.columns[c].as<int32_t>(), b.columns[c].as<int32_t>());
+}
+
+TEST(Idx, RowMajorLayoutSurvivesParquet) {
+  const ImageSplit s = small_split();
+  const Table t = image_split_to_table(s, ImageTableLayoutKind::kRowMajor);
+  ASSERT_EQ(t.columns.size(), 2u);
+  EXPECT_EQ(t.num_rows, 3);
+  EXPECT_EQ(t.columns[0].schema.name, "label");
+  EXPECT_EQ(t.columns[0].schema.int_annotation, (IntAnnotation{8, false}));
+  EXPECT_EQ(t.columns[0].as<int32_t>(), (std::vector<int32_t>{9, 0, 200}));
+  const auto check_image = [&](const Table& table) {
+    const Column& image = table.columns.at(1);
+    EXPECT_EQ(image.schema.name, "image");
+    EXPECT_EQ(image.schema.type, PhysicalType::kFixedLenByteArray);
+    EXPECT_EQ(image.schema.type_length, 6);
+    ASSERT_EQ(image.size(), 3);
+    for (int64_t r = 0; r < 3; ++r) {
+      const std::string_view v = image.byte_arrays().at(r);
+      EXPECT_EQ(std::vector<uint8_t>(v.begin(), v.end()),
+                std::vector<uint8_t>(s.images.begin() + r * 6, s.images.begin() + (r + 1) * 6));
+    }
+  };
+  check_image(t);
+  const std::string path = testing::scratch_dir("idx_row_major") + "/rows.parquet";
+  parquet::write_table(path, t);
+  const Table back = parquet::read_table(path);
+  EXPECT_EQ(back.columns.at(0).as<int32_t>(), t.columns[0].as<int32_t>());
+  check_image(back);
+}
+
+TEST(Idx, LayoutsRejectInconsistentSplits) {
+  for (const auto layout : {ImageTableLayoutKind::kPixelColumnsUInt8, ImageTableLayoutKind::kPixelColumnsInt64,
+                            ImageTableLayoutKind::kRowMajor}) {
+    ImageSplit s = small_split();
+    s.images.pop_back();
+    EXPECT_THROW(image_split_to_table(s, layout), InvalidArgument);
+    s = small_split();
+    s.labels.push_back(1);
+    EXPECT_THROW(image_split_to_table(s, layout), InvalidArgument);
+    s = small_split();
+    s.rows = 1 << 16;
+    s.cols = 1 << 16;  // rows * cols past INT32_MAX
+    EXPECT_THROW(image_split_to_table(s, layout), InvalidArgument);
+    ImageSplit empty;
+    empty.rows = empty.cols = 28;
+    EXPECT_EQ(image_split_to_table(empty, layout).num_rows, 0);
   }
 }
 
