@@ -14,6 +14,7 @@ debian_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
   gnuplot-nox
+  clang libclang-rt-14-dev
   nodejs npm
 )
 

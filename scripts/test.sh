@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, and runs every test through CTest; then builds the
 # torch-free io tests (IDX, CSV, Parquet, hostile and corrupt files) again under AddressSanitizer and
-# UndefinedBehaviorSanitizer and runs them. FEEDLINE_SKIP_SANITIZE=1 leaves that second build out.
+# UndefinedBehaviorSanitizer and runs them; then runs each libFuzzer target for a bounded time
+# (FEEDLINE_FUZZ_SECONDS, default 60). FEEDLINE_SKIP_SANITIZE=1 / FEEDLINE_SKIP_FUZZ=1 leave those out.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/scripts/install-deps.sh"
@@ -19,4 +20,8 @@ if [ "${FEEDLINE_SKIP_SANITIZE:-0}" != 1 ]; then
   echo "test.sh: io tests under AddressSanitizer + UndefinedBehaviorSanitizer"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$asan/tests/feedline_io_tests" --gtest_brief=1
+fi
+
+if [ "${FEEDLINE_SKIP_FUZZ:-0}" != 1 ]; then
+  "$here/scripts/fuzz.sh" "${FEEDLINE_FUZZ_SECONDS:-60}"
 fi

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -95,8 +96,18 @@ IdxArray read_idx(const std::string& path) {
     total *= dim;
     out.dims.push_back(dim);
   }
-  out.data.resize(static_cast<size_t>(total));
-  const int64_t got = read_fully(f.get(), out.data.data(), total, path);
+  // Grow with the data actually there, never to what a (possibly hostile) header declares up front: a
+  // 16-byte file must not cost gigabytes.
+  constexpr int64_t kChunk = int64_t{1} << 22;
+  int64_t got = 0;
+  while (got < total) {
+    const int64_t want = std::min(kChunk, total - got);
+    out.data.resize(static_cast<size_t>(got + want));
+    const int64_t n = read_fully(f.get(), out.data.data() + got, want, path);
+    got += n;
+    if (n < want) break;
+  }
+  out.data.resize(static_cast<size_t>(got));
   if (got != total) {
     throw InvalidFile(path + ": truncated: header declares " + std::to_string(total) + " data bytes, file has " +
                       std::to_string(got));

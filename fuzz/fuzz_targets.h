@@ -1,0 +1,23 @@
+// The fuzzing entry points, shared by the libFuzzer binaries (fuzz/) and the replay test
+// (tests/io/fuzz_replay_test.cpp). Each feeds its bytes to a reader through a file, as users' files arrive,
+// and accepts a feedline::Error: anything else (another exception, a crash, a sanitizer report) is a bug.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace feedline::fuzz {
+
+// The Parquet footer, schema, page headers, levels, every encoding and codec: read_file_info, then read_table.
+void parquet(const uint8_t* data, size_t size);
+// The CSV reader (one and two threads).
+void csv(const uint8_t* data, size_t size);
+// The IDX reader, plain or gzip.
+void idx(const uint8_t* data, size_t size);
+
+// Runs `target` ("parquet", "csv" or "idx") on the bytes; returns the feedline::Error message, or "" when
+// the input was read.
+std::string run(const std::string& target, const std::string& bytes);
+
+}  // namespace feedline::fuzz

@@ -1,0 +1,88 @@
+// Replays the fuzzers' seeds and every input they found (tests/fuzz/) through the same entry points the
+// libFuzzer binaries use, so a finding stays fixed in every build, sanitized or not.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "fuzz_targets.h"
+#include "test_paths.h"
+
+namespace feedline {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+const fs::path kFuzzDir = fs::path(FEEDLINE_SOURCE_DIR) / "tests" / "fuzz";
+
+// Messages name the scratch file the input was written to; the expectations say {path} there.
+std::string normalise(std::string message) {
+  for (const char* prefix : {"/dev/shm/feedline-fuzz-", "/tmp/feedline-fuzz-"}) {
+    for (size_t at = message.find(prefix); at != std::string::npos; at = message.find(prefix)) {
+      size_t end = at + std::string(prefix).size();
+      while (end < message.size() && (std::isdigit(static_cast<unsigned char>(message[end])) || message[end] == '.' ||
+                                      std::isalpha(static_cast<unsigned char>(message[end])))) {
+        ++end;
+      }
+      message.replace(at, end - at, "{path}");
+    }
+  }
+  return message;
+}
+
+TEST(FuzzReplay, SeedsReadOrFailCleanly) {
+  int inputs = 0;
+  for (const char* target : {"parquet", "csv", "idx"}) {
+    const fs::path dir = kFuzzDir / "seeds" / target;
+    if (!fs::is_directory(dir)) continue;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      SCOPED_TRACE(entry.path().string());
+      EXPECT_NO_THROW(fuzz::run(target, slurp(entry.path())));  // a feedline::Error is caught inside
+      ++inputs;
+    }
+  }
+  EXPECT_GE(inputs, 6);
+  // Well-formed seeds read without complaint.
+  EXPECT_EQ(fuzz::run("csv", slurp(kFuzzDir / "seeds" / "csv" / "ints.csv")), "");
+  EXPECT_EQ(fuzz::run("idx", slurp(kFuzzDir / "seeds" / "idx" / "images.idx3.gz")), "");
+  // And broken input gives the reader's message, naming the file.
+  EXPECT_EQ(normalise(fuzz::run("idx", std::string("\0\0\x08\x03", 4))),
+            "{path}: truncated IDX header");
+}
+
+TEST(FuzzReplay, EveryFindingGivesItsExactMessage) {
+  std::ifstream manifest(kFuzzDir / "regressions" / "expected.txt");
+  ASSERT_TRUE(manifest.good());
+  std::string line;
+  int findings = 0;
+  while (std::getline(manifest, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t tab = line.find('\t');
+    ASSERT_NE(tab, std::string::npos) << line;
+    const std::string file = line.substr(0, tab), expected = line.substr(tab + 1);
+    const std::string target = file.substr(0, file.find('/'));
+    SCOPED_TRACE(file);
+    EXPECT_EQ(normalise(fuzz::run(target, slurp(kFuzzDir / "regressions" / file))), expected);
+    ++findings;
+  }
+  // Every input in the folder is listed.
+  int files = 0;
+  for (const char* target : {"parquet", "csv", "idx"}) {
+    const fs::path dir = kFuzzDir / "regressions" / target;
+    if (fs::is_directory(dir)) files += static_cast<int>(std::distance(fs::directory_iterator(dir), {}));
+  }
+  EXPECT_EQ(files, findings);
+}
+
+}  // namespace
+}  // namespace feedline
