@@ -220,7 +220,7 @@ ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layo
   uint8_t* out_u8 = as_uint8 ? images.data_ptr<uint8_t>() : nullptr;
   float* out_f32 = as_uint8 ? nullptr : images.data_ptr<float>();
   for (const size_t c : pixel_cols) {
-    if (table.columns[c].schema.type == PhysicalType::kByteArray) {
+    if (value_index(table.columns[c].schema.type) == value_index(PhysicalType::kByteArray)) {
       throw InvalidArgument("column '" + table.columns[c].schema.name + "' holds byte arrays, not pixel values");
     }
   }

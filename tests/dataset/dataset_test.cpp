@@ -122,6 +122,18 @@ TEST(Dataset, RejectsBadIndicesAndLayouts) {
   EXPECT_THROW(RowDataset(std::make_shared<const Table>(table)), InvalidArgument);
   EXPECT_THROW(decode_image_table(table), InvalidArgument);
   EXPECT_THROW(collate({}), InvalidArgument);
+  // A pixel column of byte strings (BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY) is refused, never left undecoded.
+  for (const PhysicalType type : {PhysicalType::kByteArray, PhysicalType::kFixedLenByteArray}) {
+    Table bytes = table;
+    Column& pixel = bytes.columns[bytes.column_index("pixel2")];
+    ColumnSchema schema = pixel.schema;
+    schema.type = type;
+    schema.int_annotation.reset();
+    schema.type_length = 1;
+    pixel = make_column(schema);
+    for (int r = 0; r < 3; ++r) std::get<ByteArrays>(pixel.values).push_back("x");
+    EXPECT_THROW(decode_image_table(bytes, small_layout()), InvalidArgument) << to_string(type);
+  }
 }
 
 }  // namespace
