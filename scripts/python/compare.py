@@ -11,7 +11,19 @@ import json
 import os
 import sys
 
-PY_REFERENCE = "v2, batch 512, 0 workers"
+
+
+def python_reference(rows):
+    """The Python experiment's pre-decoded dataset (v2) at batch 512 with no workers: the loader target's base."""
+    for r in rows:
+        c = r.get("config", {})
+        if c.get("version") == 2 and c.get("batch_size") == 512 and c.get("num_workers") == 0:
+            return r
+    return None
+
+
+def is_floor(r):
+    return r.get("config", {}).get("dataset_mode") == "synthetic"
 
 
 def load(path):
@@ -20,6 +32,10 @@ def load(path):
             return json.load(f)
     except (OSError, ValueError) as e:
         sys.exit(f"compare.py: {path}: {e}")
+
+
+def device_name(d):
+    return d.get("name") if isinstance(d, dict) else d
 
 
 def fmt_rate(x):
@@ -54,12 +70,23 @@ def report(py_loader, py_training, feedline, markdown):
     out.append("")
     out.append(f"Python {py_loader.get('python')}, PyTorch {py_loader.get('torch')} on {py_loader.get('device')}, "
                f"{py_loader.get('threads')} threads, {py_loader.get('format')} files; feedline with LibTorch "
-               f"{feedline.get('libtorch_version')} on {feedline.get('device', {}).get('name')}, "
+               f"{feedline.get('libtorch_version')} on {device_name(feedline.get('device'))}, "
                f"{feedline.get('threads')} threads.")
+    out.append("")
+    proto = feedline.get("protocol", {})
+    for key in ("epochs", "train_limit", "test_limit"):
+        a, b = py_training.get(key), proto.get(key)
+        if a is not None and b is not None and a != b:
+            out.append(f"Warning: the training ladders differ in {key}: Python {a}, feedline {b}.")
+    for key in ("loader_epochs", "train_limit"):
+        a = py_loader.get(key)
+        b = proto.get(key) if key == "loader_epochs" else 0  # feedline's loader ladder reads the whole train split
+        if a is not None and b is not None and a != b:
+            out.append(f"Warning: the loader ladders differ in {key}: Python {a}, feedline {b}.")
     out.append("")
 
     # Loader ladder.
-    fl = {r["rung"]: r for r in feedline.get("loader_ladder", []) if r["dataset"] == dataset}
+    fl = {r["rung"]: r for r in feedline.get("loader_ladder", []) if r.get("dataset") == dataset}
     py = {r["rung"]: r for r in py_loader.get("loader_ladder", [])}
     names = [r["rung"] for r in py_loader.get("loader_ladder", [])]
     names += [n for n in fl if n not in names]
@@ -73,15 +100,23 @@ def report(py_loader, py_training, feedline, markdown):
     out.append("")
     out.append(table(["Rung", "Python", "feedline", "feedline/Python"], rows, markdown))
     out.append("")
-    ref = py.get(PY_REFERENCE, {}).get("samples_per_second")
+    ref_row = python_reference(py_loader.get("loader_ladder", []))
+    ref = ref_row.get("samples_per_second") if ref_row else None
     if fl and ref:
         best_name, best = max(((n, r["samples_per_second"]) for n, r in fl.items()), key=lambda x: x[1])
-        out.append(f"Best feedline loader rung ({best_name}): {best:,.0f} samples/s = {best / ref:.0f}x the Python "
+        out.append(f"Best feedline loader rung ({best_name}): {best:,.0f} samples/s = {best / ref:.1f}x the Python "
                    f"experiment's pre-decoded DataLoader at batch 512 with no workers ({ref:,.0f} samples/s).")
+        out.append("")
+    elif not fl:
+        out.append(f"(feedline's results hold no loader ladder for {dataset}.)")
+        out.append("")
+    else:
+        out.append("(The Python loader ladder has no v2, batch 512, 0-worker rung: no loader ratio.)")
         out.append("")
 
     # Training ladder.
-    fl = {r["rung"]: r for r in feedline.get("training_ladder", []) if r["dataset"] == dataset and not r["skipped"]}
+    fl = {r["rung"]: r for r in feedline.get("training_ladder", [])
+          if r.get("dataset") == dataset and not r.get("skipped", False)}
     py = {r["rung"]: r for r in py_training.get("training_ladder", [])}
     names = [r["rung"] for r in py_training.get("training_ladder", [])]
     names += [n for n in fl if n not in names]
@@ -92,20 +127,21 @@ def report(py_loader, py_training, feedline, markdown):
         tb = b["avg_train_seconds"] if b else None
         rows.append([n, fmt_s(ta), fmt_s(tb), fmt_ratio(ta / tb if ta and tb else None),
                      "-" if not a else f"{100 * a['test_accuracy']:.1f}%",
-                     "-" if not b or b["config"]["dataset_mode"] == "synthetic" else f"{100 * b['test_accuracy']:.1f}%"])
+                     "-" if not b or is_floor(b) else f"{100 * b['test_accuracy']:.1f}%"])
     out.append(f"{sub}Training ladder (train seconds per epoch)" + ("" if markdown else ":"))
     out.append("")
     out.append(table(["Rung", "Python", "feedline", "Python/feedline", "Python acc.", "feedline acc."], rows, markdown))
     out.append("")
     py_runs = [r for r in py_training.get("training_ladder", [])]
-    fl_runs = [r for r in fl.values() if r["config"]["dataset_mode"] != "synthetic"]
+    fl_runs = [r for r in fl.values() if not is_floor(r)]
     if py_runs and fl_runs:
         pb = min(py_runs, key=lambda r: r["avg_train_seconds"] + r["avg_test_seconds"])
         fb = min(fl_runs, key=lambda r: r["avg_train_seconds"] + r["avg_test_seconds"])
         pt = pb["avg_train_seconds"] + pb["avg_test_seconds"]
         ft = fb["avg_train_seconds"] + fb["avg_test_seconds"]
+        verdict = f"feedline {pt / ft:.2f}x faster" if pt >= ft else f"feedline {ft / pt:.2f}x slower"
         out.append(f"Best per epoch (train + test): Python {pt:.2f}s ({pb['rung']}), feedline {ft:.2f}s ({fb['rung']}): "
-                   f"feedline {pt / ft:.2f}x faster.")
+                   f"{verdict}.")
     return "\n".join(out) + "\n"
 
 
