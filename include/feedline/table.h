@@ -24,6 +24,28 @@ struct IntAnnotation {
   bool operator==(const IntAnnotation& o) const { return bit_width == o.bit_width && is_signed == o.is_signed; }
 };
 
+// Parquet's logical types beyond INT and STRING. Values keep their physical storage: DATE is INT32 days since
+// 1970-01-01; TIME is INT32 (millis) or INT64 (micros, nanos) since midnight; TIMESTAMP is INT64 units since the
+// epoch (INT96 timestamps are read as TIMESTAMP(MICROS), not adjusted to UTC, as Spark means them); DECIMAL is
+// the unscaled integer in INT32, INT64, or big-endian two's complement in a (FIXED_LEN_)BYTE_ARRAY; FLOAT16 is a
+// FIXED_LEN_BYTE_ARRAY(2) of IEEE half-precision, little-endian.
+enum class LogicalKind { kNone, kDate, kTime, kTimestamp, kDecimal, kFloat16 };
+enum class TimeUnit { kMillis, kMicros, kNanos };
+
+struct LogicalAnnotation {
+  LogicalKind kind = LogicalKind::kNone;
+  TimeUnit unit = TimeUnit::kMicros;  // kTime, kTimestamp
+  bool utc = true;                    // kTime, kTimestamp: isAdjustedToUTC
+  int32_t precision = 0, scale = 0;   // kDecimal
+  // Compares what the kind uses: the unit and UTC flag of times, the precision and scale of decimals.
+  bool operator==(const LogicalAnnotation& o) const {
+    if (kind != o.kind) return false;
+    if (kind == LogicalKind::kTime || kind == LogicalKind::kTimestamp) return unit == o.unit && utc == o.utc;
+    if (kind == LogicalKind::kDecimal) return precision == o.precision && scale == o.scale;
+    return true;
+  }
+};
+
 struct ColumnSchema {
   std::string name;
   PhysicalType type = PhysicalType::kInt64;
@@ -31,6 +53,7 @@ struct ColumnSchema {
   std::optional<IntAnnotation> int_annotation;  // only for kInt32 / kInt64
   bool is_string = false;                        // kByteArray with a STRING (UTF8) annotation
   int32_t type_length = 0;                       // kFixedLenByteArray: bytes per value (positive)
+  LogicalAnnotation logical;                     // DATE, TIME, TIMESTAMP, DECIMAL, FLOAT16
 };
 
 // Variable-length values: value i is bytes[offsets[i], offsets[i+1]).
@@ -66,9 +89,17 @@ struct Column {
   template <class T>
   std::vector<T>& as() { return std::get<std::vector<T>>(values); }
   const ByteArrays& byte_arrays() const { return std::get<ByteArrays>(values); }
-  // The value at `row` converted to double (0 for null, NaN never produced by conversion). Not for byte arrays.
+  // The value at `row` converted to double (0 for null): DECIMAL scaled, FLOAT16 widened, dates and times as
+  // their raw integers. Throws InvalidArgument for other byte arrays.
   double value_as_double(int64_t row) const;
 };
+
+// IEEE half precision (a FLOAT16 value's two bytes, read little-endian) widened to float, exactly.
+float half_to_float(uint16_t bits);
+
+// The unscaled integer of a DECIMAL stored big-endian two's complement, up to 16 bytes (precision 38); throws
+// InvalidArgument for longer values.
+__int128 decimal_unscaled(std::string_view big_endian);
 
 // The ColumnValues alternative that holds values of `type`.
 constexpr size_t value_index(PhysicalType type) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
@@ -30,6 +31,16 @@ std::string hex(std::string_view bytes) {
 }
 
 std::string logical_type(const ColumnSchema& s) {
+  const LogicalAnnotation& a = s.logical;
+  const char* unit = a.unit == TimeUnit::kMillis ? "MILLIS" : a.unit == TimeUnit::kMicros ? "MICROS" : "NANOS";
+  switch (a.kind) {
+    case LogicalKind::kNone: break;
+    case LogicalKind::kDate: return "DATE";
+    case LogicalKind::kTime: return fmt::format("TIME({}{})", unit, a.utc ? ",UTC" : "");
+    case LogicalKind::kTimestamp: return fmt::format("TIMESTAMP({}{})", unit, a.utc ? ",UTC" : "");
+    case LogicalKind::kDecimal: return fmt::format("DECIMAL({},{})", a.precision, a.scale);
+    case LogicalKind::kFloat16: return "FLOAT16";
+  }
   if (s.int_annotation) {
     return fmt::format("INT({},{})", s.int_annotation->bit_width, s.int_annotation->is_signed ? "signed" : "unsigned");
   }
@@ -48,6 +59,72 @@ std::string float_text(F v) {
   return fmt::format("{}", v);
 }
 
+// Days since 1970-01-01 as a proleptic Gregorian civil date (Howard Hinnant's days_from_civil inverse).
+std::string date_text(int64_t days) {
+  days += 719468;
+  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  const int64_t doe = days - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  return fmt::format("{:04}-{:02}-{:02}", y, m, d);
+}
+
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+// A count of `unit`s since midnight as HH:MM:SS with the unit's fraction digits.
+std::string time_of_day_text(int64_t v, TimeUnit unit) {
+  const int64_t per_second = unit == TimeUnit::kMillis ? 1000 : unit == TimeUnit::kMicros ? 1000000 : 1000000000;
+  const int digits = unit == TimeUnit::kMillis ? 3 : unit == TimeUnit::kMicros ? 6 : 9;
+  const int64_t seconds = floor_div(v, per_second), fraction = v - seconds * per_second;
+  return fmt::format("{:02}:{:02}:{:02}.{:0{}}", seconds / 3600, seconds / 60 % 60, seconds % 60, fraction, digits);
+}
+
+std::string decimal_text(__int128 unscaled, int scale) {
+  const bool negative = unscaled < 0;
+  unsigned __int128 u = negative ? -static_cast<unsigned __int128>(unscaled) : static_cast<unsigned __int128>(unscaled);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  } while (u > 0);
+  if (scale > 0) {
+    if (digits.size() <= static_cast<size_t>(scale)) digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
+    digits.insert(digits.size() - static_cast<size_t>(scale), ".");
+  }
+  return (negative ? "-" : "") + digits;
+}
+
+// A value of a DATE, TIME, TIMESTAMP, DECIMAL or FLOAT16 column as text (ISO 8601 for dates and times); the
+// integer for INT32/INT64 storage, the bytes for byte-array storage. nullopt for other columns.
+std::optional<std::string> logical_text(const ColumnSchema& s, int64_t integer, std::string_view bytes) {
+  const LogicalAnnotation& a = s.logical;
+  switch (a.kind) {
+    case LogicalKind::kNone: return std::nullopt;
+    case LogicalKind::kDate: return date_text(integer);
+    case LogicalKind::kTime: return time_of_day_text(integer, a.unit);
+    case LogicalKind::kTimestamp: {
+      const int64_t per_day = int64_t{86400} * (a.unit == TimeUnit::kMillis   ? 1000
+                                                : a.unit == TimeUnit::kMicros ? 1000000
+                                                                              : 1000000000);
+      const int64_t day = floor_div(integer, per_day);
+      return date_text(day) + "T" + time_of_day_text(integer - day * per_day, a.unit) + (a.utc ? "Z" : "");
+    }
+    case LogicalKind::kDecimal:
+      return decimal_text(s.type == PhysicalType::kInt32 || s.type == PhysicalType::kInt64 ? __int128{integer}
+                                                                                          : decimal_unscaled(bytes),
+                          a.scale);
+    case LogicalKind::kFloat16:
+      if (bytes.size() != 2) return std::nullopt;
+      return float_text(half_to_float(static_cast<uint16_t>(static_cast<uint8_t>(bytes[0]) |
+                                                            (static_cast<uint8_t>(bytes[1]) << 8))));
+  }
+  return std::nullopt;
+}
+
 // A statistics value (raw PLAIN bytes) as text for its column's type; hex when the size does not fit.
 std::string statistic_text(const ColumnSchema& s, const std::string& raw) {
   auto fixed = [&](auto zero) -> std::optional<decltype(zero)> {
@@ -56,6 +133,17 @@ std::string statistic_text(const ColumnSchema& s, const std::string& raw) {
     std::memcpy(&v, raw.data(), sizeof v);
     return v;
   };
+  if (s.logical.kind != LogicalKind::kNone) {
+    int64_t integer = 0;
+    if (s.type == PhysicalType::kInt32 && raw.size() == 4) integer = *fixed(int32_t{});
+    if (s.type == PhysicalType::kInt64 && raw.size() == 8) integer = *fixed(int64_t{});
+    const bool fits = (s.type == PhysicalType::kInt32 && raw.size() == 4) || (s.type == PhysicalType::kInt64 && raw.size() == 8) ||
+                      ((s.type == PhysicalType::kByteArray || s.type == PhysicalType::kFixedLenByteArray) && raw.size() <= 16);
+    if (fits) {
+      if (auto text = logical_text(s, integer, raw)) return *text;
+    }
+    return "0x" + hex(raw);
+  }
   switch (s.type) {
     case PhysicalType::kBoolean:
       if (raw.size() == 1) return raw[0] ? "true" : "false";
@@ -86,6 +174,15 @@ std::string shorten(const std::string& s, size_t n) { return s.size() <= n ? s :
 std::optional<std::string> cell_text(const Column& c, int64_t row) {
   if (c.is_null(row)) return std::nullopt;
   const ColumnSchema& s = c.schema;
+  if (s.logical.kind != LogicalKind::kNone) {
+    const int64_t integer = s.type == PhysicalType::kInt32   ? c.as<int32_t>()[row]
+                            : s.type == PhysicalType::kInt64 ? c.as<int64_t>()[row]
+                                                             : 0;
+    const std::string_view bytes = value_index(s.type) == value_index(PhysicalType::kByteArray)
+                                       ? c.byte_arrays().at(row)
+                                       : std::string_view();
+    if (auto text = logical_text(s, integer, bytes)) return text;
+  }
   switch (s.type) {
     case PhysicalType::kBoolean: return c.as<uint8_t>()[row] ? "true" : "false";
     case PhysicalType::kInt32: {
@@ -119,6 +216,11 @@ std::string csv_field(const std::string& text) {
 ordered_json json_cell(const Column& c, int64_t row) {
   const auto text = cell_text(c, row);
   if (!text) return nullptr;
+  if (c.schema.logical.kind == LogicalKind::kFloat16) {
+    const double v = c.value_as_double(row);
+    return std::isfinite(v) ? ordered_json::parse(*text) : ordered_json(*text);
+  }
+  if (c.schema.logical.kind != LogicalKind::kNone) return *text;  // ISO 8601 dates and times, exact decimals
   switch (c.schema.type) {
     case PhysicalType::kBoolean: return c.as<uint8_t>()[row] != 0;
     case PhysicalType::kInt32:
@@ -150,7 +252,7 @@ int run_inspect(const InspectArgs& args) {
     for (const auto& s : info.schema) {
       ordered_json c = {{"name", s.name}, {"physical_type", to_string(s.type)}, {"nullable", s.nullable}};
       if (s.int_annotation) c["int"] = {{"bit_width", s.int_annotation->bit_width}, {"signed", s.int_annotation->is_signed}};
-      if (s.is_string) c["logical_type"] = "STRING";
+      if (const std::string lt = logical_type(s); !lt.empty() && !s.int_annotation) c["logical_type"] = lt;
       if (s.type == PhysicalType::kFixedLenByteArray) c["type_length"] = s.type_length;
       j["schema"].push_back(c);
     }

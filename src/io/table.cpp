@@ -1,6 +1,9 @@
 #include "feedline/table.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <string>
 
 #include "feedline/error.h"
@@ -24,7 +27,46 @@ int64_t Column::size() const {
   return std::visit([](const auto& v) { return static_cast<int64_t>(v.size()); }, values);
 }
 
+float half_to_float(uint16_t bits) {
+  const uint32_t sign = (bits >> 15) & 1, exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  float magnitude;
+  if (exponent == 0) {
+    magnitude = std::ldexp(static_cast<float>(mantissa), -24);  // zero and subnormals
+  } else if (exponent == 31) {
+    // Infinity, or a NaN keeping its sign and payload, bit for bit.
+    const uint32_t wide = (sign << 31) | 0x7f800000u | (mantissa << 13);
+    float f;
+    std::memcpy(&f, &wide, 4);
+    return f;
+  } else {
+    magnitude = std::ldexp(static_cast<float>(mantissa | 0x400), static_cast<int>(exponent) - 25);
+  }
+  return sign ? -magnitude : magnitude;
+}
+
+__int128 decimal_unscaled(std::string_view big_endian) {
+  if (big_endian.size() > 16) {
+    throw InvalidArgument("DECIMAL of " + std::to_string(big_endian.size()) + " bytes (at most 16 are supported)");
+  }
+  if (big_endian.empty()) return 0;
+  unsigned __int128 v = static_cast<uint8_t>(big_endian[0]) >= 0x80 ? ~static_cast<unsigned __int128>(0) : 0;
+  for (const char c : big_endian) v = (v << 8) | static_cast<uint8_t>(c);
+  return static_cast<__int128>(v);
+}
+
 double Column::value_as_double(int64_t row) const {
+  if (schema.logical.kind == LogicalKind::kDecimal) {
+    const double unscaled = schema.type == PhysicalType::kInt32   ? std::get<1>(values)[row]
+                            : schema.type == PhysicalType::kInt64 ? static_cast<double>(std::get<2>(values)[row])
+                            : is_null(row)                        ? 0.0
+                                  : static_cast<double>(decimal_unscaled(std::get<5>(values).at(row)));
+    return unscaled / std::pow(10.0, schema.logical.scale);
+  }
+  if (schema.logical.kind == LogicalKind::kFloat16 && schema.type == PhysicalType::kFixedLenByteArray) {
+    const std::string_view v = std::get<5>(values).at(row);
+    if (v.size() != 2) return 0.0;  // a null
+    return half_to_float(static_cast<uint16_t>(static_cast<uint8_t>(v[0]) | (static_cast<uint8_t>(v[1]) << 8)));
+  }
   switch (schema.type) {
     case PhysicalType::kBoolean: return std::get<0>(values)[row];
     case PhysicalType::kInt32: return std::get<1>(values)[row];

@@ -264,6 +264,13 @@ TEST(Cli, CatPrintsRowsAsCsvOrJsonLines) {
   // Strings that need quoting are quoted.
   r = run_cli("cat " + corpus_file("delta_byte_array.parquet") + " --columns c_salutation c_first_name --limit 1");
   EXPECT_EQ(r.output, "c_salutation,c_first_name\nSir,Mark\n");
+  // Timestamps in ISO 8601 (INT96, not UTC-adjusted: no Z), decimals exact, FLOAT16 as numbers.
+  r = run_cli("cat " + corpus_file("alltypes_plain.parquet") + " --columns id timestamp_col --limit 2");
+  EXPECT_EQ(r.output, "id,timestamp_col\n4,2009-03-01T00:00:00.000000\n5,2009-03-01T00:01:00.000000\n");
+  r = run_cli("cat " + corpus_file("fixed_length_decimal.parquet") + " --limit 2 --format jsonl");
+  EXPECT_EQ(r.output, "{\"value\":\"1.00\"}\n{\"value\":\"2.00\"}\n");
+  r = run_cli("cat " + corpus_file("float16_nonzeros_and_nans.parquet") + " --limit 4 --format jsonl");
+  EXPECT_EQ(r.output, "{\"x\":null}\n{\"x\":1}\n{\"x\":-2}\n{\"x\":\"NaN\"}\n");
   r = run_cli("cat " + flba + " --columns nope");
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(contains(r.output, "nope")) << r.output;

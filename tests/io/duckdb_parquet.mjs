@@ -47,11 +47,13 @@ function cell(value, type) {
     case 'BOOLEAN':
       return value ? '1' : '0';
     case 'FLOAT': {
+      if (Number.isNaN(value)) return 'f:nan';
       const view = new DataView(new ArrayBuffer(4));
       view.setFloat32(0, value, true);
       return 'f:' + view.getUint32(0, true).toString(16).padStart(8, '0');
     }
     case 'DOUBLE': {
+      if (Number.isNaN(value)) return 'd:nan';
       const view = new DataView(new ArrayBuffer(8));
       view.setFloat64(0, value, true);
       return 'd:' + view.getBigUint64(0, true).toString(16).padStart(16, '0');
@@ -60,7 +62,22 @@ function cell(value, type) {
       return 's:' + Buffer.from(value, 'utf8').toString('hex');
     case 'BLOB':
       return 'b:' + hexOfBytes(value.bytes);
+    // Dates and times as integers since the epoch or midnight, in DuckDB's units; decimals as DuckDB's text.
+    case 'DATE':
+      return 'D:' + value.days;
+    case 'TIME':
+      return 'T:' + value.micros;
+    case 'TIMESTAMP':
+    case 'TIMESTAMP WITH TIME ZONE':
+      return 'TS:' + value.micros;
+    case 'TIMESTAMP_MS':
+      return 'TS:' + BigInt(value.millis) * 1000n;
+    case 'TIMESTAMP_S':
+      return 'TS:' + BigInt(value.seconds) * 1000000n;
+    case 'TIMESTAMP_NS':
+      return 'TSN:' + value.nanos;
     default:
+      if (type.startsWith('DECIMAL')) return 'N:' + value.toString();
       return String(value);  // integers: number or bigint
   }
 }

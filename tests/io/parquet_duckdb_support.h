@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -100,8 +101,53 @@ inline std::string hex(const void* data, size_t n) {
 }
 
 // The same canonical text the script prints, from our Table.
+// DECIMAL's unscaled integer and scale as DuckDB prints it: "-12.30", "0.05", "7".
+inline std::string decimal_text(__int128 unscaled, int scale) {
+  const bool negative = unscaled < 0;
+  unsigned __int128 u = negative ? -static_cast<unsigned __int128>(unscaled) : static_cast<unsigned __int128>(unscaled);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  } while (u > 0);
+  if (scale > 0) {
+    if (digits.size() <= static_cast<size_t>(scale)) digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
+    digits.insert(digits.size() - static_cast<size_t>(scale), ".");
+  }
+  return (negative ? "-" : "") + digits;
+}
+
 inline std::string cell(const Column& c, int64_t row) {
   if (c.is_null(row)) return "N";
+  const LogicalAnnotation& a = c.schema.logical;
+  switch (a.kind) {
+    case LogicalKind::kNone: break;
+    case LogicalKind::kDate: return "D:" + std::to_string(c.as<int32_t>()[row]);
+    case LogicalKind::kTime: {
+      const int64_t v = c.schema.type == PhysicalType::kInt32 ? c.as<int32_t>()[row] : c.as<int64_t>()[row];
+      return "T:" + std::to_string(a.unit == TimeUnit::kMillis ? v * 1000 : a.unit == TimeUnit::kNanos ? v / 1000 : v);
+    }
+    case LogicalKind::kTimestamp: {
+      const int64_t v = c.as<int64_t>()[row];
+      if (a.unit == TimeUnit::kNanos) return "TSN:" + std::to_string(v);
+      return "TS:" + std::to_string(a.unit == TimeUnit::kMillis ? v * 1000 : v);
+    }
+    case LogicalKind::kDecimal: {
+      const __int128 unscaled = c.schema.type == PhysicalType::kInt32   ? c.as<int32_t>()[row]
+                                : c.schema.type == PhysicalType::kInt64 ? c.as<int64_t>()[row]
+                                                                        : decimal_unscaled(c.byte_arrays().at(row));
+      return "N:" + decimal_text(unscaled, a.scale);
+    }
+    case LogicalKind::kFloat16: {
+      const float f = static_cast<float>(c.value_as_double(row));
+      if (std::isnan(f)) return "f:nan";
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "f:%08" PRIx32, bits);
+      return buf;
+    }
+  }
   const bool is_unsigned = c.schema.int_annotation && !c.schema.int_annotation->is_signed;
   switch (c.schema.type) {
     case PhysicalType::kBoolean: return c.as<uint8_t>()[row] ? "1" : "0";
@@ -114,6 +160,7 @@ inline std::string cell(const Column& c, int64_t row) {
       return is_unsigned ? std::to_string(static_cast<uint64_t>(v)) : std::to_string(v);
     }
     case PhysicalType::kFloat: {
+      if (std::isnan(c.as<float>()[row])) return "f:nan";  // payloads are not values: readers may quiet them
       uint32_t bits;
       std::memcpy(&bits, &c.as<float>()[row], 4);
       char buf[16];
@@ -121,6 +168,7 @@ inline std::string cell(const Column& c, int64_t row) {
       return buf;
     }
     case PhysicalType::kDouble: {
+      if (std::isnan(c.as<double>()[row])) return "d:nan";
       uint64_t bits;
       std::memcpy(&bits, &c.as<double>()[row], 8);
       char buf[24];

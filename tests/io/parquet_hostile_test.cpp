@@ -269,8 +269,14 @@ TEST(ParquetHostile, HandMadeMetadata) {
   md.schema[1].repetition_type = fmt::repetition::kRepeated;
   expect_throw_with<Unsupported>(path, make_file(md), "column 'x'");
   md = one_column_metadata(3);
-  md.schema[1].converted_type = fmt::converted::kDecimal;
-  expect_throw_with<Unsupported>(path, make_file(md), "DECIMAL");
+  md.schema[1].converted_type = fmt::converted::kDecimal;  // without its precision
+  expect_throw_with<InvalidFile>(path, make_file(md), "DECIMAL(0, 0)");
+  md = one_column_metadata(3);
+  md.schema[1].converted_type = 21;  // INTERVAL
+  expect_throw_with<Unsupported>(path, make_file(md), "INTERVAL");
+  md = one_column_metadata(3);
+  md.schema[1].converted_type = fmt::converted::kTimestampMillis;  // on INT32
+  expect_throw_with<InvalidFile>(path, make_file(md), "TIMESTAMP annotation on INT32");
   for (const auto& [length, message] : std::vector<std::pair<std::optional<int32_t>, std::string>>{
            {std::nullopt, "type_length missing"}, {0, "type_length 0"}, {-4, "type_length -4"},
            {1 << 30, "type_length 1073741824"}}) {

@@ -138,6 +138,7 @@ inline void expect_tables_equal(const Table& expected, const Table& actual) {
     if (e.schema.int_annotation && a.schema.int_annotation) EXPECT_EQ(*e.schema.int_annotation, *a.schema.int_annotation);
     EXPECT_EQ(e.schema.is_string, a.schema.is_string);
     EXPECT_EQ(e.schema.type_length, a.schema.type_length);
+    EXPECT_TRUE(e.schema.logical == a.schema.logical);
     ASSERT_EQ(e.validity, a.validity);
     ASSERT_EQ(e.values.index(), a.values.index());
     if (e.values.index() == value_index(PhysicalType::kByteArray)) {

@@ -93,6 +93,38 @@ LogicalType read_logical_type(CompactReader& in) {
       req.check(in, "IntType", {1, 2});
       return true;
     }
+    if (f.id == logical::kDecimal) {
+      Required req;
+      read_struct(in, [&](const FieldHeader& g) {
+        if (g.type != thrift::kI32 || (g.id != 1 && g.id != 2)) return false;
+        (g.id == 1 ? lt.decimal_scale : lt.decimal_precision) = in.read_i32();
+        req.saw(g.id);
+        return true;
+      });
+      req.check(in, "DecimalType", {1, 2});
+      return true;
+    }
+    if (f.id == logical::kTime || f.id == logical::kTimestamp) {
+      Required req;
+      read_struct(in, [&](const FieldHeader& g) {
+        if (g.id == 1 && is_bool(g)) {
+          lt.time_utc = in.read_bool(g);
+        } else if (g.id == 2 && g.type == thrift::kStruct) {
+          // TimeUnit: a union of empty structs; the member's id is the unit.
+          read_struct(in, [&](const FieldHeader& u) {
+            if (u.type != thrift::kStruct) return false;
+            lt.time_unit = u.id;
+            return false;  // skip the empty payload
+          });
+        } else {
+          return false;
+        }
+        req.saw(g.id);
+        return true;
+      });
+      req.check(in, f.id == logical::kTime ? "TimeType" : "TimestampType", {1, 2});
+      return true;
+    }
     return false;  // other members: their payload is skipped, the kind is remembered
   });
   return lt;
@@ -328,6 +360,15 @@ void write_schema_element(CompactWriter& w, const SchemaElement& e) {
     if (lt.kind == logical::kInteger) {
       w.field_i8(1, lt.int_bit_width);
       w.field_bool(2, lt.int_is_signed);
+    } else if (lt.kind == logical::kDecimal) {
+      w.field_i32(1, lt.decimal_scale);
+      w.field_i32(2, lt.decimal_precision);
+    } else if (lt.kind == logical::kTime || lt.kind == logical::kTimestamp) {
+      w.field_bool(1, lt.time_utc);
+      w.field_struct_begin(2);
+      w.field_struct_begin(static_cast<int16_t>(lt.time_unit));
+      w.end_struct();
+      w.end_struct();
     }
     w.end_struct();
     w.end_struct();

@@ -17,7 +17,7 @@ namespace type {
 enum : int32_t { kBoolean = 0, kInt32 = 1, kInt64 = 2, kInt96 = 3, kFloat = 4, kDouble = 5, kByteArray = 6, kFixedLenByteArray = 7 };
 }
 namespace converted {
-enum : int32_t { kUtf8 = 0, kEnum = 4, kDecimal = 5, kUint8 = 11, kUint16 = 12, kUint32 = 13, kUint64 = 14, kInt8 = 15, kInt16 = 16, kInt32 = 17, kInt64 = 18, kJson = 19, kBson = 20 };
+enum : int32_t { kUtf8 = 0, kEnum = 4, kDecimal = 5, kDate = 6, kTimeMillis = 7, kTimeMicros = 8, kTimestampMillis = 9, kTimestampMicros = 10, kUint8 = 11, kUint16 = 12, kUint32 = 13, kUint64 = 14, kInt8 = 15, kInt16 = 16, kInt32 = 17, kInt64 = 18, kJson = 19, kBson = 20 };
 }
 namespace repetition {
 enum : int32_t { kRequired = 0, kOptional = 1, kRepeated = 2 };
@@ -33,7 +33,7 @@ enum : int32_t { kDataPage = 0, kIndexPage = 1, kDictionaryPage = 2, kDataPageV2
 }
 // LogicalType is a union; we keep which member was set (its field id) and the INTEGER payload.
 namespace logical {
-enum : int32_t { kNone = 0, kString = 1, kMap = 2, kList = 3, kEnum = 4, kDecimal = 5, kDate = 6, kTime = 7, kTimestamp = 8, kInteger = 10, kUnknown = 11, kJson = 12, kBson = 13, kUuid = 14 };
+enum : int32_t { kNone = 0, kString = 1, kMap = 2, kList = 3, kEnum = 4, kDecimal = 5, kDate = 6, kTime = 7, kTimestamp = 8, kInteger = 10, kUnknown = 11, kJson = 12, kBson = 13, kUuid = 14, kFloat16 = 15 };
 }
 
 const char* type_name(int32_t physical_type);
@@ -52,6 +52,9 @@ struct LogicalType {
   int32_t kind = logical::kNone;  // the union member's field id; an unknown member keeps its id
   int8_t int_bit_width = 0;       // kInteger only
   bool int_is_signed = true;
+  int32_t decimal_scale = 0, decimal_precision = 0;  // kDecimal
+  bool time_utc = true;                              // kTime, kTimestamp: isAdjustedToUTC
+  int32_t time_unit = 0;                             // kTime, kTimestamp: 1 MILLIS, 2 MICROS, 3 NANOS
 };
 
 struct SchemaElement {

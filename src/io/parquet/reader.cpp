@@ -587,6 +587,35 @@ int64_t value_width(PhysicalType t) {
   return 8;
 }
 
+// INT96 timestamps (8 bytes of nanoseconds in the day, then the Julian day as a 4-byte signed integer, as Spark
+// and Impala write it; little-endian) as INT64 microseconds since the epoch, rounded down. A value beyond INT64
+// microseconds is refused rather than wrapped into a wrong date.
+Column int96_to_micros(Column col, const Leaf& leaf, const std::string& path) {
+  const ByteArrays& raw = col.byte_arrays();
+  std::vector<int64_t> micros(static_cast<size_t>(raw.size()));
+  for (int64_t r = 0; r < raw.size(); ++r) {
+    const std::string_view v = raw.at(r);
+    if (v.size() != 12) continue;  // a null
+    int64_t nanos;
+    int32_t julian;
+    std::memcpy(&nanos, v.data(), 8);
+    std::memcpy(&julian, v.data() + 8, 4);
+    constexpr int64_t kUnixEpochJulianDay = 2440588, kMicrosPerDay = 86'400'000'000;
+    __int128 us = static_cast<__int128>(static_cast<int64_t>(julian) - kUnixEpochJulianDay) * kMicrosPerDay;
+    us += nanos >= 0 ? nanos / 1000 : -((-(nanos + 1)) / 1000) - 1;
+    if (us > INT64_MAX || us < INT64_MIN) {
+      throw InvalidFile(path + ": column '" + leaf.name + "' row " + std::to_string(r) +
+                        ": INT96 timestamp (Julian day " + std::to_string(julian) + ", " + std::to_string(nanos) +
+                        " ns) beyond the range of 64-bit microseconds");
+    }
+    micros[static_cast<size_t>(r)] = static_cast<int64_t>(us);
+  }
+  Column out = make_column(output_schema(leaf));
+  out.values = std::move(micros);
+  out.validity = std::move(col.validity);
+  return out;
+}
+
 void check_leaf_supported(const ParsedFile& f, const Leaf& leaf) {
   if (!leaf.unsupported.empty()) throw Unsupported(f.path + ": column '" + leaf.name + "': " + leaf.unsupported);
 }
@@ -721,6 +750,7 @@ Table read_table(const std::string& path, const ReadOptions& options) {
     int64_t col_nulls = 0;
     for (size_t g = 0; g < num_groups; ++g) col_nulls += nulls[c * num_groups + g];
     if (col_nulls == 0) std::vector<uint8_t>().swap(col.validity);
+    if (f.leaves[selected[c]].int96) col = int96_to_micros(std::move(col), f.leaves[selected[c]], path);
   }
   return table;
 }
@@ -731,7 +761,7 @@ FileInfo read_file_info(const std::string& path) {
   info.num_rows = f.md.num_rows;
   for (const Leaf& leaf : f.leaves) {
     check_leaf_supported(f, leaf);
-    info.schema.push_back(leaf.schema);
+    info.schema.push_back(output_schema(leaf));
   }
   for (const fmt::KeyValue& kv : f.md.key_value_metadata) info.key_value_metadata.emplace_back(kv.key, kv.value.value_or(""));
   info.created_by = f.md.created_by.value_or("");
@@ -749,7 +779,7 @@ FileInfo read_file_info(const std::string& path) {
         for (int32_t e : md.encodings) ci.encodings.emplace_back(fmt::encoding_name(e));
         ci.compressed_bytes = md.total_compressed_size;
         ci.uncompressed_bytes = md.total_uncompressed_size;
-        if (md.statistics) {
+        if (md.statistics && !f.leaves[c].int96) {  // INT96 has no defined sort order
           const fmt::Statistics& s = *md.statistics;
           ci.null_count = s.null_count.value_or(-1);
           if (s.min_value && s.max_value) {

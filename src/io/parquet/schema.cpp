@@ -28,8 +28,62 @@ void set_text(Leaf* leaf, bool is_string, const char* what) {
   leaf->schema.is_string = is_string;
 }
 
+bool physical_is(const Leaf* leaf, int32_t type) { return leaf->physical_type == type; }
+
+void bad_annotation(const Leaf* leaf, const std::string& what) {
+  throw InvalidFile("column '" + leaf->name + "': " + what + " annotation on " + fmt::type_name(leaf->physical_type) +
+                    (leaf->physical_type == fmt::type::kFixedLenByteArray
+                         ? "(" + std::to_string(leaf->schema.type_length) + ")"
+                         : std::string()));
+}
+
+void set_date(Leaf* leaf) {
+  if (!physical_is(leaf, fmt::type::kInt32)) bad_annotation(leaf, "DATE");
+  leaf->schema.logical.kind = LogicalKind::kDate;
+}
+
+// unit: 1 MILLIS, 2 MICROS, 3 NANOS (parquet.thrift's TimeUnit member ids).
+void set_time(Leaf* leaf, bool timestamp, int32_t unit, bool utc) {
+  const char* what = timestamp ? "TIMESTAMP" : "TIME";
+  if (unit < 1 || unit > 3) throw InvalidFile("column '" + leaf->name + "': " + what + " with unknown unit " + std::to_string(unit));
+  const int32_t want = !timestamp && unit == 1 ? fmt::type::kInt32 : fmt::type::kInt64;
+  if (!physical_is(leaf, want)) bad_annotation(leaf, what);
+  LogicalAnnotation& a = leaf->schema.logical;
+  a.kind = timestamp ? LogicalKind::kTimestamp : LogicalKind::kTime;
+  a.unit = unit == 1 ? TimeUnit::kMillis : unit == 2 ? TimeUnit::kMicros : TimeUnit::kNanos;
+  a.utc = utc;
+}
+
+void set_decimal(Leaf* leaf, int32_t precision, int32_t scale) {
+  if (precision < 1 || scale < 0 || scale > precision) {
+    throw InvalidFile("column '" + leaf->name + "': DECIMAL(" + std::to_string(precision) + ", " + std::to_string(scale) + ")");
+  }
+  const int32_t t = leaf->physical_type;
+  const bool fits = (t == fmt::type::kInt32 && precision <= 9) || (t == fmt::type::kInt64 && precision <= 18) ||
+                    t == fmt::type::kByteArray || t == fmt::type::kFixedLenByteArray;
+  if (!fits) bad_annotation(leaf, "DECIMAL(" + std::to_string(precision) + ")");
+  if (precision > 38 || (t == fmt::type::kFixedLenByteArray && leaf->schema.type_length > 16)) {
+    leaf->unsupported = "DECIMAL of precision " + std::to_string(precision) + " (wider than 16 bytes) is not supported";
+    return;
+  }
+  LogicalAnnotation& a = leaf->schema.logical;
+  a.kind = LogicalKind::kDecimal;
+  a.precision = precision;
+  a.scale = scale;
+}
+
+void set_float16(Leaf* leaf) {
+  if (!physical_is(leaf, fmt::type::kFixedLenByteArray) || leaf->schema.type_length != 2) bad_annotation(leaf, "FLOAT16");
+  leaf->schema.logical.kind = LogicalKind::kFloat16;
+}
+
 void apply_logical(Leaf* leaf, const fmt::LogicalType& lt) {
   switch (lt.kind) {
+    case fmt::logical::kDate: return set_date(leaf);
+    case fmt::logical::kTime: return set_time(leaf, false, lt.time_unit, lt.time_utc);
+    case fmt::logical::kTimestamp: return set_time(leaf, true, lt.time_unit, lt.time_utc);
+    case fmt::logical::kDecimal: return set_decimal(leaf, lt.decimal_precision, lt.decimal_scale);
+    case fmt::logical::kFloat16: return set_float16(leaf);
     case fmt::logical::kNone:
     case fmt::logical::kUnknown:  // NullType: every value is null; the physical values are what we read
       return;
@@ -49,8 +103,15 @@ void apply_logical(Leaf* leaf, const fmt::LogicalType& lt) {
   }
 }
 
-void apply_converted(Leaf* leaf, int32_t ct) {
+void apply_converted(Leaf* leaf, const fmt::SchemaElement& e) {
+  const int32_t ct = *e.converted_type;
   switch (ct) {
+    case fmt::converted::kDecimal: return set_decimal(leaf, e.precision.value_or(0), e.scale.value_or(0));
+    case fmt::converted::kDate: return set_date(leaf);
+    case fmt::converted::kTimeMillis: return set_time(leaf, false, 1, true);
+    case fmt::converted::kTimeMicros: return set_time(leaf, false, 2, true);
+    case fmt::converted::kTimestampMillis: return set_time(leaf, true, 1, true);
+    case fmt::converted::kTimestampMicros: return set_time(leaf, true, 2, true);
     case fmt::converted::kUtf8: return set_text(leaf, true, "UTF8");
     case fmt::converted::kEnum: return set_text(leaf, true, "ENUM");
     case fmt::converted::kJson: return set_text(leaf, true, "JSON");
@@ -113,7 +174,10 @@ std::vector<Leaf> flat_leaves(const fmt::FileMetaData& md) {
         leaf.schema.type_length = *e.type_length;
         break;
       case fmt::type::kInt96:
-        leaf.unsupported = std::string("physical type ") + fmt::type_name(*e.type) + " is not supported";
+        // Decoded as 12-byte values, then turned into INT64 microseconds (see output_schema).
+        leaf.schema.type = PhysicalType::kFixedLenByteArray;
+        leaf.schema.type_length = 12;
+        leaf.int96 = true;
         break;
       default:
         throw InvalidFile("column '" + e.name + "': unknown physical type " + std::to_string(*e.type));
@@ -122,7 +186,7 @@ std::vector<Leaf> flat_leaves(const fmt::FileMetaData& md) {
       if (e.logical_type && e.logical_type->kind != fmt::logical::kNone) {
         apply_logical(&leaf, *e.logical_type);
       } else if (e.converted_type) {
-        apply_converted(&leaf, *e.converted_type);
+        apply_converted(&leaf, e);
       }
     }
     leaves.push_back(std::move(leaf));
@@ -138,6 +202,18 @@ bool legacy_statistics_usable(const Leaf& leaf) {
   if (leaf.schema.type == PhysicalType::kByteArray || leaf.schema.type == PhysicalType::kFixedLenByteArray) return false;
   if (leaf.schema.int_annotation && !leaf.schema.int_annotation->is_signed) return false;
   return true;
+}
+
+ColumnSchema output_schema(const Leaf& leaf) {
+  ColumnSchema s = leaf.schema;
+  if (leaf.int96) {
+    s.type = PhysicalType::kInt64;
+    s.type_length = 0;
+    s.logical.kind = LogicalKind::kTimestamp;
+    s.logical.unit = TimeUnit::kMicros;
+    s.logical.utc = false;
+  }
+  return s;
 }
 
 fmt::SchemaElement to_schema_element(const ColumnSchema& c) {
@@ -170,6 +246,41 @@ fmt::SchemaElement to_schema_element(const ColumnSchema& c) {
     lt.kind = fmt::logical::kString;
     e.logical_type = lt;
     e.converted_type = fmt::converted::kUtf8;
+  }
+  const LogicalAnnotation& a = c.logical;
+  if (a.kind != LogicalKind::kNone) {
+    fmt::LogicalType lt;
+    const int32_t unit = a.unit == TimeUnit::kMillis ? 1 : a.unit == TimeUnit::kMicros ? 2 : 3;
+    switch (a.kind) {
+      case LogicalKind::kNone: break;
+      case LogicalKind::kDate:
+        lt.kind = fmt::logical::kDate;
+        e.converted_type = fmt::converted::kDate;
+        break;
+      case LogicalKind::kTime:
+      case LogicalKind::kTimestamp: {
+        const bool ts = a.kind == LogicalKind::kTimestamp;
+        lt.kind = ts ? fmt::logical::kTimestamp : fmt::logical::kTime;
+        lt.time_unit = unit;
+        lt.time_utc = a.utc;
+        // The legacy converted types mean UTC-adjusted millis or micros only.
+        if (a.utc && unit != 3) {
+          e.converted_type = ts ? (unit == 1 ? fmt::converted::kTimestampMillis : fmt::converted::kTimestampMicros)
+                                : (unit == 1 ? fmt::converted::kTimeMillis : fmt::converted::kTimeMicros);
+        }
+        break;
+      }
+      case LogicalKind::kDecimal:
+        lt.kind = fmt::logical::kDecimal;
+        lt.decimal_precision = a.precision;
+        lt.decimal_scale = a.scale;
+        e.converted_type = fmt::converted::kDecimal;
+        e.precision = a.precision;
+        e.scale = a.scale;
+        break;
+      case LogicalKind::kFloat16: lt.kind = fmt::logical::kFloat16; break;
+    }
+    e.logical_type = lt;
   }
   return e;
 }

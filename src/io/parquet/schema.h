@@ -21,7 +21,11 @@ struct Leaf {
   int max_def = 0;            // 1 for OPTIONAL, 0 for REQUIRED
   ColumnSchema schema;
   std::string unsupported;    // why feedline cannot read it; empty when it can
+  bool int96 = false;         // INT96 timestamp: decoded as FIXED_LEN_BYTE_ARRAY(12), then made INT64 micros
 };
+
+// The schema a leaf's column has once read (an INT96 leaf becomes INT64 TIMESTAMP(MICROS)).
+ColumnSchema output_schema(const Leaf& leaf);
 
 // The leaves of a flat schema. Throws Unsupported naming the column for nested or repeated data, InvalidFile
 // for a malformed schema. Leaves of a type or annotation outside our scope come back with `unsupported` set,

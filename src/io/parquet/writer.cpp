@@ -483,6 +483,27 @@ void validate(const Table& table, const WriteOptions& options) {
         throw InvalidArgument(where + ": INT(" + std::to_string(a.bit_width) + ") cannot annotate " + to_string(s.type));
       }
     }
+    if (s.logical.kind != LogicalKind::kNone) {
+      const LogicalAnnotation& a = s.logical;
+      const bool bytes = s.type == PhysicalType::kByteArray ||
+                         (s.type == PhysicalType::kFixedLenByteArray && s.type_length <= 16);
+      bool ok = !s.int_annotation && !s.is_string;
+      switch (a.kind) {
+        case LogicalKind::kNone: break;
+        case LogicalKind::kDate: ok = ok && s.type == PhysicalType::kInt32; break;
+        case LogicalKind::kTime:
+          ok = ok && s.type == (a.unit == TimeUnit::kMillis ? PhysicalType::kInt32 : PhysicalType::kInt64);
+          break;
+        case LogicalKind::kTimestamp: ok = ok && s.type == PhysicalType::kInt64; break;
+        case LogicalKind::kDecimal:
+          ok = ok && a.precision >= 1 && a.precision <= 38 && a.scale >= 0 && a.scale <= a.precision &&
+               ((s.type == PhysicalType::kInt32 && a.precision <= 9) ||
+                (s.type == PhysicalType::kInt64 && a.precision <= 18) || bytes);
+          break;
+        case LogicalKind::kFloat16: ok = ok && s.type == PhysicalType::kFixedLenByteArray && s.type_length == 2; break;
+      }
+      if (!ok) throw InvalidArgument(where + ": its logical type does not fit " + to_string(s.type));
+    }
     if (s.is_string && s.type != PhysicalType::kByteArray) {
       throw InvalidArgument(where + ": only BYTE_ARRAY columns can be strings");
     }
