@@ -31,5 +31,5 @@ for (const file of files) {
     times.push((performance.now() - t0) / 1000);
   }
   times.sort((a, b) => a - b);
-  console.log(`${file},${threads},${rows},${columns},${times[Math.floor(times.length / 2)].toFixed(4)},${times[0].toFixed(4)}`);
+  console.log(`${file},${threads},${rows},${columns},${times[Math.floor(times.length / 2)].toFixed(6)},${times[0].toFixed(6)}`);
 }

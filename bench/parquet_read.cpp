@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
         times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       }
       std::sort(times.begin(), times.end());
-      std::printf("%s,%d,%lld,%zu,%.4f,%.4f\n", f.c_str(), threads, static_cast<long long>(warm.num_rows),
+      std::printf("%s,%d,%lld,%zu,%.6f,%.6f\n", f.c_str(), threads, static_cast<long long>(warm.num_rows),
                   warm.columns.size(), times[times.size() / 2], times.front());
       std::fflush(stdout);
     }

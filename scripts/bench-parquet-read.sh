@@ -14,6 +14,8 @@ bin="${FEEDLINE_BUILD_DIR:-$here/build}/bench/feedline_parquet_read"
 ours=$("$bin" --threads "$threads" --repeat "$repeat" "${files[@]}")
 duck=$(node bench/duckdb_read.mjs "$threads" "$repeat" "${files[@]}")
 echo "Parquet read to memory, $threads threads, median of $repeat after a warm-up ($(date -u +%F), $(nproc) cores)"
-printf '%-34s %8s %10s %12s %10s\n' file rows "feedline s" "DuckDB s" "DuckDB/ours"
+printf '%-52s %8s %12s %12s %12s\n' file rows "feedline ms" "DuckDB ms" "DuckDB/ours"
 join -t, <(echo "$ours" | tail -n +2 | cut -d, -f1,3,5 | sort) <(echo "$duck" | tail -n +2 | cut -d, -f1,5 | sort) |
-  awk -F, '{ printf "%-34s %8d %10.3f %12.3f %9.1fx\n", $1, $2, $3, $4, $4 / $3 }'
+  awk -F, '{ n = split($1, parts, "/"); name = (n > 1 ? parts[n - 1] "/" : "") parts[n]
+             printf "%-52s %8d %12.2f %12.2f %11.1fx\n", name, $2, 1000 * $3, 1000 * $4,
+             ($3 > 0 ? $4 / $3 : 0) }'
