@@ -101,6 +101,9 @@ float half_to_float(uint16_t bits);
 // InvalidArgument for longer values.
 __int128 decimal_unscaled(std::string_view big_endian);
 
+// A DECIMAL's unscaled integer with `scale` digits after the point, as text: "-12.30", "0.05", "7".
+std::string decimal_to_string(__int128 unscaled, int scale);
+
 // The ColumnValues alternative that holds values of `type`.
 constexpr size_t value_index(PhysicalType type) {
   return type == PhysicalType::kFixedLenByteArray ? 5 : static_cast<size_t>(type);

@@ -83,21 +83,6 @@ std::string time_of_day_text(int64_t v, TimeUnit unit) {
   return fmt::format("{:02}:{:02}:{:02}.{:0{}}", seconds / 3600, seconds / 60 % 60, seconds % 60, fraction, digits);
 }
 
-std::string decimal_text(__int128 unscaled, int scale) {
-  const bool negative = unscaled < 0;
-  unsigned __int128 u = negative ? -static_cast<unsigned __int128>(unscaled) : static_cast<unsigned __int128>(unscaled);
-  std::string digits;
-  do {
-    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
-    u /= 10;
-  } while (u > 0);
-  if (scale > 0) {
-    if (digits.size() <= static_cast<size_t>(scale)) digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
-    digits.insert(digits.size() - static_cast<size_t>(scale), ".");
-  }
-  return (negative ? "-" : "") + digits;
-}
-
 // A value of a DATE, TIME, TIMESTAMP, DECIMAL or FLOAT16 column as text (ISO 8601 for dates and times); the
 // integer for INT32/INT64 storage, the bytes for byte-array storage. nullopt for other columns.
 std::optional<std::string> logical_text(const ColumnSchema& s, int64_t integer, std::string_view bytes) {
@@ -114,7 +99,7 @@ std::optional<std::string> logical_text(const ColumnSchema& s, int64_t integer, 
       return date_text(day) + "T" + time_of_day_text(integer - day * per_day, a.unit) + (a.utc ? "Z" : "");
     }
     case LogicalKind::kDecimal:
-      return decimal_text(s.type == PhysicalType::kInt32 || s.type == PhysicalType::kInt64 ? __int128{integer}
+      return decimal_to_string(s.type == PhysicalType::kInt32 || s.type == PhysicalType::kInt64 ? __int128{integer}
                                                                                           : decimal_unscaled(bytes),
                           a.scale);
     case LogicalKind::kFloat16:

@@ -54,6 +54,21 @@ __int128 decimal_unscaled(std::string_view big_endian) {
   return static_cast<__int128>(v);
 }
 
+std::string decimal_to_string(__int128 unscaled, int scale) {
+  const bool negative = unscaled < 0;
+  unsigned __int128 u = negative ? -static_cast<unsigned __int128>(unscaled) : static_cast<unsigned __int128>(unscaled);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  } while (u > 0);
+  if (scale > 0) {
+    if (digits.size() <= static_cast<size_t>(scale)) digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
+    digits.insert(digits.size() - static_cast<size_t>(scale), ".");
+  }
+  return (negative ? "-" : "") + digits;
+}
+
 double Column::value_as_double(int64_t row) const {
   if (schema.logical.kind == LogicalKind::kDecimal) {
     const double unscaled = schema.type == PhysicalType::kInt32   ? std::get<1>(values)[row]

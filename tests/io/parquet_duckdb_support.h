@@ -101,22 +101,6 @@ inline std::string hex(const void* data, size_t n) {
 }
 
 // The same canonical text the script prints, from our Table.
-// DECIMAL's unscaled integer and scale as DuckDB prints it: "-12.30", "0.05", "7".
-inline std::string decimal_text(__int128 unscaled, int scale) {
-  const bool negative = unscaled < 0;
-  unsigned __int128 u = negative ? -static_cast<unsigned __int128>(unscaled) : static_cast<unsigned __int128>(unscaled);
-  std::string digits;
-  do {
-    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
-    u /= 10;
-  } while (u > 0);
-  if (scale > 0) {
-    if (digits.size() <= static_cast<size_t>(scale)) digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
-    digits.insert(digits.size() - static_cast<size_t>(scale), ".");
-  }
-  return (negative ? "-" : "") + digits;
-}
-
 inline std::string cell(const Column& c, int64_t row) {
   if (c.is_null(row)) return "N";
   const LogicalAnnotation& a = c.schema.logical;
@@ -136,7 +120,7 @@ inline std::string cell(const Column& c, int64_t row) {
       const __int128 unscaled = c.schema.type == PhysicalType::kInt32   ? c.as<int32_t>()[row]
                                 : c.schema.type == PhysicalType::kInt64 ? c.as<int64_t>()[row]
                                                                         : decimal_unscaled(c.byte_arrays().at(row));
-      return "N:" + decimal_text(unscaled, a.scale);
+      return "N:" + decimal_to_string(unscaled, a.scale);  // DuckDB prints decimals this way
     }
     case LogicalKind::kFloat16: {
       const float f = static_cast<float>(c.value_as_double(row));

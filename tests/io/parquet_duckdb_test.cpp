@@ -155,6 +155,13 @@ TEST(ParquetDuckDb, LogicalTypesBothWays) {
   ASSERT_TRUE(run_duckdb({"dump", path}, &out));
   expect_same_values(t, parse_dump(out), /*check_types=*/false);
 
+  EXPECT_EQ(decimal_to_string(-5, 2), "-0.05");
+  EXPECT_EQ(decimal_to_string(7, 0), "7");
+  EXPECT_EQ(decimal_to_string(123456, 3), "123.456");
+  EXPECT_EQ(decimal_to_string(-100, 2), "-1.00");
+  EXPECT_EQ(decimal_unscaled(std::string("\xff\xfe", 2)), -2);
+  EXPECT_EQ(half_to_float(0x3555), 0.333251953125f);
+
   // The writer refuses annotations that do not fit the storage.
   Table bad = t;
   bad.columns.resize(1);
