@@ -215,6 +215,14 @@ void Lab::storage() {
   flush();
   const std::string tmp = args_.out_dir + "/.storage-tmp";
   std::filesystem::create_directories(tmp);
+  // The files written here are scratch: gone however this step ends.
+  struct RemoveOnExit {
+    std::string dir;
+    ~RemoveOnExit() {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  } cleanup{tmp};
   struct Format {
     std::string name, layout, extension;
     ImageTableLayoutKind kind;
@@ -244,8 +252,12 @@ void Lab::storage() {
       const std::string prefix = split == "train" ? "train" : "t10k";
       const ImageSplit images = read_idx_split(idx_file(src, prefix + "-images-idx3-ubyte", install_hint(spec)),
                                                idx_file(src, prefix + "-labels-idx1-ubyte", install_hint(spec)));
-      // The raw IDX image file is a 16-byte header and the pixels; compress it as `zstd -3` would.
-      std::string raw(16, '\0');
+      // The raw IDX image file: its 16-byte header (magic 0x00000803, count, rows, cols, big-endian) and the
+      // pixels; compressed as `zstd -3` would.
+      std::string raw;
+      for (const int64_t word : {int64_t{0x803}, images.count, images.rows, images.cols}) {
+        for (int shift = 24; shift >= 0; shift -= 8) raw.push_back(static_cast<char>((word >> shift) & 0xff));
+      }
       raw.append(reinterpret_cast<const char*>(images.images.data()), images.images.size());
       std::string packed(ZSTD_compressBound(raw.size()), '\0');
       const size_t z = ZSTD_compress(packed.data(), packed.size(), raw.data(), raw.size(), 3);
@@ -283,7 +295,6 @@ void Lab::storage() {
       }
     }
   }
-  std::filesystem::remove_all(tmp);
   bar_.clear();
   fmt::print("{}", storage_table(results_));
   flush();
