@@ -101,6 +101,9 @@ float half_to_float(uint16_t bits);
 // InvalidArgument for longer values.
 __int128 decimal_unscaled(std::string_view big_endian);
 
+// Appends `bytes` as lowercase hex, two digits a byte: how feedline prints binary values (CSV, `cat`).
+void append_hex(std::string& out, std::string_view bytes);
+
 // A DECIMAL's unscaled integer with `scale` digits after the point, as text: "-12.30", "0.05", "7".
 std::string decimal_to_string(__int128 unscaled, int scale);
 

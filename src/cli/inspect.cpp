@@ -19,14 +19,8 @@ namespace {
 using nlohmann::ordered_json;  // keeps the columns in file order
 
 std::string hex(std::string_view bytes) {
-  static const char* digits = "0123456789abcdef";
   std::string s;
-  s.reserve(bytes.size() * 2);
-  for (const char c : bytes) {
-    const auto b = static_cast<uint8_t>(c);
-    s += digits[b >> 4];
-    s += digits[b & 15];
-  }
+  append_hex(s, bytes);
   return s;
 }
 

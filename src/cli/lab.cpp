@@ -485,7 +485,7 @@ void set_speedups(std::vector<TrainResult>& runs, size_t from) {
   for (size_t i = from; i < runs.size(); ++i) {
     auto& t = runs[i];
     if (t.skipped) continue;
-    const std::string key = t.dataset + "/" + t.group;
+    const std::string key = t.dataset + "/" + t.group + "/" + t.pipeline;
     if (!first.count(key)) first[key] = t.total_seconds;
     t.speedup = t.total_seconds > 0 ? first[key] / t.total_seconds : 0;
   }
@@ -546,13 +546,7 @@ void Lab::sweeps(const std::string& flag) {
                                           test, static_cast<int64_t>(i + 1), static_cast<int64_t>(points.size())));
   }
   // Speed-up within each sweep is against its first point of the same pipeline.
-  std::map<std::string, double> first;
-  for (size_t i = from; i < results_.training.size(); ++i) {
-    auto& t = results_.training[i];
-    const std::string key = t.group + "/" + t.pipeline;
-    if (!first.count(key)) first[key] = t.total_seconds;
-    t.speedup = t.total_seconds > 0 ? first[key] / t.total_seconds : 0;
-  }
+  set_speedups(results_.training, from);
   fmt::print("\n{}\n{}", training_table(results_, "sweep-batch"), training_table(results_, "sweep-workers"));
   flush();
 }

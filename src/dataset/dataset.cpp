@@ -62,6 +62,12 @@ torch::Tensor gather_rows(const torch::Tensor& from, const int64_t* indices, int
   return out;
 }
 
+void check_images_and_labels(const torch::Tensor& images, const torch::Tensor& labels, const char* who) {
+  if (images.dim() < 1 || labels.dim() != 1 || images.size(0) != labels.size(0)) {
+    throw InvalidArgument(std::string(who) + ": images and labels must have the same first dimension");
+  }
+}
+
 void check_index(int64_t index, int64_t size) {
   if (index < 0 || index >= size) {
     throw InvalidArgument("index " + std::to_string(index) + " out of range for a dataset of " +
@@ -100,9 +106,7 @@ Example RowDataset::get(int64_t index) const {
 
 TensorDataset::TensorDataset(torch::Tensor images, torch::Tensor labels)
     : images_(images.contiguous()), labels_(labels.to(torch::kInt64).contiguous()) {
-  if (images_.dim() < 1 || labels_.dim() != 1 || images_.size(0) != labels_.size(0)) {
-    throw InvalidArgument("TensorDataset: images and labels must have the same first dimension");
-  }
+  check_images_and_labels(images_, labels_, "TensorDataset");
 }
 
 Example TensorDataset::get(int64_t index) const {
@@ -120,9 +124,7 @@ Example TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
 
 DeviceDataset::DeviceDataset(const torch::Tensor& images, const torch::Tensor& labels, torch::Device device)
     : images_(images.contiguous().to(device)), labels_(labels.to(torch::kInt64).contiguous().to(device)) {
-  if (images_.dim() < 1 || labels_.dim() != 1 || images_.size(0) != labels_.size(0)) {
-    throw InvalidArgument("DeviceDataset: images and labels must have the same first dimension");
-  }
+  check_images_and_labels(images_, labels_, "DeviceDataset");
 }
 
 Example DeviceDataset::get(int64_t index) const {

@@ -29,16 +29,6 @@ void append_int(std::string& out, T v) {
   out.append(buf, res.ptr);
 }
 
-// FIXED_LEN_BYTE_ARRAY holds binary (hashes, UUIDs, whole images), never text: lowercase hex, two digits a byte.
-void append_hex(std::string& out, std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  for (const char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 15]);
-  }
-}
-
 void append_field(std::string& out, const Column& col, int64_t row) {
   if (col.is_null(row)) return;
   std::visit(
@@ -47,7 +37,7 @@ void append_field(std::string& out, const Column& col, int64_t row) {
         if constexpr (std::is_same_v<V, ByteArrays>) {
           const auto s = values.at(row);
           if (col.schema.type == PhysicalType::kFixedLenByteArray) {
-            append_hex(out, s);
+            append_hex(out, s);  // binary (hashes, UUIDs, whole images), never text
           } else if (s.find_first_of(",\"\n\r") == std::string_view::npos) {
             out.append(s);
           } else {

@@ -54,6 +54,16 @@ __int128 decimal_unscaled(std::string_view big_endian) {
   return static_cast<__int128>(v);
 }
 
+void append_hex(std::string& out, std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  out.reserve(out.size() + 2 * bytes.size());
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 15]);
+  }
+}
+
 std::string decimal_to_string(__int128 unscaled, int scale) {
   const bool negative = unscaled < 0;
   unsigned __int128 u = negative ? -static_cast<unsigned __int128>(unscaled) : static_cast<unsigned __int128>(unscaled);
