@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "feedline/table.h"
 
@@ -15,11 +16,17 @@ namespace feedline {
 int64_t write_csv(const std::string& path, const Table& table);
 
 struct CsvReadOptions {
-  int num_threads = 0;  // 0: every core
+  int num_threads = 0;               // 0: every core
+  std::vector<std::string> columns;  // empty: every column; else only these, in this order
 };
 
 // Reads a numeric CSV file. Throws InvalidFile naming the path, line and column for a ragged row or a
-// value that is not a number, IoError when the file cannot be read.
+// value that is not a number, IoError when the file cannot be read, InvalidArgument naming the path and the
+// column for a name in `options.columns` that the header lacks or that is asked for twice. Columns not asked
+// for are split over but never parsed or stored, so they may hold anything.
 Table read_csv(const std::string& path, const CsvReadOptions& options = {});
+
+// The column names in the header row of a CSV file (read without the rest of the file). Throws as read_csv.
+std::vector<std::string> read_csv_header(const std::string& path);
 
 }  // namespace feedline

@@ -3,11 +3,15 @@
 #include <fast_float/fast_float.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include "feedline/error.h"
 #include "feedline/file.h"
@@ -113,9 +117,11 @@ struct Chunk {
                     "' is not a number");
 }
 
-void parse_chunk(const std::string& path, std::string_view text, Chunk& chunk, const std::vector<std::string>& names) {
+// `slots[field]`: where that field's values go in chunk.cols, or -1 for a column that was not asked for.
+void parse_chunk(const std::string& path, std::string_view text, Chunk& chunk, const std::vector<std::string>& names,
+                 const std::vector<int>& slots, size_t kept) {
   const size_t ncols = names.size();
-  chunk.cols.assign(ncols, ColumnBuilder{});
+  chunk.cols.assign(kept, ColumnBuilder{});
   std::vector<std::string_view> fields;
   int64_t line_no = chunk.first_line;
   size_t pos = chunk.begin;
@@ -135,7 +141,8 @@ void parse_chunk(const std::string& path, std::string_view text, Chunk& chunk, c
                         " fields, the header has " + std::to_string(ncols));
     }
     for (size_t c = 0; c < ncols; ++c) {
-      ColumnBuilder& b = chunk.cols[c];
+      if (slots[c] < 0) continue;
+      ColumnBuilder& b = chunk.cols[static_cast<size_t>(slots[c])];
       std::string_view f = unquote(fields[c]);
       while (!f.empty() && f.front() == ' ') f.remove_prefix(1);
       while (!f.empty() && f.back() == ' ') f.remove_suffix(1);
@@ -171,7 +178,74 @@ void parse_chunk(const std::string& path, std::string_view text, Chunk& chunk, c
   }
 }
 
+// The column names of a header line (without its line end); a UTF-8 byte-order mark is skipped.
+std::vector<std::string> parse_header(const std::string& path, std::string_view header) {
+  if (!header.empty() && header.back() == '\r') header.remove_suffix(1);
+  if (header.size() >= 3 && header.substr(0, 3) == "\xEF\xBB\xBF") header.remove_prefix(3);
+  std::vector<std::string_view> fields;
+  split_line(header, fields);
+  std::vector<std::string> names;
+  for (auto f : fields) names.emplace_back(unquote(f));
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty()) throw InvalidFile(path + ":1: column " + std::to_string(i + 1) + " has no name");
+  }
+  return names;
+}
+
+// The first few names of a header, for messages: "a, b, c, ... (785 columns)".
+std::string some_names(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 5;
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < kShown; ++i) out += (i > 0 ? ", " : "") + names[i];
+  if (names.size() > kShown) out += ", ... (" + std::to_string(names.size()) + " columns)";
+  return out;
+}
+
+// For each field of the header, its place among the columns asked for (-1: not asked for). Every column when
+// `wanted` is empty.
+std::vector<int> column_slots(const std::string& path, const std::vector<std::string>& names,
+                              const std::vector<std::string>& wanted) {
+  std::vector<int> slots(names.size(), -1);
+  if (wanted.empty()) {
+    for (size_t i = 0; i < names.size(); ++i) slots[i] = static_cast<int>(i);
+    return slots;
+  }
+  std::unordered_map<std::string_view, size_t> field_of;
+  for (size_t i = names.size(); i-- > 0;) field_of[names[i]] = i;  // the first of duplicate names wins
+  for (size_t w = 0; w < wanted.size(); ++w) {
+    const auto it = field_of.find(wanted[w]);
+    if (it == field_of.end()) {
+      throw InvalidArgument(path + ": no column '" + wanted[w] + "' (the header has " + some_names(names) + ")");
+    }
+    if (slots[it->second] >= 0) throw InvalidArgument(path + ": column '" + wanted[w] + "' asked for twice");
+    slots[it->second] = static_cast<int>(w);
+  }
+  return slots;
+}
+
 }  // namespace
+
+std::vector<std::string> read_csv_header(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) throw IoError(path + ": cannot open: " + std::strerror(errno));
+  std::string header;
+  char buf[1 << 16];
+  bool failed = false, empty = true;
+  for (;;) {
+    const size_t n = std::fread(buf, 1, sizeof buf, f);
+    empty = empty && n == 0;
+    const auto nl = std::string_view(buf, n).find('\n');
+    header.append(buf, nl == std::string_view::npos ? n : nl);
+    if (nl != std::string_view::npos || n < sizeof buf) {
+      failed = std::ferror(f) != 0;
+      break;
+    }
+  }
+  std::fclose(f);
+  if (failed) throw IoError(path + ": read failed");
+  if (empty) throw InvalidFile(path + ": empty file, expected a header row");
+  return parse_header(path, header);
+}
 
 int64_t write_csv(const std::string& path, const Table& table) {
   AtomicFile file(path);
@@ -204,16 +278,9 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
   size_t header_end = text.find('\n');
   if (text.empty()) throw InvalidFile(path + ": empty file, expected a header row");
   if (header_end == std::string_view::npos) header_end = text.size();
-  std::string_view header = text.substr(0, header_end);
-  if (!header.empty() && header.back() == '\r') header.remove_suffix(1);
-  if (header.size() >= 3 && header.substr(0, 3) == "\xEF\xBB\xBF") header.remove_prefix(3);  // UTF-8 BOM
-  std::vector<std::string_view> fields;
-  split_line(header, fields);
-  std::vector<std::string> names;
-  for (auto f : fields) names.emplace_back(unquote(f));
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i].empty()) throw InvalidFile(path + ":1: column " + std::to_string(i + 1) + " has no name");
-  }
+  const std::vector<std::string> names = parse_header(path, text.substr(0, header_end));
+  const std::vector<int> slots = column_slots(path, names, options.columns);
+  const size_t kept = options.columns.empty() ? names.size() : options.columns.size();
 
   // Split the body into per-thread chunks at line boundaries, parse them in parallel, then concatenate.
   const size_t body = std::min(header_end + 1, text.size());
@@ -244,7 +311,7 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
     for (size_t i = 1; i < chunks.size(); ++i) {
       pool.emplace_back([&, i] {
         try {
-          parse_chunk(path, text, chunks[i], names);
+          parse_chunk(path, text, chunks[i], names, slots, kept);
         } catch (...) {
           errors[i] = std::current_exception();
         }
@@ -252,7 +319,7 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
     }
     if (!chunks.empty()) {
       try {
-        parse_chunk(path, text, chunks[0], names);
+        parse_chunk(path, text, chunks[0], names, slots, kept);
       } catch (...) {
         errors[0] = std::current_exception();
       }
@@ -265,7 +332,11 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
 
   Table table;
   for (const auto& c : chunks) table.num_rows += c.rows;
-  for (size_t col = 0; col < names.size(); ++col) {
+  std::vector<std::string> kept_names(kept);
+  for (size_t field = 0; field < names.size(); ++field) {
+    if (slots[field] >= 0) kept_names[static_cast<size_t>(slots[field])] = names[field];
+  }
+  for (size_t col = 0; col < kept; ++col) {
     bool is_double = false;
     int64_t nulls = 0;
     for (const auto& c : chunks) {
@@ -273,7 +344,7 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
       nulls += c.cols[col].nulls;
     }
     ColumnSchema s;
-    s.name = names[col];
+    s.name = kept_names[col];
     s.type = is_double ? PhysicalType::kDouble : PhysicalType::kInt64;
     s.nullable = nulls > 0;
     Column out = make_column(std::move(s));

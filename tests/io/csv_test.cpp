@@ -114,6 +114,66 @@ TEST(Csv, BadInputNamesFileLineAndColumn) {
   EXPECT_THROW(read_csv(dir + "/missing.csv"), IoError);
 }
 
+std::string error_of(const std::string& path, const CsvReadOptions& options) {
+  try {
+    read_csv(path, options);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Csv, ReadsOnlyTheColumnsAskedForInTheirOrder) {
+  const auto dir = testing::scratch_dir("csv_columns");
+  // `note` holds text, which read_csv refuses to parse: asking for other columns never parses it.
+  std::string text = "\xEF\xBB\xBFid,note,y,x\r\n";
+  for (int i = 0; i < 50000; ++i) {
+    text += std::to_string(i) + ",row " + std::to_string(i) + "," + (i == 3 ? "" : std::to_string(i % 10)) + "," +
+            std::to_string(i) + ".5\r\n";
+  }
+  std::ofstream(dir + "/t.csv", std::ios::binary) << text;
+  EXPECT_EQ(read_csv_header(dir + "/t.csv"), (std::vector<std::string>{"id", "note", "y", "x"}));
+  for (int threads : {1, 3}) {
+    CsvReadOptions options;
+    options.num_threads = threads;
+    options.columns = {"x", "y"};
+    const Table t = read_csv(dir + "/t.csv", options);
+    ASSERT_EQ(t.columns.size(), 2u);
+    ASSERT_EQ(t.num_rows, 50000);
+    EXPECT_EQ(t.columns[0].schema.name, "x");
+    EXPECT_EQ(t.columns[0].schema.type, PhysicalType::kDouble);
+    EXPECT_EQ(t.columns[0].as<double>()[49999], 49999.5);
+    EXPECT_EQ(t.columns[1].schema.name, "y");
+    EXPECT_EQ(t.columns[1].schema.type, PhysicalType::kInt64);
+    EXPECT_TRUE(t.columns[1].schema.nullable);
+    EXPECT_TRUE(t.columns[1].is_null(3));
+    EXPECT_FALSE(t.columns[1].is_null(4));
+    EXPECT_EQ(t.columns[1].as<int64_t>()[27], 7);
+    EXPECT_EQ(t.columns[1].as<int64_t>()[49999], 9);
+  }
+  // Every column, as before: the text column is refused.
+  EXPECT_NE(error_of(dir + "/t.csv").find("column 'note': 'row 0' is not a number"), std::string::npos);
+}
+
+TEST(Csv, ColumnsAskedForMustExistOnce) {
+  const auto dir = testing::scratch_dir("csv_columns_bad");
+  std::ofstream(dir + "/t.csv") << "a,b,c\n1,2,3\n4,5\n";
+  CsvReadOptions missing;
+  missing.columns = {"a", "zz"};
+  EXPECT_EQ(error_of(dir + "/t.csv", missing), dir + "/t.csv: no column 'zz' (the header has a, b, c)");
+  CsvReadOptions twice;
+  twice.columns = {"b", "b"};
+  EXPECT_EQ(error_of(dir + "/t.csv", twice), dir + "/t.csv: column 'b' asked for twice");
+  EXPECT_THROW(read_csv(dir + "/t.csv", missing), InvalidArgument);
+  // A ragged row is still found when the short field is one that was not asked for.
+  CsvReadOptions first;
+  first.columns = {"a"};
+  EXPECT_EQ(error_of(dir + "/t.csv", first), dir + "/t.csv:3: 2 fields, the header has 3");
+  EXPECT_THROW(read_csv_header(dir + "/missing.csv"), IoError);
+  std::ofstream(dir + "/empty.csv") << "";
+  EXPECT_THROW(read_csv_header(dir + "/empty.csv"), InvalidFile);
+}
+
 TEST(Csv, FailedWriteLeavesNoPartialFile) {
   const auto dir = testing::scratch_dir("csv_atomic");
   Table t;
