@@ -40,12 +40,14 @@ class Dataset {
 // Stacks examples into one batch (default collate). Throws InvalidArgument on an empty list.
 Example collate(const std::vector<Example>& examples);
 
-// How an image table is laid out: a label column and either 784 pixel columns (`label,pixel1..pixel784`), or
-// one row-major `image` column of byte strings of 784 bytes each (Parquet FIXED_LEN_BYTE_ARRAY(784)).
+// How an image table is laid out: a label column and either channels x height x width feature columns, one
+// value a pixel, taken in the table's column order (`label,pixel1..pixel784`), or one row-major column of byte
+// strings of that many bytes each (Parquet FIXED_LEN_BYTE_ARRAY(784)): the `image` column when the table has it,
+// or the feature patterns' only match when that holds byte strings.
 struct ImageTableLayout {
   std::string label_column = "label";
-  std::string pixel_prefix = "pixel";
-  std::string image_column = "image";  // used when the table has it
+  std::vector<std::string> feature_columns{"pixel*"};  // exact names or globs, see match_columns()
+  std::string image_column = "image";                   // used when the table has it; empty: never
   int64_t channels = 1, height = 28, width = 28;
 };
 
@@ -61,7 +63,7 @@ class RowDataset : public Dataset {
   std::shared_ptr<const Table> table_;
   ImageTableLayout layout_;
   size_t label_index_;
-  std::vector<size_t> pixel_indices_;
+  std::vector<size_t> pixel_indices_;  // the feature columns, in table order
 };
 
 // The experiment's pre-decoded dataset (its v2): one [N, C, H, W] tensor and one int64 label tensor, built
@@ -101,7 +103,8 @@ class DeviceDataset : public Dataset {
 };
 
 // Image and label tensors decoded once from a table: float32 in [0, 1] (divided by 255), or the raw uint8
-// values when `as_uint8` is true. Throws InvalidArgument when the table lacks the layout's columns.
+// values when `as_uint8` is true. Throws InvalidArgument when the table lacks the layout's columns or holds
+// another number of features than channels x height x width.
 struct ImageTensors {
   torch::Tensor images;  // [N, C, H, W]
   torch::Tensor labels;  // [N] int64

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "feedline/columns.h"
 #include "feedline/error.h"
 
 namespace feedline {
@@ -75,14 +76,32 @@ void check_index(int64_t index, int64_t size) {
   }
 }
 
-std::vector<size_t> pixel_column_indices(const Table& table, const ImageTableLayout& layout) {
-  const int64_t pixels = layout.channels * layout.height * layout.width;
+// The layout's feature columns, in table order (never sorted by name: pixel10 sorts before pixel2), without
+// the label column.
+std::vector<size_t> feature_column_indices(const Table& table, const ImageTableLayout& layout) {
+  std::vector<ColumnSchema> schema;
+  schema.reserve(table.columns.size());
+  for (const auto& c : table.columns) schema.push_back(c.schema);
+  // match_columns() answers in table order, so one walk over the columns finds each match's index.
+  const auto names = match_columns(schema, layout.feature_columns);
   std::vector<size_t> out;
-  out.reserve(static_cast<size_t>(pixels));
-  for (int64_t p = 1; p <= pixels; ++p) {
-    out.push_back(table.column_index(layout.pixel_prefix + std::to_string(p)));
+  size_t next = 0;
+  for (size_t c = 0; c < table.columns.size() && next < names.size(); ++c) {
+    if (table.columns[c].schema.name != names[next]) continue;
+    if (names[next] != layout.label_column) out.push_back(c);
+    ++next;
   }
   return out;
+}
+
+void check_feature_count(size_t features, const ImageTableLayout& layout) {
+  const int64_t pixels = layout.channels * layout.height * layout.width;
+  if (static_cast<int64_t>(features) == pixels) return;
+  std::string patterns;
+  for (const auto& p : layout.feature_columns) patterns += (patterns.empty() ? "" : ",") + p;
+  throw InvalidArgument(std::to_string(features) + " feature columns match '" + patterns + "', expected " +
+                        std::to_string(pixels) + " (" + std::to_string(layout.channels) + "x" +
+                        std::to_string(layout.height) + "x" + std::to_string(layout.width) + ")");
 }
 
 }  // namespace
@@ -90,7 +109,8 @@ std::vector<size_t> pixel_column_indices(const Table& table, const ImageTableLay
 RowDataset::RowDataset(std::shared_ptr<const Table> table, ImageTableLayout layout)
     : table_(std::move(table)), layout_(std::move(layout)) {
   label_index_ = table_->column_index(layout_.label_column);
-  pixel_indices_ = pixel_column_indices(*table_, layout_);
+  pixel_indices_ = feature_column_indices(*table_, layout_);
+  check_feature_count(pixel_indices_.size(), layout_);
 }
 
 Example RowDataset::get(int64_t index) const {
@@ -207,6 +227,14 @@ const Column* find_column(const Table& table, const std::string& name) {
 ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layout, bool as_uint8) {
   const int64_t rows = table.num_rows;
   const Column* image = layout.image_column.empty() ? nullptr : find_column(table, layout.image_column);
+  std::vector<size_t> pixel_cols;
+  if (image == nullptr) {
+    pixel_cols = feature_column_indices(table, layout);
+    // One column of byte strings is the row-major layout under another name.
+    if (pixel_cols.size() == 1 && std::holds_alternative<ByteArrays>(table.columns[pixel_cols[0]].values)) {
+      image = &table.columns[pixel_cols[0]];
+    }
+  }
   if (image != nullptr) {
     const int64_t pixels = layout.channels * layout.height * layout.width;
     auto images = torch::empty({rows, layout.channels, layout.height, layout.width},
@@ -215,7 +243,7 @@ ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layo
                      as_uint8 ? nullptr : images.data_ptr<float>());
     return {images, decode_labels(table.column(layout.label_column), rows)};
   }
-  const auto pixel_cols = pixel_column_indices(table, layout);
+  check_feature_count(pixel_cols.size(), layout);
   const int64_t pixels = static_cast<int64_t>(pixel_cols.size());
   auto images = torch::empty({rows, layout.channels, layout.height, layout.width},
                              as_uint8 ? torch::kUInt8 : torch::kFloat32);

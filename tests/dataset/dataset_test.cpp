@@ -2,10 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "feedline/columns.h"
+#include "feedline/csv.h"
 #include "feedline/error.h"
 #include "feedline/idx.h"
+#include "feedline/parquet.h"
+#include "test_paths.h"
 
 namespace feedline {
 namespace {
@@ -134,6 +141,206 @@ TEST(Dataset, RejectsBadIndicesAndLayouts) {
     for (int r = 0; r < 3; ++r) std::get<ByteArrays>(pixel.values).push_back("x");
     EXPECT_THROW(decode_image_table(bytes, small_layout()), InvalidArgument) << to_string(type);
   }
+}
+
+std::vector<ColumnSchema> schema_of(const std::vector<std::string>& names) {
+  std::vector<ColumnSchema> out;
+  for (const auto& n : names) out.push_back(ColumnSchema{n});
+  return out;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+using Names = std::vector<std::string>;
+
+TEST(MatchColumns, ExactNamesAndGlobsInFileOrder) {
+  const auto schema = schema_of({"label", "pixel1", "pixel2", "pixel10", "px_a", "note", "a*b"});
+  EXPECT_EQ(match_columns(schema, {"note"}), (Names{"note"}));
+  // File order, never name order (pixel10 < pixel2 as strings).
+  EXPECT_EQ(match_columns(schema, {"pixel*"}), (Names{"pixel1", "pixel2", "pixel10"}));
+  EXPECT_EQ(match_columns(schema, {"pixel?"}), (Names{"pixel1", "pixel2"}));
+  EXPECT_EQ(match_columns(schema, {"pixel??"}), (Names{"pixel10"}));
+  EXPECT_EQ(match_columns(schema, {"p*1*"}), (Names{"pixel1", "pixel10"}));
+  EXPECT_EQ(match_columns(schema, {"*x*a"}), (Names{"px_a"}));
+  EXPECT_EQ(match_columns(schema, {"*"}).size(), schema.size());
+  // Several patterns: file order, each column once, whatever the patterns' order.
+  EXPECT_EQ(match_columns(schema, {"note", "pixel1*", "pixel1", "label"}),
+            (Names{"label", "pixel1", "pixel10", "note"}));
+  // An exact name is matched as such even when it holds a `*`.
+  EXPECT_EQ(match_columns(schema, {"a*b"}), (Names{"a*b"}));
+  EXPECT_EQ(match_columns(schema, {}), Names{});
+}
+
+TEST(MatchColumns, APatternThatMatchesNothingIsNamed) {
+  const auto schema = schema_of({"label", "pixel1", "pixel2", "pixel3", "pixel4", "pixel5", "pixel6"});
+  const std::string e = error_of([&] { match_columns(schema, {"pixel*", "img?"}); });
+  EXPECT_EQ(e, "no column matches 'img?' (columns: label, pixel1, pixel2, pixel3, pixel4, ... (7 columns))");
+  EXPECT_THROW(match_columns(schema, {"pixel"}), InvalidArgument);  // a name is no prefix
+  EXPECT_THROW(match_columns(schema, {"pixel1?"}), InvalidArgument);
+  EXPECT_THROW(match_columns({}, {"*"}), InvalidArgument);
+}
+
+// label first, then four INT64 features whose names sort in another order than the file's.
+Table named_feature_table(const Names& features) {
+  Table t;
+  t.num_rows = 2;
+  Column label = make_column(ColumnSchema{"y"});
+  label.as<int64_t>() = {3, 8};
+  t.columns.push_back(label);
+  for (size_t f = 0; f < features.size(); ++f) {
+    Column c = make_column(ColumnSchema{features[f]});
+    c.as<int64_t>() = {static_cast<int64_t>(f), static_cast<int64_t>(100 + f)};
+    t.columns.push_back(c);
+  }
+  return t;
+}
+
+ImageTableLayout named_layout(const Names& patterns) {
+  ImageTableLayout l = small_layout();
+  l.label_column = "y";
+  l.feature_columns = patterns;
+  return l;
+}
+
+TEST(Dataset, FeatureColumnsDecodeInFileOrder) {
+  const Table t = named_feature_table({"f10", "f2", "g", "f1"});
+  const ImageTableLayout layout = named_layout({"g", "f*"});
+  const ImageTensors got = decode_image_table(t, layout, /*as_uint8=*/true);
+  // Pixel p of row r is feature p in file order: r * 100 + p.
+  EXPECT_TRUE(torch::equal(got.images.flatten(1), torch::tensor({0, 1, 2, 3, 100, 101, 102, 103}, torch::kUInt8).view({2, 4})));
+  EXPECT_EQ(got.labels[1].item<int64_t>(), 8);
+  RowDataset rows(std::make_shared<const Table>(t), layout);
+  EXPECT_TRUE(torch::allclose(rows.get(1).data.flatten(), torch::tensor({100, 101, 102, 103}, torch::kFloat32) / 255.0));
+  // A pattern that also matches the label column leaves the label out of the features.
+  EXPECT_TRUE(torch::equal(decode_image_table(t, named_layout({"*"}), true).images, got.images));
+}
+
+TEST(Dataset, FeatureCountMustBeChannelsTimesHeightTimesWidth) {
+  const Table t = named_feature_table({"f1", "f2", "f3", "f4", "g"});
+  const std::string want = "3 feature columns match 'f1,f2,f3', expected 4 (1x2x2)";
+  EXPECT_EQ(error_of([&] { decode_image_table(t, named_layout({"f1", "f2", "f3"})); }), want);
+  EXPECT_EQ(error_of([&] { RowDataset(std::make_shared<const Table>(t), named_layout({"f1", "f2", "f3"})); }), want);
+  EXPECT_TRUE(contains(error_of([&] { decode_image_table(t, named_layout({"*"})); }), "5 feature columns match '*'"));
+  EXPECT_TRUE(contains(error_of([&] { decode_image_table(t, named_layout({"h*"})); }), "no column matches 'h*'"));
+  EXPECT_NO_THROW(decode_image_table(t, named_layout({"f?"})));
+}
+
+TEST(Dataset, OneByteStringFeatureColumnIsRowMajorImages) {
+  Table t = row_major_table();
+  t.columns[1].schema.name = "pixels";
+  ImageTableLayout layout = small_layout();
+  layout.feature_columns = {"pix*"};
+  layout.image_column.clear();
+  const ImageTensors got = decode_image_table(t, layout);
+  EXPECT_TRUE(torch::equal(got.images, decode_image_table(small_image_table(), small_layout()).images));
+}
+
+// A file with a text column, a label, four features and a column that matches no pattern.
+Table mixed_table() {
+  Table t = named_feature_table({"f1", "f2", "f10", "f3"});
+  ColumnSchema note_schema{"note", PhysicalType::kByteArray};
+  note_schema.is_string = true;
+  Column note = make_column(note_schema);
+  std::get<ByteArrays>(note.values).push_back("first, row");
+  std::get<ByteArrays>(note.values).push_back("second");
+  t.columns.insert(t.columns.begin(), note);
+  Column extra = make_column(ColumnSchema{"extra"});
+  extra.as<int64_t>() = {-1, -2};
+  t.columns.push_back(extra);
+  return t;
+}
+
+Names column_names(const Table& t) {
+  Names out;
+  for (const auto& c : t.columns) out.push_back(c.schema.name);
+  return out;
+}
+
+TEST(ReadDatasetTable, ReadsOnlyTheLabelAndFeatureColumns) {
+  const std::string dir = testing::scratch_dir("dataset_columns");
+  const Table table = mixed_table();
+  parquet::write_table(dir + "/t.parquet", table);
+  write_csv(dir + "/t.csv", table);
+  DatasetColumns want;
+  want.label_column = "y";
+  want.feature_columns = {"f?", "f10"};
+  want.feature_count = 4;
+  for (const std::string file : {"t.parquet", "t.csv"}) {
+    const Table t = read_dataset_table(dir + "/" + file, want, 2);
+    ASSERT_EQ(column_names(t), (Names{"y", "f1", "f2", "f10", "f3"})) << file;
+    ASSERT_EQ(t.num_rows, 2);
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      const Column& from = table.column(t.columns[c].schema.name);
+      for (int64_t r = 0; r < 2; ++r) EXPECT_EQ(t.columns[c].value_as_double(r), from.value_as_double(r)) << file;
+    }
+    // Decoded with the same patterns, in file order: row 1 is 100, 101, 102, 103.
+    ImageTableLayout layout = named_layout(want.feature_columns);
+    EXPECT_EQ(decode_image_table(t, layout, true).images[1].flatten()[2].item<int>(), 102) << file;
+  }
+  // `columns` narrows what may be read and matched.
+  want.columns = {"f3", "y", "f1"};
+  want.feature_columns = {"f*"};
+  want.feature_count = 0;
+  EXPECT_EQ(column_names(read_dataset_table(dir + "/t.parquet", want)), (Names{"y", "f1", "f3"}));
+  EXPECT_EQ(column_names(read_dataset_table(dir + "/t.csv", want)), (Names{"y", "f1", "f3"}));
+}
+
+TEST(ReadDatasetTable, PrefersTheImageColumnWhenTheFileHasOne) {
+  const std::string dir = testing::scratch_dir("dataset_image_column");
+  ImageSplit s;
+  s.count = 3;
+  s.rows = 2;
+  s.cols = 2;
+  for (int i = 0; i < 12; ++i) s.images.push_back(static_cast<uint8_t>(i * 23));
+  s.labels = {7, 0, 9};
+  parquet::write_table(dir + "/rm.parquet", image_split_to_table(s, ImageTableLayoutKind::kRowMajor));
+  DatasetColumns want;
+  want.feature_count = 4;
+  const Table t = read_dataset_table(dir + "/rm.parquet", want);
+  EXPECT_EQ(column_names(t), (Names{"label", "image"}));
+  EXPECT_TRUE(torch::equal(decode_image_table(t, small_layout()).images,
+                           decode_image_table(small_image_table(), small_layout()).images));
+  want.feature_count = 784;
+  EXPECT_EQ(error_of([&] { read_dataset_table(dir + "/rm.parquet", want); }),
+            dir + "/rm.parquet: column 'image' holds 4 bytes a row, expected 784");
+}
+
+TEST(ReadDatasetTable, ColumnErrorsNameTheFile) {
+  const std::string dir = testing::scratch_dir("dataset_columns_bad");
+  parquet::write_table(dir + "/t.parquet", mixed_table());
+  write_csv(dir + "/t.csv", mixed_table());
+  write_csv(dir + "/t.txt", mixed_table());
+  for (const std::string name : {"t.parquet", "t.csv"}) {
+    const std::string file = dir + "/" + name;
+    DatasetColumns want;
+    EXPECT_EQ(error_of([&] { read_dataset_table(file, want); }),
+              file + ": no label column 'label' (the file has note, y, f1, f2, f10, ... (7 columns))");
+    want.label_column = "y";
+    EXPECT_EQ(error_of([&] { read_dataset_table(file, want); }),
+              file + ": no column matches 'pixel*' (columns: note, y, f1, f2, f10, ... (7 columns))");
+    want.feature_columns = {"f*"};
+    want.feature_count = 784;
+    EXPECT_EQ(error_of([&] { read_dataset_table(file, want); }), file + ": 4 feature columns match 'f*', expected 784");
+    want.feature_count = 0;
+    want.columns = {"y", "f1", "nope"};
+    EXPECT_TRUE(contains(error_of([&] { read_dataset_table(file, want); }), file + ": no column 'nope'"));
+    want.columns = {"f1", "f2"};
+    EXPECT_TRUE(contains(error_of([&] { read_dataset_table(file, want); }),
+                         file + ": no label column 'y' (not among the columns to read"));
+  }
+  EXPECT_TRUE(contains(error_of([&] { read_dataset_table(dir + "/t.txt", DatasetColumns{}); }),
+                       dir + "/t.txt: cannot tell the format"));
 }
 
 }  // namespace

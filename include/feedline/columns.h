@@ -1,0 +1,37 @@
+// Choosing which columns of a file make a dataset: a label column and feature columns named by exact names or
+// glob patterns, resolved against the file's schema before anything else is read, so only those columns are
+// decoded. Plain functions without state: safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "feedline/table.h"
+
+namespace feedline {
+
+// The names of the columns of `schema` that match any of `patterns`, in file order, each once. A pattern is an
+// exact name or a glob where `*` matches any run of characters and `?` any one character (nothing else is
+// special). Throws InvalidArgument naming the pattern and a few of the columns when a pattern matches none.
+std::vector<std::string> match_columns(const std::vector<ColumnSchema>& schema, const std::vector<std::string>& patterns);
+
+// Which columns of a file to read as a labelled dataset.
+struct DatasetColumns {
+  std::string label_column = "label";
+  std::vector<std::string> feature_columns{"pixel*"};  // patterns, see match_columns(); the label never counts
+  // Read this one column of byte strings (one row-major image a row) instead of feature_columns when the file has
+  // it; empty: always feature_columns.
+  std::string image_column = "image";
+  std::vector<std::string> columns;  // non-empty: nothing outside these exact names is read or matched
+  // > 0: the features must be this many columns, or one byte-string column (fixed length: of this many bytes).
+  int64_t feature_count = 0;
+};
+
+// Reads the label and feature columns of a `.parquet` or `.csv` file (chosen by the extension), and nothing
+// else: the patterns are resolved against the Parquet footer or the CSV header first. The table holds the
+// chosen columns in file order. Throws InvalidArgument naming the file for an unknown extension, a missing
+// column, a pattern that matches nothing or a wrong number of features; otherwise as the readers do.
+Table read_dataset_table(const std::string& path, const DatasetColumns& columns, int num_threads = 0);
+
+}  // namespace feedline

@@ -1,0 +1,171 @@
+#include "feedline/columns.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <string_view>
+
+#include "feedline/csv.h"
+#include "feedline/error.h"
+#include "feedline/parquet.h"
+
+namespace feedline {
+namespace {
+
+// `*` and `?` only (fnmatch(3) would also give `[`, `\` and locale rules a meaning, which column names may hold).
+// Greedy with one backtrack point: linear in practice, never exponential.
+bool glob_match(std::string_view pattern, std::string_view name) {
+  size_t p = 0, n = 0;
+  size_t star = std::string_view::npos, resume = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++p;
+      ++n;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+// "label, pixel1, pixel2, pixel3, pixel4, ... (785 columns)"
+std::string some_columns(const std::vector<ColumnSchema>& schema) {
+  constexpr size_t kShown = 5;
+  if (schema.empty()) return "no columns";
+  std::string out;
+  for (size_t i = 0; i < schema.size() && i < kShown; ++i) out += (i > 0 ? ", " : "") + schema[i].name;
+  if (schema.size() > kShown) out += ", ... (" + std::to_string(schema.size()) + " columns)";
+  return out;
+}
+
+const ColumnSchema* find(const std::vector<ColumnSchema>& schema, const std::string& name) {
+  for (const auto& c : schema) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+bool is_byte_strings(const ColumnSchema& c) {
+  return c.type == PhysicalType::kByteArray || c.type == PhysicalType::kFixedLenByteArray;
+}
+
+std::string extension_of(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i > 0 ? "," : "") + v[i];
+  return out;
+}
+
+// The columns to read, in file order: the label and the features, checked against `want`.
+std::vector<std::string> choose_columns(const std::string& path, const std::vector<ColumnSchema>& file_schema,
+                                        const DatasetColumns& want) {
+  std::vector<ColumnSchema> schema;
+  if (want.columns.empty()) {
+    schema = file_schema;
+  } else {
+    for (const auto& name : want.columns) {
+      if (find(file_schema, name) == nullptr) {
+        throw InvalidArgument(path + ": no column '" + name + "' (the file has " + some_columns(file_schema) + ")");
+      }
+    }
+    for (const auto& c : file_schema) {
+      if (std::find(want.columns.begin(), want.columns.end(), c.name) != want.columns.end()) schema.push_back(c);
+    }
+  }
+  if (find(schema, want.label_column) == nullptr) {
+    throw InvalidArgument(path + ": no label column '" + want.label_column + "' (" +
+                          (find(file_schema, want.label_column) != nullptr ? "not among the columns to read; "
+                                                                           : "the file has ") +
+                          some_columns(schema) + ")");
+  }
+
+  std::vector<std::string> features;
+  const ColumnSchema* image = want.image_column.empty() ? nullptr : find(schema, want.image_column);
+  if (image != nullptr && image->name != want.label_column) {
+    features = {image->name};
+  } else {
+    try {
+      features = match_columns(schema, want.feature_columns);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(path + ": " + e.what());
+    }
+    features.erase(std::remove(features.begin(), features.end(), want.label_column), features.end());
+  }
+
+  if (want.feature_count > 0) {
+    const ColumnSchema* only = features.size() == 1 ? find(schema, features[0]) : nullptr;
+    if (only != nullptr && is_byte_strings(*only)) {
+      if (only->type == PhysicalType::kFixedLenByteArray && only->type_length != want.feature_count) {
+        throw InvalidArgument(path + ": column '" + only->name + "' holds " + std::to_string(only->type_length) +
+                              " bytes a row, expected " + std::to_string(want.feature_count));
+      }
+    } else if (static_cast<int64_t>(features.size()) != want.feature_count) {
+      throw InvalidArgument(path + ": " + std::to_string(features.size()) + " feature columns match '" +
+                            joined(want.feature_columns) + "', expected " + std::to_string(want.feature_count));
+    }
+  }
+
+  std::vector<std::string> out;
+  for (const auto& c : schema) {
+    if (c.name == want.label_column || std::find(features.begin(), features.end(), c.name) != features.end()) {
+      out.push_back(c.name);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> match_columns(const std::vector<ColumnSchema>& schema, const std::vector<std::string>& patterns) {
+  std::vector<bool> chosen(schema.size(), false);
+  for (const auto& pattern : patterns) {
+    bool any = false;
+    for (size_t i = 0; i < schema.size(); ++i) {
+      if (schema[i].name == pattern || glob_match(pattern, schema[i].name)) {
+        chosen[i] = true;
+        any = true;
+      }
+    }
+    if (!any) {
+      throw InvalidArgument("no column matches '" + pattern + "' (columns: " + some_columns(schema) + ")");
+    }
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < schema.size(); ++i) {
+    if (chosen[i]) out.push_back(schema[i].name);
+  }
+  return out;
+}
+
+Table read_dataset_table(const std::string& path, const DatasetColumns& columns, int num_threads) {
+  const std::string ext = extension_of(path);
+  if (ext == ".parquet") {
+    parquet::ReadOptions options;
+    options.columns = choose_columns(path, parquet::read_file_info(path).schema, columns);
+    options.num_threads = num_threads;
+    return parquet::read_table(path, options);
+  }
+  if (ext == ".csv") {
+    std::vector<ColumnSchema> schema;
+    for (auto& name : read_csv_header(path)) schema.push_back(ColumnSchema{std::move(name)});
+    CsvReadOptions options;
+    options.num_threads = num_threads;
+    options.columns = choose_columns(path, schema, columns);
+    return read_csv(path, options);
+  }
+  throw InvalidArgument(path + ": cannot tell the format from the name (expected a .parquet or .csv file)");
+}
+
+}  // namespace feedline
