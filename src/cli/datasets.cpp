@@ -37,23 +37,51 @@ std::string idx_file(const std::string& dir, const std::string& stem, const std:
   throw IoError(dir + "/" + stem + "[.gz]: not found; " + hint);
 }
 
-Table load_split(const std::string& data_dir, const DatasetSpec& spec, const std::string& split,
-                 const std::string& format, int threads) {
+std::string split_path(const std::string& data_dir, const DatasetSpec& spec, const std::string& split,
+                       const std::string& format) {
   const std::string path = data_dir + "/" + spec.folder + "/" + split + (format == "csv" ? ".csv" : ".parquet");
   if (!std::filesystem::exists(path)) {
     throw IoError(path + ": not found; run `feedline prepare` first (or pass --data-dir)");
   }
+  return path;
+}
+
+Table load_split(const std::string& data_dir, const DatasetSpec& spec, const std::string& split,
+                 const std::string& format, int threads) {
+  const std::string path = split_path(data_dir, spec, split, format);
   if (format == "csv") return read_csv(path, CsvReadOptions{threads});
   parquet::ReadOptions options;
   options.num_threads = threads;
   return parquet::read_table(path, options);
 }
 
-std::shared_ptr<const Dataset> make_image_dataset(Table table, const std::string& mode) {
-  if (mode == "row") return std::make_shared<RowDataset>(std::make_shared<const Table>(std::move(table)));
+std::shared_ptr<const Dataset> make_image_dataset(Table table, const std::string& mode,
+                                                  const ImageTableLayout& layout) {
+  if (mode == "row") return std::make_shared<RowDataset>(std::make_shared<const Table>(std::move(table)), layout);
   if (mode != "tensor") throw InvalidArgument("unknown dataset mode '" + mode + "' (use row or tensor)");
-  ImageTensors t = decode_image_table(table);
+  ImageTensors t = decode_image_table(table, layout);
   return std::make_shared<TensorDataset>(t.images, t.labels);
+}
+
+std::shared_ptr<const Dataset> load_image_file(const std::string& path, const ColumnChoice& choice,
+                                               const std::string& mode, int64_t limit, int threads) {
+  ImageTableLayout layout;
+  layout.label_column = choice.label;
+  layout.feature_columns = choice.features;
+  if (choice.features_given) layout.image_column.clear();
+  DatasetColumns columns;
+  columns.label_column = layout.label_column;
+  columns.feature_columns = layout.feature_columns;
+  columns.image_column = layout.image_column;
+  columns.columns = choice.only;
+  columns.feature_count = layout.channels * layout.height * layout.width;
+  Table table = read_dataset_table(path, columns, threads);
+  if (limit > 0 && limit < table.num_rows) table = head(table, limit);
+  try {
+    return make_image_dataset(std::move(table), mode, layout);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(path + ": " + e.what());
+  }
 }
 
 }  // namespace feedline::cli

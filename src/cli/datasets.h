@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "feedline/columns.h"
 #include "feedline/dataset.h"
 #include "feedline/table.h"
 
@@ -26,11 +27,30 @@ std::string idx_file(const std::string& dir, const std::string& stem, const std:
 
 std::string install_hint(const DatasetSpec& spec);
 
-// Reads <data_dir>/<folder>/<split>.<csv|parquet>; a missing file is an IoError that says to run `prepare`.
+// <data_dir>/<folder>/<split>.<csv|parquet>; a missing file is an IoError that says to run `prepare`.
+std::string split_path(const std::string& data_dir, const DatasetSpec& spec, const std::string& split,
+                       const std::string& format);
+
+// Reads split_path() whole.
 Table load_split(const std::string& data_dir, const DatasetSpec& spec, const std::string& split,
                  const std::string& format, int threads);
 
 // "row": the naive RowDataset over the table; "tensor": decoded once into a float TensorDataset.
-std::shared_ptr<const Dataset> make_image_dataset(Table table, const std::string& mode);
+std::shared_ptr<const Dataset> make_image_dataset(Table table, const std::string& mode,
+                                                  const ImageTableLayout& layout = {});
+
+// What `train` reads from a file: its label column, its feature columns (patterns, or the image column when
+// `features_given` is false and the file has one) and nothing outside `only` (when not empty).
+struct ColumnChoice {
+  std::string label = "label";
+  std::vector<std::string> features{"pixel*"};
+  bool features_given = false;
+  std::vector<std::string> only;
+};
+
+// Reads only the chosen columns of `path` (.parquet or .csv), keeps its first `limit` rows (0: all) and makes
+// the dataset; every problem with the columns is an InvalidArgument that names the file.
+std::shared_ptr<const Dataset> load_image_file(const std::string& path, const ColumnChoice& choice,
+                                               const std::string& mode, int64_t limit, int threads);
 
 }  // namespace feedline::cli

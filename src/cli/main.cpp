@@ -136,24 +136,28 @@ struct TrainArgs {
   double lr = 1e-3;
   int64_t limit = 0;
   int threads = default_threads();
+  std::string train_file, test_file;  // --data, --test-data: replace --dataset, --data-dir and --format
+  ColumnChoice columns;
 };
 
 int run_train(const TrainArgs& args) {
   set_threads(args.threads);
-  const DatasetSpec spec = dataset_spec(args.dataset);
   const torch::Device device = resolve_device(args.device);
 
-  auto t = Clock::now();
-  Table train_table = load_split(args.data_dir, spec, "train", args.format, args.threads);
-  Table test_table = load_split(args.data_dir, spec, "test", args.format, args.threads);
-  if (args.limit > 0) {
-    train_table = head(train_table, args.limit);
-    test_table = head(test_table, args.limit);
+  std::string train_path = args.train_file, test_path = args.test_file, what;
+  if (train_path.empty()) {
+    const DatasetSpec spec = dataset_spec(args.dataset);
+    train_path = split_path(args.data_dir, spec, "train", args.format);
+    test_path = split_path(args.data_dir, spec, "test", args.format);
+    what = spec.folder + " (" + args.format;
+  } else {
+    what = train_path + " (test: " + test_path;
   }
-  auto train_set = make_image_dataset(std::move(train_table), args.mode);
-  auto test_set = make_image_dataset(std::move(test_table), args.mode);
-  fmt::print("Loaded {} ({}, {} dataset): {} train, {} test samples in {:.2f}s\n", spec.folder, args.format,
-             args.mode, train_set->size(), test_set->size(), seconds_since(t));
+  auto t = Clock::now();
+  auto train_set = load_image_file(train_path, args.columns, args.mode, args.limit, args.threads);
+  auto test_set = load_image_file(test_path, args.columns, args.mode, args.limit, args.threads);
+  fmt::print("Loaded {}, {} dataset): {} train, {} test samples in {:.2f}s\n", what, args.mode, train_set->size(),
+             test_set->size(), seconds_since(t));
 
   const auto options = [&](bool shuffle) {
     return LoaderOptions(args.batch_size)
@@ -235,11 +239,25 @@ int run(int argc, char** argv) {
 
   TrainArgs tr;
   auto* train = app.add_subcommand("train", "Train SimpleCNN through the configurable loader");
-  train->add_option("--data-dir", tr.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
-  train->add_option("--dataset", tr.dataset, "mnist or fashion-mnist")
-      ->check(CLI::IsMember({"mnist", "fashion-mnist"}))
-      ->capture_default_str();
-  train->add_option("--format", tr.format, "parquet or csv")->check(CLI::IsMember({"parquet", "csv"}))->capture_default_str();
+  auto* data_dir_opt = train->add_option("--data-dir", tr.data_dir, "Folder written by `feedline prepare`")
+                           ->capture_default_str();
+  auto* dataset_opt = train->add_option("--dataset", tr.dataset, "mnist or fashion-mnist")
+                          ->check(CLI::IsMember({"mnist", "fashion-mnist"}))
+                          ->capture_default_str();
+  auto* format_opt = train->add_option("--format", tr.format, "parquet or csv")
+                         ->check(CLI::IsMember({"parquet", "csv"}))
+                         ->capture_default_str();
+  auto* data_opt = train->add_option("--data", tr.train_file, "Train split: any .parquet or .csv file (with --test-data; "
+                                                              "replaces --dataset, --data-dir and --format)");
+  auto* test_data_opt = train->add_option("--test-data", tr.test_file, "Test split: any .parquet or .csv file");
+  data_opt->needs(test_data_opt)->excludes(dataset_opt)->excludes(data_dir_opt)->excludes(format_opt);
+  test_data_opt->needs(data_opt);
+  train->add_option("--label-column", tr.columns.label, "The label column")->capture_default_str();
+  auto* features_opt = train->add_option("--feature-columns", tr.columns.features,
+                                         "Feature columns, 784 in file order: names or globs with * and ?, "
+                                         "comma-separated (default: pixel*, or the image column when the file has one)")
+                           ->delimiter(',');
+  train->add_option("--columns", tr.columns.only, "Read only these columns (comma-separated names)")->delimiter(',');
   train->add_option("--dataset-mode", tr.mode, "row (naive, per-sample conversion) or tensor (decoded once)")
       ->check(CLI::IsMember({"row", "tensor"}))
       ->capture_default_str();
@@ -354,6 +372,7 @@ int run(int argc, char** argv) {
                         sweep_train_opt->count() + sweep_test_opt->count() > 0);
     return run_lab(lab);
   }
+  tr.columns.features_given = features_opt->count() > 0;
   return run_train(tr);
 }
 

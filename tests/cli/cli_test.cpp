@@ -15,6 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "feedline/csv.h"
+#include "feedline/idx.h"
+#include "feedline/parquet.h"
 #include "test_paths.h"
 
 namespace feedline {
@@ -117,9 +120,12 @@ TEST(Cli, PrepareThenTrainPrintsTheExperimentsLines) {
   for (const char* f : {"train.csv", "test.csv", "train.parquet", "test.parquet"}) {
     EXPECT_TRUE(std::filesystem::exists(data + "/MNIST/" + f)) << f;
   }
-  for (const std::string variant : {"--format parquet --dataset-mode tensor --num-workers 2",
-                                    "--format csv --dataset-mode row --num-workers 1 --persistent-workers"}) {
-    r = run_cli("train --dataset mnist --data-dir " + data + " --epochs 3 --batch-size 32 --device cpu " + variant);
+  const std::string prepared = "--dataset mnist --data-dir " + data;
+  for (const std::string variant :
+       {prepared + " --format parquet --dataset-mode tensor --num-workers 2",
+        prepared + " --format csv --dataset-mode row --num-workers 1 --persistent-workers",
+        "--data " + data + "/MNIST/train.parquet --test-data " + data + "/MNIST/test.csv"}) {
+    r = run_cli("train --epochs 3 --batch-size 32 --device cpu " + variant);
     ASSERT_EQ(r.status, 0) << variant << "\n" << r.output;
     EXPECT_TRUE(contains(r.output, "SimpleCNN: 206922 parameters")) << r.output;
     for (const char* line : {"Average Train Time per Epoch: ", "Average Test Time per Epoch: ", "Total Train Time: ",
@@ -142,6 +148,91 @@ size_t count_of(const std::string& haystack, const std::string& needle) {
   size_t n = 0;
   for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
   return n;
+}
+
+// The tiny dataset of make_idx_dir as a table of another shape: `id`, a text column `note` (which the CSV
+// reader cannot parse: reading it would fail), the label as `digit`, then `px0..px783`.
+Table renamed_table(const std::string& idx, const std::string& prefix) {
+  const Table pixels = image_split_to_table(read_idx_split(idx + "/" + prefix + "-images-idx3-ubyte",
+                                                           idx + "/" + prefix + "-labels-idx1-ubyte"));
+  Table t;
+  t.num_rows = pixels.num_rows;
+  Column id = make_column(ColumnSchema{"id"});
+  ColumnSchema note_schema{"note", PhysicalType::kByteArray};
+  note_schema.is_string = true;
+  Column note = make_column(note_schema);
+  for (int64_t r = 0; r < t.num_rows; ++r) {
+    id.as<int64_t>().push_back(r);
+    std::get<ByteArrays>(note.values).push_back("sample " + std::to_string(r));
+  }
+  t.columns = {id, note};
+  for (size_t c = 0; c < pixels.columns.size(); ++c) {
+    Column col = pixels.columns[c];
+    col.schema.name = c == 0 ? "digit" : "px" + std::to_string(c - 1);
+    t.columns.push_back(std::move(col));
+  }
+  return t;
+}
+
+TEST(Cli, TrainOnAnyFileWithChosenColumns) {
+  const std::string idx = make_idx_dir("cli_columns_idx", 600, 200);
+  const std::string dir = testing::scratch_dir("cli_columns_data");
+  write_csv(dir + "/train.csv", renamed_table(idx, "train"));
+  parquet::write_table(dir + "/test.parquet", renamed_table(idx, "t10k"));
+  const std::string files = " --data " + dir + "/train.csv --test-data " + dir + "/test.parquet";
+  CliRun r = run_cli("train" + files + " --label-column digit --feature-columns 'px?,px??,px???' --epochs 3 "
+                     "--batch-size 32 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "600 train, 200 test samples")) << r.output;
+  const auto at = r.output.find("Test Accuracy: ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_GE(std::stod(r.output.substr(at + 15)), 80.0) << r.output;
+
+  // The row dataset and --columns take the same columns; --limit still applies.
+  std::string only = "digit";
+  for (int p = 0; p < 784; ++p) only += ",px" + std::to_string(p);
+  r = run_cli("train" + files + " --label-column digit --feature-columns 'px*' --columns " + only +
+              " --dataset-mode row --epochs 1 --limit 64 --batch-size 32 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "64 train, 64 test samples")) << r.output;
+  EXPECT_TRUE(contains(r.output, "Test Accuracy: ")) << r.output;
+}
+
+TEST(Cli, TrainColumnErrorsNameTheFile) {
+  const std::string idx = make_idx_dir("cli_columns_bad_idx", 20, 10);
+  const std::string dir = testing::scratch_dir("cli_columns_bad_data");
+  write_csv(dir + "/train.csv", renamed_table(idx, "train"));
+  parquet::write_table(dir + "/test.parquet", renamed_table(idx, "t10k"));
+  const std::string train = dir + "/train.csv", test = dir + "/test.parquet";
+  const std::string files = " --data " + train + " --test-data " + test + " --device cpu --epochs 1";
+  const auto fails_with = [&](const std::string& args, const std::string& message) {
+    const CliRun r = run_cli("train" + files + " " + args);
+    EXPECT_EQ(r.status, 1) << args << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, "feedline: error: " + message)) << args << "\n" << r.output;
+    EXPECT_EQ(count_of(r.output, "\n"), 1u) << args << "\n" << r.output;  // one line, no crash
+  };
+  fails_with("", train + ": no label column 'label' (the file has id, note, digit, px0, px1, ... (787 columns))");
+  fails_with("--label-column digit", train + ": no column matches 'pixel*'");
+  fails_with("--label-column digit --feature-columns 'px*,img*'", train + ": no column matches 'img*'");
+  fails_with("--label-column digit --feature-columns 'px1*'", train + ": 111 feature columns match 'px1*', expected 784");
+  fails_with("--label-column digit --feature-columns 'px*' --columns digit,px0,px1",
+             train + ": 2 feature columns match 'px*', expected 784");
+  fails_with("--label-column digit --feature-columns 'px*' --columns digit,nope", train + ": no column 'nope'");
+  fails_with("--label-column id --feature-columns note", train + ": 1 feature columns match 'note', expected 784");
+
+  // --data and --test-data go together and replace --dataset, --data-dir and --format.
+  CliRun r = run_cli("train --data " + train + " --device cpu");
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(contains(r.output, "--test-data")) << r.output;
+  r = run_cli("train --test-data " + test + " --device cpu");
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(contains(r.output, "--data")) << r.output;
+  r = run_cli("train" + files + " --dataset mnist");
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(contains(r.output, "--dataset")) << r.output;
+  r = run_cli("train --data " + dir + "/none.parquet --test-data " + test + " --device cpu");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, dir + "/none.parquet")) << r.output;
 }
 
 bool gnuplot_installed() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
