@@ -15,6 +15,26 @@ std::string read_file(const std::string& path);
 // Size of a file in bytes; throws IoError when it cannot be read.
 int64_t file_size(const std::string& path);
 
+// A file opened for reads at any offset (pread), from many threads at once. Throws IoError naming the path
+// when it cannot be opened or read, or when it is shorter than a read asks (changed while reading).
+class RandomAccessFile {
+ public:
+  explicit RandomAccessFile(std::string path);
+  ~RandomAccessFile();
+  RandomAccessFile(const RandomAccessFile&) = delete;
+  RandomAccessFile& operator=(const RandomAccessFile&) = delete;
+
+  int64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  // Reads bytes [offset, offset + size) into `out`.
+  void read_at(int64_t offset, size_t size, void* out) const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  int64_t size_ = 0;
+};
+
 // Writes to `<path>.tmp-<pid>-<n>` and renames onto `path` on commit(). Destroyed without commit(), it
 // removes the temporary file, so a failed or interrupted write leaves the old output (or nothing) in place.
 // Not thread-safe: one writer per object.

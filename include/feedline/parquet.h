@@ -1,6 +1,6 @@
 // feedline's own Parquet reader and writer (Debian ships no C++ Parquet library).
-// Flat tables of required/optional BOOLEAN, INT32, INT64, FLOAT, DOUBLE, BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY
-// columns; codecs UNCOMPRESSED, SNAPPY, GZIP, ZSTD, LZ4_RAW and BROTLI (and the deprecated LZ4, read only).
+// Tables of required/optional BOOLEAN, INT32, INT64, FLOAT, DOUBLE, BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY
+// columns, and lists of them (LIST of a primitive; read only); codecs UNCOMPRESSED, SNAPPY, GZIP, ZSTD, LZ4_RAW and BROTLI (and the deprecated LZ4, read only).
 // The writer makes data page v1 with PLAIN and RLE_DICTIONARY; the reader also takes data page v2 and the
 // DELTA_* and BYTE_STREAM_SPLIT encodings.
 // Every function is safe to call from several threads on different files; the reader parallelises itself.
@@ -43,15 +43,17 @@ struct WriteOptions {
 void write_table(const std::string& path, const Table& table, const WriteOptions& options = {});
 
 struct ReadOptions {
-  std::vector<std::string> columns;  // empty: every column
-  int num_threads = 0;               // 0: every core
+  std::vector<std::string> columns;   // empty: every column
+  std::vector<int64_t> row_groups;    // empty: every row group
+  int num_threads = 0;                // 0: every core
 };
 
-// Reads the whole file (or the chosen columns, in the order asked for) into memory. Throws InvalidFile naming
-// the file, column, row group and page offset for anything malformed (including a page CRC mismatch),
-// Unsupported for valid features outside the list above (naming the column and the feature), InvalidArgument
-// for an unknown or repeated column in `columns`. Output larger than max(1 GiB, 1024 x the file size) is
-// refused as hostile.
+// Reads the chosen columns (every column when none are chosen), in the order asked for, of the chosen row
+// groups, in the order asked for, into memory. Only the footer and those column chunks are read from disk.
+// Throws InvalidFile naming the file, column, row group and page offset for anything malformed (including a
+// page CRC mismatch), Unsupported for valid features outside the list above (naming the column and the
+// feature: structs, maps, lists of lists, encryption), InvalidArgument for an unknown or repeated column or row
+// group. Output larger than max(1 GiB, 1024 x the file size) is refused as hostile.
 Table read_table(const std::string& path, const ReadOptions& options = {});
 
 // What a file holds, from its footer alone.
@@ -69,11 +71,14 @@ struct RowGroupInfo {
 };
 struct FileInfo {
   int64_t num_rows = 0;
-  std::vector<ColumnSchema> schema;
-  std::vector<RowGroupInfo> row_groups;
+  std::vector<ColumnSchema> schema;          // the columns read_table can read
+  std::vector<RowGroupInfo> row_groups;      // their chunks, in schema order
+  // Leaves of fields read_table cannot read (by dotted path), each with the reason.
+  std::vector<std::pair<std::string, std::string>> unsupported_columns;
   std::vector<std::pair<std::string, std::string>> key_value_metadata;
   std::string created_by;
 };
+// Throws as read_table does for a malformed footer or an encrypted file.
 FileInfo read_file_info(const std::string& path);
 
 }  // namespace feedline::parquet

@@ -54,6 +54,11 @@ struct ColumnSchema {
   bool is_string = false;                        // kByteArray with a STRING (UTF8) annotation
   int32_t type_length = 0;                       // kFixedLenByteArray: bytes per value (positive)
   LogicalAnnotation logical;                     // DATE, TIME, TIMESTAMP, DECIMAL, FLOAT16
+  // A list column (Parquet's LIST of a primitive, or a bare repeated primitive): each row holds a list of
+  // values of the type above. `nullable` then says whether a row's list may be null, `element_nullable`
+  // whether an element may be.
+  bool is_list = false;
+  bool element_nullable = false;
 };
 
 // Variable-length values: value i is bytes[offsets[i], offsets[i+1]).
@@ -77,12 +82,23 @@ using ColumnValues = std::variant<std::vector<uint8_t>, std::vector<int32_t>, st
 
 // One column: one value slot per row (a null row holds a zero value / empty bytes), and a validity vector
 // that is empty when the column has no nulls, else one byte (1 = present) per row.
+// A list column (schema.is_list) holds every row's elements back to back in `values`: row r's elements are
+// values[list_offsets[r] .. list_offsets[r + 1]). A null row holds no elements; a null element holds a zero
+// value and is marked in element_validity (empty when no element is null, else one byte per element).
 struct Column {
   ColumnSchema schema;
   ColumnValues values;
   std::vector<uint8_t> validity;
+  std::vector<int64_t> list_offsets;      // list columns: rows + 1 entries, starting at 0
+  std::vector<uint8_t> element_validity;  // list columns
 
+  // Rows (for a list column, lists; not elements).
   int64_t size() const;
+  // Elements in row `row`'s list (list columns only).
+  int64_t list_size(int64_t row) const { return list_offsets[row + 1] - list_offsets[row]; }
+  bool element_is_null(int64_t element) const {
+    return !element_validity.empty() && element_validity[element] == 0;
+  }
   bool is_null(int64_t row) const { return !validity.empty() && validity[row] == 0; }
   template <class T>
   const std::vector<T>& as() const { return std::get<std::vector<T>>(values); }
@@ -90,7 +106,8 @@ struct Column {
   std::vector<T>& as() { return std::get<std::vector<T>>(values); }
   const ByteArrays& byte_arrays() const { return std::get<ByteArrays>(values); }
   // The value at `row` converted to double (0 for null): DECIMAL scaled, FLOAT16 widened, dates and times as
-  // their raw integers. Throws InvalidArgument for other byte arrays.
+  // their raw integers. Throws InvalidArgument for other byte arrays. For a list column, `row` indexes the
+  // elements.
   double value_as_double(int64_t row) const;
 };
 
@@ -112,7 +129,8 @@ constexpr size_t value_index(PhysicalType type) {
   return type == PhysicalType::kFixedLenByteArray ? 5 : static_cast<size_t>(type);
 }
 
-// Builds an empty column whose value vector matches the schema's physical type.
+// Builds an empty column whose value vector matches the schema's physical type (with list_offsets {0} for a
+// list column).
 Column make_column(ColumnSchema schema);
 
 struct Table {

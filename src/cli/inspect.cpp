@@ -149,9 +149,8 @@ std::string statistic_text(const ColumnSchema& s, const std::string& raw) {
 
 std::string shorten(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n) + "..."; }
 
-// One cell as text; nullopt for a null.
-std::optional<std::string> cell_text(const Column& c, int64_t row) {
-  if (c.is_null(row)) return std::nullopt;
+// Value `row` (for a list column, element `row`) as text, null or not.
+std::optional<std::string> value_text(const Column& c, int64_t row) {
   const ColumnSchema& s = c.schema;
   if (s.logical.kind != LogicalKind::kNone) {
     const int64_t integer = s.type == PhysicalType::kInt32   ? c.as<int32_t>()[row]
@@ -192,8 +191,8 @@ std::string csv_field(const std::string& text) {
   return out + "\"";
 }
 
-ordered_json json_cell(const Column& c, int64_t row) {
-  const auto text = cell_text(c, row);
+ordered_json json_value(const Column& c, int64_t row) {
+  const auto text = value_text(c, row);
   if (!text) return nullptr;
   if (c.schema.logical.kind == LogicalKind::kFloat16) {
     const double v = c.value_as_double(row);
@@ -216,6 +215,35 @@ ordered_json json_cell(const Column& c, int64_t row) {
   }
 }
 
+// One row's cell as JSON: null, a value, or for a list column an array (null elements as null).
+ordered_json json_cell(const Column& c, int64_t row) {
+  if (c.is_null(row)) return nullptr;
+  if (!c.schema.is_list) return json_value(c, row);
+  ordered_json list = ordered_json::array();
+  for (int64_t e = c.list_offsets[row]; e < c.list_offsets[row + 1]; ++e) {
+    list.push_back(c.element_is_null(e) ? ordered_json(nullptr) : json_value(c, e));
+  }
+  return list;
+}
+
+// One row's cell as CSV text; nullopt for a null. A list is its JSON array.
+std::optional<std::string> cell_text(const Column& c, int64_t row) {
+  if (c.is_null(row)) return std::nullopt;
+  if (c.schema.is_list) return json_cell(c, row).dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+  return value_text(c, row);
+}
+
+// The physical type as inspect shows it: LIST<INT32> for a list column.
+std::string type_text(const ColumnSchema& s) {
+  return s.is_list ? fmt::format("LIST<{}>", to_string(s.type)) : std::string(to_string(s.type));
+}
+
+std::string nullability_text(const ColumnSchema& s) {
+  std::string text = s.nullable ? "optional" : "required";
+  if (s.is_list) text += s.element_nullable ? ", optional elements" : ", required elements";
+  return text;
+}
+
 }  // namespace
 
 int run_inspect(const InspectArgs& args) {
@@ -233,7 +261,15 @@ int run_inspect(const InspectArgs& args) {
       if (s.int_annotation) c["int"] = {{"bit_width", s.int_annotation->bit_width}, {"signed", s.int_annotation->is_signed}};
       if (const std::string lt = logical_type(s); !lt.empty() && !s.int_annotation) c["logical_type"] = lt;
       if (s.type == PhysicalType::kFixedLenByteArray) c["type_length"] = s.type_length;
+      if (s.is_list) {
+        c["list"] = true;
+        c["element_nullable"] = s.element_nullable;
+      }
       j["schema"].push_back(c);
+    }
+    j["unsupported_columns"] = ordered_json::array();
+    for (const auto& [name, why] : info.unsupported_columns) {
+      j["unsupported_columns"].push_back({{"name", name}, {"reason", why}});
     }
     j["row_groups"] = ordered_json::array();
     for (const auto& rg : info.row_groups) {
@@ -263,8 +299,12 @@ int run_inspect(const InspectArgs& args) {
              bytes, info.created_by.empty() ? "(not recorded)" : info.created_by, info.num_rows,
              info.row_groups.size(), info.row_groups.size() == 1 ? "" : "s", info.schema.size());
   for (const auto& s : info.schema) {
-    fmt::print("  {:<24} {:<20} {:<18} {}\n", s.name, to_string(s.type), logical_type(s),
-               s.nullable ? "optional" : "required");
+    fmt::print("  {:<24} {:<20} {:<18} {}\n", s.name, type_text(s), logical_type(s), nullability_text(s));
+  }
+  if (!info.unsupported_columns.empty()) {
+    fmt::print("\nNot readable ({} leaf columns; `cat` and `train` can read the columns above):\n",
+               info.unsupported_columns.size());
+    for (const auto& [name, why] : info.unsupported_columns) fmt::print("  {:<24} {}\n", name, why);
   }
   for (size_t g = 0; g < info.row_groups.size(); ++g) {
     const auto& rg = info.row_groups[g];

@@ -248,6 +248,11 @@ std::vector<std::string> read_csv_header(const std::string& path) {
 }
 
 int64_t write_csv(const std::string& path, const Table& table) {
+  for (const Column& col : table.columns) {
+    if (col.schema.is_list) {
+      throw InvalidArgument(path + ": column '" + col.schema.name + "' is a list; CSV holds one value per cell");
+    }
+  }
   AtomicFile file(path);
   std::string buf;
   for (size_t c = 0; c < table.columns.size(); ++c) {

@@ -1,5 +1,7 @@
 #include "feedline/file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -35,6 +37,38 @@ int64_t file_size(const std::string& path) {
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw IoError(path + ": " + ec.message());
   return static_cast<int64_t>(size);
+}
+
+RandomAccessFile::RandomAccessFile(std::string path) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw IoError(path_ + ": cannot open: " + errno_text());
+  struct stat st {};
+  const bool stat_ok = ::fstat(fd_, &st) == 0;
+  if (!stat_ok || !S_ISREG(st.st_mode)) {
+    const std::string why = !stat_ok ? "cannot stat: " + errno_text()
+                            : S_ISDIR(st.st_mode) ? std::string("is a directory")
+                                                  : std::string("not a regular file");
+    ::close(fd_);
+    throw IoError(path_ + ": " + why);
+  }
+  size_ = static_cast<int64_t>(st.st_size);
+}
+
+RandomAccessFile::~RandomAccessFile() { ::close(fd_); }
+
+void RandomAccessFile::read_at(int64_t offset, size_t size, void* out) const {
+  auto* dst = static_cast<char*>(out);
+  while (size > 0) {
+    const ssize_t got = ::pread(fd_, dst, size, static_cast<off_t>(offset));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw IoError(path_ + ": read failed at offset " + std::to_string(offset) + ": " + errno_text());
+    }
+    if (got == 0) throw IoError(path_ + ": ends at offset " + std::to_string(offset) + " (file changed while reading?)");
+    dst += got;
+    offset += got;
+    size -= static_cast<size_t>(got);
+  }
 }
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {

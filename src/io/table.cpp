@@ -24,6 +24,7 @@ const char* to_string(PhysicalType type) {
 }
 
 int64_t Column::size() const {
+  if (schema.is_list) return static_cast<int64_t>(list_offsets.size()) - 1;
   return std::visit([](const auto& v) { return static_cast<int64_t>(v.size()); }, values);
 }
 
@@ -83,7 +84,7 @@ double Column::value_as_double(int64_t row) const {
   if (schema.logical.kind == LogicalKind::kDecimal) {
     const double unscaled = schema.type == PhysicalType::kInt32   ? std::get<1>(values)[row]
                             : schema.type == PhysicalType::kInt64 ? static_cast<double>(std::get<2>(values)[row])
-                            : is_null(row)                        ? 0.0
+                            : (schema.is_list ? element_is_null(row) : is_null(row)) ? 0.0
                                   : static_cast<double>(decimal_unscaled(std::get<5>(values).at(row)));
     return unscaled / std::pow(10.0, schema.logical.scale);
   }
@@ -115,6 +116,7 @@ Column make_column(ColumnSchema schema) {
     case PhysicalType::kByteArray:
     case PhysicalType::kFixedLenByteArray: c.values.emplace<5>(); break;
   }
+  if (schema.is_list) c.list_offsets.push_back(0);
   c.schema = std::move(schema);
   return c;
 }
@@ -133,18 +135,27 @@ Table head(const Table& table, int64_t n) {
   const auto rows = static_cast<size_t>(out.num_rows);
   for (const Column& c : table.columns) {
     Column copy = make_column(c.schema);
+    // For a list column, the first `rows` lists' elements.
+    const size_t values = c.schema.is_list ? static_cast<size_t>(c.list_offsets[rows]) : rows;
     std::visit(
         [&](auto& dst) {
           using V = std::decay_t<decltype(dst)>;
           const V& src = std::get<V>(c.values);
           if constexpr (std::is_same_v<V, ByteArrays>) {
-            for (size_t r = 0; r < rows; ++r) dst.push_back(src.at(static_cast<int64_t>(r)));
+            for (size_t r = 0; r < values; ++r) dst.push_back(src.at(static_cast<int64_t>(r)));
           } else {
-            dst.assign(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(rows));
+            dst.assign(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(values));
           }
         },
         copy.values);
     if (!c.validity.empty()) copy.validity.assign(c.validity.begin(), c.validity.begin() + static_cast<std::ptrdiff_t>(rows));
+    if (c.schema.is_list) {
+      copy.list_offsets.assign(c.list_offsets.begin(), c.list_offsets.begin() + static_cast<std::ptrdiff_t>(rows) + 1);
+      if (!c.element_validity.empty()) {
+        copy.element_validity.assign(c.element_validity.begin(),
+                                     c.element_validity.begin() + static_cast<std::ptrdiff_t>(values));
+      }
+    }
     out.columns.push_back(std::move(copy));
   }
   return out;

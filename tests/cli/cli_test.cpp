@@ -332,12 +332,54 @@ TEST(Cli, InspectShowsSchemaRowGroupsAndMetadata) {
   EXPECT_EQ(j["row_groups"][0]["columns"][1]["null_count"].get<int64_t>(), 30);
   EXPECT_EQ(j["row_groups"][0]["columns"][0]["encodings"][0], "DELTA_BYTE_ARRAY");
 
-  r = run_cli("inspect " + corpus_file("nested_lists.snappy.parquet"));
+  // A file with a nested field: inspect shows the readable columns and why the rest is not; cat reads those
+  // columns when asked for them, and refuses the nested one naming it.
+  const std::string nested = corpus_file("nested_lists.snappy.parquet");
+  r = run_cli("inspect " + nested);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Schema (1 columns)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "a.list.element.list.element.list.element lists of lists")) << r.output;
+  r = run_cli("inspect --json " + nested);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto jn = nlohmann::json::parse(r.output);
+  EXPECT_EQ(jn["schema"][0]["name"], "b");
+  EXPECT_EQ(jn["unsupported_columns"][0]["name"], "a.list.element.list.element.list.element");
+  r = run_cli("cat " + nested);
   EXPECT_EQ(r.status, 1);
-  EXPECT_TRUE(contains(r.output, "column 'a': nested columns")) << r.output;
+  EXPECT_TRUE(contains(r.output, "column 'a' (its leaf 'a.list.element.list.element.list.element'): lists of lists"))
+      << r.output;
+  r = run_cli("cat --columns b " + nested);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "b\n1\n1\n1\n");
   r = run_cli("inspect /no/such/file.parquet");
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(contains(r.output, "/no/such/file.parquet")) << r.output;
+}
+
+TEST(Cli, CatAndInspectShowListColumns) {
+  // list<int64> and list<string>, with null lists, null elements: a JSON array per cell.
+  const std::string lists = corpus_file("list_columns.parquet");
+  CliRun r = run_cli("cat " + lists);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output,
+            "int64_list,utf8_list\n"
+            "\"[1,2,3]\",\"[\"\"abc\"\",\"\"efg\"\",\"\"hij\"\"]\"\n"
+            "\"[null,1]\",\n"
+            "[4],\"[\"\"efg\"\",null,\"\"hij\"\",\"\"xyz\"\"]\"\n");
+  r = run_cli("cat --format jsonl --limit 2 " + lists);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output,
+            "{\"int64_list\":[1,2,3],\"utf8_list\":[\"abc\",\"efg\",\"hij\"]}\n"
+            "{\"int64_list\":[null,1],\"utf8_list\":null}\n");
+  r = run_cli("inspect " + lists);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "LIST<INT64>")) << r.output;
+  EXPECT_TRUE(contains(r.output, "optional, optional elements")) << r.output;
+  r = run_cli("inspect --json " + lists);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["schema"][1]["list"], true);
+  EXPECT_EQ(j["schema"][1]["logical_type"], "STRING");
 }
 
 TEST(Cli, CatPrintsRowsAsCsvOrJsonLines) {

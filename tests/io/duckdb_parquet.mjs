@@ -8,12 +8,16 @@
 //   node duckdb_parquet.mjs <npm_cache_dir> pandas <file.parquet> <rows>
 //       writes what pandas writes through pyarrow (INT64 `label` and `pixelN`, SNAPPY, dictionary pages, a
 //       `pandas` footer key) and prints the table's values in the same form.
+//   node duckdb_parquet.mjs <npm_cache_dir> lists <file.parquet> <codec> <rows> <row_group_size>
+//       writes list columns (fixed-length embeddings and pixels, ragged lists with null lists and null elements,
+//       lists of strings, empty lists) beside a plain column, and prints the table's values in the same form.
 //   node duckdb_parquet.mjs <npm_cache_dir> time <file.parquet> <threads> <runs>
 //       reads the whole file into a DuckDB table, once to warm up and then <runs> times; prints seconds.
 //
 // Canonical form: a line "columns<TAB>n", n lines "name<TAB>DUCKDB_TYPE", then one line per row with one cell
 // per column separated by tabs: N for null; booleans 0/1; integers in decimal; FLOAT and DOUBLE as the hex of
-// their IEEE bits (f:xxxxxxxx, d:xxxxxxxxxxxxxxxx); VARCHAR and BLOB as hex of their bytes (s:..., b:...).
+// their IEEE bits (f:xxxxxxxx, d:xxxxxxxxxxxxxxxx); VARCHAR and BLOB as hex of their bytes (s:..., b:...);
+// lists as L[cell,cell,...].
 // Exit status 2 with a message on stderr when @duckdb/node-api cannot be loaded.
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
@@ -43,6 +47,10 @@ function hexOfBytes(bytes) {
 
 function cell(value, type) {
   if (value === null || value === undefined) return 'N';
+  if (type.endsWith('[]')) {
+    const element = type.slice(0, -2);
+    return 'L[' + value.items.map((v) => cell(v, element)).join(',') + ']';
+  }
   switch (type) {
     case 'BOOLEAN':
       return value ? '1' : '0';
@@ -129,6 +137,21 @@ try {
   } else if (mode === 'write') {
     const [codec, rows, rowGroupSize] = rest;
     await connection.run(makeTableSql(Number(rows)));
+    await connection.run(
+      `COPY t TO ${quote(file)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE ${Number(rowGroupSize)})`);
+    await dump(connection, 'SELECT * FROM t');
+  } else if (mode === 'lists') {
+    const [codec, rows, rowGroupSize] = rest;
+    await connection.run(`CREATE TABLE t AS SELECT
+        i::INTEGER AS id,
+        list_transform(range(8), k -> (i * 0.5 - k * 1.25)::FLOAT) AS embedding,
+        list_transform(range(6), k -> ((i * 7 + k * 31) % 256)::UTINYINT) AS pixels,
+        CASE WHEN i % 7 = 0 THEN NULL
+             ELSE list_transform(range((i % 5)::BIGINT), k -> CASE WHEN (i + k) % 3 = 0 THEN NULL
+                                                                ELSE (i * 1000 + k)::BIGINT END) END AS ragged,
+        list_transform(range((i % 3)::BIGINT), k -> repeat('x', (k + i % 4)::INTEGER) || i::VARCHAR) AS words,
+        list_transform(range((i % 2)::BIGINT), k -> (i % 3 = 0)::BOOLEAN) AS flags
+      FROM range(${Number(rows)}) r(i) ORDER BY i`);
     await connection.run(
       `COPY t TO ${quote(file)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE ${Number(rowGroupSize)})`);
     await dump(connection, 'SELECT * FROM t');

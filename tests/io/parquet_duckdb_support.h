@@ -100,9 +100,8 @@ inline std::string hex(const void* data, size_t n) {
   return s;
 }
 
-// The same canonical text the script prints, from our Table.
-inline std::string cell(const Column& c, int64_t row) {
-  if (c.is_null(row)) return "N";
+// The same canonical text the script prints, for value `row` of `c` (for a list column, element `row`).
+inline std::string value_cell(const Column& c, int64_t row) {
   const LogicalAnnotation& a = c.schema.logical;
   switch (a.kind) {
     case LogicalKind::kNone: break;
@@ -168,7 +167,24 @@ inline std::string cell(const Column& c, int64_t row) {
   return "?";
 }
 
+// The canonical text of row `row`: a list as L[cell,cell,...].
+inline std::string cell(const Column& c, int64_t row) {
+  if (c.is_null(row)) return "N";
+  if (!c.schema.is_list) return value_cell(c, row);
+  std::string out = "L[";
+  for (int64_t e = c.list_offsets[row]; e < c.list_offsets[row + 1]; ++e) {
+    if (e > c.list_offsets[row]) out += ",";
+    out += c.element_is_null(e) ? "N" : value_cell(c, e);
+  }
+  return out + "]";
+}
+
 inline std::string duckdb_type_for(const ColumnSchema& s) {
+  if (s.is_list) {
+    ColumnSchema element = s;
+    element.is_list = false;
+    return duckdb_type_for(element) + "[]";
+  }
   switch (s.type) {
     case PhysicalType::kBoolean: return "BOOLEAN";
     case PhysicalType::kFloat: return "FLOAT";

@@ -195,5 +195,66 @@ TEST(ParquetDuckDb, ReadsThePandasLayout) {
   EXPECT_EQ(t.column("pixel3").as<int64_t>()[5], (5 * 9) % 256);
 }
 
+// Lists written by DuckDB (three-level LIST with nullable lists and elements, empty lists, several row groups
+// and pages): every value, and the element types.
+TEST(ParquetDuckDb, ReadsListColumns) {
+  for (const char* codec : {"uncompressed", "snappy", "zstd"}) {
+    SCOPED_TRACE(codec);
+    const std::string path = scratch_dir("duckdb-lists") + "/lists_" + codec + ".parquet";
+    std::string out;
+    ASSERT_TRUE(run_duckdb({"lists", path, codec, "5000", "2048"}, &out));
+    const Dump duck = parse_dump(out);
+    EXPECT_GE(read_file_info(path).row_groups.size(), 2u);
+    for (int threads : {1, 2}) {
+      ReadOptions r;
+      r.num_threads = threads;
+      const Table t = read_table(path, r);
+      expect_same_values(t, duck);
+      const Column& embedding = t.column("embedding");
+      ASSERT_TRUE(embedding.schema.is_list);
+      EXPECT_EQ(embedding.list_offsets.back(), 8 * 5000);
+      EXPECT_TRUE(t.column("ragged").schema.element_nullable);
+      EXPECT_FALSE(t.column("ragged").validity.empty());
+    }
+  }
+}
+
+// Chosen row groups: only their rows, in the order asked for, with the chosen columns.
+TEST(ParquetDuckDb, ReadsChosenRowGroups) {
+  const std::string path = scratch_dir("duckdb-row-groups") + "/lists.parquet";
+  std::string out;
+  ASSERT_TRUE(run_duckdb({"lists", path, "zstd", "5000", "2048"}, &out));
+  const Dump duck = parse_dump(out);
+  const FileInfo info = read_file_info(path);
+  ASSERT_EQ(info.row_groups.size(), 3u);
+  ReadOptions r;
+  r.row_groups = {2, 0};
+  r.columns = {"ragged", "id"};
+  const Table t = read_table(path, r);
+  Dump want;
+  want.names = {"ragged", "id"};
+  want.types = {duck.types[3], duck.types[0]};
+  const int64_t first[] = {0, info.row_groups[0].num_rows, info.row_groups[0].num_rows + info.row_groups[1].num_rows};
+  for (const int g : {2, 0}) {
+    for (int64_t i = 0; i < info.row_groups[static_cast<size_t>(g)].num_rows; ++i) {
+      const auto& row = duck.rows[static_cast<size_t>(first[g] + i)];
+      want.rows.push_back({row[3], row[0]});
+    }
+  }
+  EXPECT_EQ(t.num_rows, info.row_groups[2].num_rows + info.row_groups[0].num_rows);
+  expect_same_values(t, want);
+  for (const auto& [groups, message] : std::vector<std::pair<std::vector<int64_t>, std::string>>{
+           {{3}, "no row group 3 (the file has 3)"}, {{1, 1}, "row group 1 asked for twice"}, {{-1}, "no row group -1"}}) {
+    ReadOptions bad;
+    bad.row_groups = groups;
+    try {
+      read_table(path, bad);
+      ADD_FAILURE() << message;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": " + message), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace feedline::parquet

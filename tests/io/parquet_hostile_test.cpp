@@ -265,9 +265,16 @@ TEST(ParquetHostile, HandMadeMetadata) {
   md = one_column_metadata(3);
   md.schema[0].num_children = 2;
   expect_throw_with<InvalidFile>(path, make_file(md), "children");
-  md = one_column_metadata(3);
-  md.schema[1].repetition_type = fmt::repetition::kRepeated;
-  expect_throw_with<Unsupported>(path, make_file(md), "column 'x'");
+  md = one_column_metadata(3);  // a repeated group of one field: nested, not a list of primitives
+  {
+    fmt::SchemaElement group;
+    group.name = "x";
+    group.repetition_type = fmt::repetition::kRepeated;
+    group.num_children = 1;
+    md.schema[1].name = "y";
+    md.schema.insert(md.schema.begin() + 1, group);
+  }
+  expect_throw_with<Unsupported>(path, make_file(md), "column 'x' (its leaf 'x.y'): repeated groups");
   md = one_column_metadata(3);
   md.schema[1].converted_type = fmt::converted::kDecimal;  // without its precision
   expect_throw_with<InvalidFile>(path, make_file(md), "DECIMAL(0, 0)");

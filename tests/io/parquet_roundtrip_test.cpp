@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "feedline/error.h"
+#include "feedline/file.h"
 #include "feedline/parquet.h"
 #include "io/parquet_test_support.h"
 #include "test_paths.h"
@@ -138,6 +139,62 @@ TEST(ParquetRoundTrip, ProjectionKeepsRequestedOrder) {
   EXPECT_THROW(read_table(path, r), InvalidArgument);
 }
 
+// Bytes this process has read through read() and pread() so far (/proc/self/io's rchar, every thread).
+int64_t bytes_read_so_far() {
+  std::FILE* f = std::fopen("/proc/self/io", "r");
+  if (f == nullptr) return -1;
+  char line[128];
+  int64_t rchar = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::strncmp(line, "rchar: ", 7) == 0) rchar = std::strtoll(line + 7, nullptr, 10);
+  }
+  std::fclose(f);
+  return rchar;
+}
+
+// Projection and row-group selection read only the footer and the chosen column chunks from disk.
+TEST(ParquetRoundTrip, ReadsOnlyTheChosenChunksFromDisk) {
+  const int64_t rows = 200000;
+  Table t;
+  t.num_rows = rows;
+  for (const char* name : {"a", "b", "c", "d"}) {
+    ColumnSchema s;
+    s.name = name;
+    s.type = PhysicalType::kInt64;
+    Column c = make_column(s);
+    for (int64_t i = 0; i < rows; ++i) c.as<int64_t>().push_back(i * 2654435761 + name[0]);
+    t.columns.push_back(std::move(c));
+  }
+  const std::string path = scratch_dir("disk-reads") + "/four.parquet";
+  WriteOptions w;
+  w.codec = Codec::kUncompressed;
+  w.dictionary = false;
+  w.row_group_rows = rows / 2;  // two row groups of 800 KB a column
+  write_table(path, t, w);
+  const int64_t file = file_size(path);
+  ASSERT_GT(file, 6'000'000);
+  const int64_t before = bytes_read_so_far();
+  ASSERT_GE(before, 0) << "/proc/self/io is not readable";
+  auto read_with = [&](std::vector<std::string> columns, std::vector<int64_t> groups) {
+    ReadOptions r;
+    r.columns = std::move(columns);
+    r.row_groups = std::move(groups);
+    const int64_t start = bytes_read_so_far();
+    Table out = read_table(path, r);
+    return std::make_pair(std::move(out), bytes_read_so_far() - start);
+  };
+  const auto [all, all_bytes] = read_with({}, {});
+  EXPECT_GE(all_bytes, file - 100'000);
+  const auto [one, one_bytes] = read_with({"c"}, {});
+  EXPECT_EQ(one.column("c").as<int64_t>(), t.column("c").as<int64_t>());
+  EXPECT_GE(one_bytes, file / 4 - 100'000);
+  EXPECT_LE(one_bytes, file / 4 + 100'000);
+  const auto [quarter, quarter_bytes] = read_with({"d"}, {1});
+  ASSERT_EQ(quarter.num_rows, rows / 2);
+  EXPECT_EQ(quarter.column("d").as<int64_t>()[0], t.column("d").as<int64_t>()[rows / 2]);
+  EXPECT_LE(quarter_bytes, file / 8 + 100'000);
+}
+
 template <class T>
 T decode_stat(const std::string& bytes) {
   T v{};
@@ -215,6 +272,15 @@ TEST(ParquetRoundTrip, WriterRejectsWhatItCannotRepresent) {
     return t;
   };
   EXPECT_THROW(write_table(path, one({"x", PhysicalType::kInt32, false, IntAnnotation{8, false}, false})), InvalidArgument);
+  {
+    ColumnSchema list;  // lists are read, not written
+    list.name = "l";
+    list.type = PhysicalType::kFloat;
+    list.is_list = true;
+    Table t;
+    t.columns.push_back(make_column(list));
+    EXPECT_THROW(write_table(path, t), InvalidArgument);
+  }
   EXPECT_THROW(write_table(path, one({"x", PhysicalType::kInt32, false, IntAnnotation{64, true}, false})), InvalidArgument);
   EXPECT_THROW(write_table(path, one({"x", PhysicalType::kInt64, false, IntAnnotation{16, true}, false})), InvalidArgument);
   EXPECT_THROW(write_table(path, one({"x", PhysicalType::kFloat, false, std::nullopt, true})), InvalidArgument);

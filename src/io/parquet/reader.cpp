@@ -44,20 +44,10 @@ constexpr int64_t kMinOutputBudget = int64_t{1} << 30;
   }
 }
 
-std::string read_whole(const std::string& path) {
-  const int64_t size = file_size(path);
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) throw IoError(path + ": cannot open");
-  std::string data(static_cast<size_t>(size), '\0');
-  const size_t got = size == 0 ? 0 : std::fread(data.data(), 1, data.size(), f);
-  std::fclose(f);
-  if (got != data.size()) throw IoError(path + ": read failed (file changed while reading?)");
-  return data;
-}
-
 struct ParsedFile {
   std::string path;
-  std::string data;
+  std::unique_ptr<RandomAccessFile> file;
+  int64_t size = 0;
   int64_t footer_start = 0;  // where the Thrift FileMetaData begins: column data must end before it
   fmt::FileMetaData md;
   std::vector<Leaf> leaves;
@@ -77,31 +67,36 @@ bool is_old_parquet_mr(const std::string& created_by) {
   return patch < 9;
 }
 
+// Reads the footer (and only the footer: column data is read per chunk, for the columns asked for).
 ParsedFile parse(const std::string& path) {
   ParsedFile f;
   f.path = path;
-  f.data = read_whole(path);
-  const int64_t size = static_cast<int64_t>(f.data.size());
-  const auto* bytes = reinterpret_cast<const uint8_t*>(f.data.data());
+  f.file = std::make_unique<RandomAccessFile>(path);
+  const int64_t size = f.size = f.file->size();
   if (size < 12) throw InvalidFile(path + ": not a Parquet file (" + std::to_string(size) + " bytes)");
-  if (std::memcmp(bytes, "PAR1", 4) != 0 && std::memcmp(bytes, "PARE", 4) != 0) {
+  uint8_t head[4], tail[8];
+  f.file->read_at(0, 4, head);
+  f.file->read_at(size - 8, 8, tail);
+  if (std::memcmp(head, "PAR1", 4) != 0 && std::memcmp(head, "PARE", 4) != 0) {
     throw InvalidFile(path + ": not a Parquet file (no PAR1 magic at offset 0)");
   }
-  if (std::memcmp(bytes + size - 4, "PARE", 4) == 0) {
+  if (std::memcmp(tail + 4, "PARE", 4) == 0) {
     throw Unsupported(path + ": encrypted footer (PARE) is not supported");
   }
-  if (std::memcmp(bytes + size - 4, "PAR1", 4) != 0) {
+  if (std::memcmp(tail + 4, "PAR1", 4) != 0) {
     throw InvalidFile(path + ": no PAR1 magic at the end (offset " + std::to_string(size - 4) + "): truncated?");
   }
   uint32_t footer_len;
-  std::memcpy(&footer_len, bytes + size - 8, 4);
+  std::memcpy(&footer_len, tail, 4);
   if (footer_len > static_cast<uint64_t>(size - 12)) {
     throw InvalidFile(path + ": footer length " + std::to_string(footer_len) + " exceeds the file (" +
                       std::to_string(size) + " bytes)");
   }
   f.footer_start = size - 8 - footer_len;
   try {
-    thrift::CompactReader in(bytes + f.footer_start, footer_len, f.footer_start);
+    std::vector<uint8_t> footer(footer_len);
+    f.file->read_at(f.footer_start, footer_len, footer.data());
+    thrift::CompactReader in(footer.data(), footer_len, f.footer_start);
     f.md = fmt::read_file_metadata(in);
   } catch (const Error&) {
     rethrow_with(path + ": footer: ");
@@ -109,7 +104,7 @@ ParsedFile parse(const std::string& path) {
   if (f.md.encrypted) throw Unsupported(path + ": encrypted files are not supported");
   f.old_parquet_mr = is_old_parquet_mr(f.md.created_by.value_or(""));
   try {
-    f.leaves = flat_leaves(f.md);
+    f.leaves = schema_leaves(f.md);
   } catch (const Error&) {
     rethrow_with(path + ": ");
   }
@@ -126,6 +121,9 @@ ParsedFile parse(const std::string& path) {
     if (rg.num_rows > INT64_MAX - rows) throw InvalidFile(where + "row count overflows");
     rows += rg.num_rows;
   }
+  // Some writers leave the footer's row count at 0 (the corpus' repeated_no_annotation.parquet): the row
+  // groups, which the column data must match, are then the count. Any other disagreement is an error.
+  if (f.md.num_rows == 0) f.md.num_rows = rows;
   if (rows != f.md.num_rows) {
     throw InvalidFile(path + ": footer declares " + std::to_string(f.md.num_rows) + " rows, row groups hold " +
                       std::to_string(rows));
@@ -137,13 +135,17 @@ ParsedFile parse(const std::string& path) {
 // One column chunk.
 
 struct Scratch {
-  std::vector<uint8_t> page;  // decompressed page
+  std::vector<uint8_t> chunk;  // the chunk's bytes as read from the file
+  std::vector<uint8_t> page;   // decompressed page
 };
 
 Scratch& scratch() {
   static thread_local Scratch s;
   return s;
 }
+
+// Bytes past the end of the chunk and page buffers, so that fixed-width unpacking may read a little beyond.
+constexpr size_t kPadding = 16;
 
 // Where decoded values go: fixed-width columns write into a preallocated slice, byte arrays append.
 template <class T>
@@ -153,13 +155,87 @@ struct FixedOut {
 
 // A data page, v1 or v2, as the value decoder needs it.
 struct PageData {
-  int64_t num_values = 0;
+  int64_t num_values = 0;  // level entries (for a flat column, rows)
+  int64_t num_rows = -1;   // v2 only
   int32_t encoding = 0;
   int32_t definition_level_encoding = 0;  // v1: how the levels at the start of the body are encoded
-  bool v2 = false;                        // v2: levels are RLE without a length prefix, outside the body
-  const uint8_t* v2_levels = nullptr;
-  size_t v2_levels_size = 0;
+  int32_t repetition_level_encoding = 0;
+  bool v2 = false;  // v2: levels are RLE without a length prefix, outside the body
+  const uint8_t* v2_rep_levels = nullptr;
+  size_t v2_rep_size = 0;
+  const uint8_t* v2_def_levels = nullptr;
+  size_t v2_def_size = 0;
 };
+
+// Moves `present` packed values at out[0..present) to their slots, zeroing null slots, back to front in place.
+template <class T>
+void spread(T* out, const uint8_t* validity, int64_t n, int64_t present) {
+  int64_t k = present;
+  for (int64_t i = n - 1; i >= 0; --i) {
+    if (validity[i]) {
+      out[i] = out[--k];
+    } else {
+      out[i] = T{};
+    }
+  }
+}
+
+void spread_byte_arrays(ByteArrays* out, size_t base, const uint8_t* validity, int64_t n, int64_t present) {
+  // offsets[base - 1] is where the page's first value starts; offsets[base .. base + present) end each value.
+  auto& off = out->offsets;
+  off.resize(base + static_cast<size_t>(n));
+  int64_t k = present;
+  for (int64_t i = n - 1; i >= 0; --i) {
+    off[base + static_cast<size_t>(i)] = off[base - 1 + static_cast<size_t>(k)];
+    if (validity[i]) --k;
+  }
+}
+
+// Fills out[0..n) with the levels (each at most max_level) at p, encoded as a v1 data page encodes them, and
+// moves p past them.
+void read_levels(int32_t encoding, const uint8_t*& p, const uint8_t* end, int64_t n, int max_level, uint8_t* out) {
+  const int width = bit_width_for(static_cast<uint64_t>(max_level));
+  if (encoding == fmt::encoding::kRle) {
+    if (end - p < 4) throw InvalidFile("levels truncated");
+    uint32_t len;
+    std::memcpy(&len, p, 4);
+    p += 4;
+    if (len > static_cast<uint64_t>(end - p)) throw InvalidFile("levels run past the page");
+    RleBitPackedDecoder dec(p, len, width);
+    LevelSink sink{out};
+    dec.decode(n, sink);
+    p += len;
+    return;
+  }
+  if (encoding == fmt::encoding::kBitPacked) {
+    // Deprecated BIT_PACKED: most significant bit first, no length prefix.
+    const uint64_t bits = static_cast<uint64_t>(n) * static_cast<uint64_t>(width);
+    const size_t bytes = static_cast<size_t>((bits + 7) / 8);
+    if (bytes > static_cast<size_t>(end - p)) throw InvalidFile("levels truncated");
+    uint64_t bit = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      int v = 0;
+      for (int b = 0; b < width; ++b, ++bit) v = (v << 1) | ((p[bit / 8] >> (7 - bit % 8)) & 1);
+      out[i] = static_cast<uint8_t>(v);
+    }
+    p += bytes;
+    return;
+  }
+  throw Unsupported(std::string("level encoding ") + fmt::encoding_name(encoding));
+}
+
+// v2 levels: RLE / bit-packed hybrid without a length prefix.
+void read_levels_v2(const uint8_t* p, size_t size, int64_t n, int max_level, uint8_t* out) {
+  RleBitPackedDecoder dec(p, size, bit_width_for(static_cast<uint64_t>(max_level)));
+  LevelSink sink{out};
+  dec.decode(n, sink);
+}
+
+int64_t count_present(const uint8_t* validity, int64_t n) {
+  int64_t present = 0;
+  for (int64_t i = 0; i < n; ++i) present += validity[i] != 0;
+  return present;
+}
 
 class ChunkReader {
  public:
@@ -167,19 +243,34 @@ class ChunkReader {
               int64_t output_budget)
       : file_(file), leaf_(leaf), chunk_(chunk), num_rows_(num_rows), budget_(output_budget) {}
 
-  // Decodes the chunk: values into `out` (a T* slice of num_rows, or a ByteArrays to append to) and, for
+  // A flat column's chunk: values into `out` (a T* slice of num_rows, or a ByteArrays to append to) and, for
   // optional columns, validity bytes into validity[0..num_rows). Returns the number of nulls.
   template <class T, class Out>
   int64_t read(Out out, uint8_t* validity);
 
+  // A list column's chunk, as a list Column of num_rows rows.
+  template <class T>
+  Column read_list();
+
   int64_t page_offset() const { return page_offset_; }
 
  private:
-  template <class T, class Out>
+  // Checks the chunk's metadata against the schema and reads its bytes from the file. Returns the number of
+  // level entries (values, nulls included) the footer declares; 0 for an empty chunk.
+  int64_t load();
+  // Hands each dictionary page to read_dictionary_page<T> and each data page to on_data(page, body, size),
+  // which returns the level entries it consumed, until `total` entries have been read.
+  template <class T, class OnData>
+  void walk_pages(int64_t total, OnData on_data);
+  template <class T>
   void read_dictionary_page(const fmt::PageHeader& h, const uint8_t* body, size_t size);
   template <class T, class Out>
   int64_t read_data_page(const PageData& h, const uint8_t* body, size_t size, Out out, int64_t row,
                          uint8_t* validity);
+  // Decodes `present` values of the page's encoding from p[0..remaining) into `out` (dst: where a fixed-width
+  // column's values go).
+  template <class T, class Out>
+  void decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst);
   // Checks the page's sizes against the limits and its CRC when it has one.
   void check_crc(const fmt::PageHeader& h, const uint8_t* data) const;
   // The values of a page, decompressed into scratch unless stored plain (v2 pages may say is_compressed false).
@@ -194,6 +285,7 @@ class ChunkReader {
   int64_t num_rows_;
   int64_t budget_;
   Codec codec_ = Codec::kUncompressed;
+  int64_t start_ = 0, end_ = 0;  // the chunk's bytes in the file; scratch().chunk holds them
   int64_t page_offset_ = -1;
   bool have_dictionary_ = false;
   // Only one of these is used, per the column's type.
@@ -238,8 +330,7 @@ const uint8_t* ChunkReader::values_body(const uint8_t* data, int64_t compressed,
     return data;  // no copy
   }
   std::vector<uint8_t>& buf = scratch().page;
-  // Pad so that fixed-width unpacking may read a little past the end.
-  if (buf.size() < *size + 16) buf.resize(*size + 16);
+  if (buf.size() < *size + kPadding) buf.resize(*size + kPadding);
   decompress(codec_, data, static_cast<size_t>(compressed), buf.data(), *size);
   return buf.data();
 }
@@ -249,8 +340,7 @@ const uint8_t* ChunkReader::page_body(const fmt::PageHeader& h, const uint8_t* d
   return values_body(data, h.compressed_page_size, h.uncompressed_page_size, true, size);
 }
 
-template <class T, class Out>
-int64_t ChunkReader::read(Out out, uint8_t* validity) {
+int64_t ChunkReader::load() {
   if (chunk_.file_path) throw Unsupported("column data in another file ('" + *chunk_.file_path + "')");
   if (chunk_.encrypted && !chunk_.meta_data) throw Unsupported("encrypted column");
   if (!chunk_.meta_data) throw InvalidFile("column chunk lacks its metadata");
@@ -260,7 +350,8 @@ int64_t ChunkReader::read(Out out, uint8_t* validity) {
                       fmt::type_name(leaf_.physical_type));
   }
   codec_ = codec_from_thrift(md.codec);
-  if (md.num_values != num_rows_) {
+  // A flat column has one entry per row; a list column one per element, and one per null or empty list.
+  if (leaf_.max_rep == 0 ? md.num_values != num_rows_ : md.num_values < num_rows_) {
     throw InvalidFile("chunk holds " + std::to_string(md.num_values) + " values for " + std::to_string(num_rows_) +
                       " rows");
   }
@@ -278,42 +369,49 @@ int64_t ChunkReader::read(Out out, uint8_t* validity) {
   // parquet-mr up to 1.2.8 left the dictionary page header out of total_compressed_size (PARQUET-816,
   // IMPALA-694): allow for one such header.
   if (file_.old_parquet_mr) length += kMaxDictionaryHeaderBytes;
-  const int64_t end = length > limit - start ? limit : start + length;
+  start_ = start;
+  end_ = length > limit - start ? limit : start + length;
+  std::vector<uint8_t>& buf = scratch().chunk;
+  const auto bytes = static_cast<size_t>(end_ - start_);
+  if (buf.size() < bytes + kPadding) buf.resize(bytes + kPadding);
+  file_.file->read_at(start_, bytes, buf.data());
+  return md.num_values;
+}
 
-  const auto* base = reinterpret_cast<const uint8_t*>(file_.data.data());
-  int64_t pos = start;
-  int64_t row = 0;
-  int64_t nulls = 0;
-  while (row < num_rows_) {
-    if (pos >= end) {
-      page_offset_ = pos;
-      throw InvalidFile("chunk ends after " + std::to_string(row) + " of " + std::to_string(num_rows_) + " values");
-    }
+template <class T, class OnData>
+void ChunkReader::walk_pages(int64_t total, OnData on_data) {
+  const uint8_t* base = scratch().chunk.data();  // the byte at file offset start_
+  int64_t pos = start_;
+  int64_t seen = 0;
+  while (seen < total) {
     page_offset_ = pos;
-    thrift::CompactReader in(base + pos, static_cast<size_t>(end - pos), pos);
+    if (pos >= end_) {
+      throw InvalidFile("chunk ends after " + std::to_string(seen) + " of " + std::to_string(total) + " values");
+    }
+    thrift::CompactReader in(base + (pos - start_), static_cast<size_t>(end_ - pos), pos);
     const fmt::PageHeader h = fmt::read_page_header(in);
     pos += static_cast<int64_t>(in.position());
-    if (h.compressed_page_size < 0 || h.compressed_page_size > end - pos) {
+    if (h.compressed_page_size < 0 || h.compressed_page_size > end_ - pos) {
       throw InvalidFile("page of " + std::to_string(h.compressed_page_size) + " bytes runs past the chunk");
     }
-    const uint8_t* data = base + pos;
+    const uint8_t* data = base + (pos - start_);
     pos += h.compressed_page_size;
     switch (h.type) {
       case fmt::page_type::kDictionaryPage: {
         if (!h.dictionary_page_header) throw InvalidFile("dictionary page without its header");
         if (have_dictionary_) throw InvalidFile("second dictionary page");
-        if (row > 0) throw InvalidFile("dictionary page after data pages");
+        if (seen > 0) throw InvalidFile("dictionary page after data pages");
         size_t size;
         const uint8_t* body = page_body(h, data, &size);
-        read_dictionary_page<T, Out>(h, body, size);
+        read_dictionary_page<T>(h, body, size);
         break;
       }
       case fmt::page_type::kDataPage: {
         if (!h.data_page_header) throw InvalidFile("data page without its header");
         const int32_t n = h.data_page_header->num_values;
-        if (n < 0 || n > num_rows_ - row) {
-          throw InvalidFile("data page of " + std::to_string(n) + " values where " +
-                            std::to_string(num_rows_ - row) + " remain");
+        if (n < 0 || n > total - seen) {
+          throw InvalidFile("data page of " + std::to_string(n) + " values where " + std::to_string(total - seen) +
+                            " remain");
         }
         size_t size;
         const uint8_t* body = page_body(h, data, &size);
@@ -321,36 +419,39 @@ int64_t ChunkReader::read(Out out, uint8_t* validity) {
         page.num_values = n;
         page.encoding = h.data_page_header->encoding;
         page.definition_level_encoding = h.data_page_header->definition_level_encoding;
-        nulls += read_data_page<T, Out>(page, body, size, out, row, validity);
-        row += n;
+        page.repetition_level_encoding = h.data_page_header->repetition_level_encoding;
+        seen += on_data(page, body, size);
         break;
       }
       case fmt::page_type::kDataPageV2: {
         if (!h.data_page_header_v2) throw InvalidFile("data page v2 without its header");
         const fmt::DataPageHeaderV2& v2 = *h.data_page_header_v2;
         const int32_t n = v2.num_values;
-        if (n < 0 || n > num_rows_ - row || v2.num_rows != n) {
+        if (n < 0 || n > total - seen || v2.num_rows < 0 || v2.num_rows > n ||
+            (leaf_.max_rep == 0 && v2.num_rows != n)) {
           throw InvalidFile("data page v2 of " + std::to_string(n) + " values and " + std::to_string(v2.num_rows) +
-                            " rows where " + std::to_string(num_rows_ - row) + " remain");
+                            " rows where " + std::to_string(total - seen) + " values remain");
         }
-        if (v2.repetition_levels_byte_length != 0) throw InvalidFile("repetition levels in a flat column");
-        const int64_t levels = v2.definition_levels_byte_length;
-        if (levels < 0 || levels > h.compressed_page_size || levels > h.uncompressed_page_size ||
-            (leaf_.max_def == 0 && levels != 0)) {
-          throw InvalidFile("data page v2 definition levels of " + std::to_string(levels) + " bytes");
+        const int64_t rep = v2.repetition_levels_byte_length, def = v2.definition_levels_byte_length;
+        if (leaf_.max_rep == 0 && rep != 0) throw InvalidFile("repetition levels in a flat column");
+        if (rep < 0 || def < 0 || rep + def > h.compressed_page_size || rep + def > h.uncompressed_page_size ||
+            (leaf_.max_def == 0 && def != 0)) {
+          throw InvalidFile("data page v2 levels of " + std::to_string(rep) + " + " + std::to_string(def) + " bytes");
         }
         check_crc(h, data);
         PageData page;
         page.num_values = n;
+        page.num_rows = v2.num_rows;
         page.encoding = v2.encoding;
         page.v2 = true;
-        page.v2_levels = data;
-        page.v2_levels_size = static_cast<size_t>(levels);
+        page.v2_rep_levels = data;
+        page.v2_rep_size = static_cast<size_t>(rep);
+        page.v2_def_levels = data + rep;
+        page.v2_def_size = static_cast<size_t>(def);
         size_t size;
-        const uint8_t* body = values_body(data + levels, h.compressed_page_size - levels,
-                                          h.uncompressed_page_size - levels, v2.is_compressed, &size);
-        nulls += read_data_page<T, Out>(page, body, size, out, row, validity);
-        row += n;
+        const uint8_t* body = values_body(data + rep + def, h.compressed_page_size - rep - def,
+                                          h.uncompressed_page_size - rep - def, v2.is_compressed, &size);
+        seen += on_data(page, body, size);
         break;
       }
       case fmt::page_type::kIndexPage:
@@ -359,10 +460,120 @@ int64_t ChunkReader::read(Out out, uint8_t* validity) {
         throw InvalidFile("unknown page type " + std::to_string(h.type));
     }
   }
-  return nulls;
 }
 
 template <class T, class Out>
+int64_t ChunkReader::read(Out out, uint8_t* validity) {
+  if (load() == 0) return 0;
+  int64_t row = 0;
+  int64_t nulls = 0;
+  walk_pages<T>(num_rows_, [&](const PageData& page, const uint8_t* body, size_t size) {
+    nulls += read_data_page<T, Out>(page, body, size, out, row, validity);
+    row += page.num_values;
+    return page.num_values;
+  });
+  return nulls;
+}
+
+template <class T>
+Column ChunkReader::read_list() {
+  const int64_t entries = load();
+  Column col = make_column(leaf_.schema);
+  if (entries == 0) return col;
+  // Two level bytes per entry, and at most one value per entry.
+  const int64_t width = std::is_same_v<T, ByteArrays> ? 8 : static_cast<int64_t>(sizeof(T));
+  if (entries > budget_ / (width + 3)) {
+    throw InvalidFile(std::to_string(entries) + " list values would exceed the memory limit");
+  }
+  std::vector<uint8_t> rep(static_cast<size_t>(entries)), def(static_cast<size_t>(entries));
+  using Values = std::conditional_t<std::is_same_v<T, ByteArrays>, ByteArrays, std::vector<T>>;
+  Values& values = std::get<Values>(col.values);
+  if constexpr (!std::is_same_v<T, ByteArrays>) values.resize(static_cast<size_t>(entries));
+  int64_t entry = 0, present_total = 0, rows = 0;
+  walk_pages<T>(entries, [&](const PageData& page, const uint8_t* body, size_t size) {
+    const int64_t n = page.num_values;
+    const uint8_t* p = body;
+    const uint8_t* end = body + size;
+    uint8_t* r = rep.data() + entry;
+    uint8_t* d = def.data() + entry;
+    if (page.v2) {
+      read_levels_v2(page.v2_rep_levels, page.v2_rep_size, n, leaf_.max_rep, r);
+      read_levels_v2(page.v2_def_levels, page.v2_def_size, n, leaf_.max_def, d);
+    } else {
+      read_levels(page.repetition_level_encoding, p, end, n, leaf_.max_rep, r);
+      read_levels(page.definition_level_encoding, p, end, n, leaf_.max_def, d);
+    }
+    int64_t present = 0, page_rows = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      present += d[i] == leaf_.max_def;
+      page_rows += r[i] == 0;
+    }
+    if (page.num_rows >= 0 && page.num_rows != page_rows) {
+      throw InvalidFile("data page v2 declares " + std::to_string(page.num_rows) + " rows, its levels start " +
+                        std::to_string(page_rows));
+    }
+    rows += page_rows;
+    if constexpr (std::is_same_v<T, ByteArrays>) {
+      decode_values<T>(page.encoding, p, static_cast<size_t>(end - p), present, &values, nullptr);
+    } else {
+      decode_values<T>(page.encoding, p, static_cast<size_t>(end - p), present, FixedOut<T>{values.data()},
+                       values.data() + present_total);
+    }
+    entry += n;
+    present_total += present;
+    return n;
+  });
+  if (rows != num_rows_) {
+    throw InvalidFile("list levels start " + std::to_string(rows) + " rows, the row group holds " +
+                      std::to_string(num_rows_));
+  }
+
+  // Levels to lists: repetition 0 starts a row; a definition below list_def is a null list, list_def an empty
+  // one, above it an element, null unless it reaches max_def.
+  col.list_offsets.reserve(static_cast<size_t>(num_rows_) + 1);
+  if (leaf_.schema.nullable) col.validity.assign(static_cast<size_t>(num_rows_), 1);
+  std::vector<uint8_t>& element_valid = col.element_validity;
+  element_valid.reserve(static_cast<size_t>(entries));
+  int64_t row = -1;
+  for (int64_t i = 0; i < entries; ++i) {
+    const int dl = def[static_cast<size_t>(i)];
+    if (dl > leaf_.max_def) {
+      throw InvalidFile("definition level " + std::to_string(dl) + " above the column's maximum " +
+                        std::to_string(leaf_.max_def));
+    }
+    if (rep[static_cast<size_t>(i)] == 0) {
+      ++row;
+      col.list_offsets[static_cast<size_t>(row)] = static_cast<int64_t>(element_valid.size());
+      col.list_offsets.push_back(0);
+      if (dl < leaf_.list_def) col.validity[static_cast<size_t>(row)] = 0;
+      if (dl <= leaf_.list_def) continue;
+    } else if (row < 0 || dl <= leaf_.list_def) {
+      throw InvalidFile("repetition level 1 " + std::string(row < 0 ? "starts the chunk" : "on a null or empty list"));
+    }
+    element_valid.push_back(dl == leaf_.max_def);
+  }
+  const auto slots = static_cast<int64_t>(element_valid.size());
+  col.list_offsets.back() = slots;
+  if (present_total < slots) {
+    if constexpr (std::is_same_v<T, ByteArrays>) {
+      spread_byte_arrays(&values, 1, element_valid.data(), slots, present_total);
+    } else {
+      spread(values.data(), element_valid.data(), slots, present_total);
+    }
+  } else {
+    std::vector<uint8_t>().swap(element_valid);
+  }
+  if constexpr (!std::is_same_v<T, ByteArrays>) {
+    values.resize(static_cast<size_t>(slots));
+    values.shrink_to_fit();
+  }
+  if (!col.validity.empty() && count_present(col.validity.data(), num_rows_) == num_rows_) {
+    std::vector<uint8_t>().swap(col.validity);
+  }
+  return col;
+}
+
+template <class T>
 void ChunkReader::read_dictionary_page(const fmt::PageHeader& h, const uint8_t* body, size_t size) {
   const fmt::DictionaryPageHeader& d = *h.dictionary_page_header;
   if (d.encoding != fmt::encoding::kPlain && d.encoding != fmt::encoding::kPlainDictionary) {
@@ -390,59 +601,6 @@ void ChunkReader::read_dictionary_page(const fmt::PageHeader& h, const uint8_t* 
   have_dictionary_ = true;
 }
 
-// Fills validity[0..n) from the page's definition levels; returns how many values are present.
-int64_t read_levels(int32_t encoding, const uint8_t*& p, const uint8_t* end, int64_t n, uint8_t* validity) {
-  if (encoding == fmt::encoding::kRle) {
-    if (end - p < 4) throw InvalidFile("definition levels truncated");
-    uint32_t len;
-    std::memcpy(&len, p, 4);
-    p += 4;
-    if (len > static_cast<uint64_t>(end - p)) throw InvalidFile("definition levels run past the page");
-    RleBitPackedDecoder dec(p, len, 1);
-    LevelSink sink{validity};
-    dec.decode(n, sink);
-    p += len;
-    return sink.present;
-  }
-  if (encoding == fmt::encoding::kBitPacked) {
-    // Deprecated BIT_PACKED: most significant bit first, no length prefix.
-    const size_t bytes = (static_cast<size_t>(n) + 7) / 8;
-    if (bytes > static_cast<size_t>(end - p)) throw InvalidFile("definition levels truncated");
-    int64_t present = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      validity[i] = (p[i / 8] >> (7 - i % 8)) & 1;
-      present += validity[i];
-    }
-    p += bytes;
-    return present;
-  }
-  throw Unsupported(std::string("definition level encoding ") + fmt::encoding_name(encoding));
-}
-
-// Moves `present` packed values at out[0..present) to their rows, zeroing null rows, back to front in place.
-template <class T>
-void spread(T* out, const uint8_t* validity, int64_t n, int64_t present) {
-  int64_t k = present;
-  for (int64_t i = n - 1; i >= 0; --i) {
-    if (validity[i]) {
-      out[i] = out[--k];
-    } else {
-      out[i] = T{};
-    }
-  }
-}
-
-void spread_byte_arrays(ByteArrays* out, size_t base, const uint8_t* validity, int64_t n, int64_t present) {
-  // offsets[base - 1] is where the page's first value starts; offsets[base .. base + present) end each value.
-  auto& off = out->offsets;
-  off.resize(base + static_cast<size_t>(n));
-  int64_t k = present;
-  for (int64_t i = n - 1; i >= 0; --i) {
-    off[base + static_cast<size_t>(i)] = off[base - 1 + static_cast<size_t>(k)];
-    if (validity[i]) --k;
-  }
-}
-
 template <class T, class Out>
 int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size_t size, Out out, int64_t row,
                                     uint8_t* validity) {
@@ -454,16 +612,12 @@ int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size
   if (leaf_.max_def == 1) {
     page_validity = validity + row;
     if (h.v2) {
-      RleBitPackedDecoder dec(h.v2_levels, h.v2_levels_size, 1);
-      LevelSink sink{page_validity};
-      dec.decode(n, sink);
-      present = sink.present;
+      read_levels_v2(h.v2_def_levels, h.v2_def_size, n, 1, page_validity);
     } else {
-      present = read_levels(h.definition_level_encoding, p, end, n, page_validity);
+      read_levels(h.definition_level_encoding, p, end, n, 1, page_validity);
     }
+    present = count_present(page_validity, n);
   }
-  const size_t remaining = static_cast<size_t>(end - p);
-
   size_t bytes_base = 0;
   T* dst = nullptr;
   if constexpr (std::is_same_v<T, ByteArrays>) {
@@ -471,8 +625,21 @@ int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size
   } else {
     dst = out.values + row;
   }
+  decode_values<T, Out>(h.encoding, p, static_cast<size_t>(end - p), present, out, dst);
+  if (present < n) {
+    if constexpr (std::is_same_v<T, ByteArrays>) {
+      spread_byte_arrays(out, bytes_base, page_validity, n, present);
+    } else {
+      spread(dst, page_validity, n, present);
+    }
+  }
+  return n - present;
+}
 
-  switch (h.encoding) {
+template <class T, class Out>
+void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out,
+                                T* dst) {
+  switch (encoding) {
     case fmt::encoding::kPlain:
       if constexpr (std::is_same_v<T, ByteArrays>) {
         decode_plain_byte_arrays(p, remaining, present, out, static_cast<size_t>(budget_), leaf_.schema.type_length);
@@ -558,18 +725,9 @@ int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size
       }
       [[fallthrough]];
     default:
-      throw Unsupported(std::string("encoding ") + fmt::encoding_name(h.encoding) + " (" +
-                        std::to_string(h.encoding) + ")");
+      throw Unsupported(std::string("encoding ") + fmt::encoding_name(encoding) + " (" +
+                        std::to_string(encoding) + ")");
   }
-
-  if (present < n) {
-    if constexpr (std::is_same_v<T, ByteArrays>) {
-      spread_byte_arrays(out, bytes_base, page_validity, n, present);
-    } else {
-      spread(dst, page_validity, n, present);
-    }
-  }
-  return n - present;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -617,7 +775,66 @@ Column int96_to_micros(Column col, const Leaf& leaf, const std::string& path) {
 }
 
 void check_leaf_supported(const ParsedFile& f, const Leaf& leaf) {
-  if (!leaf.unsupported.empty()) throw Unsupported(f.path + ": column '" + leaf.name + "': " + leaf.unsupported);
+  if (leaf.unsupported.empty()) return;
+  const std::string leaf_path = leaf.field == leaf.name ? "" : " (its leaf '" + leaf.name + "')";
+  throw Unsupported(f.path + ": column '" + leaf.field + "'" + leaf_path + ": " + leaf.unsupported);
+}
+
+// Appends list column `part` (the next rows) to `dst`.
+void append_list(Column* dst, Column&& part) {
+  const int64_t rows = dst->size(), part_rows = part.size();
+  const int64_t elements = dst->list_offsets.back(), part_elements = part.list_offsets.back();
+  if (rows == 0) {
+    *dst = std::move(part);
+    return;
+  }
+  for (size_t r = 1; r < part.list_offsets.size(); ++r) dst->list_offsets.push_back(part.list_offsets[r] + elements);
+  // Validity vectors are empty while everything is present: fill in the side that had none.
+  const auto merge = [](std::vector<uint8_t>* a, int64_t a_size, std::vector<uint8_t>&& b, int64_t b_size) {
+    if (a->empty() && b.empty()) return;
+    if (a->empty()) a->assign(static_cast<size_t>(a_size), 1);
+    if (b.empty()) {
+      a->insert(a->end(), static_cast<size_t>(b_size), 1);
+    } else {
+      a->insert(a->end(), b.begin(), b.end());
+    }
+  };
+  merge(&dst->validity, rows, std::move(part.validity), part_rows);
+  merge(&dst->element_validity, elements, std::move(part.element_validity), part_elements);
+  std::visit(
+      [&](auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        V& src = std::get<V>(part.values);
+        if constexpr (std::is_same_v<V, ByteArrays>) {
+          const int64_t shift = static_cast<int64_t>(v.bytes.size());
+          v.bytes.append(src.bytes);
+          for (size_t i = 1; i < src.offsets.size(); ++i) v.offsets.push_back(src.offsets[i] + shift);
+        } else {
+          v.insert(v.end(), src.begin(), src.end());
+        }
+      },
+      dst->values);
+}
+
+// The row groups to read, in the order asked for (every one when `asked` is empty).
+std::vector<size_t> select_row_groups(const ParsedFile& f, const std::vector<int64_t>& asked) {
+  std::vector<size_t> groups;
+  const size_t count = f.md.row_groups.size();
+  if (asked.empty()) {
+    for (size_t g = 0; g < count; ++g) groups.push_back(g);
+    return groups;
+  }
+  for (const int64_t g : asked) {
+    if (g < 0 || static_cast<uint64_t>(g) >= count) {
+      throw InvalidArgument(f.path + ": no row group " + std::to_string(g) + " (the file has " +
+                            std::to_string(count) + ")");
+    }
+    if (std::find(groups.begin(), groups.end(), static_cast<size_t>(g)) != groups.end()) {
+      throw InvalidArgument(f.path + ": row group " + std::to_string(g) + " asked for twice");
+    }
+    groups.push_back(static_cast<size_t>(g));
+  }
+  return groups;
 }
 
 }  // namespace
@@ -642,21 +859,35 @@ Table read_table(const std::string& path, const ReadOptions& options) {
     }
   }
   for (size_t leaf : selected) check_leaf_supported(f, f.leaves[leaf]);
+  const std::vector<size_t> groups = select_row_groups(f, options.row_groups);
+  const size_t num_groups = groups.size();
+  std::vector<int64_t> group_first_row(num_groups + 1, 0);
+  for (size_t k = 0; k < num_groups; ++k) {
+    group_first_row[k + 1] = group_first_row[k] + f.md.row_groups[groups[k]].num_rows;
+  }
+  const int64_t num_rows = group_first_row[num_groups];
 
-  const int64_t num_rows = f.md.num_rows;
-  const int64_t budget =
-      std::max(kMinOutputBudget, static_cast<int64_t>(f.data.size()) * kMaxExpansion);
+  const int64_t budget = std::max(kMinOutputBudget, f.size * kMaxExpansion);
   {
-    // A small hostile file must not make us allocate without bound: fixed-width output counts against budget.
+    // A small hostile file must not make us allocate without bound: what the footer declares counts against
+    // the budget before anything is allocated.
     int64_t need = 0;
-    for (size_t leaf : selected) {
-      const int64_t w = value_width(f.leaves[leaf].schema.type) + (f.leaves[leaf].max_def ? 1 : 0);
-      if (num_rows > (budget - need) / w) {
+    const auto add = [&](int64_t count, int64_t width) {
+      if (count > (budget - need) / width) {
         throw InvalidFile(path + ": " + std::to_string(num_rows) + " rows of " + std::to_string(selected.size()) +
-                          " columns would exceed the memory limit for a file of " + std::to_string(f.data.size()) +
+                          " columns would exceed the memory limit for a file of " + std::to_string(f.size) +
                           " bytes");
       }
-      need += num_rows * w;
+      need += count * width;
+    };
+    for (size_t leaf_index : selected) {
+      const Leaf& leaf = f.leaves[leaf_index];
+      add(num_rows, value_width(leaf.schema.type) + (leaf.max_def ? 1 : 0));
+      if (leaf.max_rep == 0) continue;
+      for (size_t g : groups) {  // level entries: a value and two level bytes each
+        const auto& md = f.md.row_groups[g].columns[leaf.index].meta_data;
+        if (md && md->num_values > 0) add(md->num_values, value_width(leaf.schema.type) + 3);
+      }
     }
   }
 
@@ -670,6 +901,7 @@ Table read_table(const std::string& path, const ReadOptions& options) {
     const Leaf& leaf = f.leaves[selected[c]];
     Column& col = table.columns[c];
     col = make_column(leaf.schema);
+    if (leaf.max_rep > 0) return;  // lists are built per chunk
     std::visit(
         [&](auto& v) {
           using V = std::decay_t<decltype(v)>;
@@ -679,53 +911,67 @@ Table read_table(const std::string& path, const ReadOptions& options) {
     if (leaf.max_def == 1) col.validity.resize(static_cast<size_t>(num_rows));
   });
 
-  std::vector<int64_t> rg_first_row(f.md.row_groups.size() + 1, 0);
-  for (size_t g = 0; g < f.md.row_groups.size(); ++g) {
-    rg_first_row[g + 1] = rg_first_row[g] + f.md.row_groups[g].num_rows;
-  }
-  const size_t num_groups = f.md.row_groups.size();
-  // Byte arrays decode per chunk into their own buffers, joined afterwards (unless there is one row group).
-  std::vector<ByteArrays> byte_parts;
-  std::vector<size_t> byte_part_of(selected.size(), SIZE_MAX);
-  if (num_groups > 1) {
-    size_t parts = 0;
+  // Byte arrays and lists decode per chunk into their own parts, joined afterwards (unless there is one row
+  // group: then straight into the column).
+  std::vector<Column> parts;
+  std::vector<size_t> part_of(selected.size(), SIZE_MAX);
+  {
+    size_t count = 0;
     for (size_t c = 0; c < selected.size(); ++c) {
-      if (value_index(f.leaves[selected[c]].schema.type) == value_index(PhysicalType::kByteArray)) {
-        byte_part_of[c] = parts++;
-      }
+      const Leaf& leaf = f.leaves[selected[c]];
+      const bool bytes = value_index(leaf.schema.type) == value_index(PhysicalType::kByteArray);
+      if (leaf.max_rep > 0 || (bytes && num_groups > 1)) part_of[c] = count++;
     }
-    byte_parts.resize(parts * num_groups);
+    parts.resize(count * num_groups);
+    for (size_t c = 0; c < selected.size(); ++c) {
+      if (part_of[c] == SIZE_MAX) continue;
+      for (size_t k = 0; k < num_groups; ++k) parts[part_of[c] * num_groups + k] = make_column(f.leaves[selected[c]].schema);
+    }
   }
   std::vector<int64_t> nulls(selected.size() * num_groups, 0);
 
   parallel_for(selected.size() * num_groups, threads, [&](size_t task) {
     // Column-major task order: one column's row groups run back to back, which keeps byte arrays in order.
-    const size_t c = task / num_groups, g = task % num_groups;
+    const size_t c = task / num_groups, k = task % num_groups;
     const Leaf& leaf = f.leaves[selected[c]];
     Column& col = table.columns[c];
-    const int64_t rows = f.md.row_groups[g].num_rows;
-    const int64_t first = rg_first_row[g];
-    ChunkReader reader(f, leaf, f.md.row_groups[g].columns[leaf.index], rows, budget);
+    const fmt::RowGroup& rg = f.md.row_groups[groups[k]];
+    const int64_t first = group_first_row[k];
+    ChunkReader reader(f, leaf, rg.columns[leaf.index], rg.num_rows, budget);
     uint8_t* validity = leaf.max_def == 1 ? col.validity.data() + first : nullptr;
     try {
       int64_t n = 0;
-      switch (leaf.schema.type) {
-        case PhysicalType::kBoolean: n = reader.read<uint8_t>(FixedOut<uint8_t>{col.as<uint8_t>().data() + first}, validity); break;
-        case PhysicalType::kInt32: n = reader.read<int32_t>(FixedOut<int32_t>{col.as<int32_t>().data() + first}, validity); break;
-        case PhysicalType::kInt64: n = reader.read<int64_t>(FixedOut<int64_t>{col.as<int64_t>().data() + first}, validity); break;
-        case PhysicalType::kFloat: n = reader.read<float>(FixedOut<float>{col.as<float>().data() + first}, validity); break;
-        case PhysicalType::kDouble: n = reader.read<double>(FixedOut<double>{col.as<double>().data() + first}, validity); break;
-        case PhysicalType::kByteArray:
-        case PhysicalType::kFixedLenByteArray: {
-          ByteArrays* out = num_groups > 1 ? &byte_parts[byte_part_of[c] * num_groups + g]
-                                           : &std::get<ByteArrays>(col.values);
-          n = reader.read<ByteArrays>(out, validity);
-          break;
+      if (leaf.max_rep > 0) {
+        Column& part = parts[part_of[c] * num_groups + k];
+        switch (leaf.schema.type) {
+          case PhysicalType::kBoolean: part = reader.read_list<uint8_t>(); break;
+          case PhysicalType::kInt32: part = reader.read_list<int32_t>(); break;
+          case PhysicalType::kInt64: part = reader.read_list<int64_t>(); break;
+          case PhysicalType::kFloat: part = reader.read_list<float>(); break;
+          case PhysicalType::kDouble: part = reader.read_list<double>(); break;
+          case PhysicalType::kByteArray:
+          case PhysicalType::kFixedLenByteArray: part = reader.read_list<ByteArrays>(); break;
+        }
+      } else {
+        switch (leaf.schema.type) {
+          case PhysicalType::kBoolean: n = reader.read<uint8_t>(FixedOut<uint8_t>{col.as<uint8_t>().data() + first}, validity); break;
+          case PhysicalType::kInt32: n = reader.read<int32_t>(FixedOut<int32_t>{col.as<int32_t>().data() + first}, validity); break;
+          case PhysicalType::kInt64: n = reader.read<int64_t>(FixedOut<int64_t>{col.as<int64_t>().data() + first}, validity); break;
+          case PhysicalType::kFloat: n = reader.read<float>(FixedOut<float>{col.as<float>().data() + first}, validity); break;
+          case PhysicalType::kDouble: n = reader.read<double>(FixedOut<double>{col.as<double>().data() + first}, validity); break;
+          case PhysicalType::kByteArray:
+          case PhysicalType::kFixedLenByteArray: {
+            ByteArrays* out = part_of[c] != SIZE_MAX
+                                  ? &std::get<ByteArrays>(parts[part_of[c] * num_groups + k].values)
+                                  : &std::get<ByteArrays>(col.values);
+            n = reader.read<ByteArrays>(out, validity);
+            break;
+          }
         }
       }
       nulls[task] = n;
     } catch (const Error&) {
-      std::string where = path + ": column '" + leaf.name + "', row group " + std::to_string(g);
+      std::string where = path + ": column '" + leaf.name + "', row group " + std::to_string(groups[k]);
       if (reader.page_offset() >= 0) where += ", page at offset " + std::to_string(reader.page_offset());
       rethrow_with(where + ": ");
     }
@@ -733,14 +979,19 @@ Table read_table(const std::string& path, const ReadOptions& options) {
 
   for (size_t c = 0; c < selected.size(); ++c) {
     Column& col = table.columns[c];
-    if (byte_part_of[c] != SIZE_MAX) {
+    const Leaf& leaf = f.leaves[selected[c]];
+    if (leaf.max_rep > 0) {
+      for (size_t k = 0; k < num_groups; ++k) append_list(&col, std::move(parts[part_of[c] * num_groups + k]));
+      continue;
+    }
+    if (part_of[c] != SIZE_MAX) {
       ByteArrays& dst = std::get<ByteArrays>(col.values);
       size_t total = 0;
-      for (size_t g = 0; g < num_groups; ++g) total += byte_parts[byte_part_of[c] * num_groups + g].bytes.size();
+      for (size_t k = 0; k < num_groups; ++k) total += std::get<ByteArrays>(parts[part_of[c] * num_groups + k].values).bytes.size();
       dst.bytes.reserve(total);
       dst.offsets.reserve(static_cast<size_t>(num_rows) + 1);
-      for (size_t g = 0; g < num_groups; ++g) {
-        ByteArrays& part = byte_parts[byte_part_of[c] * num_groups + g];
+      for (size_t k = 0; k < num_groups; ++k) {
+        ByteArrays& part = std::get<ByteArrays>(parts[part_of[c] * num_groups + k].values);
         const int64_t shift = static_cast<int64_t>(dst.bytes.size());
         dst.bytes.append(part.bytes);
         for (size_t i = 1; i < part.offsets.size(); ++i) dst.offsets.push_back(part.offsets[i] + shift);
@@ -748,9 +999,9 @@ Table read_table(const std::string& path, const ReadOptions& options) {
       }
     }
     int64_t col_nulls = 0;
-    for (size_t g = 0; g < num_groups; ++g) col_nulls += nulls[c * num_groups + g];
+    for (size_t k = 0; k < num_groups; ++k) col_nulls += nulls[c * num_groups + k];
     if (col_nulls == 0) std::vector<uint8_t>().swap(col.validity);
-    if (f.leaves[selected[c]].int96) col = int96_to_micros(std::move(col), f.leaves[selected[c]], path);
+    if (leaf.int96) col = int96_to_micros(std::move(col), leaf, path);
   }
   return table;
 }
@@ -760,8 +1011,11 @@ FileInfo read_file_info(const std::string& path) {
   FileInfo info;
   info.num_rows = f.md.num_rows;
   for (const Leaf& leaf : f.leaves) {
-    check_leaf_supported(f, leaf);
-    info.schema.push_back(output_schema(leaf));
+    if (leaf.unsupported.empty()) {
+      info.schema.push_back(output_schema(leaf));
+    } else {
+      info.unsupported_columns.emplace_back(leaf.name, leaf.unsupported);
+    }
   }
   for (const fmt::KeyValue& kv : f.md.key_value_metadata) info.key_value_metadata.emplace_back(kv.key, kv.value.value_or(""));
   info.created_by = f.md.created_by.value_or("");
@@ -769,6 +1023,7 @@ FileInfo read_file_info(const std::string& path) {
     RowGroupInfo rgi;
     rgi.num_rows = rg.num_rows;
     for (size_t c = 0; c < rg.columns.size(); ++c) {
+      if (!f.leaves[c].unsupported.empty()) continue;
       const fmt::ColumnChunk& chunk = rg.columns[c];
       ColumnChunkInfo ci;
       if (chunk.meta_data) {

@@ -130,73 +130,197 @@ void apply_converted(Leaf* leaf, const fmt::SchemaElement& e) {
   }
 }
 
+constexpr int kMaxSchemaDepth = 64;  // deeper nesting is refused as hostile (it would only recurse)
+
+bool is_group(const fmt::SchemaElement& e) { return e.num_children.value_or(0) != 0 || !e.type; }
+
+int32_t repetition_of(const fmt::SchemaElement& e) {
+  const int32_t rep = e.repetition_type.value_or(fmt::repetition::kRequired);
+  if (rep != fmt::repetition::kRequired && rep != fmt::repetition::kOptional && rep != fmt::repetition::kRepeated) {
+    throw InvalidFile("column '" + e.name + "': repetition type " + std::to_string(rep));
+  }
+  return rep;
+}
+
+// The leaf's physical type and annotations, from its SchemaElement `e`.
+void set_primitive(Leaf* leaf, const fmt::SchemaElement& e) {
+  leaf->physical_type = *e.type;
+  switch (*e.type) {
+    case fmt::type::kBoolean: leaf->schema.type = PhysicalType::kBoolean; break;
+    case fmt::type::kInt32: leaf->schema.type = PhysicalType::kInt32; break;
+    case fmt::type::kInt64: leaf->schema.type = PhysicalType::kInt64; break;
+    case fmt::type::kFloat: leaf->schema.type = PhysicalType::kFloat; break;
+    case fmt::type::kDouble: leaf->schema.type = PhysicalType::kDouble; break;
+    case fmt::type::kByteArray: leaf->schema.type = PhysicalType::kByteArray; break;
+    case fmt::type::kFixedLenByteArray:
+      // Bounded so that one value can never be an allocation of unbounded size.
+      if (!e.type_length || *e.type_length < 1 || *e.type_length > kMaxTypeLength) {
+        throw InvalidFile("column '" + leaf->name + "': FIXED_LEN_BYTE_ARRAY with type_length " +
+                          (e.type_length ? std::to_string(*e.type_length) : std::string("missing")));
+      }
+      leaf->schema.type = PhysicalType::kFixedLenByteArray;
+      leaf->schema.type_length = *e.type_length;
+      break;
+    case fmt::type::kInt96:
+      // Decoded as 12-byte values, then turned into INT64 microseconds (see output_schema).
+      leaf->schema.type = PhysicalType::kFixedLenByteArray;
+      leaf->schema.type_length = 12;
+      leaf->int96 = true;
+      break;
+    default:
+      throw InvalidFile("column '" + leaf->name + "': unknown physical type " + std::to_string(*e.type));
+  }
+  if (e.logical_type && e.logical_type->kind != fmt::logical::kNone) {
+    apply_logical(leaf, *e.logical_type);
+  } else if (e.converted_type) {
+    apply_converted(leaf, e);
+  }
+}
+
+// What a group's annotation makes it: 'L' list, 'M' map, 'S' plain group (struct), or '?' another logical type
+// (its name in *other).
+char group_kind(const fmt::SchemaElement& e, std::string* other) {
+  if (e.logical_type && e.logical_type->kind != fmt::logical::kNone) {
+    const int32_t k = e.logical_type->kind;
+    if (k == fmt::logical::kList) return 'L';
+    if (k == fmt::logical::kMap) return 'M';
+    *other = k == 16 ? "VARIANT" : "logical type " + std::to_string(k);
+    return '?';
+  }
+  if (e.converted_type) {
+    if (*e.converted_type == fmt::converted::kList) return 'L';
+    if (*e.converted_type == fmt::converted::kMap || *e.converted_type == fmt::converted::kMapKeyValue) return 'M';
+  }
+  return 'S';
+}
+
+class SchemaWalker {
+ public:
+  explicit SchemaWalker(const fmt::FileMetaData& md) : md_(md) {}
+
+  std::vector<Leaf> walk() {
+    if (md_.schema.empty()) throw InvalidFile("empty schema");
+    const int64_t children = md_.schema[0].num_children.value_or(0);
+    if (children < 0) throw InvalidFile("negative child count in the schema root");
+    size_t next = 1;
+    for (int64_t c = 0; c < children; ++c) next = field(next);
+    if (next != md_.schema.size()) {
+      throw InvalidFile("schema root has " + std::to_string(children) + " children but " +
+                        std::to_string(md_.schema.size() - 1) + " elements follow");
+    }
+    return std::move(leaves_);
+  }
+
+ private:
+  const fmt::SchemaElement& at(size_t i) const {
+    if (i >= md_.schema.size()) {
+      throw InvalidFile("schema groups declare more children than its " + std::to_string(md_.schema.size()) +
+                        " elements hold");
+    }
+    return md_.schema[i];
+  }
+
+  Leaf& add_leaf(std::string name, const std::string& field) {
+    Leaf leaf;
+    leaf.field = field;
+    leaf.name = name;
+    leaf.schema.name = std::move(name);
+    leaf.index = leaves_.size();
+    leaves_.push_back(std::move(leaf));
+    return leaves_.back();
+  }
+
+  // A top-level field at schema[i]; returns the index after its subtree.
+  size_t field(size_t i) {
+    const fmt::SchemaElement& e = at(i);
+    const int32_t rep = repetition_of(e);
+    if (!is_group(e)) {
+      Leaf& leaf = add_leaf(e.name, e.name);
+      set_primitive(&leaf, e);
+      if (rep == fmt::repetition::kRepeated) {  // a bare repeated primitive: a required list of required values
+        mark_list(&leaf, false, false);
+      } else {
+        leaf.max_def = rep == fmt::repetition::kOptional ? 1 : 0;
+        leaf.schema.nullable = leaf.max_def == 1;
+      }
+      return i + 1;
+    }
+    std::string other;
+    const char kind = group_kind(e, &other);
+    if (kind == 'L' && rep != fmt::repetition::kRepeated) {
+      if (const size_t next = list(i); next != 0) return next;
+    }
+    const std::string why = kind == 'L'   ? "lists of lists or of structs are not supported"
+                            : kind == 'M' ? "maps are not supported"
+                            : kind == '?' ? other + " is not supported"
+                            : rep == fmt::repetition::kRepeated ? "repeated groups are not supported"
+                                                                : "structs (nested groups) are not supported";
+    return unsupported_subtree(i, "", e.name, why, 0);
+  }
+
+  // A LIST-annotated group at schema[i] whose elements are primitives: adds its leaf and returns the index
+  // after it, or returns 0 (adding nothing) when the elements are nested.
+  size_t list(size_t i) {
+    const fmt::SchemaElement& g = at(i);
+    if (g.num_children.value_or(0) != 1) return 0;
+    const fmt::SchemaElement& r = at(i + 1);
+    if (repetition_of(r) != fmt::repetition::kRepeated) return 0;
+    const bool list_optional = repetition_of(g) == fmt::repetition::kOptional;
+    if (!is_group(r)) {  // two-level: the repeated field is the element
+      Leaf& leaf = add_leaf(g.name, g.name);
+      set_primitive(&leaf, r);
+      mark_list(&leaf, list_optional, false);
+      return i + 2;
+    }
+    // Three-level: repeated group `list` of one `element`. A repeated group named "array" or "<name>_tuple" is
+    // the legacy two-level form whose element is that group, a struct (the spec's backward-compatibility rules).
+    if (r.num_children.value_or(0) != 1 || r.name == "array" || r.name == g.name + "_tuple") return 0;
+    const fmt::SchemaElement& el = at(i + 2);
+    const int32_t el_rep = repetition_of(el);
+    if (is_group(el) || el_rep == fmt::repetition::kRepeated) return 0;
+    Leaf& leaf = add_leaf(g.name, g.name);
+    set_primitive(&leaf, el);
+    mark_list(&leaf, list_optional, el_rep == fmt::repetition::kOptional);
+    return i + 3;
+  }
+
+  static void mark_list(Leaf* leaf, bool list_optional, bool element_optional) {
+    leaf->max_rep = 1;
+    leaf->list_def = list_optional ? 1 : 0;
+    leaf->max_def = leaf->list_def + 1 + (element_optional ? 1 : 0);
+    leaf->schema.is_list = true;
+    leaf->schema.nullable = list_optional;
+    leaf->schema.element_nullable = element_optional;
+    if (leaf->int96 && leaf->unsupported.empty()) leaf->unsupported = "lists of INT96 timestamps are not supported";
+  }
+
+  // Adds every leaf under schema[i] as unsupported (named by its dotted path); returns the index after it.
+  size_t unsupported_subtree(size_t i, const std::string& prefix, const std::string& field, const std::string& why,
+                             int depth) {
+    if (depth > kMaxSchemaDepth) throw InvalidFile("schema nested deeper than " + std::to_string(kMaxSchemaDepth));
+    const fmt::SchemaElement& e = at(i);
+    repetition_of(e);
+    const std::string path = prefix.empty() ? e.name : prefix + "." + e.name;
+    if (!is_group(e)) {
+      Leaf& leaf = add_leaf(path, field);
+      leaf.physical_type = *e.type;
+      leaf.unsupported = why;
+      return i + 1;
+    }
+    const int64_t children = e.num_children.value_or(0);
+    if (children < 0) throw InvalidFile("column '" + path + "': negative child count");
+    size_t next = i + 1;
+    for (int64_t c = 0; c < children; ++c) next = unsupported_subtree(next, path, field, why, depth + 1);
+    return next;
+  }
+
+  const fmt::FileMetaData& md_;
+  std::vector<Leaf> leaves_;
+};
+
 }  // namespace
 
-std::vector<Leaf> flat_leaves(const fmt::FileMetaData& md) {
-  if (md.schema.empty()) throw InvalidFile("empty schema");
-  const fmt::SchemaElement& root = md.schema[0];
-  const int64_t children = root.num_children.value_or(0);
-  if (children < 0) throw InvalidFile("negative child count in the schema root");
-  std::vector<Leaf> leaves;
-  for (size_t i = 1; i < md.schema.size(); ++i) {
-    const fmt::SchemaElement& e = md.schema[i];
-    if (e.num_children.value_or(0) != 0 || !e.type) {
-      throw Unsupported("column '" + e.name + "': nested columns (groups, lists, maps) are not supported");
-    }
-    if (e.repetition_type && *e.repetition_type == fmt::repetition::kRepeated) {
-      throw Unsupported("column '" + e.name + "': repeated columns (repetition levels) are not supported");
-    }
-    Leaf leaf;
-    leaf.name = e.name;
-    leaf.index = leaves.size();
-    leaf.physical_type = *e.type;
-    const int32_t rep = e.repetition_type.value_or(fmt::repetition::kRequired);
-    if (rep != fmt::repetition::kRequired && rep != fmt::repetition::kOptional) {
-      throw InvalidFile("column '" + e.name + "': repetition type " + std::to_string(rep));
-    }
-    leaf.max_def = rep == fmt::repetition::kOptional ? 1 : 0;
-    leaf.schema.name = e.name;
-    leaf.schema.nullable = leaf.max_def == 1;
-    switch (*e.type) {
-      case fmt::type::kBoolean: leaf.schema.type = PhysicalType::kBoolean; break;
-      case fmt::type::kInt32: leaf.schema.type = PhysicalType::kInt32; break;
-      case fmt::type::kInt64: leaf.schema.type = PhysicalType::kInt64; break;
-      case fmt::type::kFloat: leaf.schema.type = PhysicalType::kFloat; break;
-      case fmt::type::kDouble: leaf.schema.type = PhysicalType::kDouble; break;
-      case fmt::type::kByteArray: leaf.schema.type = PhysicalType::kByteArray; break;
-      case fmt::type::kFixedLenByteArray:
-        // Bounded so that one value can never be an allocation of unbounded size.
-        if (!e.type_length || *e.type_length < 1 || *e.type_length > kMaxTypeLength) {
-          throw InvalidFile("column '" + e.name + "': FIXED_LEN_BYTE_ARRAY with type_length " +
-                            (e.type_length ? std::to_string(*e.type_length) : std::string("missing")));
-        }
-        leaf.schema.type = PhysicalType::kFixedLenByteArray;
-        leaf.schema.type_length = *e.type_length;
-        break;
-      case fmt::type::kInt96:
-        // Decoded as 12-byte values, then turned into INT64 microseconds (see output_schema).
-        leaf.schema.type = PhysicalType::kFixedLenByteArray;
-        leaf.schema.type_length = 12;
-        leaf.int96 = true;
-        break;
-      default:
-        throw InvalidFile("column '" + e.name + "': unknown physical type " + std::to_string(*e.type));
-    }
-    if (leaf.unsupported.empty()) {
-      if (e.logical_type && e.logical_type->kind != fmt::logical::kNone) {
-        apply_logical(&leaf, *e.logical_type);
-      } else if (e.converted_type) {
-        apply_converted(&leaf, e);
-      }
-    }
-    leaves.push_back(std::move(leaf));
-  }
-  if (static_cast<size_t>(children) != leaves.size()) {
-    throw InvalidFile("schema root has " + std::to_string(children) + " children but " +
-                      std::to_string(leaves.size()) + " columns follow");
-  }
-  return leaves;
-}
+std::vector<Leaf> schema_leaves(const fmt::FileMetaData& md) { return SchemaWalker(md).walk(); }
 
 bool legacy_statistics_usable(const Leaf& leaf) {
   if (leaf.schema.type == PhysicalType::kByteArray || leaf.schema.type == PhysicalType::kFixedLenByteArray) return false;

@@ -13,12 +13,16 @@ namespace feedline::parquet {
 // The largest FIXED_LEN_BYTE_ARRAY value we accept (16 MiB): a bound against hostile type lengths.
 constexpr int32_t kMaxTypeLength = 1 << 24;
 
-// One leaf column of a flat schema.
+// One leaf column of the schema: a top-level primitive (flat), a list of a primitive, or a leaf of a nested
+// field we do not read (then `unsupported` says why, and `name` is its dotted path).
 struct Leaf {
   std::string name;
+  std::string field;          // the top-level field it belongs to (its name, for a flat or list column)
   size_t index = 0;           // position among the leaves, and so in each row group's column chunks
   int32_t physical_type = 0;  // parquet.thrift Type
-  int max_def = 0;            // 1 for OPTIONAL, 0 for REQUIRED
+  int max_def = 0;            // flat: 1 for OPTIONAL, 0 for REQUIRED; lists: up to 3 (list, repeated, element)
+  int max_rep = 0;            // 0 flat, 1 for a list
+  int list_def = 0;           // lists: the definition level of a present but empty list (below it: null list)
   ColumnSchema schema;
   std::string unsupported;    // why feedline cannot read it; empty when it can
   bool int96 = false;         // INT96 timestamp: decoded as FIXED_LEN_BYTE_ARRAY(12), then made INT64 micros
@@ -27,10 +31,12 @@ struct Leaf {
 // The schema a leaf's column has once read (an INT96 leaf becomes INT64 TIMESTAMP(MICROS)).
 ColumnSchema output_schema(const Leaf& leaf);
 
-// The leaves of a flat schema. Throws Unsupported naming the column for nested or repeated data, InvalidFile
-// for a malformed schema. Leaves of a type or annotation outside our scope come back with `unsupported` set,
-// so that projection can skip them.
-std::vector<Leaf> flat_leaves(const format::FileMetaData& md);
+// Every leaf of the schema, in column-chunk order. Top-level primitives and lists of primitives (LIST in its
+// three-level form and the legacy two-level forms, and bare repeated primitives) are read; the leaves of other
+// nested fields (structs, maps, lists of lists or of structs) and of types outside our scope come back with
+// `unsupported` set, naming the feature, so that projection can skip them. Throws InvalidFile for a malformed
+// schema.
+std::vector<Leaf> schema_leaves(const format::FileMetaData& md);
 
 // Whether the deprecated min/max statistics (signed comparison) mean what min_value/max_value would.
 bool legacy_statistics_usable(const Leaf& leaf);

@@ -433,6 +433,7 @@ void validate(const Table& table, const WriteOptions& options) {
   for (const Column& col : table.columns) {
     const ColumnSchema& s = col.schema;
     const std::string where = column_where(col);
+    if (s.is_list) throw InvalidArgument(where + ": list columns are read, not written, by feedline");
     if (!names.insert(s.name).second) throw InvalidArgument(where + " appears twice");
     if (col.values.index() != value_index(s.type)) {
       throw InvalidArgument(where + ": values do not match its type " + to_string(s.type));
