@@ -42,8 +42,9 @@ Example collate(const std::vector<Example>& examples);
 
 // How an image table is laid out: a label column and either channels x height x width feature columns, one
 // value a pixel, taken in the table's column order (`label,pixel1..pixel784`), or one row-major column of byte
-// strings of that many bytes each (Parquet FIXED_LEN_BYTE_ARRAY(784)): the `image` column when the table has it,
-// or the feature patterns' only match when that holds byte strings.
+// strings of that many bytes each (Parquet FIXED_LEN_BYTE_ARRAY(784)) or of lists of that many numbers each
+// (Parquet list<uint8>, list<float>): the `image` column when the table has it, or the feature patterns' only
+// match when that holds byte strings or lists.
 struct ImageTableLayout {
   std::string label_column = "label";
   std::vector<std::string> feature_columns{"pixel*"};  // exact names or globs, see match_columns()
@@ -110,5 +111,16 @@ struct ImageTensors {
   torch::Tensor labels;  // [N] int64
 };
 ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layout = {}, bool as_uint8 = false);
+
+// A list column (Parquet list<float>, list<uint8>, ...: how embeddings and images are stored) as tensors. The
+// dtype follows the elements: BOOLEAN bool; INT(8) uint8 / int8; INT(16) int16 (unsigned: int32); INT32 int32
+// (unsigned: int64); INT64 int64; FLOAT float32; DOUBLE float64; FLOAT16 float16. Other element types (byte
+// strings, decimals) throw InvalidArgument naming the column.
+// One [rows, n] tensor when every row holds n elements; InvalidArgument naming the column and the first row
+// that is null, holds a null element, or differs in length from row 0.
+torch::Tensor list_column_tensor(const Column& column);
+// One 1-D tensor per row (views of one buffer), for lists of any length; InvalidArgument for a null row or a null
+// element, naming the row.
+std::vector<torch::Tensor> list_column_tensors(const Column& column);
 
 }  // namespace feedline

@@ -106,7 +106,9 @@ std::vector<std::string> choose_columns(const std::string& path, const std::vect
 
   if (want.feature_count > 0) {
     const ColumnSchema* only = features.size() == 1 ? find(schema, features[0]) : nullptr;
-    if (only != nullptr && is_byte_strings(*only)) {
+    if (only != nullptr && only->is_list) {
+      // A list column of one image a row: its lengths are checked as it is decoded.
+    } else if (only != nullptr && is_byte_strings(*only)) {
       if (only->type == PhysicalType::kFixedLenByteArray && only->type_length != want.feature_count) {
         throw InvalidArgument(path + ": column '" + only->name + "' holds " + std::to_string(only->type_length) +
                               " bytes a row, expected " + std::to_string(want.feature_count));

@@ -215,6 +215,66 @@ torch::Tensor decode_labels(const Column& column, int64_t rows) {
   return labels;
 }
 
+// All of a list column's elements as one 1-D tensor of the element type's dtype (see list_column_tensor).
+torch::Tensor list_elements(const Column& column) {
+  const ColumnSchema& s = column.schema;
+  const std::string where = "column '" + s.name + "'";
+  if (!s.is_list) throw InvalidArgument(where + " is not a list column");
+  if (!column.element_validity.empty()) {
+    const auto it = std::find(column.element_validity.begin(), column.element_validity.end(), 0);
+    if (it != column.element_validity.end()) {
+      const int64_t e = it - column.element_validity.begin();
+      const int64_t row = std::upper_bound(column.list_offsets.begin(), column.list_offsets.end(), e) -
+                          column.list_offsets.begin() - 1;
+      throw InvalidArgument(where + " row " + std::to_string(row) + " holds a null element");
+    }
+  }
+  const int64_t n = column.list_offsets.back();
+  const auto copy = [n](const auto& values, torch::ScalarType dtype) {
+    using T = typename std::decay_t<decltype(values)>::value_type;
+    auto t = torch::empty({n}, dtype);
+    if (t.element_size() == sizeof(T)) {
+      if (n > 0) std::memcpy(t.data_ptr(), values.data(), static_cast<size_t>(n) * sizeof(T));
+      return t;
+    }
+    // A narrower or wider integer type than the storage: convert from a view of it.
+    const auto storage_dtype = sizeof(T) == 4 ? torch::kInt32 : torch::kInt64;
+    return torch::from_blob(const_cast<T*>(values.data()), {n}, storage_dtype).to(dtype);
+  };
+  if (s.logical.kind == LogicalKind::kFloat16 && s.type == PhysicalType::kFixedLenByteArray) {
+    auto t = torch::empty({n}, torch::kFloat16);
+    if (n > 0) std::memcpy(t.data_ptr(), column.byte_arrays().bytes.data(), static_cast<size_t>(n) * 2);
+    return t;
+  }
+  if (s.logical.kind == LogicalKind::kDecimal) throw InvalidArgument(where + " holds decimals, not tensor values");
+  const std::optional<IntAnnotation> a = s.int_annotation;
+  switch (s.type) {
+    case PhysicalType::kBoolean: return copy(column.as<uint8_t>(), torch::kUInt8).to(torch::kBool);
+    case PhysicalType::kInt32: {
+      torch::ScalarType dtype = torch::kInt32;
+      if (a && a->bit_width == 8) dtype = a->is_signed ? torch::kInt8 : torch::kUInt8;
+      if (a && a->bit_width == 16) dtype = a->is_signed ? torch::kInt16 : torch::kInt32;
+      if (a && a->bit_width == 32 && !a->is_signed) {
+        // UINT32 is stored as its bits in int32: widen without sign extension.
+        return copy(column.as<int32_t>(), torch::kInt32).to(torch::kInt64).bitwise_and_(static_cast<int64_t>(0xffffffff));
+      }
+      return copy(column.as<int32_t>(), dtype);
+    }
+    case PhysicalType::kInt64: return copy(column.as<int64_t>(), torch::kInt64);
+    case PhysicalType::kFloat: return copy(column.as<float>(), torch::kFloat32);
+    case PhysicalType::kDouble: return copy(column.as<double>(), torch::kFloat64);
+    case PhysicalType::kByteArray:
+    case PhysicalType::kFixedLenByteArray: break;
+  }
+  throw InvalidArgument(where + " holds byte strings, not tensor values");
+}
+
+void check_list_rows(const Column& column) {
+  for (int64_t r = 0; r < column.size(); ++r) {
+    if (column.is_null(r)) throw InvalidArgument("column '" + column.schema.name + "' row " + std::to_string(r) + " is null");
+  }
+}
+
 const Column* find_column(const Table& table, const std::string& name) {
   for (const auto& c : table.columns) {
     if (c.schema.name == name) return &c;
@@ -224,16 +284,52 @@ const Column* find_column(const Table& table, const std::string& name) {
 
 }  // namespace
 
+torch::Tensor list_column_tensor(const Column& column) {
+  auto elements = list_elements(column);
+  check_list_rows(column);
+  const int64_t rows = column.size();
+  const int64_t n = rows == 0 ? 0 : column.list_size(0);
+  for (int64_t r = 1; r < rows; ++r) {
+    if (column.list_size(r) != n) {
+      throw InvalidArgument("column '" + column.schema.name + "' row " + std::to_string(r) + " holds " +
+                            std::to_string(column.list_size(r)) + " elements, row 0 holds " + std::to_string(n));
+    }
+  }
+  return elements.view({rows, n});
+}
+
+std::vector<torch::Tensor> list_column_tensors(const Column& column) {
+  const auto elements = list_elements(column);
+  check_list_rows(column);
+  std::vector<torch::Tensor> rows;
+  rows.reserve(static_cast<size_t>(column.size()));
+  for (int64_t r = 0; r < column.size(); ++r) {
+    rows.push_back(elements.narrow(0, column.list_offsets[r], column.list_size(r)));
+  }
+  return rows;
+}
+
 ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layout, bool as_uint8) {
   const int64_t rows = table.num_rows;
   const Column* image = layout.image_column.empty() ? nullptr : find_column(table, layout.image_column);
   std::vector<size_t> pixel_cols;
   if (image == nullptr) {
     pixel_cols = feature_column_indices(table, layout);
-    // One column of byte strings is the row-major layout under another name.
-    if (pixel_cols.size() == 1 && std::holds_alternative<ByteArrays>(table.columns[pixel_cols[0]].values)) {
-      image = &table.columns[pixel_cols[0]];
+    // One column of byte strings or lists is the row-major layout under another name.
+    const Column* only = pixel_cols.size() == 1 ? &table.columns[pixel_cols[0]] : nullptr;
+    if (only != nullptr && (only->schema.is_list || std::holds_alternative<ByteArrays>(only->values))) image = only;
+  }
+  if (image != nullptr && image->schema.is_list) {
+    // Lists of numbers, one image a row: [rows, n] in the element type, then the dtype asked for.
+    const torch::Tensor flat = list_column_tensor(*image);
+    const int64_t pixels = layout.channels * layout.height * layout.width;
+    if (flat.size(1) != pixels) {
+      throw InvalidArgument("column '" + image->schema.name + "' holds lists of " + std::to_string(flat.size(1)) +
+                            " values, expected " + std::to_string(pixels));
     }
+    auto images = flat.view({rows, layout.channels, layout.height, layout.width});
+    images = as_uint8 ? images.to(torch::kUInt8) : images.to(torch::kFloat32).div_(255.0);
+    return {images.contiguous(), decode_labels(table.column(layout.label_column), rows)};
   }
   if (image != nullptr) {
     const int64_t pixels = layout.channels * layout.height * layout.width;

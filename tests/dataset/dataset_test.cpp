@@ -343,5 +343,117 @@ TEST(ReadDatasetTable, ColumnErrorsNameTheFile) {
                        dir + "/t.txt: cannot tell the format"));
 }
 
+// A list column built by hand: rows of `lists`, element type from `schema`.
+template <class T>
+Column list_column(const std::string& name, PhysicalType type, const std::vector<std::vector<T>>& lists,
+                   std::optional<IntAnnotation> ints = std::nullopt) {
+  ColumnSchema s;
+  s.name = name;
+  s.type = type;
+  s.is_list = true;
+  s.int_annotation = ints;
+  Column c = make_column(s);
+  for (const auto& list : lists) {
+    for (const T& v : list) c.as<T>().push_back(v);
+    c.list_offsets.push_back(static_cast<int64_t>(c.as<T>().size()));
+  }
+  return c;
+}
+
+TEST(ListTensors, EqualLengthsMakeOneTensorOthersOnePerRow) {
+  const Column emb = list_column<float>("emb", PhysicalType::kFloat, {{1.5f, -2}, {3, 4}, {0.25f, 8}});
+  const torch::Tensor t = list_column_tensor(emb);
+  EXPECT_EQ(t.sizes(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(t.dtype(), torch::kFloat32);
+  EXPECT_FLOAT_EQ(t[0][1].item<float>(), -2.0f);
+  EXPECT_FLOAT_EQ(t[2][0].item<float>(), 0.25f);
+
+  // INT(8, unsigned) elements stored in INT32 become uint8; UINT32 widens without sign extension.
+  const Column px = list_column<int32_t>("px", PhysicalType::kInt32, {{0, 255, 7}}, IntAnnotation{8, false});
+  const torch::Tensor p = list_column_tensor(px);
+  EXPECT_EQ(p.dtype(), torch::kUInt8);
+  EXPECT_EQ(p[0][1].item<int64_t>(), 255);
+  const Column u32 = list_column<int32_t>("u", PhysicalType::kInt32, {{-1}}, IntAnnotation{32, false});
+  EXPECT_EQ(list_column_tensor(u32)[0][0].item<int64_t>(), 4294967295LL);
+
+  const Column ragged = list_column<int64_t>("r", PhysicalType::kInt64, {{1, 2, 3}, {}, {4}});
+  try {
+    list_column_tensor(ragged);
+    ADD_FAILURE() << "ragged lists made one tensor";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "column 'r' row 1 holds 0 elements, row 0 holds 3");
+  }
+  const auto rows = list_column_tensors(ragged);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].numel(), 3);
+  EXPECT_EQ(rows[1].numel(), 0);
+  EXPECT_EQ(rows[2][0].item<int64_t>(), 4);
+  EXPECT_EQ(rows[0].dtype(), torch::kInt64);
+}
+
+TEST(ListTensors, NullsAndByteStringsAreRefusedByName) {
+  Column with_null_row = list_column<float>("e", PhysicalType::kFloat, {{1}, {2}});
+  with_null_row.schema.nullable = true;
+  with_null_row.validity = {1, 0};
+  EXPECT_THROW(
+      {
+        try {
+          list_column_tensors(with_null_row);
+        } catch (const InvalidArgument& e) {
+          EXPECT_STREQ(e.what(), "column 'e' row 1 is null");
+          throw;
+        }
+      },
+      InvalidArgument);
+  Column with_null_element = list_column<float>("e", PhysicalType::kFloat, {{1, 2}, {3, 4}});
+  with_null_element.element_validity = {1, 1, 1, 0};
+  EXPECT_THROW(
+      {
+        try {
+          list_column_tensor(with_null_element);
+        } catch (const InvalidArgument& e) {
+          EXPECT_STREQ(e.what(), "column 'e' row 1 holds a null element");
+          throw;
+        }
+      },
+      InvalidArgument);
+  ColumnSchema strings;
+  strings.name = "words";
+  strings.type = PhysicalType::kByteArray;
+  strings.is_list = true;
+  EXPECT_THROW(list_column_tensor(make_column(strings)), InvalidArgument);
+  Table flat = small_image_table();
+  EXPECT_THROW(list_column_tensor(flat.columns[0]), InvalidArgument);
+}
+
+TEST(ListTensors, AListImageColumnDecodesLikeThePixelColumns) {
+  const Table table = small_image_table();
+  const ImageTensors want = decode_image_table(table, small_layout());
+  Table lists;
+  lists.num_rows = 3;
+  lists.columns.push_back(table.column("label"));
+  std::vector<std::vector<int32_t>> images(3);
+  for (int64_t r = 0; r < 3; ++r) {
+    for (int p = 1; p <= 4; ++p) {
+      images[r].push_back(static_cast<int32_t>(table.column("pixel" + std::to_string(p)).value_as_double(r)));
+    }
+  }
+  lists.columns.push_back(list_column<int32_t>("image", PhysicalType::kInt32, images, IntAnnotation{8, false}));
+  const ImageTensors got = decode_image_table(lists, small_layout());
+  EXPECT_TRUE(torch::equal(got.images, want.images));
+  EXPECT_TRUE(torch::equal(got.labels, want.labels));
+  const ImageTensors raw = decode_image_table(lists, small_layout(), /*as_uint8=*/true);
+  EXPECT_EQ(raw.images.dtype(), torch::kUInt8);
+  EXPECT_EQ(raw.images[1][0][0][1].item<int64_t>(), table.column("pixel2").value_as_double(1));
+  // Lists of the wrong length name the column.
+  lists.columns[1] = list_column<int32_t>("image", PhysicalType::kInt32, {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}});
+  try {
+    decode_image_table(lists, small_layout());
+    ADD_FAILURE() << "3-value lists decoded as 2x2 images";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "column 'image' holds lists of 3 values, expected 4");
+  }
+}
+
 }  // namespace
 }  // namespace feedline
