@@ -120,7 +120,9 @@ TEST(ParquetHostile, CorpusFilesTruncatedAndFlipped) {
                            "lz4_raw_compressed.parquet", "hadoop_lz4_compressed.parquet",
                            "non_hadoop_lz4_compressed.parquet", "concatenated_gzip_members.parquet",
                            "datapage_v1-snappy-compressed-checksum.parquet", "nation.dict-malformed.parquet",
-                           "dict-page-offset-zero.parquet", "binary.parquet", "rle-dict-snappy-checksum.parquet"}) {
+                           "dict-page-offset-zero.parquet", "binary.parquet", "rle-dict-snappy-checksum.parquet",
+                           // list columns: repetition levels in data pages v1 and v2
+                           "list_columns.parquet", "datapage_v2.snappy.parquet", "null_list.parquet"}) {
     SCOPED_TRACE(name);
     const std::string file = read_file(dir + name);
     ASSERT_TRUE(reads(path, file));
@@ -137,7 +139,7 @@ TEST(ParquetHostile, CorpusFilesTruncatedAndFlipped) {
       reads(path, bad);  // either outcome is fine; a crash, a hang or a non-feedline exception is not
     }
   }
-  EXPECT_EQ(files, 16);
+  EXPECT_EQ(files, 19);
 }
 
 // A file of our own metadata around `body` (what sits between the magic and the footer).
@@ -348,6 +350,80 @@ TEST(ParquetHostile, HandMadeMetadata) {
   expect_throw_with<InvalidFile>(path, huge_len, "footer length");
   expect_throw_with<InvalidFile>(path, "PAR1xxxxxxxxxxxxPAR0", "magic");
   expect_throw_with<Unsupported>(path, "PARExxxxxxxxxxxxPARE", "encrypted");
+}
+
+// A one-column file whose column is `optional group l (LIST) { repeated group list { <rep> int32 element } }`
+// with one data page v1 of the given levels and PLAIN values.
+std::string list_file(int64_t rows, const std::vector<uint8_t>& rep, const std::vector<uint8_t>& def,
+                      const std::vector<int32_t>& values, bool element_optional) {
+  const int max_def = element_optional ? 3 : 2;
+  auto levels = [](const std::vector<uint8_t>& v, int max_level) {
+    std::string encoded;
+    rle_encode(v.data(), v.size(), bit_width_for(static_cast<uint64_t>(max_level)), &encoded);
+    const auto len = static_cast<uint32_t>(encoded.size());
+    return std::string(reinterpret_cast<const char*>(&len), 4) + encoded;
+  };
+  const std::string data = levels(rep, 1) + levels(def, max_def) +
+                           std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4);
+  const std::string body = page(data_page_header(static_cast<int32_t>(rep.size()), static_cast<int32_t>(data.size())), data);
+  fmt::FileMetaData md;
+  md.version = 1;
+  md.num_rows = rows;
+  fmt::SchemaElement root, group, list, element;
+  root.name = "schema";
+  root.num_children = 1;
+  group.name = "l";
+  group.repetition_type = fmt::repetition::kOptional;
+  group.num_children = 1;
+  group.converted_type = fmt::converted::kList;
+  list.name = "list";
+  list.repetition_type = fmt::repetition::kRepeated;
+  list.num_children = 1;
+  element.name = "element";
+  element.type = fmt::type::kInt32;
+  element.repetition_type = element_optional ? fmt::repetition::kOptional : fmt::repetition::kRequired;
+  md.schema = {root, group, list, element};
+  fmt::ColumnMetaData cm;
+  cm.type = fmt::type::kInt32;
+  cm.encodings = {fmt::encoding::kPlain, fmt::encoding::kRle};
+  cm.path_in_schema = {"l", "list", "element"};
+  cm.codec = fmt::codec::kUncompressed;
+  cm.num_values = static_cast<int64_t>(rep.size());
+  cm.data_page_offset = 4;
+  cm.total_compressed_size = static_cast<int64_t>(body.size());
+  fmt::ColumnChunk cc;
+  cc.meta_data = cm;
+  fmt::RowGroup rg;
+  rg.num_rows = rows;
+  rg.columns = {cc};
+  md.row_groups = {rg};
+  return make_file(md, body);
+}
+
+TEST(ParquetHostile, ListLevels) {
+  const std::string path = scratch_dir("list-levels") + "/l.parquet";
+  // [[5, null], [], null, [7]]: a valid file first.
+  write_bytes(path, list_file(4, {0, 1, 0, 0, 0}, {3, 2, 1, 0, 3}, {5, 7}, true));
+  const Table t = read_table(path);
+  const Column& l = t.column("l");
+  ASSERT_TRUE(l.schema.is_list);
+  EXPECT_EQ(l.list_offsets, (std::vector<int64_t>{0, 2, 2, 2, 3}));
+  EXPECT_EQ(l.as<int32_t>(), (std::vector<int32_t>{5, 0, 7}));
+  EXPECT_EQ(l.element_validity, (std::vector<uint8_t>{1, 0, 1}));
+  EXPECT_EQ(l.validity, (std::vector<uint8_t>{1, 1, 0, 1}));
+
+  expect_throw_with<InvalidFile>(path, list_file(2, {0, 1, 0}, {2, 3, 2}, {1, 2, 3}, false),
+                                 "column 'l', row group 0, page at offset 4: definition level 3 above the column's maximum 2");
+  expect_throw_with<InvalidFile>(path, list_file(2, {1, 0, 0}, {3, 3, 3}, {1, 2, 3}, true),
+                                 "repetition level 1 starts the chunk");
+  expect_throw_with<InvalidFile>(path, list_file(2, {0, 0, 1}, {3, 1, 3}, {1, 2}, true),
+                                 "repetition level 1 on a null or empty list");
+  expect_throw_with<InvalidFile>(path, list_file(3, {0, 1, 0}, {3, 3, 3}, {1, 2, 3}, true),
+                                 "list levels start 2 rows, the row group holds 3");
+  expect_throw_with<InvalidFile>(path, list_file(1, {0, 1, 0}, {3, 3, 3}, {1, 2, 3}, true),
+                                 "list levels start more rows than the row group's 1");
+  expect_throw_with<InvalidFile>(path, list_file(2, {0, 1, 0}, {3, 3, 3}, {1, 2}, true),
+                                 "PLAIN data holds 2 values, page declares 3");
 }
 
 TEST(ParquetThrift, SkipsUnknownFieldsOfEveryType) {

@@ -1,10 +1,11 @@
 // Internal: runs f(0..n-1) on up to `threads` threads (the caller's included), handing out indices in order.
-// The first exception stops further work and is rethrown in the caller, as LibTorch's data loader does.
+// The first failure stops further work; the exception of the lowest failing index is rethrown in the caller.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <mutex>
 #include <system_error>
@@ -26,9 +27,12 @@ void parallel_for(size_t n, int threads, F&& f) {
     for (size_t i = 0; i < n; ++i) f(i);
     return;
   }
+  // Tasks start in index order, so once task i fails every task before it has started: the exception kept is
+  // that of the lowest failing index, the one a serial loop would throw, whatever the timing.
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::exception_ptr first;
+  size_t first_index = SIZE_MAX;
   std::mutex mutex;
   auto worker = [&] {
     while (!failed.load(std::memory_order_relaxed)) {
@@ -38,7 +42,10 @@ void parallel_for(size_t n, int threads, F&& f) {
         f(i);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mutex);
-        if (!first) first = std::current_exception();
+        if (i < first_index) {
+          first = std::current_exception();
+          first_index = i;
+        }
         failed = true;
       }
     }

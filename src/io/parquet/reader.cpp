@@ -137,6 +137,7 @@ ParsedFile parse(const std::string& path) {
 struct Scratch {
   std::vector<uint8_t> chunk;  // the chunk's bytes as read from the file
   std::vector<uint8_t> page;   // decompressed page
+  std::vector<uint8_t> levels; // a list page's repetition and definition levels and element slots
 };
 
 Scratch& scratch() {
@@ -480,96 +481,109 @@ Column ChunkReader::read_list() {
   const int64_t entries = load();
   Column col = make_column(leaf_.schema);
   if (entries == 0) return col;
-  // Two level bytes per entry, and at most one value per entry.
+  // At most one value per level entry, and three scratch bytes (levels, slot) per entry of a page.
   const int64_t width = std::is_same_v<T, ByteArrays> ? 8 : static_cast<int64_t>(sizeof(T));
-  if (entries > budget_ / (width + 3)) {
+  if (entries > budget_ / (width + 4)) {
     throw InvalidFile(std::to_string(entries) + " list values would exceed the memory limit");
   }
-  std::vector<uint8_t> rep(static_cast<size_t>(entries)), def(static_cast<size_t>(entries));
   using Values = std::conditional_t<std::is_same_v<T, ByteArrays>, ByteArrays, std::vector<T>>;
   Values& values = std::get<Values>(col.values);
-  if constexpr (!std::is_same_v<T, ByteArrays>) values.resize(static_cast<size_t>(entries));
-  int64_t entry = 0, present_total = 0, rows = 0;
+  if constexpr (!std::is_same_v<T, ByteArrays>) values.reserve(static_cast<size_t>(entries));
+  col.list_offsets.resize(static_cast<size_t>(num_rows_) + 1);
+  if (leaf_.schema.nullable) col.validity.resize(static_cast<size_t>(num_rows_));
+  int64_t* offsets = col.list_offsets.data();
+  uint8_t* row_valid = col.validity.empty() ? nullptr : col.validity.data();
+  std::vector<uint8_t>& element_valid = col.element_validity;  // made at the first null element
+  bool any_null_element = false;
+  const int list_def = leaf_.list_def, max_def = leaf_.max_def;
+  int64_t row = -1, slots = 0;
+  bool open = false;  // the current row's list has elements (a repetition level of 1 may continue it)
+
+  // Page by page: levels into scratch, then rows, element slots and values. Repetition 0 starts a row; a
+  // definition below list_def is a null list, list_def an empty one, above it an element slot, null unless it
+  // reaches max_def.
   walk_pages<T>(entries, [&](const PageData& page, const uint8_t* body, size_t size) {
     const int64_t n = page.num_values;
+    std::vector<uint8_t>& levels = scratch().levels;
+    if (levels.size() < static_cast<size_t>(3 * n)) levels.resize(static_cast<size_t>(3 * n));
+    uint8_t* rep = levels.data();
+    uint8_t* def = rep + n;
+    uint8_t* slot_valid = def + n;
     const uint8_t* p = body;
     const uint8_t* end = body + size;
-    uint8_t* r = rep.data() + entry;
-    uint8_t* d = def.data() + entry;
     if (page.v2) {
-      read_levels_v2(page.v2_rep_levels, page.v2_rep_size, n, leaf_.max_rep, r);
-      read_levels_v2(page.v2_def_levels, page.v2_def_size, n, leaf_.max_def, d);
+      read_levels_v2(page.v2_rep_levels, page.v2_rep_size, n, leaf_.max_rep, rep);
+      read_levels_v2(page.v2_def_levels, page.v2_def_size, n, max_def, def);
     } else {
-      read_levels(page.repetition_level_encoding, p, end, n, leaf_.max_rep, r);
-      read_levels(page.definition_level_encoding, p, end, n, leaf_.max_def, d);
+      read_levels(page.repetition_level_encoding, p, end, n, leaf_.max_rep, rep);
+      read_levels(page.definition_level_encoding, p, end, n, max_def, def);
     }
-    int64_t present = 0, page_rows = 0;
+    // One pass without early exits: a slot is written before it is known to be an element (the next element
+    // overwrites it otherwise); anything malformed is found afterwards.
+    // A repetition level of 1 continues the current row's list, which must have begun with an element.
+    const int64_t first_slot = slots, first_row = row;
+    const bool open_before = open;
+    bool bad = false;
     for (int64_t i = 0; i < n; ++i) {
-      present += d[i] == leaf_.max_def;
-      page_rows += r[i] == 0;
+      const int dl = def[i];
+      bad |= dl > max_def;
+      if (rep[i] == 0) {
+        if (++row >= num_rows_) {
+          throw InvalidFile("list levels start more rows than the row group's " + std::to_string(num_rows_));
+        }
+        offsets[row] = slots;
+        if (row_valid != nullptr) row_valid[row] = dl >= list_def;
+      } else {
+        bad |= !open || dl <= list_def;
+      }
+      open = dl > list_def;
+      slot_valid[slots - first_slot] = dl == max_def;
+      slots += dl > list_def;
     }
-    if (page.num_rows >= 0 && page.num_rows != page_rows) {
+    if (bad) {
+      bool was_open = open_before;
+      for (int64_t i = 0; i < n; ++i) {
+        if (def[i] > max_def) {
+          throw InvalidFile("definition level " + std::to_string(def[i]) + " above the column's maximum " +
+                            std::to_string(max_def));
+        }
+        if (rep[i] != 0 && (!was_open || def[i] <= list_def)) {
+          throw InvalidFile(row < 0 || (i == 0 && first_row < 0) ? "repetition level 1 starts the chunk"
+                                                                 : "repetition level 1 on a null or empty list");
+        }
+        was_open = def[i] > list_def;
+      }
+      throw InvalidFile("malformed list levels");
+    }
+    if (page.num_rows >= 0 && row - first_row != page.num_rows) {
       throw InvalidFile("data page v2 declares " + std::to_string(page.num_rows) + " rows, its levels start " +
-                        std::to_string(page_rows));
+                        std::to_string(row - first_row));
     }
-    rows += page_rows;
+    const int64_t page_slots = slots - first_slot;
+    const int64_t present = count_present(slot_valid, page_slots);
     if constexpr (std::is_same_v<T, ByteArrays>) {
+      const size_t base = values.offsets.size();
       decode_values<T>(page.encoding, p, static_cast<size_t>(end - p), present, &values, nullptr);
+      if (present < page_slots) spread_byte_arrays(&values, base, slot_valid, page_slots, present);
     } else {
-      decode_values<T>(page.encoding, p, static_cast<size_t>(end - p), present, FixedOut<T>{values.data()},
-                       values.data() + present_total);
+      values.resize(static_cast<size_t>(slots));
+      T* dst = values.data() + first_slot;
+      decode_values<T>(page.encoding, p, static_cast<size_t>(end - p), present, FixedOut<T>{values.data()}, dst);
+      if (present < page_slots) spread(dst, slot_valid, page_slots, present);
     }
-    entry += n;
-    present_total += present;
+    if (present < page_slots && !any_null_element) {
+      any_null_element = true;
+      element_valid.assign(static_cast<size_t>(first_slot), 1);
+    }
+    if (any_null_element) element_valid.insert(element_valid.end(), slot_valid, slot_valid + page_slots);
     return n;
   });
-  if (rows != num_rows_) {
-    throw InvalidFile("list levels start " + std::to_string(rows) + " rows, the row group holds " +
+  if (row + 1 != num_rows_) {
+    throw InvalidFile("list levels start " + std::to_string(row + 1) + " rows, the row group holds " +
                       std::to_string(num_rows_));
   }
-
-  // Levels to lists: repetition 0 starts a row; a definition below list_def is a null list, list_def an empty
-  // one, above it an element, null unless it reaches max_def.
-  col.list_offsets.reserve(static_cast<size_t>(num_rows_) + 1);
-  if (leaf_.schema.nullable) col.validity.assign(static_cast<size_t>(num_rows_), 1);
-  std::vector<uint8_t>& element_valid = col.element_validity;
-  element_valid.reserve(static_cast<size_t>(entries));
-  int64_t row = -1;
-  for (int64_t i = 0; i < entries; ++i) {
-    const int dl = def[static_cast<size_t>(i)];
-    if (dl > leaf_.max_def) {
-      throw InvalidFile("definition level " + std::to_string(dl) + " above the column's maximum " +
-                        std::to_string(leaf_.max_def));
-    }
-    if (rep[static_cast<size_t>(i)] == 0) {
-      ++row;
-      col.list_offsets[static_cast<size_t>(row)] = static_cast<int64_t>(element_valid.size());
-      col.list_offsets.push_back(0);
-      if (dl < leaf_.list_def) col.validity[static_cast<size_t>(row)] = 0;
-      if (dl <= leaf_.list_def) continue;
-    } else if (row < 0 || dl <= leaf_.list_def) {
-      throw InvalidFile("repetition level 1 " + std::string(row < 0 ? "starts the chunk" : "on a null or empty list"));
-    }
-    element_valid.push_back(dl == leaf_.max_def);
-  }
-  const auto slots = static_cast<int64_t>(element_valid.size());
-  col.list_offsets.back() = slots;
-  if (present_total < slots) {
-    if constexpr (std::is_same_v<T, ByteArrays>) {
-      spread_byte_arrays(&values, 1, element_valid.data(), slots, present_total);
-    } else {
-      spread(values.data(), element_valid.data(), slots, present_total);
-    }
-  } else {
-    std::vector<uint8_t>().swap(element_valid);
-  }
-  if constexpr (!std::is_same_v<T, ByteArrays>) {
-    values.resize(static_cast<size_t>(slots));
-    values.shrink_to_fit();
-  }
-  if (!col.validity.empty() && count_present(col.validity.data(), num_rows_) == num_rows_) {
-    std::vector<uint8_t>().swap(col.validity);
-  }
+  offsets[num_rows_] = slots;
+  if (row_valid != nullptr && count_present(row_valid, num_rows_) == num_rows_) std::vector<uint8_t>().swap(col.validity);
   return col;
 }
 
@@ -884,9 +898,9 @@ Table read_table(const std::string& path, const ReadOptions& options) {
       const Leaf& leaf = f.leaves[leaf_index];
       add(num_rows, value_width(leaf.schema.type) + (leaf.max_def ? 1 : 0));
       if (leaf.max_rep == 0) continue;
-      for (size_t g : groups) {  // level entries: a value and two level bytes each
+      for (size_t g : groups) {  // level entries: a value and three scratch bytes each (see read_list)
         const auto& md = f.md.row_groups[g].columns[leaf.index].meta_data;
-        if (md && md->num_values > 0) add(md->num_values, value_width(leaf.schema.type) + 3);
+        if (md && md->num_values > 0) add(md->num_values, value_width(leaf.schema.type) + 4);
       }
     }
   }
