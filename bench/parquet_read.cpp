@@ -1,6 +1,7 @@
 // Times feedline::parquet::read_table on each file: one warm-up read, then --repeat timed reads; prints one
 // CSV line per file (file, threads, rows, columns, median seconds, min seconds). Pair it with
-// bench/duckdb_read.mjs, which times DuckDB on the same files with the same thread count.
+// bench/duckdb_read.mjs, which times DuckDB on the same files with the same thread count. --columns a,b reads
+// only those columns of every file (what projection saves: the other chunks are neither read nor decoded).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,22 +14,31 @@
 
 int main(int argc, char** argv) {
   int threads = 0, repeat = 5;
-  std::vector<std::string> files;
+  std::vector<std::string> files, columns;
+  const char* usage = "usage: feedline_parquet_read [--threads N] [--repeat N] [--columns A,B,...] FILE...\n";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
     } else if (a == "--repeat" && i + 1 < argc) {
       repeat = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--columns" && i + 1 < argc) {
+      const std::string list = argv[++i];
+      for (size_t start = 0;;) {
+        const size_t comma = list.find(',', start);
+        columns.push_back(list.substr(start, comma - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
     } else if (!a.empty() && a[0] != '-') {
       files.push_back(a);
     } else {
-      std::fprintf(stderr, "usage: feedline_parquet_read [--threads N] [--repeat N] FILE...\n");
+      std::fputs(usage, stderr);
       return 2;
     }
   }
   if (files.empty()) {
-    std::fprintf(stderr, "usage: feedline_parquet_read [--threads N] [--repeat N] FILE...\n");
+    std::fputs(usage, stderr);
     return 2;
   }
   std::printf("file,threads,rows,columns,median_s,min_s\n");
@@ -36,6 +46,7 @@ int main(int argc, char** argv) {
     for (const auto& f : files) {
       feedline::parquet::ReadOptions options;
       options.num_threads = threads;
+      options.columns = columns;
       const auto warm = feedline::parquet::read_table(f, options);
       std::vector<double> times;
       for (int r = 0; r < repeat; ++r) {
