@@ -524,7 +524,26 @@ Column ChunkReader::read_list() {
     const int64_t first_slot = slots, first_row = row;
     const bool open_before = open;
     bool bad = false;
-    for (int64_t i = 0; i < n; ++i) {
+    // Fast path for pages where every entry is a present element (embeddings, images): rows start at the
+    // zeros of the repetition levels, found with memchr, and every slot is valid.
+    int64_t elements = 0;
+    for (int64_t i = 0; i < n; ++i) elements += def[i] == max_def;
+    const bool all_elements = elements == n && n > 0;
+    if (all_elements) {
+      bad = rep[0] != 0 && !open;
+      const uint8_t* z = rep;
+      while (!bad && (z = static_cast<const uint8_t*>(std::memchr(z, 0, static_cast<size_t>(rep + n - z)))) != nullptr) {
+        if (++row >= num_rows_) {
+          throw InvalidFile("list levels start more rows than the row group's " + std::to_string(num_rows_));
+        }
+        offsets[row] = slots + (z - rep);
+        if (row_valid != nullptr) row_valid[row] = 1;
+        ++z;
+      }
+      slots += n;
+      open = true;
+    }
+    for (int64_t i = 0; i < n && !all_elements; ++i) {
       const int dl = def[i];
       bad |= dl > max_def;
       if (rep[i] == 0) {
@@ -560,7 +579,7 @@ Column ChunkReader::read_list() {
                         std::to_string(row - first_row));
     }
     const int64_t page_slots = slots - first_slot;
-    const int64_t present = count_present(slot_valid, page_slots);
+    const int64_t present = all_elements ? n : count_present(slot_valid, page_slots);
     if constexpr (std::is_same_v<T, ByteArrays>) {
       const size_t base = values.offsets.size();
       decode_values<T>(page.encoding, p, static_cast<size_t>(end - p), present, &values, nullptr);
@@ -575,7 +594,8 @@ Column ChunkReader::read_list() {
       any_null_element = true;
       element_valid.assign(static_cast<size_t>(first_slot), 1);
     }
-    if (any_null_element) element_valid.insert(element_valid.end(), slot_valid, slot_valid + page_slots);
+    if (any_null_element && all_elements) element_valid.insert(element_valid.end(), static_cast<size_t>(n), 1);
+    if (any_null_element && !all_elements) element_valid.insert(element_valid.end(), slot_valid, slot_valid + page_slots);
     return n;
   });
   if (row + 1 != num_rows_) {
