@@ -1,7 +1,8 @@
 // DuckDB's side of feedline's Parquet interop tests and read benchmark, driven by the C++ tests.
 //
 //   node duckdb_parquet.mjs <npm_cache_dir> dump <file.parquet> [<json array of column names>]
-//       reads the file (or those columns) with DuckDB and prints every value in the canonical text form below.
+//       reads the file (or those columns) with DuckDB and prints every value in the canonical text form below;
+//       a dotted name that is no top-level column is a struct's field, as feedline names them.
 //   node duckdb_parquet.mjs <npm_cache_dir> write <file.parquet> <codec> <rows> <row_group_size>
 //       makes a table of every type feedline reads (with nulls), COPYs it to the file with the codec, and
 //       prints the table's values in the same form.
@@ -11,6 +12,9 @@
 //   node duckdb_parquet.mjs <npm_cache_dir> lists <file.parquet> <codec> <rows> <row_group_size>
 //       writes list columns (fixed-length embeddings and pixels, ragged lists with null lists and null elements,
 //       lists of strings, empty lists) beside a plain column, and prints the table's values in the same form.
+//   node duckdb_parquet.mjs <npm_cache_dir> structs <file.parquet> <rows>
+//       writes nullable structs (one inside another, one holding a list) and prints the values of their
+//       primitive fields, flattened and named by dotted path as feedline reads them.
 //   node duckdb_parquet.mjs <npm_cache_dir> time <file.parquet> <threads> <runs>
 //       reads the whole file into a DuckDB table, once to warm up and then <runs> times; prints seconds.
 //
@@ -131,8 +135,19 @@ const instance = await duckdb.DuckDBInstance.create(':memory:');
 const connection = await instance.connect();
 try {
   if (mode === 'dump') {
+    // Columns by name; a dotted name that is no top-level column is a struct's field (feedline's flattening).
     const columns = rest.length > 0 ? JSON.parse(rest[0]) : null;
-    const select = columns ? columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(', ') : '*';
+    const ident = (c) => `"${c.replaceAll('"', '""')}"`;
+    let select = '*';
+    if (columns) {
+      const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quote(file)})`);
+      const topLevel = new Set(described.getRows().map((row) => row[0]));
+      select = columns.map((c) => {
+        if (topLevel.has(c) || !c.includes('.')) return ident(c);
+        const [head, ...fields] = c.split('.');
+        return fields.reduce((e, f) => `struct_extract(${e}, ${quote(f)})`, ident(head)) + ` AS ${ident(c)}`;
+      }).join(', ');
+    }
     await dump(connection, `SELECT ${select} FROM read_parquet(${quote(file)})`);
   } else if (mode === 'write') {
     const [codec, rows, rowGroupSize] = rest;
@@ -155,6 +170,20 @@ try {
     await connection.run(
       `COPY t TO ${quote(file)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE ${Number(rowGroupSize)})`);
     await dump(connection, 'SELECT * FROM t');
+  } else if (mode === 'structs') {
+    // Nullable structs, a struct inside a struct, a list inside a struct; nulls at every level.
+    const [rows] = rest;
+    await connection.run(`CREATE TABLE t AS SELECT
+        i::INTEGER AS id,
+        CASE WHEN i % 5 = 0 THEN NULL ELSE {
+          'x': CASE WHEN i % 3 = 0 THEN NULL ELSE (i * 2)::INTEGER END,
+          'y': 'v' || i::VARCHAR,
+          'inner': CASE WHEN i % 7 = 0 THEN NULL ELSE {'z': (i * 0.5)::DOUBLE} END} END AS s,
+        {'a': i::BIGINT, 'l': [i, i + 1]} AS with_list
+      FROM range(${Number(rows)}) r(i) ORDER BY i`);
+    await connection.run(`COPY t TO ${quote(file)} (FORMAT parquet)`);
+    await dump(connection, `SELECT id, s.x AS "s.x", s.y AS "s.y", s.inner.z AS "s.inner.z",
+                                   with_list.a AS "with_list.a" FROM t`);
   } else if (mode === 'pandas') {
     // The layout pandas writes through pyarrow: INT64 columns, SNAPPY, dictionary pages, and the `pandas`
     // schema in the footer's key-value metadata.

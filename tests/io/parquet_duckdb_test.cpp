@@ -256,5 +256,36 @@ TEST(ParquetDuckDb, ReadsChosenRowGroups) {
   }
 }
 
+// Structs written by DuckDB: their primitive fields read as flat columns named by dotted path, null where the
+// field or any struct above it is; a list inside a struct is refused by name while its siblings read.
+TEST(ParquetDuckDb, ReadsStructFieldsFlattened) {
+  const std::string path = scratch_dir("duckdb-structs") + "/structs.parquet";
+  std::string out;
+  ASSERT_TRUE(run_duckdb({"structs", path, "3000"}, &out));
+  const Dump duck = parse_dump(out);
+  const FileInfo info = read_file_info(path);
+  std::vector<std::string> names;
+  for (const ColumnSchema& c : info.schema) names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"id", "s.x", "s.y", "s.inner.z", "with_list.a"}));
+  ASSERT_EQ(info.unsupported_columns.size(), 1u);
+  EXPECT_EQ(info.unsupported_columns[0].first, "with_list.l.list.element");
+  ReadOptions r;
+  r.columns = names;
+  const Table t = read_table(path, r);
+  expect_same_values(t, duck);
+  EXPECT_TRUE(t.column("s.inner.z").schema.nullable);
+  EXPECT_TRUE(t.column("s.inner.z").is_null(5));   // the outer struct is null
+  EXPECT_TRUE(t.column("s.inner.z").is_null(7));   // the inner struct is null
+  EXPECT_FALSE(t.column("s.inner.z").is_null(1));
+  try {
+    read_table(path);
+    ADD_FAILURE() << "read a list inside a struct";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("column 'with_list' (its leaf 'with_list.l.list.element'): lists inside structs"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace feedline::parquet

@@ -518,9 +518,8 @@ Column ChunkReader::read_list() {
       read_levels(page.repetition_level_encoding, p, end, n, leaf_.max_rep, rep);
       read_levels(page.definition_level_encoding, p, end, n, max_def, def);
     }
-    // One pass without early exits: a slot is written before it is known to be an element (the next element
-    // overwrites it otherwise); anything malformed is found afterwards.
     // A repetition level of 1 continues the current row's list, which must have begun with an element.
+    // Anything malformed is only noted in the passes below, and found again for its message afterwards.
     const int64_t first_slot = slots, first_row = row;
     const bool open_before = open;
     bool bad = false;
@@ -543,6 +542,8 @@ Column ChunkReader::read_list() {
       slots += n;
       open = true;
     }
+    // Otherwise one pass without early exits: a slot is written before it is known to be an element (the next
+    // element overwrites it otherwise).
     for (int64_t i = 0; i < n && !all_elements; ++i) {
       const int dl = def[i];
       bad |= dl > max_def;
@@ -567,8 +568,8 @@ Column ChunkReader::read_list() {
                             std::to_string(max_def));
         }
         if (rep[i] != 0 && (!was_open || def[i] <= list_def)) {
-          throw InvalidFile(row < 0 || (i == 0 && first_row < 0) ? "repetition level 1 starts the chunk"
-                                                                 : "repetition level 1 on a null or empty list");
+          throw InvalidFile(i == 0 && first_row < 0 ? "repetition level 1 starts the chunk"
+                                                    : "repetition level 1 on a null or empty list");
         }
         was_open = def[i] > list_def;
       }
@@ -643,12 +644,23 @@ int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size
   const uint8_t* end = body + size;
   int64_t present = n;
   uint8_t* page_validity = nullptr;
-  if (leaf_.max_def == 1) {
+  if (leaf_.max_def > 0) {
+    // The levels themselves, then (inside optional structs, where they go above 1) whether each reaches the
+    // maximum: below it the field or a struct above it is null.
     page_validity = validity + row;
+    const int max_def = leaf_.max_def;
     if (h.v2) {
-      read_levels_v2(h.v2_def_levels, h.v2_def_size, n, 1, page_validity);
+      read_levels_v2(h.v2_def_levels, h.v2_def_size, n, max_def, page_validity);
     } else {
-      read_levels(h.definition_level_encoding, p, end, n, 1, page_validity);
+      read_levels(h.definition_level_encoding, p, end, n, max_def, page_validity);
+    }
+    if (max_def > 1) {
+      uint8_t bad = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        bad |= static_cast<uint8_t>(page_validity[i] > max_def);
+        page_validity[i] = page_validity[i] == max_def;
+      }
+      if (bad) throw InvalidFile("definition level above the column's maximum " + std::to_string(max_def));
     }
     present = count_present(page_validity, n);
   }
@@ -942,7 +954,7 @@ Table read_table(const std::string& path, const ReadOptions& options) {
           if constexpr (!std::is_same_v<V, ByteArrays>) v.resize(static_cast<size_t>(num_rows));
         },
         col.values);
-    if (leaf.max_def == 1) col.validity.resize(static_cast<size_t>(num_rows));
+    if (leaf.max_def > 0) col.validity.resize(static_cast<size_t>(num_rows));
   });
 
   // Byte arrays and lists decode per chunk into their own parts, joined afterwards (unless there is one row
@@ -972,7 +984,7 @@ Table read_table(const std::string& path, const ReadOptions& options) {
     const fmt::RowGroup& rg = f.md.row_groups[groups[k]];
     const int64_t first = group_first_row[k];
     ChunkReader reader(f, leaf, rg.columns[leaf.index], rg.num_rows, budget);
-    uint8_t* validity = leaf.max_def == 1 ? col.validity.data() + first : nullptr;
+    uint8_t* validity = leaf.max_def > 0 && leaf.max_rep == 0 ? col.validity.data() + first : nullptr;
     try {
       int64_t n = 0;
       if (leaf.max_rep > 0) {

@@ -250,12 +250,52 @@ class SchemaWalker {
     if (kind == 'L' && rep != fmt::repetition::kRepeated) {
       if (const size_t next = list(i); next != 0) return next;
     }
-    const std::string why = kind == 'L'   ? "lists of lists or of structs are not supported"
-                            : kind == 'M' ? "maps are not supported"
-                            : kind == '?' ? other + " is not supported"
-                            : rep == fmt::repetition::kRepeated ? "repeated groups are not supported"
-                                                                : "structs (nested groups) are not supported";
-    return unsupported_subtree(i, "", e.name, why, 0);
+    if (kind == 'S' && rep != fmt::repetition::kRepeated) return struct_fields(i, "", e.name, 0, 0);
+    return unsupported_subtree(i, "", e.name, unsupported_group(e, kind, other), 0);
+  }
+
+  static std::string unsupported_group(const fmt::SchemaElement& e, char kind, const std::string& other) {
+    if (kind == 'L') return "lists of lists or of structs are not supported";
+    if (kind == 'M') return "maps are not supported";
+    if (kind == '?') return other + " is not supported";
+    return repetition_of(e) == fmt::repetition::kRepeated ? "repeated groups are not supported"
+                                                          : "structs holding lists or maps are not supported";
+  }
+
+  // A struct (a plain group, not repeated) at schema[i]: its primitive fields, at any depth of structs, become
+  // flat leaves named by their dotted path, null wherever the field or a struct above it is. Fields holding
+  // repetition (lists, maps, repeated groups) are unsupported, alone. Returns the index after the struct.
+  size_t struct_fields(size_t i, const std::string& prefix, const std::string& field, int def, int depth) {
+    if (depth > kMaxSchemaDepth) throw InvalidFile("schema nested deeper than " + std::to_string(kMaxSchemaDepth));
+    const fmt::SchemaElement& g = at(i);
+    const std::string path = prefix.empty() ? g.name : prefix + "." + g.name;
+    const int group_def = def + (repetition_of(g) == fmt::repetition::kOptional ? 1 : 0);
+    const int64_t children = g.num_children.value_or(0);
+    if (children < 0) throw InvalidFile("column '" + path + "': negative child count");
+    size_t next = i + 1;
+    for (int64_t c = 0; c < children; ++c) {
+      const fmt::SchemaElement& e = at(next);
+      const int32_t rep = repetition_of(e);
+      if (!is_group(e) && rep != fmt::repetition::kRepeated) {
+        Leaf& leaf = add_leaf(path + "." + e.name, field);
+        set_primitive(&leaf, e);
+        leaf.max_def = group_def + (rep == fmt::repetition::kOptional ? 1 : 0);
+        leaf.schema.nullable = leaf.max_def > 0;
+        ++next;
+        continue;
+      }
+      std::string other;
+      const char kind = is_group(e) ? group_kind(e, &other) : 'R';
+      if (kind == 'S' && rep != fmt::repetition::kRepeated) {
+        next = struct_fields(next, path, field, group_def, depth + 1);
+      } else {
+        const std::string why = kind == 'R' ? "lists inside structs are not supported"
+                                : kind == 'L' ? "lists inside structs are not supported"
+                                              : unsupported_group(e, kind, other);
+        next = unsupported_subtree(next, path, field, why, depth + 1);
+      }
+    }
+    return next;
   }
 
   // A LIST-annotated group at schema[i] whose elements are primitives: adds its leaf and returns the index

@@ -20,7 +20,8 @@ struct Leaf {
   std::string field;          // the top-level field it belongs to (its name, for a flat or list column)
   size_t index = 0;           // position among the leaves, and so in each row group's column chunks
   int32_t physical_type = 0;  // parquet.thrift Type
-  int max_def = 0;            // flat: 1 for OPTIONAL, 0 for REQUIRED; lists: up to 3 (list, repeated, element)
+  int max_def = 0;            // flat: 1 for OPTIONAL, 0 for REQUIRED, more inside optional structs;
+                              // lists: up to 3 (list, repeated, element)
   int max_rep = 0;            // 0 flat, 1 for a list
   int list_def = 0;           // lists: the definition level of a present but empty list (below it: null list)
   ColumnSchema schema;
@@ -31,11 +32,11 @@ struct Leaf {
 // The schema a leaf's column has once read (an INT96 leaf becomes INT64 TIMESTAMP(MICROS)).
 ColumnSchema output_schema(const Leaf& leaf);
 
-// Every leaf of the schema, in column-chunk order. Top-level primitives and lists of primitives (LIST in its
-// three-level form and the legacy two-level forms, and bare repeated primitives) are read; the leaves of other
-// nested fields (structs, maps, lists of lists or of structs) and of types outside our scope come back with
-// `unsupported` set, naming the feature, so that projection can skip them. Throws InvalidFile for a malformed
-// schema.
+// Every leaf of the schema, in column-chunk order. Top-level primitives, the primitive fields of structs (as
+// flat columns named by their dotted path) and lists of primitives (LIST in its three-level form and the legacy
+// two-level forms, and bare repeated primitives) are read; the leaves of other nested fields (maps, lists of
+// lists or of structs, lists inside structs) and of types outside our scope come back with `unsupported` set,
+// naming the feature, so that projection can skip them. Throws InvalidFile for a malformed schema.
 std::vector<Leaf> schema_leaves(const format::FileMetaData& md);
 
 // Whether the deprecated min/max statistics (signed comparison) mean what min_value/max_value would.
