@@ -340,7 +340,7 @@ int run(int argc, char** argv) {
   cat.threads = default_threads();
   auto* cat_cmd = app.add_subcommand("cat", "Print a Parquet file's rows as CSV or JSON lines");
   cat_cmd->add_option("file", cat.path, "Parquet file")->required();
-  cat_cmd->add_option("--columns", cat.columns, "Only these columns, in this order");
+  cat_cmd->add_option("--columns", cat.columns, "Only these columns, in this order (comma-separated or one per argument)")->delimiter(',');
   cat_cmd->add_option("--limit", cat.limit, "At most N rows")->check(CLI::NonNegativeNumber);
   cat_cmd->add_option("--format", cat.format, "csv or jsonl")->check(CLI::IsMember({"csv", "jsonl"}))->capture_default_str();
   cat_cmd->add_option("--threads", cat.threads, "Decoding threads (default: every core)")->check(CLI::PositiveNumber);

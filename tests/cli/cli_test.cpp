@@ -395,7 +395,7 @@ TEST(Cli, CatPrintsRowsAsCsvOrJsonLines) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.output, "{\"f64\":-1.3065268517353166,\"f32\":1.7640524}\n");
   // Strings that need quoting are quoted.
-  r = run_cli("cat " + corpus_file("delta_byte_array.parquet") + " --columns c_salutation c_first_name --limit 1");
+  r = run_cli("cat " + corpus_file("delta_byte_array.parquet") + " --columns c_salutation,c_first_name --limit 1");
   EXPECT_EQ(r.output, "c_salutation,c_first_name\nSir,Mark\n");
   // Timestamps in ISO 8601 (INT96, not UTC-adjusted: no Z), decimals exact, FLOAT16 as numbers.
   r = run_cli("cat " + corpus_file("alltypes_plain.parquet") + " --columns id timestamp_col --limit 2");
