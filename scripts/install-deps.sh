@@ -10,7 +10,7 @@ debian_packages=(
   build-essential cmake ninja-build pkg-config
   libtorch-dev libopenblas0-pthread
   libcli11-dev libfmt-dev nlohmann-json3-dev libfast-float-dev
-  libsnappy-dev libzstd-dev zlib1g-dev liblz4-dev libbrotli-dev
+  libsnappy-dev libzstd-dev zlib1g-dev liblz4-dev libbrotli-dev libspng-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
   gnuplot-nox

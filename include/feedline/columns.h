@@ -20,8 +20,9 @@ std::vector<std::string> match_columns(const std::vector<ColumnSchema>& schema, 
 struct DatasetColumns {
   std::string label_column = "label";
   std::vector<std::string> feature_columns{"pixel*"};  // patterns, see match_columns(); the label never counts
-  // Read this one column of byte strings (one row-major image a row) instead of feature_columns when the file has
-  // it; empty: always feature_columns.
+  // Read this one column of byte strings (one row-major image or PNG file a row) or lists instead of
+  // feature_columns when the file has it, or has `<image_column>.bytes` (a Hugging Face image struct's PNG
+  // field); empty: always feature_columns.
   std::string image_column = "image";
   std::vector<std::string> columns;  // non-empty: nothing outside these exact names is read or matched
   // > 0: the features must be this many columns, or one byte-string column (fixed length: of this many bytes).

@@ -93,6 +93,8 @@ std::vector<std::string> choose_columns(const std::string& path, const std::vect
 
   std::vector<std::string> features;
   const ColumnSchema* image = want.image_column.empty() ? nullptr : find(schema, want.image_column);
+  // A Hugging Face image struct reads as `image.bytes` (the PNG file) and `image.path`.
+  if (image == nullptr && !want.image_column.empty()) image = find(schema, want.image_column + ".bytes");
   if (image != nullptr && image->name != want.label_column) {
     features = {image->name};
   } else {

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "feedline/columns.h"
 #include "feedline/error.h"
+#include "feedline/image.h"
 
 namespace feedline {
 
@@ -182,11 +184,51 @@ void copy_column(const std::vector<T>& values, int64_t pixel, int64_t pixels, in
   }
 }
 
+// Each row's bytes a PNG file (Hugging Face's image columns): decoded in parallel, 8-bit grayscale of the
+// layout's size. The lowest failing row's error is the one thrown, naming the column and the row.
+void decode_png_column(const Column& column, const ImageTableLayout& layout, uint8_t* out_u8, float* out_f32) {
+  if (layout.channels != 1) {
+    throw InvalidArgument("column '" + column.schema.name + "' holds PNG images: only 1-channel layouts are supported");
+  }
+  const ByteArrays& bytes = column.byte_arrays();
+  const int64_t rows = bytes.size(), pixels = layout.height * layout.width;
+  std::mutex mutex;
+  int64_t failed_row = rows;
+  std::string failure;
+  at::parallel_for(0, rows, 64, [&](int64_t begin, int64_t end) {
+    std::vector<uint8_t> gray(out_u8 != nullptr ? 0 : static_cast<size_t>(pixels));
+    for (int64_t r = begin; r < end; ++r) {
+      uint8_t* dst = out_u8 != nullptr ? out_u8 + r * pixels : gray.data();
+      try {
+        if (column.is_null(r)) throw InvalidArgument("null");
+        decode_png_gray8(bytes.at(r), layout.height, layout.width, dst);
+      } catch (const InvalidArgument& e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (r < failed_row) {
+          failed_row = r;
+          failure = e.what();
+        }
+        return;
+      }
+      if (out_f32 != nullptr) {
+        float* out = out_f32 + r * pixels;
+        for (int64_t p = 0; p < pixels; ++p) out[p] = static_cast<float>(gray[static_cast<size_t>(p)]) / 255.0f;
+      }
+    }
+  });
+  if (failed_row < rows) {
+    throw InvalidArgument("column '" + column.schema.name + "' row " + std::to_string(failed_row) + ": " + failure);
+  }
+}
+
 // The row-major layout: each row's pixels are one byte string, so an image is one copy (or one conversion).
-void decode_row_major(const Column& column, int64_t pixels, uint8_t* out_u8, float* out_f32) {
+// Byte strings that are PNG files are decoded instead.
+void decode_row_major(const Column& column, const ImageTableLayout& layout, uint8_t* out_u8, float* out_f32) {
   const auto* bytes = std::get_if<ByteArrays>(&column.values);
   if (bytes == nullptr) throw InvalidArgument("column '" + column.schema.name + "' does not hold byte strings");
   const int64_t rows = bytes->size();
+  const int64_t pixels = layout.channels * layout.height * layout.width;
+  if (rows > 0 && is_png(bytes->at(0))) return decode_png_column(column, layout, out_u8, out_f32);
   for (int64_t r = 0; r < rows; ++r) {
     if (bytes->offsets[r + 1] - bytes->offsets[r] != pixels) {
       throw InvalidArgument("column '" + column.schema.name + "' row " + std::to_string(r) + " holds " +
@@ -312,6 +354,7 @@ std::vector<torch::Tensor> list_column_tensors(const Column& column) {
 ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layout, bool as_uint8) {
   const int64_t rows = table.num_rows;
   const Column* image = layout.image_column.empty() ? nullptr : find_column(table, layout.image_column);
+  if (image == nullptr && !layout.image_column.empty()) image = find_column(table, layout.image_column + ".bytes");
   std::vector<size_t> pixel_cols;
   if (image == nullptr) {
     pixel_cols = feature_column_indices(table, layout);
@@ -332,10 +375,9 @@ ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layo
     return {images.contiguous(), decode_labels(table.column(layout.label_column), rows)};
   }
   if (image != nullptr) {
-    const int64_t pixels = layout.channels * layout.height * layout.width;
     auto images = torch::empty({rows, layout.channels, layout.height, layout.width},
                                as_uint8 ? torch::kUInt8 : torch::kFloat32);
-    decode_row_major(*image, pixels, as_uint8 ? images.data_ptr<uint8_t>() : nullptr,
+    decode_row_major(*image, layout, as_uint8 ? images.data_ptr<uint8_t>() : nullptr,
                      as_uint8 ? nullptr : images.data_ptr<float>());
     return {images, decode_labels(table.column(layout.label_column), rows)};
   }

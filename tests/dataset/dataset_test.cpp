@@ -11,7 +11,9 @@
 #include "feedline/csv.h"
 #include "feedline/error.h"
 #include "feedline/idx.h"
+#include "feedline/image.h"
 #include "feedline/parquet.h"
+#include "io/parquet_duckdb_support.h"
 #include "test_paths.h"
 
 namespace feedline {
@@ -426,6 +428,74 @@ TEST(ListTensors, AListImageColumnDecodesLikeThePixelColumns) {
   lists.columns[1] = list_column<int32_t>("image", PhysicalType::kInt32, {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}});
   EXPECT_EQ(error_of([&] { decode_image_table(lists, small_layout()); }),
             "column 'image' holds lists of 3 values, expected 4");
+}
+
+TEST(PngImages, EncodeDecodeAndErrors) {
+  std::vector<uint8_t> pixels(28 * 28);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i * 37 + i / 28);
+  const std::string png = encode_png_gray8(pixels.data(), 28, 28);
+  EXPECT_TRUE(is_png(png));
+  std::vector<uint8_t> back(pixels.size());
+  decode_png_gray8(png, 28, 28, back.data());
+  EXPECT_EQ(back, pixels);
+  EXPECT_EQ(error_of([&] { decode_png_gray8(png, 56, 14, back.data()); }), "PNG of 28x28 pixels, expected 14x56");
+  EXPECT_EQ(error_of([&] { decode_png_gray8("GIF89a..", 28, 28, back.data()); }), "not a PNG image (no PNG signature)");
+  // Truncated and corrupted files give an error, never a crash (libspng checks every chunk's CRC). The image
+  // data ends before the IEND trailer: a file cut inside the trailer still holds the whole image, and reads.
+  for (size_t cut : {size_t{8}, size_t{20}, size_t{40}, png.size() / 2}) {
+    EXPECT_NE(error_of([&] { decode_png_gray8(png.substr(0, cut), 28, 28, back.data()); }), "") << cut;
+  }
+  std::fill(back.begin(), back.end(), 0);
+  decode_png_gray8(png.substr(0, png.size() - 1), 28, 28, back.data());
+  EXPECT_EQ(back, pixels);
+  std::string flipped = png;
+  flipped[png.size() / 2] = static_cast<char>(flipped[png.size() / 2] ^ 0x10);
+  EXPECT_NE(error_of([&] { decode_png_gray8(flipped, 28, 28, back.data()); }), "");
+}
+
+// small_image_table's images as PNG files in a Hugging Face image struct (`image: {bytes, path}`), made by
+// DuckDB from a flat table of our own.
+TEST(PngImages, AHuggingFaceImageStructDecodesLikeThePixelColumns) {
+  const Table pixels = small_image_table();
+  const ImageTensors want = decode_image_table(pixels, small_layout(), /*as_uint8=*/true);
+  Table flat;
+  flat.num_rows = pixels.num_rows;
+  flat.columns.push_back(pixels.column("label"));
+  ColumnSchema bytes_schema{"image.bytes", PhysicalType::kByteArray};
+  ColumnSchema path_schema{"image.path", PhysicalType::kByteArray};
+  path_schema.is_string = true;
+  Column bytes = make_column(bytes_schema), paths = make_column(path_schema);
+  for (int64_t r = 0; r < pixels.num_rows; ++r) {
+    const auto image = want.images[r].contiguous();
+    std::get<ByteArrays>(bytes.values).push_back(encode_png_gray8(image.data_ptr<uint8_t>(), 2, 2));
+    std::get<ByteArrays>(paths.values).push_back(std::to_string(r) + ".png");
+  }
+  flat.columns.push_back(bytes);
+  flat.columns.push_back(paths);
+  const std::string dir = testing::scratch_dir("hf-images");
+  parquet::write_table(dir + "/flat.parquet", flat);
+  std::string out;
+  ASSERT_TRUE(testing::run_duckdb({"hf", dir + "/flat.parquet", dir + "/hf.parquet"}, &out));
+
+  DatasetColumns columns;  // the defaults find `image.bytes`
+  columns.feature_count = 4;
+  const Table table = read_dataset_table(dir + "/hf.parquet", columns);
+  ASSERT_EQ(table.columns.size(), 2u);
+  EXPECT_EQ(table.columns[1].schema.name, "image.bytes");
+  const ImageTensors got = decode_image_table(table, small_layout(), /*as_uint8=*/true);
+  EXPECT_TRUE(torch::equal(got.images, want.images));
+  EXPECT_TRUE(torch::equal(got.labels, want.labels));
+  EXPECT_TRUE(torch::allclose(decode_image_table(table, small_layout()).images, want.images.to(torch::kFloat32) / 255));
+
+  // A row that is no PNG names the column and the row.
+  Table bad = table;
+  ByteArrays broken;
+  for (int64_t r = 0; r < bad.num_rows; ++r) {
+    broken.push_back(r == 1 ? std::string("not a png") : std::string(table.columns[1].byte_arrays().at(r)));
+  }
+  bad.columns[1].values = broken;
+  EXPECT_EQ(error_of([&] { decode_image_table(bad, small_layout()); }),
+            "column 'image.bytes' row 1: not a PNG image (no PNG signature)");
 }
 
 }  // namespace

@@ -15,6 +15,9 @@
 //   node duckdb_parquet.mjs <npm_cache_dir> structs <file.parquet> <rows>
 //       writes nullable structs (one inside another, one holding a list) and prints the values of their
 //       primitive fields, flattened and named by dotted path as feedline reads them.
+//   node duckdb_parquet.mjs <npm_cache_dir> hf <flat.parquet> <out.parquet>
+//       rewrites the flat columns `image.bytes` and `image.path` as one struct column `image`, the layout of
+//       Hugging Face image datasets.
 //   node duckdb_parquet.mjs <npm_cache_dir> time <file.parquet> <threads> <runs>
 //       reads the whole file into a DuckDB table, once to warm up and then <runs> times; prints seconds.
 //
@@ -184,6 +187,12 @@ try {
     await connection.run(`COPY t TO ${quote(file)} (FORMAT parquet)`);
     await dump(connection, `SELECT id, s.x AS "s.x", s.y AS "s.y", s.inner.z AS "s.inner.z",
                                    with_list.a AS "with_list.a" FROM t`);
+  } else if (mode === 'hf') {
+    // A flat table's `image.bytes` and `image.path` columns as Hugging Face stores images: one struct column.
+    const [out] = rest;
+    await connection.run(`COPY (SELECT * EXCLUDE ("image.bytes", "image.path"),
+                                       {'bytes': "image.bytes", 'path': "image.path"} AS image
+                                FROM read_parquet(${quote(file)})) TO ${quote(out)} (FORMAT parquet)`);
   } else if (mode === 'pandas') {
     // The layout pandas writes through pyarrow: INT64 columns, SNAPPY, dictionary pages, and the `pandas`
     // schema in the footer's key-value metadata.
