@@ -22,6 +22,7 @@
 #include "feedline/error.h"
 #include "feedline/file.h"
 #include "feedline/idx.h"
+#include "feedline/image.h"
 #include "feedline/loader.h"
 #include "feedline/parquet.h"
 #include "feedline/train.h"
@@ -209,9 +210,29 @@ void Lab::check_inputs() const {
   }
 }
 
+// A row-major image table (`label`, `image`) with each image as a PNG file in `image.bytes`: the columns a
+// Hugging Face image struct reads as.
+Table png_image_table(const Table& row_major, int64_t height, int64_t width) {
+  const ByteArrays& images = row_major.column("image").byte_arrays();
+  std::vector<std::string> files(static_cast<size_t>(row_major.num_rows));
+  at::parallel_for(0, row_major.num_rows, 256, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      files[static_cast<size_t>(r)] =
+          encode_png_gray8(reinterpret_cast<const uint8_t*>(images.at(r).data()), height, width);
+    }
+  });
+  Table out;
+  out.num_rows = row_major.num_rows;
+  out.columns.push_back(row_major.column("label"));
+  Column bytes = make_column(ColumnSchema{"image.bytes", PhysicalType::kByteArray});
+  for (const std::string& f : files) std::get<ByteArrays>(bytes.values).push_back(f);
+  out.columns.push_back(std::move(bytes));
+  return out;
+}
+
 // Storage: each split of each dataset as CSV and as each Parquet layout, written and read back to tensors.
 void Lab::storage() {
-  fmt::print("\n== Storage: CSV and three Parquet layouts, written and read back into image tensors ==\n");
+  fmt::print("\n== Storage: CSV and four Parquet layouts, written and read back into image tensors ==\n");
   flush();
   const std::string tmp = args_.out_dir + "/.storage-tmp";
   std::filesystem::create_directories(tmp);
@@ -227,6 +248,7 @@ void Lab::storage() {
     std::string name, layout, extension;
     ImageTableLayoutKind kind;
     parquet::WriteOptions options;
+    bool png = false;  // the row-major images as PNG files (encoded as part of writing, decoded as part of reading)
   };
   parquet::WriteOptions pandas_like;
   pandas_like.codec = parquet::Codec::kSnappy;
@@ -244,6 +266,8 @@ void Lab::storage() {
        ImageTableLayoutKind::kPixelColumnsUInt8, uint8_zstd},
       {"parquet-row-major", "label + FIXED_LEN_BYTE_ARRAY(784) image, ZSTD 3", ".parquet",
        ImageTableLayoutKind::kRowMajor, row_major},
+      {"parquet-png", "label + one PNG file per image (Hugging Face's encoding), SNAPPY", ".parquet",
+       ImageTableLayoutKind::kRowMajor, pandas_like, /*png=*/true},
   };
   for (const auto& flag : args_.datasets) {
     const DatasetSpec spec = dataset_spec(flag);
@@ -267,10 +291,11 @@ void Lab::storage() {
       int64_t csv_bytes = 0;
       for (const auto& f : formats) {
         bar_.update(fmt::format("{} {} {}", spec.folder, split, f.name), 0, 1);
-        const Table table = image_split_to_table(images, f.kind);
+        Table table = image_split_to_table(images, f.kind);
         const std::string path = tmp + "/" + spec.folder + "-" + split + "-" + f.name + f.extension;
         StorageResult r{spec.folder, split, f.name, f.layout};
         auto t = Clock::now();
+        if (f.png) table = png_image_table(table, images.rows, images.cols);
         if (f.name == "csv") {
           write_csv(path, table);
         } else {

@@ -257,7 +257,7 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
   EXPECT_EQ(j["machine"]["cores"].get<int>(), static_cast<int>(std::thread::hardware_concurrency()));
   EXPECT_FALSE(j["libtorch_version"].get<std::string>().empty());
 
-  ASSERT_EQ(j["storage"].size(), 8u);  // 2 splits x (CSV + 3 Parquet layouts)
+  ASSERT_EQ(j["storage"].size(), 10u);  // 2 splits x (CSV + 4 Parquet layouts)
   std::map<std::string, double> csv_bytes;
   for (const auto& s : j["storage"]) {
     EXPECT_GT(s["bytes"].get<int64_t>(), 0);
@@ -268,6 +268,7 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
     EXPECT_NEAR(s["ratio_to_csv"].get<double>() * s["bytes"].get<double>(), csv_bytes[split], 1e-6) << s.dump();
   }
   EXPECT_EQ(j["storage"][3]["format"], "parquet-row-major");
+  EXPECT_EQ(j["storage"][4]["format"], "parquet-png");
   ASSERT_EQ(j["idx_zstd3"].size(), 2u);
   EXPECT_EQ(j["idx_zstd3"][0]["raw_bytes"].get<int64_t>(), 16 + 400 * 784);
 
