@@ -20,15 +20,17 @@ namespace feedline {
 namespace {
 
 // Three 2x2 images with distinct pixel values and labels 7, 0, 9.
-Table small_image_table() {
+ImageSplit small_split() {
   ImageSplit s;
   s.count = 3;
   s.rows = 2;
   s.cols = 2;
   for (int i = 0; i < 12; ++i) s.images.push_back(static_cast<uint8_t>(i * 23));
   s.labels = {7, 0, 9};
-  return image_split_to_table(s);
+  return s;
 }
+
+Table small_image_table() { return image_split_to_table(small_split()); }
 
 ImageTableLayout small_layout() {
   ImageTableLayout l;
@@ -300,12 +302,7 @@ TEST(ReadDatasetTable, ReadsOnlyTheLabelAndFeatureColumns) {
 
 TEST(ReadDatasetTable, PrefersTheImageColumnWhenTheFileHasOne) {
   const std::string dir = testing::scratch_dir("dataset_image_column");
-  ImageSplit s;
-  s.count = 3;
-  s.rows = 2;
-  s.cols = 2;
-  for (int i = 0; i < 12; ++i) s.images.push_back(static_cast<uint8_t>(i * 23));
-  s.labels = {7, 0, 9};
+  const ImageSplit s = small_split();
   parquet::write_table(dir + "/rm.parquet", image_split_to_table(s, ImageTableLayoutKind::kRowMajor));
   DatasetColumns want;
   want.feature_count = 4;
