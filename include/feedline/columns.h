@@ -25,6 +25,7 @@ struct DatasetColumns {
   // field); empty: always feature_columns.
   std::string image_column = "image";
   std::vector<std::string> columns;  // non-empty: nothing outside these exact names is read or matched
+  std::vector<int64_t> row_groups;   // Parquet only; non-empty: only these row groups, in this order
   // > 0: the features must be this many columns, or one byte-string column (fixed length: of this many bytes).
   int64_t feature_count = 0;
 };
@@ -32,7 +33,8 @@ struct DatasetColumns {
 // Reads the label and feature columns of a `.parquet` or `.csv` file (chosen by the extension), and nothing
 // else: the patterns are resolved against the Parquet footer or the CSV header first. The table holds the
 // chosen columns in file order. Throws InvalidArgument naming the file for an unknown extension, a missing
-// column, a pattern that matches nothing or a wrong number of features; otherwise as the readers do.
+// column, a pattern that matches nothing, a wrong number of features or row groups asked of a CSV file;
+// otherwise as the readers do.
 Table read_dataset_table(const std::string& path, const DatasetColumns& columns, int num_threads = 0);
 
 }  // namespace feedline

@@ -74,6 +74,7 @@ std::shared_ptr<const Dataset> load_image_file(const std::string& path, const Co
   columns.feature_columns = layout.feature_columns;
   columns.image_column = layout.image_column;
   columns.columns = choice.only;
+  columns.row_groups = choice.row_groups;
   columns.feature_count = layout.channels * layout.height * layout.width;
   Table table = read_dataset_table(path, columns, threads);
   if (limit > 0 && limit < table.num_rows) table = head(table, limit);

@@ -46,6 +46,7 @@ struct ColumnChoice {
   std::vector<std::string> features{"pixel*"};
   bool features_given = false;
   std::vector<std::string> only;
+  std::vector<int64_t> row_groups;  // Parquet files: only these row groups
 };
 
 // Reads only the chosen columns of `path` (.parquet or .csv), keeps its first `limit` rows (0: all) and makes

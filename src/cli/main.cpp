@@ -258,6 +258,10 @@ int run(int argc, char** argv) {
                                          "comma-separated (default: pixel*, or the image column when the file has one)")
                            ->delimiter(',');
   train->add_option("--columns", tr.columns.only, "Read only these columns (comma-separated names)")->delimiter(',');
+  train->add_option("--row-groups", tr.columns.row_groups,
+                    "Read only these row groups of each Parquet file, in this order (comma-separated indices)")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
   train->add_option("--dataset-mode", tr.mode, "row (naive, per-sample conversion) or tensor (decoded once)")
       ->check(CLI::IsMember({"row", "tensor"}))
       ->capture_default_str();

@@ -158,10 +158,12 @@ Table read_dataset_table(const std::string& path, const DatasetColumns& columns,
   if (ext == ".parquet") {
     parquet::ReadOptions options;
     options.columns = choose_columns(path, parquet::read_file_info(path).schema, columns);
+    options.row_groups = columns.row_groups;
     options.num_threads = num_threads;
     return parquet::read_table(path, options);
   }
   if (ext == ".csv") {
+    if (!columns.row_groups.empty()) throw InvalidArgument(path + ": row groups are chosen in Parquet files; CSV has none");
     std::vector<ColumnSchema> schema;
     for (auto& name : read_csv_header(path)) schema.push_back(ColumnSchema{std::move(name)});
     CsvReadOptions options;

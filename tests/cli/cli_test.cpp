@@ -196,6 +196,17 @@ TEST(Cli, TrainOnAnyFileWithChosenColumns) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "64 train, 64 test samples")) << r.output;
   EXPECT_TRUE(contains(r.output, "Test Accuracy: ")) << r.output;
+
+  // Row groups of Parquet files: the test file has one.
+  parquet::write_table(dir + "/train.parquet", renamed_table(idx, "train"));
+  const std::string both = " --data " + dir + "/train.parquet --test-data " + dir + "/test.parquet";
+  r = run_cli("train" + both + " --label-column digit --feature-columns 'px*' --row-groups 0 --epochs 1 "
+              "--batch-size 64 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "600 train, 200 test samples")) << r.output;
+  r = run_cli("train" + both + " --label-column digit --feature-columns 'px*' --row-groups 1 --device cpu");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, dir + "/train.parquet: no row group 1 (the file has 1)")) << r.output;
 }
 
 TEST(Cli, TrainColumnErrorsNameTheFile) {
@@ -219,6 +230,8 @@ TEST(Cli, TrainColumnErrorsNameTheFile) {
              train + ": 2 feature columns match 'px*', expected 784");
   fails_with("--label-column digit --feature-columns 'px*' --columns digit,nope", train + ": no column 'nope'");
   fails_with("--label-column id --feature-columns note", train + ": 1 feature columns match 'note', expected 784");
+  fails_with("--label-column digit --feature-columns 'px*' --row-groups 0",
+             train + ": row groups are chosen in Parquet files; CSV has none");
 
   // --data and --test-data go together and replace --dataset, --data-dir and --format.
   CliRun r = run_cli("train --data " + train + " --device cpu");

@@ -298,6 +298,22 @@ TEST(ReadDatasetTable, ReadsOnlyTheLabelAndFeatureColumns) {
   want.feature_count = 0;
   EXPECT_EQ(column_names(read_dataset_table(dir + "/t.parquet", want)), (Names{"y", "f1", "f3"}));
   EXPECT_EQ(column_names(read_dataset_table(dir + "/t.csv", want)), (Names{"y", "f1", "f3"}));
+  // Row groups: one row each here, read in the order asked for; CSV has none to choose.
+  parquet::WriteOptions one_row_groups;
+  one_row_groups.row_group_rows = 1;
+  parquet::write_table(dir + "/groups.parquet", table, one_row_groups);
+  want.row_groups = {1};
+  const Table second = read_dataset_table(dir + "/groups.parquet", want);
+  ASSERT_EQ(second.num_rows, 1);
+  EXPECT_EQ(second.column("f1").value_as_double(0), table.column("f1").value_as_double(1));
+  want.row_groups = {1, 0};
+  EXPECT_EQ(read_dataset_table(dir + "/groups.parquet", want).column("y").value_as_double(1),
+            table.column("y").value_as_double(0));
+  EXPECT_EQ(error_of([&] { read_dataset_table(dir + "/t.csv", want); }),
+            dir + "/t.csv: row groups are chosen in Parquet files; CSV has none");
+  want.row_groups = {2};
+  EXPECT_EQ(error_of([&] { read_dataset_table(dir + "/groups.parquet", want); }),
+            dir + "/groups.parquet: no row group 2 (the file has 2)");
 }
 
 TEST(ReadDatasetTable, PrefersTheImageColumnWhenTheFileHasOne) {
