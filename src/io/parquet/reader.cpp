@@ -193,8 +193,8 @@ void spread_byte_arrays(ByteArrays* out, size_t base, const uint8_t* validity, i
 }
 
 // Fills out[0..n) with the levels (each at most max_level) at p, encoded as a v1 data page encodes them, and
-// moves p past them.
-void read_levels(int32_t encoding, const uint8_t*& p, const uint8_t* end, int64_t n, int max_level, uint8_t* out) {
+// moves p past them. For max_level 1, returns how many levels are 1 (values present); above 1, nothing useful.
+int64_t read_levels(int32_t encoding, const uint8_t*& p, const uint8_t* end, int64_t n, int max_level, uint8_t* out) {
   const int width = bit_width_for(static_cast<uint64_t>(max_level));
   if (encoding == fmt::encoding::kRle) {
     if (end - p < 4) throw InvalidFile("levels truncated");
@@ -206,7 +206,7 @@ void read_levels(int32_t encoding, const uint8_t*& p, const uint8_t* end, int64_
     LevelSink sink{out};
     dec.decode(n, sink);
     p += len;
-    return;
+    return sink.present;
   }
   if (encoding == fmt::encoding::kBitPacked) {
     // Deprecated BIT_PACKED: most significant bit first, no length prefix.
@@ -214,22 +214,25 @@ void read_levels(int32_t encoding, const uint8_t*& p, const uint8_t* end, int64_
     const size_t bytes = static_cast<size_t>((bits + 7) / 8);
     if (bytes > static_cast<size_t>(end - p)) throw InvalidFile("levels truncated");
     uint64_t bit = 0;
+    int64_t sum = 0;
     for (int64_t i = 0; i < n; ++i) {
       int v = 0;
       for (int b = 0; b < width; ++b, ++bit) v = (v << 1) | ((p[bit / 8] >> (7 - bit % 8)) & 1);
       out[i] = static_cast<uint8_t>(v);
+      sum += v;
     }
     p += bytes;
-    return;
+    return sum;
   }
   throw Unsupported(std::string("level encoding ") + fmt::encoding_name(encoding));
 }
 
-// v2 levels: RLE / bit-packed hybrid without a length prefix.
-void read_levels_v2(const uint8_t* p, size_t size, int64_t n, int max_level, uint8_t* out) {
+// v2 levels: RLE / bit-packed hybrid without a length prefix. Returns what read_levels returns.
+int64_t read_levels_v2(const uint8_t* p, size_t size, int64_t n, int max_level, uint8_t* out) {
   RleBitPackedDecoder dec(p, size, bit_width_for(static_cast<uint64_t>(max_level)));
   LevelSink sink{out};
   dec.decode(n, sink);
+  return sink.present;
 }
 
 int64_t count_present(const uint8_t* validity, int64_t n) {
@@ -649,20 +652,18 @@ int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size
     // maximum: below it the field or a struct above it is null.
     page_validity = validity + row;
     const int max_def = leaf_.max_def;
-    if (h.v2) {
-      read_levels_v2(h.v2_def_levels, h.v2_def_size, n, max_def, page_validity);
-    } else {
-      read_levels(h.definition_level_encoding, p, end, n, max_def, page_validity);
-    }
+    present = h.v2 ? read_levels_v2(h.v2_def_levels, h.v2_def_size, n, max_def, page_validity)
+                   : read_levels(h.definition_level_encoding, p, end, n, max_def, page_validity);
     if (max_def > 1) {
       uint8_t bad = 0;
+      present = 0;
       for (int64_t i = 0; i < n; ++i) {
         bad |= static_cast<uint8_t>(page_validity[i] > max_def);
         page_validity[i] = page_validity[i] == max_def;
+        present += page_validity[i];
       }
       if (bad) throw InvalidFile("definition level above the column's maximum " + std::to_string(max_def));
     }
-    present = count_present(page_validity, n);
   }
   size_t bytes_base = 0;
   T* dst = nullptr;
@@ -826,6 +827,13 @@ void check_leaf_supported(const ParsedFile& f, const Leaf& leaf) {
   throw Unsupported(f.path + ": column '" + leaf.field + "'" + leaf_path + ": " + leaf.unsupported);
 }
 
+// Appends the byte arrays of `src` to `dst`.
+void append_byte_arrays(ByteArrays* dst, const ByteArrays& src) {
+  const int64_t shift = static_cast<int64_t>(dst->bytes.size());
+  dst->bytes.append(src.bytes);
+  for (size_t i = 1; i < src.offsets.size(); ++i) dst->offsets.push_back(src.offsets[i] + shift);
+}
+
 // Appends list column `part` (the next rows) to `dst`.
 void append_list(Column* dst, Column&& part) {
   const int64_t rows = dst->size(), part_rows = part.size();
@@ -852,9 +860,7 @@ void append_list(Column* dst, Column&& part) {
         using V = std::decay_t<decltype(v)>;
         V& src = std::get<V>(part.values);
         if constexpr (std::is_same_v<V, ByteArrays>) {
-          const int64_t shift = static_cast<int64_t>(v.bytes.size());
-          v.bytes.append(src.bytes);
-          for (size_t i = 1; i < src.offsets.size(); ++i) v.offsets.push_back(src.offsets[i] + shift);
+          append_byte_arrays(&v, src);
         } else {
           v.insert(v.end(), src.begin(), src.end());
         }
@@ -1038,9 +1044,7 @@ Table read_table(const std::string& path, const ReadOptions& options) {
       dst.offsets.reserve(static_cast<size_t>(num_rows) + 1);
       for (size_t k = 0; k < num_groups; ++k) {
         ByteArrays& part = std::get<ByteArrays>(parts[part_of[c] * num_groups + k].values);
-        const int64_t shift = static_cast<int64_t>(dst.bytes.size());
-        dst.bytes.append(part.bytes);
-        for (size_t i = 1; i < part.offsets.size(); ++i) dst.offsets.push_back(part.offsets[i] + shift);
+        append_byte_arrays(&dst, part);
         part = ByteArrays();
       }
     }

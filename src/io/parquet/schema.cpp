@@ -289,9 +289,8 @@ class SchemaWalker {
       if (kind == 'S' && rep != fmt::repetition::kRepeated) {
         next = struct_fields(next, path, field, group_def, depth + 1);
       } else {
-        const std::string why = kind == 'R' ? "lists inside structs are not supported"
-                                : kind == 'L' ? "lists inside structs are not supported"
-                                              : unsupported_group(e, kind, other);
+        const std::string why = kind == 'R' || kind == 'L' ? "lists inside structs are not supported"
+                                                           : unsupported_group(e, kind, other);
         next = unsupported_subtree(next, path, field, why, depth + 1);
       }
     }
