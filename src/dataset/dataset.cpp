@@ -257,7 +257,8 @@ torch::Tensor decode_labels(const Column& column, int64_t rows) {
   return labels;
 }
 
-// All of a list column's elements as one 1-D tensor of the element type's dtype (see list_column_tensor).
+// All of a list column's elements as one 1-D tensor of the element type's dtype (see list_column_tensor);
+// InvalidArgument naming the row for a null element or a null row.
 torch::Tensor list_elements(const Column& column) {
   const ColumnSchema& s = column.schema;
   const std::string where = "column '" + s.name + "'";
@@ -270,6 +271,9 @@ torch::Tensor list_elements(const Column& column) {
                           column.list_offsets.begin() - 1;
       throw InvalidArgument(where + " row " + std::to_string(row) + " holds a null element");
     }
+  }
+  for (int64_t r = 0; r < column.size(); ++r) {
+    if (column.is_null(r)) throw InvalidArgument(where + " row " + std::to_string(r) + " is null");
   }
   const int64_t n = column.list_offsets.back();
   const auto copy = [n](const auto& values, torch::ScalarType dtype) {
@@ -311,12 +315,6 @@ torch::Tensor list_elements(const Column& column) {
   throw InvalidArgument(where + " holds byte strings, not tensor values");
 }
 
-void check_list_rows(const Column& column) {
-  for (int64_t r = 0; r < column.size(); ++r) {
-    if (column.is_null(r)) throw InvalidArgument("column '" + column.schema.name + "' row " + std::to_string(r) + " is null");
-  }
-}
-
 const Column* find_column(const Table& table, const std::string& name) {
   for (const auto& c : table.columns) {
     if (c.schema.name == name) return &c;
@@ -328,7 +326,6 @@ const Column* find_column(const Table& table, const std::string& name) {
 
 torch::Tensor list_column_tensor(const Column& column) {
   auto elements = list_elements(column);
-  check_list_rows(column);
   const int64_t rows = column.size();
   const int64_t n = rows == 0 ? 0 : column.list_size(0);
   for (int64_t r = 1; r < rows; ++r) {
@@ -342,7 +339,6 @@ torch::Tensor list_column_tensor(const Column& column) {
 
 std::vector<torch::Tensor> list_column_tensors(const Column& column) {
   const auto elements = list_elements(column);
-  check_list_rows(column);
   std::vector<torch::Tensor> rows;
   rows.reserve(static_cast<size_t>(column.size()));
   for (int64_t r = 0; r < column.size(); ++r) {
