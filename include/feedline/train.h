@@ -21,6 +21,13 @@ struct TrainOptions {
   int64_t epochs = 5;
   double lr = 1e-3;
   torch::Device device = torch::kCPU;
+  // Capture the training step and the test step as CUDA graphs and replay them for every full batch: one launch a
+  // step instead of one per kernel. Batches are copied into static device buffers first; a last, shorter batch
+  // runs uncaptured. The optimizer is then an Adam that keeps its step count on the device (the same updates as
+  // torch::optim::Adam, to float rounding). The capture, with its warm-up steps (undone before training), happens
+  // before the first epoch's clock starts: EpochResult::capture_seconds says what it cost. CUDA only: throws
+  // InvalidArgument on another device and Unsupported in a build against a LibTorch without CUDA.
+  bool cuda_graph = false;
 };
 
 struct EpochResult {
@@ -29,6 +36,7 @@ struct EpochResult {
   double train_loss = 0, test_loss = 0;  // mean per sample
   double test_accuracy = 0;              // fraction in [0, 1]
   EpochStats train_stats, test_stats;
+  double capture_seconds = 0;  // TrainOptions::cuda_graph: warm-up and capture, before epoch 1 (0 for the others)
   // Share of the train phase the loop spent waiting for batches.
   double data_wait_share() const { return train_seconds > 0 ? train_stats.wait_seconds / train_seconds : 0; }
 };
@@ -46,7 +54,9 @@ std::vector<EpochResult> train_model(SimpleCNN& model, Loader& train, Loader& te
 
 // The compute floor: the same model and optimizer (Adam, options.lr) trained on synthetic data made once on
 // options.device, cut into batches in order: no dataset, no loader, no host work. `train_samples` and
-// `test_samples` per epoch; accuracies are chance-level by construction.
+// `test_samples` (at least 1 each) per epoch; accuracies are chance-level by construction. With
+// options.cuda_graph, the steps are the CUDA-graph path's, captured as train_model captures them: the floor of
+// that pipeline.
 std::vector<EpochResult> train_compute_floor(SimpleCNN& model, int64_t train_samples, int64_t test_samples,
                                              int64_t batch_size, const TrainOptions& options,
                                              const TrainCallbacks& callbacks = {});

@@ -5,9 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <numeric>
 #include <optional>
 
 #include "feedline/error.h"
+#include "train/cuda_support.h"
+#include "train/device_adam.h"
+#include "train/static_step.h"
 
 namespace feedline {
 namespace {
@@ -23,12 +27,13 @@ void synchronize(torch::Device device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
-torch::Tensor to_input(const torch::Tensor& data, torch::Device device) {
-  const bool non_blocking = data.is_pinned();
-  auto x = data.to(device, non_blocking);
+// uint8 images become float in [0, 1] where they are, so uint8 datasets copy 4x fewer bytes to the device.
+torch::Tensor as_float(torch::Tensor x) {
   if (x.scalar_type() == torch::kUInt8) x = x.to(torch::kFloat32).div_(255.0);
   return x;
 }
+
+torch::Tensor to_device(const torch::Tensor& t, torch::Device device) { return t.to(device, t.is_pinned()); }
 
 }  // namespace
 
@@ -77,53 +82,206 @@ struct PhaseTotals {
   int64_t seen = 0, correct = 0;
 };
 
-// One training pass: every batch from `next`, one optimizer step each.
-PhaseTotals train_phase(SimpleCNN& model, torch::optim::Optimizer& optimizer, const NextBatch& next,
-                        torch::Device device, int64_t epoch, int64_t batches, const TrainCallbacks& callbacks) {
+// How batches become work, the one thing the loops below leave open: plain eager steps with torch's Adam, or
+// the CUDA-graph path's static steps. The running totals stay on the device (reading them syncs it).
+class Steps {
+ public:
+  explicit Steps(torch::Device device) {
+    const auto on = torch::TensorOptions().device(device);
+    train_loss_ = torch::zeros({}, on.dtype(torch::kFloat64));
+    test_loss_ = torch::zeros({}, on.dtype(torch::kFloat64));
+    correct_ = torch::zeros({}, on.dtype(torch::kInt64));
+  }
+  virtual ~Steps() = default;
+  virtual void train(const Example& batch) = 0;  // one optimizer step; adds the batch's summed loss
+  virtual void test(const Example& batch) = 0;   // adds the batch's summed loss and correct count
+
+  void clear_totals() {
+    train_loss_.zero_();
+    test_loss_.zero_();
+    correct_.zero_();
+  }
+  double train_loss_sum() const { return train_loss_.item<double>(); }
+  double test_loss_sum() const { return test_loss_.item<double>(); }
+  int64_t correct() const { return correct_.item<int64_t>(); }
+
+ protected:
+  // The totals' share of a step, the same for both kinds (a captured step adds them on the device too).
+  void add_train_loss(const torch::Tensor& loss, int64_t n) { train_loss_.add_(loss.detach().to(torch::kFloat64) * n); }
+  void add_test(const torch::Tensor& out, const torch::Tensor& y) {
+    test_loss_.add_(torch::nn::functional::cross_entropy(
+                        out, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                        .to(torch::kFloat64));
+    correct_.add_(out.argmax(1).eq(y).sum());
+  }
+
+ private:
+  torch::Tensor train_loss_, test_loss_, correct_;
+};
+
+// The experiment's step: torch::optim::Adam, a fresh graph of kernels launched for every batch.
+class EagerSteps : public Steps {
+ public:
+  EagerSteps(SimpleCNN& model, double lr, torch::Device device)
+      : Steps(device), model_(model), device_(device),
+        optimizer_(model->parameters(), torch::optim::AdamOptions(lr)) {}
+
+  void train(const Example& batch) override {
+    const auto y = to_device(batch.target, device_);
+    optimizer_.zero_grad();
+    const auto loss = torch::nn::functional::cross_entropy(model_->forward(as_float(to_device(batch.data, device_))), y);
+    loss.backward();
+    optimizer_.step();
+    add_train_loss(loss, y.size(0));
+  }
+  void test(const Example& batch) override {
+    torch::NoGradGuard no_grad;
+    const auto y = to_device(batch.target, device_);
+    add_test(model_->forward(as_float(to_device(batch.data, device_))), y);
+  }
+
+ private:
+  SimpleCNN& model_;
+  torch::Device device_;
+  torch::optim::Adam optimizer_;
+};
+
+// One batch's worth of device memory that batches are copied into, so a captured step always reads the same
+// addresses. Shaped like a full batch.
+struct StaticBatch {
+  torch::Tensor x, y;
+
+  bool fits(const Example& b) const {
+    return b.data.sizes() == x.sizes() && b.data.scalar_type() == x.scalar_type() && b.target.sizes() == y.sizes() &&
+           b.target.scalar_type() == y.scalar_type();
+  }
+  void fill(const Example& b) {
+    x.copy_(b.data, b.data.is_pinned());
+    y.copy_(b.target, b.target.is_pinned());
+  }
+};
+
+// The first min(batch size, N) samples of a loader's dataset: a full batch's shape, and data to warm up on.
+Example first_batch(const Loader& loader) {
+  const int64_t n = std::min(loader.options().batch_size(), loader.dataset().size());
+  std::vector<int64_t> indices(static_cast<size_t>(n));
+  std::iota(indices.begin(), indices.end(), int64_t{0});
+  return loader.dataset().get_batch(indices);
+}
+
+// The CUDA-graph path's step: everything it touches (parameters, gradients, DeviceAdam's state, the totals) is
+// made once and changed in place, so one code serves the eager step and the captured one. With graphs, a batch
+// that fits the static buffers is copied in and the graph replayed; any other batch (a last, shorter one) runs
+// the same step uncaptured. Without graphs (capture = false: the CPU, in tests) every step runs uncaptured.
+class StaticSteps : public Steps {
+ public:
+  StaticSteps(SimpleCNN& model, double lr, torch::Device device)
+      : Steps(device), model_(model), device_(device), adam_(model->parameters(), lr) {}
+
+  // Warm-up and capture of both steps, on static buffers shaped like (and first filled with) the two batches
+  // given; the warm-up's updates are undone. Returns the seconds it took.
+  double capture(const Example& train_batch, const Example& test_batch) {
+    const auto start = Clock::now();
+    const auto copy = [this](const Example& b) {
+      return StaticBatch{b.data.to(device_, /*non_blocking=*/false, /*copy=*/true),
+                         b.target.to(device_, /*non_blocking=*/false, /*copy=*/true)};
+    };
+    train_in_ = copy(train_batch);
+    test_in_ = copy(test_batch);
+    std::vector<torch::Tensor> saved;
+    for (const auto& p : adam_.params()) saved.push_back(p.detach().clone());
+    model_->train();
+    train_graph_.emplace(device_);
+    train_graph_->capture([this] { train_step(train_in_.x, train_in_.y); }, kWarmups);
+    model_->eval();
+    test_graph_.emplace(device_);
+    test_graph_->capture([this] { test_step(test_in_.x, test_in_.y); }, kWarmups);
+    {
+      torch::NoGradGuard no_grad;
+      const auto& params = adam_.params();
+      for (size_t i = 0; i < params.size(); ++i) params[i].copy_(saved[i]);
+    }
+    adam_.reset();
+    clear_totals();
+    synchronize(device_);
+    return seconds_since(start);
+  }
+
+  void train(const Example& batch) override {
+    if (train_graph_ && train_in_.fits(batch)) {
+      train_in_.fill(batch);
+      train_graph_->replay();
+    } else {
+      train_step(to_device(batch.data, device_), to_device(batch.target, device_));
+    }
+  }
+  void test(const Example& batch) override {
+    if (test_graph_ && test_in_.fits(batch)) {
+      test_in_.fill(batch);
+      test_graph_->replay();
+    } else {
+      test_step(to_device(batch.data, device_), to_device(batch.target, device_));
+    }
+  }
+
+ private:
+  static constexpr int kWarmups = 3;
+
+  void train_step(const torch::Tensor& x, const torch::Tensor& y) {
+    // Zeroed in place, never freed: a captured step writes the gradients at the addresses it was captured with.
+    for (auto p : adam_.params()) {
+      if (p.grad().defined()) p.mutable_grad().zero_();
+    }
+    const auto loss = torch::nn::functional::cross_entropy(model_->forward(as_float(x)), y);
+    loss.backward();
+    adam_.step();
+    add_train_loss(loss, y.size(0));
+  }
+  void test_step(const torch::Tensor& x, const torch::Tensor& y) {
+    torch::NoGradGuard no_grad;
+    add_test(model_->forward(as_float(x)), y);
+  }
+
+  SimpleCNN& model_;
+  torch::Device device_;
+  detail::DeviceAdam adam_;
+  StaticBatch train_in_, test_in_;
+  std::optional<detail::CudaGraph> train_graph_, test_graph_;
+};
+
+// One training pass: every batch from `next`, one step each.
+PhaseTotals train_phase(SimpleCNN& model, Steps& steps, const NextBatch& next, torch::Device device, int64_t epoch,
+                        int64_t batches, const TrainCallbacks& callbacks) {
   model->train();
-  auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
+  steps.clear_totals();
   PhaseTotals totals;
   int64_t step = 0;
   while (auto batch = next()) {
-    const auto x = to_input(batch->data, device);
-    const auto y = batch->target.to(device, batch->target.is_pinned());
-    optimizer.zero_grad();
-    const auto loss = torch::nn::functional::cross_entropy(model->forward(x), y);
-    loss.backward();
-    optimizer.step();
-    loss_sum += loss.detach().to(torch::kFloat64) * y.size(0);
-    totals.seen += y.size(0);
+    steps.train(*batch);
+    totals.seen += batch->target.size(0);
     ++step;
     if (callbacks.on_train_step) {
       // Reading the loss syncs the device: only pay for it when someone is watching.
-      callbacks.on_train_step(epoch, step, batches, loss_sum.item<double>() / static_cast<double>(totals.seen));
+      callbacks.on_train_step(epoch, step, batches, steps.train_loss_sum() / static_cast<double>(totals.seen));
     }
   }
   synchronize(device);
-  totals.loss_sum = loss_sum.item<double>();
+  totals.loss_sum = steps.train_loss_sum();
   return totals;
 }
 
 // One evaluation pass in eval mode with no gradients.
-PhaseTotals eval_phase(SimpleCNN& model, const NextBatch& next, torch::Device device) {
-  torch::NoGradGuard no_grad;
+PhaseTotals eval_phase(SimpleCNN& model, Steps& steps, const NextBatch& next, torch::Device device) {
   model->eval();
-  auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
-  auto correct = torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(device));
+  steps.clear_totals();
   PhaseTotals totals;
   while (auto batch = next()) {
-    const auto x = to_input(batch->data, device);
-    const auto y = batch->target.to(device, batch->target.is_pinned());
-    const auto out = model->forward(x);
-    loss_sum += torch::nn::functional::cross_entropy(
-                    out, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                    .to(torch::kFloat64);
-    correct += out.argmax(1).eq(y).sum();
-    totals.seen += y.size(0);
+    steps.test(*batch);
+    totals.seen += batch->target.size(0);
   }
   synchronize(device);
-  totals.loss_sum = loss_sum.item<double>();
-  totals.correct = correct.item<int64_t>();
+  totals.loss_sum = steps.test_loss_sum();
+  totals.correct = steps.correct();
   return totals;
 }
 
@@ -134,96 +292,148 @@ void check_options(const TrainOptions& options) {
   if (!(options.lr > 0)) throw InvalidArgument("learning rate must be positive");
 }
 
-NextBatch from_epoch(Epoch& epoch) {
-  return [&epoch] { return epoch.next(); };
+// Where one phase's batches come from, and what the consumer saw of them once it is over.
+struct Source {
+  NextBatch next;
+  std::function<EpochStats()> stats;
+};
+
+// The loader's next epoch; it ends when the source goes.
+Source from_loader(Loader& loader) {
+  auto epoch = std::make_shared<Epoch>(loader.epoch());
+  return {[epoch] { return epoch->next(); }, [epoch] { return epoch->stats(); }};
 }
 
 // Batches of `batch_size` cut in order from tensors already on the device: no gather, no copy, no host work.
-NextBatch from_tensors(const torch::Tensor& images, const torch::Tensor& labels, int64_t batch_size) {
-  return [&images, &labels, batch_size, at = int64_t{0}]() mutable -> std::optional<Example> {
-    const int64_t n = images.size(0);
-    if (at >= n) return std::nullopt;
-    const int64_t end = std::min(n, at + batch_size);
-    Example batch{images.slice(0, at, end), labels.slice(0, at, end)};
-    at = end;
-    return batch;
-  };
+Source from_tensors(const torch::Tensor& images, const torch::Tensor& labels, int64_t batch_size) {
+  const int64_t n = images.size(0);
+  EpochStats stats;
+  stats.batches = (n + batch_size - 1) / batch_size;
+  stats.samples = n;
+  return {[&images, &labels, batch_size, n, at = int64_t{0}]() mutable -> std::optional<Example> {
+            if (at >= n) return std::nullopt;
+            const int64_t end = std::min(n, at + batch_size);
+            Example batch{images.slice(0, at, end), labels.slice(0, at, end)};
+            at = end;
+            return batch;
+          },
+          [stats] { return stats; }};
 }
 
-}  // namespace
-
-std::pair<double, double> evaluate(SimpleCNN& model, Loader& loader, torch::Device device, EpochStats* stats) {
-  auto epoch = loader.epoch();
-  const PhaseTotals t = eval_phase(model, from_epoch(epoch), device);
-  if (stats != nullptr) *stats = epoch.stats();
+std::pair<double, double> evaluate_with(SimpleCNN& model, Steps& steps, const Source& source, torch::Device device,
+                                        EpochStats* stats) {
+  const PhaseTotals t = eval_phase(model, steps, source.next, device);
+  if (stats != nullptr) *stats = source.stats();
   return {mean(t.loss_sum, t.seen), mean(static_cast<double>(t.correct), t.seen)};
 }
 
-std::vector<EpochResult> train_model(SimpleCNN& model, Loader& train, Loader& test, const TrainOptions& options,
-                                     const TrainCallbacks& callbacks) {
-  check_options(options);
-  model->to(options.device);
-  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(options.lr));
+// The epochs of train_model and of the compute floor, over whichever steps and batches they chose.
+std::vector<EpochResult> run_epochs(SimpleCNN& model, Steps& steps, const std::function<Source()>& train_source,
+                                    const std::function<Source()>& test_source, int64_t batches,
+                                    const TrainOptions& options, const TrainCallbacks& callbacks,
+                                    double capture_seconds) {
   std::vector<EpochResult> results;
-  const int64_t batches = train.batches_per_epoch();
   for (int64_t e = 1; e <= options.epochs; ++e) {
     EpochResult r;
     r.epoch = e;
+    if (e == 1) r.capture_seconds = capture_seconds;
     auto start = Clock::now();
     {
-      auto epoch = train.epoch();
-      const PhaseTotals t = train_phase(model, optimizer, from_epoch(epoch), options.device, e, batches, callbacks);
-      r.train_stats = epoch.stats();
+      const Source source = train_source();
+      const PhaseTotals t = train_phase(model, steps, source.next, options.device, e, batches, callbacks);
+      r.train_stats = source.stats();
       r.train_loss = mean(t.loss_sum, t.seen);
     }
     r.train_seconds = seconds_since(start);
 
     start = Clock::now();
-    std::tie(r.test_loss, r.test_accuracy) = evaluate(model, test, options.device, &r.test_stats);
+    std::tie(r.test_loss, r.test_accuracy) =
+        evaluate_with(model, steps, test_source(), options.device, &r.test_stats);
     r.test_seconds = seconds_since(start);
     results.push_back(r);
     if (callbacks.on_epoch_end) callbacks.on_epoch_end(r);
   }
   return results;
+}
+
+// The steps train_model and the compute floor use: eager, or static and captured as CUDA graphs when asked for
+// (capture = false runs the static steps uncaptured, for tests on the CPU). `train_batch` and `test_batch` give
+// the static buffers their shape. Returns the steps and the seconds the capture took.
+std::pair<std::unique_ptr<Steps>, double> make_steps(SimpleCNN& model, const TrainOptions& options, bool static_steps,
+                                                     bool capture, const std::function<Example()>& train_batch,
+                                                     const std::function<Example()>& test_batch) {
+  model->to(options.device);
+  if (!static_steps) return {std::make_unique<EagerSteps>(model, options.lr, options.device), 0.0};
+  auto steps = std::make_unique<StaticSteps>(model, options.lr, options.device);
+  const double seconds = capture ? steps->capture(train_batch(), test_batch()) : 0.0;
+  return {std::move(steps), seconds};
+}
+
+void check_cuda_graph(const TrainOptions& options) {
+  if (options.cuda_graph && !options.device.is_cuda()) {
+    throw InvalidArgument("the CUDA graph step needs a CUDA device, not " + options.device.str());
+  }
+}
+
+}  // namespace
+
+std::pair<double, double> evaluate(SimpleCNN& model, Loader& loader, torch::Device device, EpochStats* stats) {
+  EagerSteps steps(model, 1e-3, device);  // its optimizer never steps here
+  return evaluate_with(model, steps, from_loader(loader), device, stats);
+}
+
+namespace detail {
+
+std::vector<EpochResult> train_static(SimpleCNN& model, Loader& train, Loader& test, const TrainOptions& options,
+                                      const TrainCallbacks& callbacks, bool capture) {
+  check_options(options);
+  auto [steps, capture_seconds] = make_steps(
+      model, options, /*static_steps=*/true, capture, [&] { return first_batch(train); },
+      [&] { return first_batch(test); });
+  return run_epochs(
+      model, *steps, [&] { return from_loader(train); }, [&] { return from_loader(test); }, train.batches_per_epoch(),
+      options, callbacks, capture_seconds);
+}
+
+}  // namespace detail
+
+std::vector<EpochResult> train_model(SimpleCNN& model, Loader& train, Loader& test, const TrainOptions& options,
+                                     const TrainCallbacks& callbacks) {
+  check_options(options);
+  check_cuda_graph(options);
+  if (options.cuda_graph) return detail::train_static(model, train, test, options, callbacks, /*capture=*/true);
+  auto steps = make_steps(model, options, false, false, nullptr, nullptr).first;
+  return run_epochs(
+      model, *steps, [&] { return from_loader(train); }, [&] { return from_loader(test); }, train.batches_per_epoch(),
+      options, callbacks, 0.0);
 }
 
 std::vector<EpochResult> train_compute_floor(SimpleCNN& model, int64_t train_samples, int64_t test_samples,
                                              int64_t batch_size, const TrainOptions& options,
                                              const TrainCallbacks& callbacks) {
   check_options(options);
-  if (train_samples < 1 || test_samples < 0 || batch_size < 1) {
-    throw InvalidArgument("compute floor: needs train samples and a batch size of at least 1");
+  check_cuda_graph(options);
+  if (train_samples < 1 || test_samples < 1 || batch_size < 1) {
+    throw InvalidArgument("compute floor: needs train and test samples and a batch size of at least 1");
   }
-  model->to(options.device);
-  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(options.lr));
   // Distinct samples, as a dataset's would be, made once on the device in the model's input form.
   const auto on_device = torch::TensorOptions().device(options.device);
   const auto train_x = torch::rand({train_samples, 1, 28, 28}, on_device.dtype(torch::kFloat32));
   const auto train_y = torch::randint(10, {train_samples}, on_device.dtype(torch::kInt64));
   const auto test_x = torch::rand({test_samples, 1, 28, 28}, on_device.dtype(torch::kFloat32));
   const auto test_y = torch::randint(10, {test_samples}, on_device.dtype(torch::kInt64));
+  const auto head = [batch_size](const torch::Tensor& x, const torch::Tensor& y) {
+    const int64_t n = std::min(batch_size, x.size(0));
+    return Example{x.slice(0, 0, n), y.slice(0, 0, n)};
+  };
+  auto [steps, capture_seconds] = make_steps(
+      model, options, options.cuda_graph, options.cuda_graph, [&] { return head(train_x, train_y); },
+      [&] { return head(test_x, test_y); });
   synchronize(options.device);
-  const int64_t batches = (train_samples + batch_size - 1) / batch_size;
-  std::vector<EpochResult> results;
-  for (int64_t e = 1; e <= options.epochs; ++e) {
-    EpochResult r;
-    r.epoch = e;
-    auto start = Clock::now();
-    const PhaseTotals t =
-        train_phase(model, optimizer, from_tensors(train_x, train_y, batch_size), options.device, e, batches, callbacks);
-    r.train_seconds = seconds_since(start);
-    r.train_loss = mean(t.loss_sum, t.seen);
-    r.train_stats.batches = batches;
-    r.train_stats.samples = t.seen;
-    start = Clock::now();
-    const PhaseTotals v = eval_phase(model, from_tensors(test_x, test_y, batch_size), options.device);
-    r.test_seconds = seconds_since(start);
-    r.test_loss = mean(v.loss_sum, v.seen);
-    r.test_accuracy = mean(static_cast<double>(v.correct), v.seen);
-    results.push_back(r);
-    if (callbacks.on_epoch_end) callbacks.on_epoch_end(r);
-  }
-  return results;
+  return run_epochs(
+      model, *steps, [&] { return from_tensors(train_x, train_y, batch_size); },
+      [&] { return from_tensors(test_x, test_y, batch_size); }, (train_samples + batch_size - 1) / batch_size,
+      options, callbacks, capture_seconds);
 }
 
 }  // namespace feedline

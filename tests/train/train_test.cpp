@@ -8,6 +8,9 @@
 
 #include "feedline/error.h"
 #include "feedline/idx.h"
+#include "train/cuda_support.h"
+#include "train/device_adam.h"
+#include "train/static_step.h"
 
 namespace feedline {
 namespace {
@@ -129,6 +132,176 @@ TEST(Train, RejectsBadDevicesAndOptions) {
   Loader l(slice(0, 64), LoaderOptions(64));
   EXPECT_THROW(train_model(model, l, l, TrainOptions{0, 1e-3, torch::kCPU}), InvalidArgument);
   EXPECT_THROW(train_model(model, l, l, TrainOptions{1, -1.0, torch::kCPU}), InvalidArgument);
+}
+
+// The same model's parameters, copied.
+std::vector<torch::Tensor> parameters_of(SimpleCNN& model) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : model->parameters()) out.push_back(p.detach().to(torch::kCPU).clone());
+  return out;
+}
+
+std::vector<torch::Tensor> parameters_of_tensors(const std::vector<torch::Tensor>& tensors) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : tensors) out.push_back(p.detach().to(torch::kCPU).clone());
+  return out;
+}
+
+void expect_close(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b, double rtol, double atol) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(a[i], b[i], rtol, atol))
+        << "parameter " << i << ": largest difference " << (a[i] - b[i]).abs().max().item<double>();
+  }
+}
+
+TEST(DeviceAdam, TakesTorchAdamsStepsAndResetsToANewOptimizer) {
+  torch::manual_seed(3);
+  const std::vector<int64_t> shapes[] = {{8, 5}, {8}, {3, 2, 2}};
+  std::vector<torch::Tensor> ours, theirs;
+  for (const auto& shape : shapes) {
+    ours.push_back(torch::randn(shape).requires_grad_());
+    theirs.push_back(ours.back().detach().clone().requires_grad_());
+  }
+  const auto start = parameters_of_tensors(ours);
+  detail::DeviceAdam adam(ours, 0.01);
+  torch::optim::Adam reference(theirs, torch::optim::AdamOptions(0.01));
+  // Gradients of varied sign and size, the same for both; the last parameter skips every third step, as a
+  // parameter without a gradient does.
+  const auto run = [&](int steps) {
+    for (int s = 0; s < steps; ++s) {
+      for (size_t i = 0; i < ours.size(); ++i) {
+        const bool skip = i == ours.size() - 1 && s % 3 == 2;
+        const auto g = torch::randn(ours[i].sizes()) * (s % 5 + 1);
+        ours[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
+        theirs[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
+      }
+      adam.step();
+      reference.step();
+    }
+  };
+  run(60);
+  expect_close(parameters_of_tensors(ours), parameters_of_tensors(theirs), 1e-5, 1e-6);
+  EXPECT_FALSE(torch::allclose(ours[0], start[0])) << "the parameters never moved";
+
+  // After reset(), the same steps from the same point as a brand-new torch Adam.
+  {
+    torch::NoGradGuard no_grad;
+    for (size_t i = 0; i < ours.size(); ++i) ours[i].copy_(start[i]), theirs[i].copy_(start[i]);
+  }
+  adam.reset();
+  torch::optim::Adam fresh(theirs, torch::optim::AdamOptions(0.01));
+  for (int s = 0; s < 10; ++s) {
+    for (size_t i = 0; i < ours.size(); ++i) {
+      const auto g = torch::randn(ours[i].sizes());
+      ours[i].mutable_grad() = g.clone();
+      theirs[i].mutable_grad() = g.clone();
+    }
+    adam.step();
+    fresh.step();
+  }
+  expect_close(parameters_of_tensors(ours), parameters_of_tensors(theirs), 1e-5, 1e-6);
+  EXPECT_THROW(detail::DeviceAdam({}, 0.01), InvalidArgument);
+  EXPECT_THROW(detail::DeviceAdam(ours, 0.0), InvalidArgument);
+}
+
+// The CUDA-graph path's static step, run uncaptured on the CPU, against the experiment's eager step: the same
+// batches (650 samples in batches of 64, so the last one is short and takes the uncaptured branch on CUDA too)
+// must give the same model and figures. uint8 images, normalised inside the step, as the best rungs use them.
+TEST(Train, StaticStepMatchesTheEagerStep) {
+  const auto& t = fashion_test_split();
+  const auto u8 = (t.images.narrow(0, 0, 800) * 255).round().to(torch::kUInt8);
+  const auto train_set = std::make_shared<TensorDataset>(u8.narrow(0, 0, 650), t.labels.narrow(0, 0, 650));
+  const auto test_set = std::make_shared<TensorDataset>(u8.narrow(0, 650, 150), t.labels.narrow(0, 650, 150));
+  std::vector<std::vector<EpochResult>> results;
+  std::vector<std::vector<torch::Tensor>> params;
+  for (const bool static_step : {false, true}) {
+    torch::manual_seed(11);
+    SimpleCNN model;
+    Loader train(train_set, LoaderOptions(64).shuffle(true).seed(5));
+    Loader test(test_set, LoaderOptions(64));
+    const TrainOptions options{2, 1e-3, torch::kCPU};
+    results.push_back(static_step ? detail::train_static(model, train, test, options, {}, /*capture=*/false)
+                                  : train_model(model, train, test, options));
+    params.push_back(parameters_of(model));
+  }
+  expect_close(params[0], params[1], 1e-4, 1e-5);
+  ASSERT_EQ(results[0].size(), 2u);
+  ASSERT_EQ(results[1].size(), 2u);
+  for (size_t e = 0; e < 2; ++e) {
+    EXPECT_NEAR(results[0][e].train_loss, results[1][e].train_loss, 1e-4) << "epoch " << e + 1;
+    EXPECT_NEAR(results[0][e].test_loss, results[1][e].test_loss, 1e-4) << "epoch " << e + 1;
+    EXPECT_NEAR(results[0][e].test_accuracy, results[1][e].test_accuracy, 1.5 / 150) << "epoch " << e + 1;
+    EXPECT_EQ(results[1][e].train_stats.samples, 650);
+    EXPECT_EQ(results[1][e].test_stats.samples, 150);
+    EXPECT_EQ(results[1][e].capture_seconds, 0.0);
+  }
+  EXPECT_LT(results[1][1].train_loss, results[1][0].train_loss) << "the static step did not learn";
+}
+
+TEST(Train, CudaGraphStepNeedsACudaDevice) {
+  SimpleCNN model;
+  Loader l(slice(0, 64), LoaderOptions(64));
+  TrainOptions options{1, 1e-3, torch::kCPU};
+  options.cuda_graph = true;
+  EXPECT_THROW(train_model(model, l, l, options), InvalidArgument);
+  EXPECT_THROW(train_compute_floor(model, 64, 64, 32, options), InvalidArgument);
+  if (!detail::cuda_graphs_built()) {
+    EXPECT_THROW(detail::CudaGraph{torch::Device(torch::kCUDA)}, Unsupported);
+    EXPECT_EQ(detail::cuda_device_name(torch::Device(torch::kCUDA)), "");
+  } else if (!torch::cuda::is_available()) {
+    EXPECT_THROW(detail::CudaGraph{torch::Device(torch::kCUDA)}, InvalidArgument);
+  } else {
+    EXPECT_THROW(detail::CudaGraph{torch::Device(torch::kCPU)}, InvalidArgument);
+    EXPECT_NE(detail::cuda_device_name(torch::Device(torch::kCUDA)), "");
+  }
+}
+
+// On a GPU: the captured step against the eager one on the same device, batches from a device-resident dataset
+// (as the lab's CUDA graph rung has them) and from host memory. cuDNN's kernels need not be bitwise
+// deterministic, hence the looser tolerance than on the CPU.
+TEST(Train, CudaGraphStepMatchesTheEagerStepOnAGpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const torch::Device cuda(torch::kCUDA);
+  const auto& t = fashion_test_split();
+  const auto u8 = (t.images.narrow(0, 0, 1300) * 255).round().to(torch::kUInt8);
+  for (const bool resident : {true, false}) {
+    const auto make = [&](int64_t start, int64_t n) -> std::shared_ptr<const Dataset> {
+      if (resident) return std::make_shared<DeviceDataset>(u8.narrow(0, start, n), t.labels.narrow(0, start, n), cuda);
+      return std::make_shared<TensorDataset>(u8.narrow(0, start, n), t.labels.narrow(0, start, n));
+    };
+    const auto train_set = make(0, 1000), test_set = make(1000, 300);
+    std::vector<std::vector<EpochResult>> results;
+    std::vector<std::vector<torch::Tensor>> params;
+    for (const bool graph : {false, true}) {
+      torch::manual_seed(11);
+      SimpleCNN model;
+      Loader train(train_set, LoaderOptions(128).shuffle(true).seed(5));
+      Loader test(test_set, LoaderOptions(128));
+      TrainOptions options{2, 1e-3, cuda};
+      options.cuda_graph = graph;
+      results.push_back(train_model(model, train, test, options));
+      params.push_back(parameters_of(model));
+    }
+    SCOPED_TRACE(resident ? "device-resident dataset" : "host dataset");
+    expect_close(params[0], params[1], 1e-3, 1e-4);
+    for (size_t e = 0; e < 2; ++e) {
+      EXPECT_NEAR(results[0][e].train_loss, results[1][e].train_loss, 1e-3) << "epoch " << e + 1;
+      EXPECT_NEAR(results[0][e].test_accuracy, results[1][e].test_accuracy, 3.0 / 300) << "epoch " << e + 1;
+      EXPECT_EQ(results[1][e].train_stats.samples, 1000);
+    }
+    EXPECT_GT(results[1][0].capture_seconds, 0.0);
+    EXPECT_EQ(results[1][1].capture_seconds, 0.0);
+  }
+  // The compute floor's captured steps train too.
+  torch::manual_seed(1);
+  SimpleCNN model;
+  TrainOptions options{2, 1e-3, cuda};
+  options.cuda_graph = true;
+  const auto floor = train_compute_floor(model, 1000, 300, 128, options);
+  ASSERT_EQ(floor.size(), 2u);
+  EXPECT_TRUE(std::isfinite(floor[1].train_loss));
+  EXPECT_GT(floor[0].capture_seconds, 0.0);
 }
 
 }  // namespace
