@@ -14,10 +14,10 @@ namespace feedline::cli {
 int run_loader_bench(const LoaderBenchArgs& args) {
   at::set_num_threads(args.threads);
   const DatasetSpec spec = dataset_spec(args.dataset);
-  const Table table = load_split(args.data_dir, spec, "train", args.format, args.threads);
+  const auto table = std::make_shared<const Table>(load_split(args.data_dir, spec, "train", args.format, args.threads));
   fmt::print("Loader throughput: {} train ({} rows from {}), batch {}, shuffled, {} intra-op thread(s), "
              "1 warm-up + {} timed epochs each\n",
-             spec.folder, table.num_rows, args.format, args.batch_size, args.threads, args.epochs);
+             spec.folder, table->num_rows, args.format, args.batch_size, args.threads, args.epochs);
   fmt::print("{:<8} {:>8} {:>14} {:>10} {:>12}\n", "Dataset", "Workers", "Samples/s", "vs first", "Wait share");
   double first = 0;
   for (const auto& mode : args.modes) {

@@ -55,16 +55,20 @@ Table load_split(const std::string& data_dir, const DatasetSpec& spec, const std
   return parquet::read_table(path, options);
 }
 
-std::shared_ptr<const Dataset> make_image_dataset(Table table, const std::string& mode,
-                                                  const ImageTableLayout& layout) {
-  if (mode == "row") return std::make_shared<RowDataset>(std::make_shared<const Table>(std::move(table)), layout);
-  if (mode != "tensor") throw InvalidArgument("unknown dataset mode '" + mode + "' (use row or tensor)");
-  ImageTensors t = decode_image_table(table, layout);
+std::shared_ptr<const Dataset> make_image_dataset(std::shared_ptr<const Table> table, const std::string& mode,
+                                                  const ImageTableLayout& layout, torch::Device device) {
+  if (mode == "row") return std::make_shared<RowDataset>(std::move(table), layout);
+  if (mode != "tensor" && mode != "tensor-uint8" && mode != "device") {
+    throw InvalidArgument("unknown dataset mode '" + mode + "' (use row, tensor, tensor-uint8 or device)");
+  }
+  const ImageTensors t = decode_image_table(*table, layout, /*as_uint8=*/mode != "tensor");
+  if (mode == "device") return std::make_shared<DeviceDataset>(t.images, t.labels, device);
   return std::make_shared<TensorDataset>(t.images, t.labels);
 }
 
 std::shared_ptr<const Dataset> load_image_file(const std::string& path, const ColumnChoice& choice,
-                                               const std::string& mode, int64_t limit, int threads) {
+                                               const std::string& mode, int64_t limit, int threads,
+                                               torch::Device device) {
   ImageTableLayout layout;
   layout.label_column = choice.label;
   layout.feature_columns = choice.features;
@@ -79,7 +83,7 @@ std::shared_ptr<const Dataset> load_image_file(const std::string& path, const Co
   Table table = read_dataset_table(path, columns, threads);
   if (limit > 0 && limit < table.num_rows) table = head(table, limit);
   try {
-    return make_image_dataset(std::move(table), mode, layout);
+    return make_image_dataset(std::make_shared<const Table>(std::move(table)), mode, layout, device);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(path + ": " + e.what());
   }

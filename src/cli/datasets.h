@@ -35,9 +35,12 @@ std::string split_path(const std::string& data_dir, const DatasetSpec& spec, con
 Table load_split(const std::string& data_dir, const DatasetSpec& spec, const std::string& split,
                  const std::string& format, int threads);
 
-// "row": the naive RowDataset over the table; "tensor": decoded once into a float TensorDataset.
-std::shared_ptr<const Dataset> make_image_dataset(Table table, const std::string& mode,
-                                                  const ImageTableLayout& layout = {});
+// The dataset modes: "row", the naive RowDataset over the table; "tensor", decoded once into a float
+// TensorDataset; "tensor-uint8", decoded once and kept as uint8 (the training step normalises it on the device);
+// "device", uint8 too and copied to `device` once (a DeviceDataset). InvalidArgument for another mode.
+std::shared_ptr<const Dataset> make_image_dataset(std::shared_ptr<const Table> table, const std::string& mode,
+                                                  const ImageTableLayout& layout = {},
+                                                  torch::Device device = torch::kCPU);
 
 // What `train` reads from a file: its label column, its feature columns (patterns, or the image column when
 // `features_given` is false and the file has one) and nothing outside `only` (when not empty).
@@ -52,6 +55,7 @@ struct ColumnChoice {
 // Reads only the chosen columns of `path` (.parquet or .csv), keeps its first `limit` rows (0: all) and makes
 // the dataset; every problem with the columns is an InvalidArgument that names the file.
 std::shared_ptr<const Dataset> load_image_file(const std::string& path, const ColumnChoice& choice,
-                                               const std::string& mode, int64_t limit, int threads);
+                                               const std::string& mode, int64_t limit, int threads,
+                                               torch::Device device = torch::kCPU);
 
 }  // namespace feedline::cli

@@ -26,6 +26,7 @@
 #include "feedline/loader.h"
 #include "feedline/parquet.h"
 #include "feedline/train.h"
+#include "train/cuda_support.h"
 
 namespace feedline::cli {
 namespace {
@@ -68,13 +69,34 @@ std::vector<PipelineConfig> loader_rungs() {
   };
 }
 
+PipelineConfig with_cuda_graph(PipelineConfig c) {
+  c.cuda_graph = true;
+  return c;
+}
+
+// Then, on CUDA, the step captured as a CUDA graph; and the compute floors: the same model and optimizer on
+// synthetic batches already on the device, no loader, with the eager step and (CUDA) the captured one.
 std::vector<PipelineConfig> training_rungs() {
   auto rungs = loader_rungs();
-  auto graph = rung("+ CUDA graph step", "device", 512, 0, false, false, true);
-  graph.cuda_graph = true;
-  rungs.push_back(graph);
+  rungs.push_back(with_cuda_graph(rung("+ CUDA graph step", "device", 512, 0, false, false, true)));
   rungs.push_back(rung("compute floor (synthetic, no loader)", "synthetic", 512, 0, false, false, false));
+  rungs.push_back(with_cuda_graph(rung("compute floor, CUDA graph step", "synthetic", 512, 0, false, false, false)));
   return rungs;
+}
+
+// The floor check compares like with like: on CUDA the captured step over the device-resident dataset against
+// the captured step on synthetic data; elsewhere the best eager pipeline against the eager floor.
+std::pair<PipelineConfig, PipelineConfig> best_and_floor(bool cuda) {
+  PipelineConfig best = loader_rungs().back(), floor;
+  for (const auto& c : training_rungs()) {
+    if (c.cuda_graph != cuda) continue;
+    if (c.dataset_mode == "synthetic") {
+      floor = c;
+    } else if (cuda) {
+      best = c;
+    }
+  }
+  return {best, floor};
 }
 
 // One dataset's tables and the datasets made from them, each decoded once and shared by every run.
@@ -86,21 +108,7 @@ class DatasetCache {
 
   std::shared_ptr<const Dataset> get(const std::string& mode) {
     auto& slot = made_[mode];
-    if (slot) return slot;
-    if (mode == "row") {
-      slot = std::make_shared<RowDataset>(table_);
-    } else if (mode == "tensor") {
-      const ImageTensors t = decode_image_table(*table_);
-      slot = std::make_shared<TensorDataset>(t.images, t.labels);
-    } else if (mode == "tensor-uint8") {
-      const ImageTensors t = decode_image_table(*table_, {}, /*as_uint8=*/true);
-      slot = std::make_shared<TensorDataset>(t.images, t.labels);
-    } else if (mode == "device") {
-      const ImageTensors t = decode_image_table(*table_, {}, /*as_uint8=*/true);
-      slot = std::make_shared<DeviceDataset>(t.images, t.labels, device_);
-    } else {
-      throw InvalidArgument("unknown dataset mode '" + mode + "'");
-    }
+    if (!slot) slot = make_image_dataset(table_, mode, {}, device_);
     return slot;
   }
 
@@ -409,15 +417,16 @@ TrainResult Lab::train_run(const std::string& dataset, const std::string& group,
   const std::string label = pipeline.empty() ? c.name : pipeline + ": " + c.name;
   fmt::print("\n[{}/{}] {} {}: {}\n", index, count, dataset, label, c.describe());
   flush();
-  if (c.cuda_graph) {
+  if (c.cuda_graph && !device_.is_cuda()) {
     r.skipped = true;
-    r.note = device_.is_cuda() ? "CUDA graph capture is not implemented yet" : "needs a CUDA device";
+    r.note = "needs a CUDA device";
     fmt::print("skipped: {}\n", r.note);
     return r;
   }
   TrainOptions topts;
   topts.epochs = args_.epochs;
   topts.device = device_;
+  topts.cuda_graph = c.cuda_graph;
   TrainCallbacks callbacks;
   callbacks.on_train_step = [&](int64_t epoch, int64_t step, int64_t steps, double) {
     bar_.update(fmt::format("[{}/{}] epoch {}/{}", index, count, epoch, args_.epochs), step, steps);
@@ -439,6 +448,11 @@ TrainResult Lab::train_run(const std::string& dataset, const std::string& group,
     Loader train_loader(train.get(c.dataset_mode), loader_options(c, true, args_.seed));
     Loader test_loader(test.get(c.dataset_mode), loader_options(c, false, args_.seed));
     epochs = train_model(model, train_loader, test_loader, topts, callbacks);
+  }
+  if (!epochs.empty() && epochs.front().capture_seconds > 0) {
+    r.capture_seconds = epochs.front().capture_seconds;
+    r.note = fmt::format("warm-up and graph capture took {:.2f}s before epoch 1, outside its time", r.capture_seconds);
+    fmt::print("({})\n", r.note);
   }
   for (const auto& e : epochs) {
     EpochFigures f;
@@ -471,11 +485,11 @@ double median(std::vector<double> v) {
 // The best pipeline (the ladder's last rung that runs here) against the compute floor, alternating
 // floor-best, best-floor, ... so that a machine that speeds up or slows down weighs on both alike.
 void Lab::floor_check(const std::string& dataset, DatasetCache& train, DatasetCache& test) {
-  const PipelineConfig best = loader_rungs().back();
-  const PipelineConfig floor = training_rungs().back();
+  const auto [best, floor] = best_and_floor(device_.is_cuda());
   FloorCheck check;
   check.dataset = dataset;
   check.best_rung = best.name;
+  check.floor_rung = floor.name;
   TrainOptions topts;
   topts.epochs = 1;
   topts.device = device_;
@@ -491,9 +505,11 @@ void Lab::floor_check(const std::string& dataset, DatasetCache& train, DatasetCa
     if (run_best) {
       Loader train_loader(train.get(best.dataset_mode), loader_options(best, true, args_.seed));
       Loader test_loader(test.get(best.dataset_mode), loader_options(best, false, args_.seed));
+      topts.cuda_graph = best.cuda_graph;
       e = train_model(model, train_loader, test_loader, topts);
       check.best_train_seconds.push_back(e.front().train_seconds);
     } else {
+      topts.cuda_graph = floor.cuda_graph;
       e = train_compute_floor(model, train.size(), test.size(), floor.batch_size, topts);
       check.floor_train_seconds.push_back(e.front().train_seconds);
     }
@@ -610,7 +626,10 @@ int Lab::run() {
   c.libtorch = TORCH_VERSION;
   c.device = device_.str();
   c.device_name = c.cpu;
-  if (device_.is_cuda()) c.device_name = "CUDA device " + std::to_string(device_.has_index() ? device_.index() : 0);
+  if (device_.is_cuda()) {
+    c.device_name = detail::cuda_device_name(device_);
+    if (c.device_name.empty()) c.device_name = "CUDA device " + std::to_string(device_.has_index() ? device_.index() : 0);
+  }
   c.threads = args_.threads;
   c.epochs = args_.epochs;
   c.train_limit = args_.train_limit;
@@ -623,7 +642,7 @@ int Lab::run() {
                            limit_text(args_.train_limit), limit_text(args_.test_limit));
   if (!args_.full) c.protocol += " (a shortened protocol; --full runs the experiment's: 5 epochs, all data)";
   if (!device_.is_cuda()) {
-    c.notes.push_back("no CUDA device: pinned memory is a no-op, the device is the CPU, and the CUDA graph rung is skipped");
+    c.notes.push_back("no CUDA device: pinned memory is a no-op, the device is the CPU, and the CUDA graph rungs are skipped");
   }
   fmt::print("feedline bench: {} on {} ({} cores), LibTorch {}, {} threads\nProtocol: {}\n", c.device, c.cpu, c.cores,
              c.libtorch, c.threads, c.protocol);

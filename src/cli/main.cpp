@@ -132,6 +132,7 @@ struct TrainArgs {
   bool pin_memory = false;
   int64_t prefetch_factor = 2;
   std::string device = "auto";
+  bool cuda_graph = false;
   uint64_t seed = 42;
   double lr = 1e-3;
   int64_t limit = 0;
@@ -143,6 +144,10 @@ struct TrainArgs {
 int run_train(const TrainArgs& args) {
   set_threads(args.threads);
   const torch::Device device = resolve_device(args.device);
+  if (args.cuda_graph && !device.is_cuda()) {
+    throw InvalidArgument("--cuda-graph needs a CUDA device, and the device is " + device.str() +
+                          " (pass --device cuda on a machine with a GPU and a LibTorch with CUDA)");
+  }
 
   std::string train_path = args.train_file, test_path = args.test_file, what;
   if (train_path.empty()) {
@@ -154,8 +159,8 @@ int run_train(const TrainArgs& args) {
     what = train_path + " (test: " + test_path;
   }
   auto t = Clock::now();
-  auto train_set = load_image_file(train_path, args.columns, args.mode, args.limit, args.threads);
-  auto test_set = load_image_file(test_path, args.columns, args.mode, args.limit, args.threads);
+  auto train_set = load_image_file(train_path, args.columns, args.mode, args.limit, args.threads, device);
+  auto test_set = load_image_file(test_path, args.columns, args.mode, args.limit, args.threads, device);
   fmt::print("Loaded {}, {} dataset): {} train, {} test samples in {:.2f}s\n", what, args.mode, train_set->size(),
              test_set->size(), seconds_since(t));
 
@@ -176,9 +181,10 @@ int run_train(const TrainArgs& args) {
 
   torch::manual_seed(args.seed);
   SimpleCNN model;
-  fmt::print("SimpleCNN: {} parameters; device {}; {} threads; batch {}, {} workers{}{}\n",
+  fmt::print("SimpleCNN: {} parameters; device {}; {} threads; batch {}, {} workers{}{}{}\n",
              parameter_count(*model), device.str(), args.threads, args.batch_size, args.num_workers,
-             args.persistent_workers ? ", persistent" : "", train_loader.pin_memory_active() ? ", pinned" : "");
+             args.persistent_workers ? ", persistent" : "", train_loader.pin_memory_active() ? ", pinned" : "",
+             args.cuda_graph ? ", CUDA graph step" : "");
   std::fflush(stdout);
 
   ProgressBar bar;
@@ -200,7 +206,12 @@ int run_train(const TrainArgs& args) {
   topts.epochs = args.epochs;
   topts.lr = args.lr;
   topts.device = device;
+  topts.cuda_graph = args.cuda_graph;
   const auto results = train_model(model, train_loader, test_loader, topts, callbacks);
+  if (results.front().capture_seconds > 0) {
+    fmt::print("(warm-up and CUDA graph capture took {:.2f}s before epoch 1, outside its time)\n",
+               results.front().capture_seconds);
+  }
 
   double train_total = 0, test_total = 0;
   for (const auto& r : results) {
@@ -262,8 +273,10 @@ int run(int argc, char** argv) {
                     "Read only these row groups of each Parquet file, in this order (comma-separated indices)")
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
-  train->add_option("--dataset-mode", tr.mode, "row (naive, per-sample conversion) or tensor (decoded once)")
-      ->check(CLI::IsMember({"row", "tensor"}))
+  train->add_option("--dataset-mode", tr.mode,
+                    "row (naive, per-sample conversion), tensor (decoded once), tensor-uint8 (decoded once, "
+                    "normalised on the device) or device (uint8, copied to the device once)")
+      ->check(CLI::IsMember({"row", "tensor", "tensor-uint8", "device"}))
       ->capture_default_str();
   train->add_option("--batch-size", tr.batch_size, "Samples per batch")->check(CLI::PositiveNumber)->capture_default_str();
   train->add_option("--epochs", tr.epochs, "Epochs")->check(CLI::PositiveNumber)->capture_default_str();
@@ -276,6 +289,8 @@ int run(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   train->add_option("--device", tr.device, "auto, cpu or cuda")->capture_default_str();
+  train->add_flag("--cuda-graph", tr.cuda_graph,
+                  "Capture the train and test steps as CUDA graphs and replay them (CUDA only)");
   train->add_option("--seed", tr.seed, "Seed for the model and the shuffle")->capture_default_str();
   train->add_option("--lr", tr.lr, "Adam learning rate")->check(CLI::PositiveNumber)->capture_default_str();
   train->add_option("--limit", tr.limit, "Use only the first N samples of each split (0: all)")
@@ -356,7 +371,7 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"mnist", "fashion-mnist"}))
       ->capture_default_str();
   bench_loader->add_option("--format", lb.format, "parquet or csv")->check(CLI::IsMember({"parquet", "csv"}))->capture_default_str();
-  bench_loader->add_option("--modes", lb.modes, "Dataset modes")->check(CLI::IsMember({"row", "tensor"}))->capture_default_str();
+  bench_loader->add_option("--modes", lb.modes, "Dataset modes")->check(CLI::IsMember({"row", "tensor", "tensor-uint8", "device"}))->capture_default_str();
   bench_loader->add_option("--workers", lb.workers, "Worker counts")->check(CLI::NonNegativeNumber)->capture_default_str();
   bench_loader->add_option("--batch-size", lb.batch_size, "Samples per batch")->check(CLI::PositiveNumber)->capture_default_str();
   bench_loader->add_option("--epochs", lb.epochs, "Timed epochs per configuration")->check(CLI::PositiveNumber)->capture_default_str();

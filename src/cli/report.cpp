@@ -35,9 +35,10 @@ const FloorCheck* floor_check(const LabResults& r, const std::string& dataset) {
 }
 
 std::string floor_line(const FloorCheck& f) {
-  return fmt::format("Best pipeline ({}) vs the compute floor: {:+.1f}% train time per epoch (medians of {} alternating "
-                     "runs each: {:.2f}s vs {:.2f}s)",
-                     f.best_rung, 100.0 * f.gap(), f.best_train_seconds.size(), f.best_median, f.floor_median);
+  return fmt::format("Best pipeline ({}) vs the compute floor ({}): {:+.1f}% train time per epoch (medians of {} "
+                     "alternating runs each: {:.2f}s vs {:.2f}s)",
+                     f.best_rung, f.floor_rung, 100.0 * f.gap(), f.best_train_seconds.size(), f.best_median,
+                     f.floor_median);
 }
 
 std::vector<std::string> datasets_of(const LabResults& r, const std::string& group) {
@@ -265,6 +266,7 @@ std::string to_json(const LabResults& r) {
                 {"config", config_json(t.config)},
                 {"skipped", t.skipped},
                 {"note", t.note},
+                {"capture_seconds", t.capture_seconds},
                 {"epochs", e},
                 {"avg_train_seconds", t.avg_train_seconds},
                 {"avg_test_seconds", t.avg_test_seconds},
@@ -285,6 +287,7 @@ std::string to_json(const LabResults& r) {
   for (const auto& f : r.floor_checks) {
     j["floor_check"].push_back({{"dataset", f.dataset},
                                 {"best_rung", f.best_rung},
+                                {"floor_rung", f.floor_rung},
                                 {"best_train_seconds", f.best_train_seconds},
                                 {"floor_train_seconds", f.floor_train_seconds},
                                 {"best_median", f.best_median},

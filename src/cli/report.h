@@ -80,6 +80,7 @@ struct TrainResult {
   PipelineConfig config;
   bool skipped = false;
   std::string note;      // why skipped, or what to keep in mind
+  double capture_seconds = 0;  // CUDA graph rungs: warm-up and capture, before epoch 1 and outside its time
   std::vector<EpochFigures> epochs;
   double avg_train_seconds = 0, avg_test_seconds = 0, total_seconds = 0;
   double speedup = 0;       // total time of the group's first run / this one's
@@ -92,7 +93,7 @@ struct TrainResult {
 // How close the best pipeline comes to the compute floor: the two run alternately (floor, best, best, floor,
 // ...) so that drift in the machine's speed falls on both, compared by their medians.
 struct FloorCheck {
-  std::string dataset, best_rung;
+  std::string dataset, best_rung, floor_rung;
   std::vector<double> best_train_seconds, floor_train_seconds;  // per run, one epoch each
   double best_median = 0, floor_median = 0;
   double gap() const { return floor_median > 0 ? best_median / floor_median - 1.0 : 0; }

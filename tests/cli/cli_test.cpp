@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <torch/cuda.h>
 
 #include "feedline/csv.h"
 #include "feedline/idx.h"
@@ -85,6 +86,14 @@ TEST(Cli, RejectsUnknownFlagsAndBadValues) {
   r = run_cli("train --dataset cifar");
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(contains(r.output, "cifar")) << r.output;
+  r = run_cli("train --dataset-mode gpu");
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(contains(r.output, "gpu")) << r.output;
+  // Refused before any data is read (the data folder does not exist).
+  r = run_cli("train --cuda-graph --device cpu --data-dir /nonexistent");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, "--cuda-graph needs a CUDA device")) << r.output;
+  EXPECT_FALSE(contains(r.output, "nonexistent")) << r.output;
   r = run_cli("");
   EXPECT_NE(r.status, 0);
 }
@@ -121,11 +130,16 @@ TEST(Cli, PrepareThenTrainPrintsTheExperimentsLines) {
     EXPECT_TRUE(std::filesystem::exists(data + "/MNIST/" + f)) << f;
   }
   const std::string prepared = "--dataset mnist --data-dir " + data;
-  for (const std::string variant :
-       {prepared + " --format parquet --dataset-mode tensor --num-workers 2",
-        prepared + " --format csv --dataset-mode row --num-workers 1 --persistent-workers",
-        "--data " + data + "/MNIST/train.parquet --test-data " + data + "/MNIST/test.csv"}) {
-    r = run_cli("train --epochs 3 --batch-size 32 --device cpu " + variant);
+  std::vector<std::string> variants{
+      "--device cpu " + prepared + " --format parquet --dataset-mode tensor --num-workers 2",
+      "--device cpu " + prepared + " --format csv --dataset-mode row --num-workers 1 --persistent-workers",
+      "--device cpu " + prepared + " --dataset-mode tensor-uint8 --num-workers 1",
+      "--device cpu " + prepared + " --dataset-mode device",
+      "--device cpu --data " + data + "/MNIST/train.parquet --test-data " + data + "/MNIST/test.csv"};
+  // 600 samples in batches of 32: the last batch (24) runs uncaptured beside the replayed graph.
+  if (torch::cuda::is_available()) variants.push_back("--device cuda " + prepared + " --dataset-mode device --cuda-graph");
+  for (const std::string& variant : variants) {
+    r = run_cli("train --epochs 3 --batch-size 32 " + variant);
     ASSERT_EQ(r.status, 0) << variant << "\n" << r.output;
     EXPECT_TRUE(contains(r.output, "SimpleCNN: 206922 parameters")) << r.output;
     for (const char* line : {"Average Train Time per Epoch: ", "Average Test Time per Epoch: ", "Total Train Time: ",
@@ -136,6 +150,9 @@ TEST(Cli, PrepareThenTrainPrintsTheExperimentsLines) {
     const auto at = r.output.find("Test Accuracy: ");
     ASSERT_NE(at, std::string::npos);
     EXPECT_GE(std::stod(r.output.substr(at + 15)), 80.0) << r.output;
+    if (contains(variant, "--cuda-graph")) {
+      EXPECT_TRUE(contains(r.output, "CUDA graph capture took")) << r.output;
+    }
   }
 }
 
@@ -261,8 +278,8 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
                            " --loader-epochs 1 --floor-repeats 2 --device cpu" +
                            (gnuplot_installed() ? "" : " --skip-plots"));
   ASSERT_EQ(r.status, 0) << r.output;
-  // Every training run prints the experiment's lines: 10 ladder rows that run (the CUDA graph one is skipped
-  // without CUDA) and 22 sweep points.
+  // Every training run prints the experiment's lines: 10 ladder rows that run (the two CUDA graph ones are
+  // skipped on the CPU) and 22 sweep points.
   EXPECT_EQ(count_of(r.output, "Average Train Time per Epoch: "), 32u) << r.output;
   EXPECT_TRUE(contains(r.output, "vs the compute floor")) << r.output;
 
@@ -293,7 +310,7 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
     EXPECT_EQ(l["epoch_seconds"].size(), 1u);
   }
 
-  ASSERT_EQ(j["training_ladder"].size(), 11u);
+  ASSERT_EQ(j["training_ladder"].size(), 12u);
   int skipped = 0;
   for (const auto& t : j["training_ladder"]) {
     if (t["skipped"].get<bool>()) {
@@ -307,9 +324,12 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
     EXPECT_GE(t["test_accuracy"].get<double>(), 0.0);
     EXPECT_LE(t["test_accuracy"].get<double>(), 1.0);
   }
-  EXPECT_EQ(skipped, 1);
+  EXPECT_EQ(skipped, 2);
   EXPECT_EQ(j["training_ladder"].back()["config"]["dataset_mode"], "synthetic");
   ASSERT_EQ(j["floor_check"].size(), 1u);
+  // On the CPU the eager pipelines: the device-resident rung against the eager floor.
+  EXPECT_EQ(j["floor_check"][0]["best_rung"], "+ device-resident dataset");
+  EXPECT_EQ(j["floor_check"][0]["floor_rung"], "compute floor (synthetic, no loader)");
   EXPECT_EQ(j["floor_check"][0]["best_train_seconds"].size(), 2u);
   EXPECT_EQ(j["floor_check"][0]["floor_train_seconds"].size(), 2u);
   EXPECT_GT(j["floor_check"][0]["floor_median"].get<double>(), 0.0);
