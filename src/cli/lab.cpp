@@ -631,6 +631,7 @@ int Lab::run() {
     if (c.device_name.empty()) c.device_name = "CUDA device " + std::to_string(device_.has_index() ? device_.index() : 0);
   }
   c.threads = args_.threads;
+  c.allocator = args_.allocator;
   c.epochs = args_.epochs;
   c.train_limit = args_.train_limit;
   c.test_limit = args_.test_limit;
@@ -644,8 +645,8 @@ int Lab::run() {
   if (!device_.is_cuda()) {
     c.notes.push_back("no CUDA device: pinned memory is a no-op, the device is the CPU, and the CUDA graph rungs are skipped");
   }
-  fmt::print("feedline bench: {} on {} ({} cores), LibTorch {}, {} threads\nProtocol: {}\n", c.device, c.cpu, c.cores,
-             c.libtorch, c.threads, c.protocol);
+  fmt::print("feedline bench: {} on {} ({} cores), LibTorch {}, {} threads\nAllocator: {}\nProtocol: {}\n", c.device,
+             c.cpu, c.cores, c.libtorch, c.threads, c.allocator, c.protocol);
   flush();
 
   if (!args_.skip_storage) storage();

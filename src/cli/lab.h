@@ -27,6 +27,7 @@ struct LabArgs {
   bool skip_storage = false, skip_loader = false, skip_training = false, skip_sweeps = false, skip_plots = false;
   std::string mnist_idx, fashion_idx;  // IDX folders for the storage table (default: the packaged ones)
   std::string command;                 // the command line, for the record
+  std::string allocator;               // how freed memory is treated, for the record (see keep_freed_memory())
 };
 
 // Applies --full to whatever the user did not set explicitly (the CLI calls it before run_lab).

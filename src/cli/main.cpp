@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@
 #include "feedline/file.h"
 #include "feedline/idx.h"
 #include "feedline/loader.h"
+#include "feedline/memory.h"
 #include "feedline/parquet.h"
 #include "feedline/train.h"
 
@@ -37,6 +39,19 @@ double seconds_since(Clock::time_point start) {
 double megabytes(int64_t bytes) { return static_cast<double>(bytes) / 1e6; }
 
 int default_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+// feedline's allocator setting (keep_freed_memory()) unless FEEDLINE_MALLOC=system; returns it in words, for
+// the bench's record.
+std::string configure_allocator() {
+  const char* env = std::getenv("FEEDLINE_MALLOC");
+  const std::string choice = env != nullptr ? env : "";
+  if (choice == "system") return "the system's malloc settings (FEEDLINE_MALLOC=system)";
+  if (!choice.empty() && choice != "feedline") {
+    throw InvalidArgument("FEEDLINE_MALLOC must be 'feedline' (the default) or 'system', not '" + choice + "'");
+  }
+  if (!keep_freed_memory()) return "the system's malloc settings (not glibc: feedline's setting does not apply)";
+  return "glibc malloc keeps freed memory for reuse (feedline's default; FEEDLINE_MALLOC=system turns it off)";
+}
 
 void set_threads(int threads) {
   if (threads < 1) throw InvalidArgument("--threads must be at least 1");
@@ -228,6 +243,7 @@ int run_train(const TrainArgs& args) {
 }
 
 int run(int argc, char** argv) {
+  const std::string allocator = configure_allocator();  // before any thread starts
   CLI::App app{"feedline: keeps a LibTorch training loop fed (Parquet, CSV and IDX datasets, a multi-threaded "
                "loader, SimpleCNN training)"};
   app.require_subcommand(1);
@@ -300,6 +316,7 @@ int run(int argc, char** argv) {
 
   LabArgs lab;
   lab.threads = default_threads();
+  lab.allocator = allocator;
   for (int i = 0; i < argc; ++i) lab.command += (i ? " " : "") + std::string(argv[i]);
   auto* bench = app.add_subcommand(
       "bench", "The benchmark lab: storage table, loader ladder, training ladder and sweeps, side by side in one run; "

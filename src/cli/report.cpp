@@ -110,15 +110,19 @@ void write_text(const std::string& path, const std::string& text) {
 }  // namespace
 
 std::string PipelineConfig::describe() const {
-  if (dataset_mode == "synthetic") return fmt::format("synthetic batches on the device, batch {}, no loader", batch_size);
-  std::string s = fmt::format("{} dataset, batch {}", dataset_mode, batch_size);
-  if (dataset_mode == "device") {
-    s += ", gathered on the device";
+  std::string s;
+  if (dataset_mode == "synthetic") {
+    s = fmt::format("synthetic batches on the device, batch {}, no loader", batch_size);
   } else {
-    s += fmt::format(", {} worker{}", num_workers, num_workers == 1 ? "" : "s");
-    if (persistent_workers) s += ", persistent";
-    if (pin_memory) s += ", pinned";
-    s += batch_fetch ? ", batch fetch" : ", per-sample get + stack";
+    s = fmt::format("{} dataset, batch {}", dataset_mode, batch_size);
+    if (dataset_mode == "device") {
+      s += ", gathered on the device";
+    } else {
+      s += fmt::format(", {} worker{}", num_workers, num_workers == 1 ? "" : "s");
+      if (persistent_workers) s += ", persistent";
+      if (pin_memory) s += ", pinned";
+      s += batch_fetch ? ", batch fetch" : ", per-sample get + stack";
+    }
   }
   if (cuda_graph) s += ", CUDA graph";
   return s;
@@ -212,6 +216,7 @@ std::string to_json(const LabResults& r) {
   j["libtorch_version"] = c.libtorch;
   j["device"] = {{"name", c.device}, {"description", c.device_name}};
   j["threads"] = c.threads;
+  j["allocator"] = c.allocator;
   j["protocol"] = {{"description", c.protocol},
                    {"epochs", c.epochs},
                    {"train_limit", c.train_limit},
@@ -301,9 +306,9 @@ std::string to_markdown(const LabResults& r) {
   const auto& c = r.context;
   std::string md = "# feedline bench results\n\n";
   md += fmt::format("- Date: {}\n- Command: `{}`\n- Machine: {}, {} cores, {:.0f} GiB\n- LibTorch {}, device {} ({}), "
-                    "{} threads\n- Protocol: {}\n",
+                    "{} threads\n- Allocator: {}\n- Protocol: {}\n",
                     c.date, c.command, c.cpu, c.cores, c.memory_gib, c.libtorch, c.device, c.device_name, c.threads,
-                    c.protocol);
+                    c.allocator, c.protocol);
   for (const auto& n : c.notes) md += fmt::format("- Note: {}\n", n);
   if (!r.storage.empty()) {
     md += "\n## Storage\n\n| Dataset | Split | Format | MB | vs CSV | Write s | Read to tensor s |\n"

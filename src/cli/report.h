@@ -18,6 +18,7 @@ struct LabContext {
   std::string libtorch;       // LibTorch version
   std::string device;         // "cpu" or "cuda:0"
   std::string device_name;    // the GPU's name on CUDA, else the CPU's
+  std::string allocator;      // how malloc treats freed memory: feedline's setting or the system's
   int threads = 0;            // intra-op threads
   std::string protocol;       // e.g. "1 epoch, first 10000 train / 2000 test samples" or "full (5 epochs, all data)"
   int64_t epochs = 0;
