@@ -55,8 +55,12 @@ if [ ! -x "$build/feedline" ] || [ ! -x "$build/tests/feedline_tests" ]; then
     # Only the carried packages: pkg-config looks nowhere else, and reads them as if they were installed.
     export PKG_CONFIG_LIBDIR=$root/usr/lib/x86_64-linux-gnu/pkgconfig:$root/usr/share/pkgconfig
     export PKG_CONFIG_SYSROOT_DIR=$root
+    # LibTorch's CMake files look for the CUDA toolkit; point them at the machine's.
+    cuda=()
+    nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+    [ -x "$nvcc" ] && cuda=(-DCMAKE_CUDA_COMPILER="$nvcc" -DCUDAToolkit_ROOT="$(dirname "$(dirname "$(readlink -f "$nvcc")")")")
     time cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFEEDLINE_BUILD_BENCHMARKS=OFF \
-      -DCMAKE_PREFIX_PATH="$torch_prefix;$root/usr"
+      -DCMAKE_PREFIX_PATH="$torch_prefix;$root/usr" "${cuda[@]+"${cuda[@]}"}"
     time cmake --build "$build" -j "$(nproc)" --target feedline_cli feedline_tests
   } 2>&1 | tee "$out/build.log"
 fi
