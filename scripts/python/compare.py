@@ -78,9 +78,9 @@ def report(py_loader, py_training, feedline, markdown):
         a, b = py_training.get(key), proto.get(key)
         if a is not None and b is not None and a != b:
             out.append(f"Warning: the training ladders differ in {key}: Python {a}, feedline {b}.")
-    for key in ("loader_epochs", "train_limit"):
+    for key in ("loader_epochs", "loader_min_seconds", "train_limit"):
         a = py_loader.get(key)
-        b = proto.get(key) if key == "loader_epochs" else 0  # feedline's loader ladder reads the whole train split
+        b = 0 if key == "train_limit" else proto.get(key)  # feedline's loader ladder reads the whole train split
         if a is not None and b is not None and a != b:
             out.append(f"Warning: the loader ladders differ in {key}: Python {a}, feedline {b}.")
     out.append("")

@@ -109,17 +109,29 @@ def make_loader(dataset, cfg, shuffle, device, seed):
                       generator=generator)
 
 
+# The loader ladder times at least this long per rung: the fastest loaders finish an epoch in milliseconds, where
+# one stray interruption would weigh. feedline bench uses the same rule.
+MIN_TIMED_SECONDS = 1.0
+
+
 def time_loader(loader, epochs, device):
-    """Samples per second of the loader alone, batches moved to the device."""
-    seconds, samples = [], 0
-    for _ in range(epochs):
-        start = time.perf_counter()
+    """Samples per second of the loader alone, batches moved to the device: one untimed warm-up epoch, then at
+    least `epochs` timed epochs, and more until MIN_TIMED_SECONDS have passed."""
+    def one_epoch():
+        n = 0
         for images, labels in loader:
             images = images.to(device, non_blocking=True)
             labels = labels.to(device, non_blocking=True)
-            samples += labels.shape[0]
+            n += labels.shape[0]
         if device.type == "cuda":
             torch.cuda.synchronize()
+        return n
+
+    one_epoch()
+    seconds, samples = [], 0
+    while len(seconds) < epochs or sum(seconds) < MIN_TIMED_SECONDS:
+        start = time.perf_counter()
+        samples += one_epoch()
         seconds.append(time.perf_counter() - start)
     return samples / sum(seconds), seconds
 
@@ -167,7 +179,8 @@ def print_summary(results, args, device):
     if args.loader_only:
         headers = ["Rung", "samples/s", "speed-up"]
         rows = [[r["rung"], f"{r['samples_per_second']:,.0f}", f"{r['speedup']:.1f}x"] for r in results]
-        title = f"Loader alone, {args.loader_epochs} epoch(s) of the train split, batches to {device}"
+        title = (f"Loader alone, a warm-up then at least {args.loader_epochs} epoch(s) and {MIN_TIMED_SECONDS:g} s of the "
+                 f"train split, batches to {device}")
     else:
         headers = ["Rung", "train s/epoch", "test s/epoch", "total", "speed-up", "test acc."]
         rows = [[r["rung"], f"{r['avg_train_seconds']:.2f}s", f"{r['avg_test_seconds']:.2f}s",
@@ -286,7 +299,7 @@ def main():
                    command=" ".join(sys.argv), python=platform.python_version(), torch=torch.__version__,
                    device=str(device), threads=args.threads, dataset=FOLDERS[args.dataset], format=args.format,
                    epochs=args.epochs, train_limit=args.train_limit, test_limit=args.test_limit,
-                   loader_epochs=args.loader_epochs,
+                   loader_epochs=args.loader_epochs, loader_min_seconds=MIN_TIMED_SECONDS,
                    **{"loader_ladder" if args.loader_only else "training_ladder": results})
         tmp = args.json + ".tmp"
         with open(tmp, "w") as f:

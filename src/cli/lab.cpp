@@ -335,8 +335,9 @@ void Lab::storage() {
 
 // The loader ladder: the pipeline alone, batches delivered to the device, no model.
 void Lab::loader_ladder() {
-  fmt::print("\n== Loader ladder: the pipeline alone (no model), {} shuffled epoch(s) of each train split ==\n",
-             args_.loader_epochs);
+  fmt::print("\n== Loader ladder: the pipeline alone (no model), shuffled epochs of each train split: one warm-up, then at "
+             "least {} timed and {:g}s ==\n",
+             args_.loader_epochs, args_.loader_min_seconds);
   fmt::print("Batches are delivered to {}; uint8 rungs leave normalisation to the training step, on the device.\n",
              device_.str());
   flush();
@@ -354,7 +355,10 @@ void Lab::loader_ladder() {
       int64_t samples = 0;
       double seconds = 0;
       const int64_t batches = loader.batches_per_epoch();
-      for (int64_t e = 0; e < args_.loader_epochs; ++e) {
+      // One untimed warm-up epoch (e = -1), then at least loader_epochs timed ones, and more until
+      // loader_min_seconds have passed: the fastest rungs take milliseconds an epoch, where one stray
+      // interruption would weigh. The Python experiment's loader ladder follows the same rule.
+      for (int64_t e = -1; e < args_.loader_epochs || seconds < args_.loader_min_seconds; ++e) {
         const auto start = Clock::now();
         auto epoch = loader.epoch();
         int64_t n = 0, k = 0;
@@ -362,11 +366,14 @@ void Lab::loader_ladder() {
           auto x = batch.data.to(device_, batch.data.is_pinned());
           auto y = batch.target.to(device_, batch.target.is_pinned());
           n += y.size(0);
-          bar_.update(fmt::format("{} [{}/{}] {}", spec.folder, i + 1, rungs.size(), c.name), ++k, batches,
-                      fmt::format("epoch {}/{}", e + 1, args_.loader_epochs));
+          if (bar_.enabled()) {  // not even the labels' formatting inside the timed loop otherwise
+            bar_.update(fmt::format("{} [{}/{}] {}", spec.folder, i + 1, rungs.size(), c.name), ++k, batches,
+                        e < 0 ? std::string("warm-up") : fmt::format("epoch {}", e + 1));
+          }
         }
         if (device_.is_cuda()) torch::cuda::synchronize();
         const double s = seconds_since(start);
+        if (e < 0) continue;
         r.epoch_seconds.push_back(s);
         r.epoch_wait_seconds.push_back(epoch.stats().wait_seconds);
         r.samples_per_epoch = n;
@@ -638,6 +645,7 @@ int Lab::run() {
   c.sweep_train_limit = args_.sweep_train_limit;
   c.sweep_test_limit = args_.sweep_test_limit;
   c.loader_epochs = args_.loader_epochs;
+  c.loader_min_seconds = args_.loader_min_seconds;
   const auto limit_text = [](int64_t n) { return n > 0 ? fmt::format("first {}", n) : std::string("all"); };
   c.protocol = fmt::format("{} epoch{}, {} train / {} test samples", args_.epochs, args_.epochs == 1 ? "" : "s",
                            limit_text(args_.train_limit), limit_text(args_.test_limit));

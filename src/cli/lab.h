@@ -19,7 +19,8 @@ struct LabArgs {
   int64_t epochs = 1;
   int64_t train_limit = 20000, test_limit = 5000;       // training ladder; 0: every sample
   int64_t sweep_train_limit = 10000, sweep_test_limit = 2000;
-  int64_t loader_epochs = 2;                           // loader ladder: epochs over the whole train split
+  int64_t loader_epochs = 2;                           // loader ladder: at least these timed epochs a rung,
+  double loader_min_seconds = 1.0;                     // and at least this long, after a warm-up epoch
   int64_t floor_repeats = 5;                           // alternating runs of the best pipeline and the floor
   std::string device = "auto";
   int threads = 0;

@@ -346,8 +346,12 @@ int run(int argc, char** argv) {
   auto* sweep_test_opt = bench->add_option("--sweep-test-limit", lab.sweep_test_limit, "Sweeps: first N test samples (0: all)")
                              ->check(CLI::NonNegativeNumber)
                              ->capture_default_str();
-  bench->add_option("--loader-epochs", lab.loader_epochs, "Loader ladder: epochs per rung")
+  bench->add_option("--loader-epochs", lab.loader_epochs, "Loader ladder: at least this many timed epochs a rung")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  bench->add_option("--loader-min-seconds", lab.loader_min_seconds,
+                    "Loader ladder: and timed epochs until this long (after one untimed warm-up epoch)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   bench->add_option("--floor-repeats", lab.floor_repeats,
                     "Alternating runs of the best pipeline and the compute floor, compared by medians")

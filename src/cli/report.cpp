@@ -223,7 +223,8 @@ std::string to_json(const LabResults& r) {
                    {"test_limit", c.test_limit},
                    {"sweep_train_limit", c.sweep_train_limit},
                    {"sweep_test_limit", c.sweep_test_limit},
-                   {"loader_epochs", c.loader_epochs}};
+                   {"loader_epochs", c.loader_epochs},
+                   {"loader_min_seconds", c.loader_min_seconds}};
   j["notes"] = c.notes;
   j["storage"] = json::array();
   for (const auto& s : r.storage) {

@@ -27,6 +27,7 @@ struct LabContext {
   int64_t sweep_train_limit = 0;
   int64_t sweep_test_limit = 0;
   int64_t loader_epochs = 0;
+  double loader_min_seconds = 0;
   std::vector<std::string> notes;  // anything the reader must know (skipped rows and why)
 };
 

@@ -39,7 +39,8 @@ Example collate(const std::vector<Example>& examples) {
 namespace {
 
 // Rows `indices[0..n)` of a contiguous CPU tensor, copied with memcpy. Random rows of a dataset larger than the
-// caches cost a memory round trip each; prefetching a few rows ahead overlaps them (about 1.3x here).
+// caches cost a memory round trip each; prefetching rows ahead overlaps them (about 1.3x here with 4 rows ahead,
+// and 5-10% more with 8, measured on FashionMNIST's 784-byte rows).
 torch::Tensor gather_rows(const torch::Tensor& from, const int64_t* indices, int64_t n, bool parallel = false) {
   auto sizes = from.sizes().vec();
   sizes[0] = n;
@@ -47,7 +48,7 @@ torch::Tensor gather_rows(const torch::Tensor& from, const int64_t* indices, int
   const size_t row_bytes = static_cast<size_t>(from.numel() / std::max<int64_t>(1, from.size(0))) * from.element_size();
   const auto* src = static_cast<const char*>(from.data_ptr());
   auto* dst = static_cast<char*>(out.data_ptr());
-  constexpr int64_t kAhead = 4;
+  constexpr int64_t kAhead = 8;
   auto copy = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       if (i + kAhead < end) {
@@ -156,8 +157,11 @@ Example DeviceDataset::get(int64_t index) const {
 
 Example DeviceDataset::get_batch(const std::vector<int64_t>& indices) const {
   for (const int64_t i : indices) check_index(i, size());
-  auto host = torch::from_blob(const_cast<int64_t*>(indices.data()), {static_cast<int64_t>(indices.size())},
-                               torch::kInt64);
+  const auto n = static_cast<int64_t>(indices.size());
+  if (images_.is_cpu()) {
+    return {gather_rows(images_, indices.data(), n, /*parallel=*/true), gather_rows(labels_, indices.data(), n)};
+  }
+  auto host = torch::from_blob(const_cast<int64_t*>(indices.data()), {n}, torch::kInt64);
   return gather(host.to(images_.device()));
 }
 

@@ -316,15 +316,18 @@ Epoch Loader::epoch() {
   state->live = live_;
   state->batches = batches_per_epoch();
   const auto resident = dataset_->resident_device();
-  // A device-resident dataset is gathered where it lives, by the consumer: no workers, nothing to pin.
+  // A device-resident dataset is gathered where it lives, by the consumer: no workers, nothing to pin. Its order
+  // goes to the device once an epoch; one resident in host memory takes its batches straight from the host
+  // order (a tensor slice a batch would cost more than the gather's own overhead).
   const int64_t workers = resident ? 0 : options_.num_workers();
+  const bool upload_order = resident && !resident->is_cpu();
   state->window = std::max<int64_t>(1, workers * options_.prefetch_factor());
   const auto window = static_cast<size_t>(state->window);
   detail::BatchMaker maker{dataset_, options_.batch_fetch() && dataset_->has_batch_fetch(),
                            pin_memory_active_};
   state->run =
       std::make_shared<detail::EpochRun>(epoch_indices(next_epoch_++), options_.batch_size(), std::move(maker), window);
-  if (resident) {
+  if (upload_order) {
     const auto& order = state->run->indices;
     // One upload per epoch (a copy, so the tensor never aliases the host vector).
     state->run->device_order =

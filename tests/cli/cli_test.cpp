@@ -275,7 +275,7 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
   const CliRun r = run_cli("bench --datasets mnist --train-datasets mnist --mnist-idx " + idx + " --data-dir " + data +
                            " --out " + out +
                            " --epochs 1 --train-limit 300 --test-limit 100 --sweep-train-limit 100 --sweep-test-limit 50"
-                           " --loader-epochs 1 --floor-repeats 2 --device cpu" +
+                           " --loader-epochs 1 --loader-min-seconds 0 --floor-repeats 2 --device cpu" +
                            (gnuplot_installed() ? "" : " --skip-plots"));
   ASSERT_EQ(r.status, 0) << r.output;
   // Every training run prints the experiment's lines: 10 ladder rows that run (the two CUDA graph ones are

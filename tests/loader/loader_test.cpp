@@ -548,8 +548,9 @@ TEST(Loader, StatsSplitWaitingFromStepping) {
 namespace feedline {
 namespace {
 
-// A device-resident dataset (on the CPU here) is gathered by the consumer from the uploaded order: the same
-// batches as the host tensor dataset for the same seed, whatever num_workers says, and nothing is pinned.
+// A device-resident dataset (on the CPU here, so its batches come from the host order) is gathered by the
+// consumer: the same batches as the host tensor dataset for the same seed, whatever num_workers says, and nothing
+// is pinned.
 TEST(DeviceResident, SameBatchesAsTheHostDatasetAndNoWorkers) {
   const int64_t n = 103;
   auto images = torch::arange(n * 4, torch::kInt64).view({n, 1, 2, 2}).to(torch::kUInt8);
@@ -579,9 +580,13 @@ TEST(DeviceResident, SameBatchesAsTheHostDatasetAndNoWorkers) {
       EXPECT_EQ(batches, 7);
     }
   }
-  // The vector path and single gets agree with the gather.
+  // The vector path, the gather of an index tensor (what the loader uses on a GPU) and single gets agree.
   const auto batch = resident->get_batch({5, 0, 102});
   EXPECT_TRUE(torch::equal(batch.data[2], images[102]));
+  const auto gathered = resident->gather(torch::tensor({5, 0, 102}, torch::kInt64));
+  EXPECT_TRUE(torch::equal(gathered.data, batch.data));
+  EXPECT_TRUE(torch::equal(gathered.target, batch.target));
+  EXPECT_THROW(resident->gather(torch::tensor({103}, torch::kInt64)), InvalidArgument);
   EXPECT_EQ(resident->get(7).target.item<int64_t>(), 7);
   EXPECT_THROW(resident->get_batch({103}), InvalidArgument);
   EXPECT_THROW(host->gather(torch::zeros({1}, torch::kInt64)), InvalidArgument);
