@@ -483,10 +483,14 @@ TrainResult Lab::train_run(const std::string& dataset, const std::string& group,
   return r;
 }
 
-double median(std::vector<double> v) {
+// The q-quantile of v, interpolating between the two nearest ranks (q = 0.5: the median).
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  const double at = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<size_t>(at);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
 // The best pipeline (the ladder's last rung that runs here) against the compute floor, alternating
@@ -522,8 +526,12 @@ void Lab::floor_check(const std::string& dataset, DatasetCache& train, DatasetCa
     }
   }
   bar_.clear();
-  check.best_median = median(check.best_train_seconds);
-  check.floor_median = median(check.floor_train_seconds);
+  check.best_median = quantile(check.best_train_seconds, 0.5);
+  check.floor_median = quantile(check.floor_train_seconds, 0.5);
+  if (check.floor_median > 0) {
+    check.floor_spread = (quantile(check.floor_train_seconds, 0.75) - quantile(check.floor_train_seconds, 0.25)) /
+                         check.floor_median;
+  }
   results_.floor_checks.push_back(check);
 }
 

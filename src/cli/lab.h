@@ -21,7 +21,7 @@ struct LabArgs {
   int64_t sweep_train_limit = 10000, sweep_test_limit = 2000;
   int64_t loader_epochs = 2;                           // loader ladder: at least these timed epochs a rung,
   double loader_min_seconds = 1.0;                     // and at least this long, after a warm-up epoch
-  int64_t floor_repeats = 5;                           // alternating runs of the best pipeline and the floor
+  int64_t floor_repeats = 9;                           // alternating runs of the best pipeline and the floor
   std::string device = "auto";
   int threads = 0;
   uint64_t seed = 42;

@@ -36,9 +36,10 @@ const FloorCheck* floor_check(const LabResults& r, const std::string& dataset) {
 
 std::string floor_line(const FloorCheck& f) {
   return fmt::format("Best pipeline ({}) vs the compute floor ({}): {:+.1f}% train time per epoch (medians of {} "
-                     "alternating runs each: {:.2f}s vs {:.2f}s)",
+                     "alternating runs each: {:.2f}s vs {:.2f}s; the floor's own runs spread {:.1f}% between "
+                     "quartiles)",
                      f.best_rung, f.floor_rung, 100.0 * f.gap(), f.best_train_seconds.size(), f.best_median,
-                     f.floor_median);
+                     f.floor_median, 100.0 * f.floor_spread);
 }
 
 std::vector<std::string> datasets_of(const LabResults& r, const std::string& group) {
@@ -298,6 +299,7 @@ std::string to_json(const LabResults& r) {
                                 {"floor_train_seconds", f.floor_train_seconds},
                                 {"best_median", f.best_median},
                                 {"floor_median", f.floor_median},
+                                {"floor_spread", f.floor_spread},
                                 {"gap", f.gap()}});
   }
   return j.dump(2) + "\n";

@@ -98,6 +98,7 @@ struct FloorCheck {
   std::string dataset, best_rung, floor_rung;
   std::vector<double> best_train_seconds, floor_train_seconds;  // per run, one epoch each
   double best_median = 0, floor_median = 0;
+  double floor_spread = 0;  // the floor runs' interquartile range over their median: the machine's noise
   double gap() const { return floor_median > 0 ? best_median / floor_median - 1.0 : 0; }
 };
 

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -197,7 +198,8 @@ TEST(Cli, TrainOnAnyFileWithChosenColumns) {
   write_csv(dir + "/train.csv", renamed_table(idx, "train"));
   parquet::write_table(dir + "/test.parquet", renamed_table(idx, "t10k"));
   const std::string files = " --data " + dir + "/train.csv --test-data " + dir + "/test.parquet";
-  CliRun r = run_cli("train" + files + " --label-column digit --feature-columns 'px?,px??,px???' --epochs 3 "
+  // The last pattern's literal is split: ?? and ' together make a trigraph.
+  CliRun r = run_cli("train" + files + " --label-column digit --feature-columns 'px?,px??,px??" "?' --epochs 3 "
                      "--batch-size 32 --device cpu");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "600 train, 200 test samples")) << r.output;
@@ -332,7 +334,17 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
   EXPECT_EQ(j["floor_check"][0]["floor_rung"], "compute floor (synthetic, no loader)");
   EXPECT_EQ(j["floor_check"][0]["best_train_seconds"].size(), 2u);
   EXPECT_EQ(j["floor_check"][0]["floor_train_seconds"].size(), 2u);
-  EXPECT_GT(j["floor_check"][0]["floor_median"].get<double>(), 0.0);
+  {
+    // Two runs each: the medians are their means, the quartiles a quarter of the way in from each end.
+    const auto& f = j["floor_check"][0];
+    const double a = f["floor_train_seconds"][0], b = f["floor_train_seconds"][1];
+    const double best_mean = (f["best_train_seconds"][0].get<double>() + f["best_train_seconds"][1].get<double>()) / 2;
+    EXPECT_GT(f["floor_median"].get<double>(), 0.0);
+    EXPECT_NEAR(f["floor_median"].get<double>(), (a + b) / 2, 1e-9);
+    EXPECT_NEAR(f["best_median"].get<double>(), best_mean, 1e-9);
+    EXPECT_NEAR(f["floor_spread"].get<double>(), std::abs(a - b) / 2 / ((a + b) / 2), 1e-9);
+    EXPECT_NEAR(f["gap"].get<double>(), best_mean / ((a + b) / 2) - 1, 1e-9);
+  }
   EXPECT_EQ(j["sweeps"].size(), 22u);
 
   const std::string md = slurp(out + "/results.md");
