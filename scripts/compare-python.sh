@@ -7,6 +7,7 @@
 # ladder: 2 epochs of the whole train split), so the two sides run the same protocol.
 # --threads goes to both sides (default: every core). On a machine busy with other work, --threads 1 avoids
 # PyTorch's OpenMP threads spinning against it (a batch-16 step measured 90 ms with 2 threads, 6 ms with 1).
+# OpenBLAS runs 1 thread per call on both sides (feedline's default), unless OPENBLAS_NUM_THREADS is set.
 # Environment: FEEDLINE_BIN (default build/feedline), FEEDLINE_PYTHON (a Python with torch and pandas).
 # Needs Python with PyTorch and pandas: Debian's python3-torch and python3-pandas are installed when missing.
 # pandas reads Parquet only with pyarrow (not in Debian), so the Python side reads CSV unless told otherwise.
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
     --loader-epochs) loader_epochs=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare-python.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -81,6 +82,12 @@ fi
 [ -f "data/$folder/train.$format" ] && [ -f "data/$folder/test.$format" ] || "$bin" prepare --data-dir data
 mkdir -p "$out"
 echo "Python: $python ($("$python" -c 'import torch; print("PyTorch", torch.__version__)')); feedline: $bin"
+
+# OpenBLAS's threads per call, alike on both sides: feedline sets 1 inside each of LibTorch's threads unless
+# OPENBLAS_NUM_THREADS says otherwise (include/feedline/blas.h); PyTorch leaves OpenBLAS at one thread per core.
+# Exported, the setting holds for both, so the two training ladders share one compute floor.
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+echo "OpenBLAS threads per call on both sides: $OPENBLAS_NUM_THREADS (OPENBLAS_NUM_THREADS)"
 
 common=(--data-dir data --dataset "$dataset" --format "$format" --threads "$threads")
 # The loader ladders run on the whole train split (as feedline bench's does); training on the subset.

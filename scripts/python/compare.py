@@ -72,6 +72,8 @@ def report(py_loader, py_training, feedline, markdown):
                f"{py_loader.get('threads')} threads, {py_loader.get('format')} files; feedline with LibTorch "
                f"{feedline.get('libtorch_version')} on {device_name(feedline.get('device'))}, "
                f"{feedline.get('threads')} threads.")
+    out.append(f"BLAS: Python with OPENBLAS_NUM_THREADS={py_training.get('openblas_num_threads', 'unset')}; "
+               f"feedline with {feedline.get('blas') or 'no record'}.")
     out.append("")
     proto = feedline.get("protocol", {})
     for key in ("epochs", "train_limit", "test_limit"):

@@ -298,6 +298,7 @@ def main():
         out = dict(tool="python experiment", date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                    command=" ".join(sys.argv), python=platform.python_version(), torch=torch.__version__,
                    device=str(device), threads=args.threads, dataset=FOLDERS[args.dataset], format=args.format,
+                   openblas_num_threads=os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
                    epochs=args.epochs, train_limit=args.train_limit, test_limit=args.test_limit,
                    loader_epochs=args.loader_epochs, loader_min_seconds=MIN_TIMED_SECONDS,
                    **{"loader_ladder" if args.loader_only else "training_ladder": results})

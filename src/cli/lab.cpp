@@ -647,6 +647,7 @@ int Lab::run() {
   }
   c.threads = args_.threads;
   c.allocator = args_.allocator;
+  c.blas = args_.blas;
   c.epochs = args_.epochs;
   c.train_limit = args_.train_limit;
   c.test_limit = args_.test_limit;
@@ -661,8 +662,8 @@ int Lab::run() {
   if (!device_.is_cuda()) {
     c.notes.push_back("no CUDA device: pinned memory is a no-op, the device is the CPU, and the CUDA graph rungs are skipped");
   }
-  fmt::print("feedline bench: {} on {} ({} cores), LibTorch {}, {} threads\nAllocator: {}\nProtocol: {}\n", c.device,
-             c.cpu, c.cores, c.libtorch, c.threads, c.allocator, c.protocol);
+  fmt::print("feedline bench: {} on {} ({} cores), LibTorch {}, {} threads\nAllocator: {}\nBLAS: {}\nProtocol: {}\n",
+             c.device, c.cpu, c.cores, c.libtorch, c.threads, c.allocator, c.blas, c.protocol);
   flush();
 
   if (!args_.skip_storage) storage();

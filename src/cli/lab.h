@@ -29,6 +29,7 @@ struct LabArgs {
   std::string mnist_idx, fashion_idx;  // IDX folders for the storage table (default: the packaged ones)
   std::string command;                 // the command line, for the record
   std::string allocator;               // how freed memory is treated, for the record (see keep_freed_memory())
+  std::string blas;                    // the BLAS and its threads, for the record (see set_blas_threads())
 };
 
 // Applies --full to whatever the user did not set explicitly (the CLI calls it before run_lab).

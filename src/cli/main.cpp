@@ -17,6 +17,7 @@
 #include "cli/inspect.h"
 #include "cli/lab.h"
 #include "cli/progress.h"
+#include "feedline/blas.h"
 #include "feedline/csv.h"
 #include "feedline/dataset.h"
 #include "feedline/error.h"
@@ -51,6 +52,18 @@ std::string configure_allocator() {
   }
   if (!keep_freed_memory()) return "the system's malloc settings (not glibc: feedline's setting does not apply)";
   return "glibc malloc keeps freed memory for reuse (feedline's default; FEEDLINE_MALLOC=system turns it off)";
+}
+
+// OpenBLAS on one thread inside each of LibTorch's (set_blas_threads()) unless OPENBLAS_NUM_THREADS says
+// otherwise; returns the BLAS and its threads in words, for the bench's record.
+std::string configure_blas() {
+  const char* env = std::getenv("OPENBLAS_NUM_THREADS");
+  const bool chosen = env != nullptr && *env != '\0';
+  if (!chosen) set_blas_threads(1);
+  const std::string blas = blas_description();
+  if (blas.empty()) return "not OpenBLAS (feedline's setting does not apply)";
+  return blas + (chosen ? " (OPENBLAS_NUM_THREADS=" + std::string(env) + ")"
+                        : " (feedline's default; OPENBLAS_NUM_THREADS overrides)");
 }
 
 void set_threads(int threads) {
@@ -244,6 +257,7 @@ int run_train(const TrainArgs& args) {
 
 int run(int argc, char** argv) {
   const std::string allocator = configure_allocator();  // before any thread starts
+  const std::string blas = configure_blas();
   CLI::App app{"feedline: keeps a LibTorch training loop fed (Parquet, CSV and IDX datasets, a multi-threaded "
                "loader, SimpleCNN training)"};
   app.require_subcommand(1);
@@ -317,6 +331,7 @@ int run(int argc, char** argv) {
   LabArgs lab;
   lab.threads = default_threads();
   lab.allocator = allocator;
+  lab.blas = blas;
   for (int i = 0; i < argc; ++i) lab.command += (i ? " " : "") + std::string(argv[i]);
   auto* bench = app.add_subcommand(
       "bench", "The benchmark lab: storage table, loader ladder, training ladder and sweeps, side by side in one run; "

@@ -218,6 +218,7 @@ std::string to_json(const LabResults& r) {
   j["device"] = {{"name", c.device}, {"description", c.device_name}};
   j["threads"] = c.threads;
   j["allocator"] = c.allocator;
+  j["blas"] = c.blas;
   j["protocol"] = {{"description", c.protocol},
                    {"epochs", c.epochs},
                    {"train_limit", c.train_limit},
@@ -309,9 +310,9 @@ std::string to_markdown(const LabResults& r) {
   const auto& c = r.context;
   std::string md = "# feedline bench results\n\n";
   md += fmt::format("- Date: {}\n- Command: `{}`\n- Machine: {}, {} cores, {:.0f} GiB\n- LibTorch {}, device {} ({}), "
-                    "{} threads\n- Allocator: {}\n- Protocol: {}\n",
+                    "{} threads\n- Allocator: {}\n- BLAS: {}\n- Protocol: {}\n",
                     c.date, c.command, c.cpu, c.cores, c.memory_gib, c.libtorch, c.device, c.device_name, c.threads,
-                    c.allocator, c.protocol);
+                    c.allocator, c.blas, c.protocol);
   for (const auto& n : c.notes) md += fmt::format("- Note: {}\n", n);
   if (!r.storage.empty()) {
     md += "\n## Storage\n\n| Dataset | Split | Format | MB | vs CSV | Write s | Read to tensor s |\n"

@@ -19,6 +19,7 @@ struct LabContext {
   std::string device;         // "cpu" or "cuda:0"
   std::string device_name;    // the GPU's name on CUDA, else the CPU's
   std::string allocator;      // how malloc treats freed memory: feedline's setting or the system's
+  std::string blas;           // the BLAS under LibTorch's CPU kernels and its threads per call
   int threads = 0;            // intra-op threads
   std::string protocol;       // e.g. "1 epoch, first 10000 train / 2000 test samples" or "full (5 epochs, all data)"
   int64_t epochs = 0;

@@ -288,6 +288,16 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
   const auto j = nlohmann::json::parse(slurp(out + "/results.json"));
   EXPECT_EQ(j["machine"]["cores"].get<int>(), static_cast<int>(std::thread::hardware_concurrency()));
   EXPECT_FALSE(j["libtorch_version"].get<std::string>().empty());
+  // OpenBLAS (Debian's LibTorch): one thread per call, feedline's default, unless the environment chose.
+  const std::string blas = j["blas"].get<std::string>();
+  if (contains(blas, "OpenBLAS")) {
+    const char* env = std::getenv("OPENBLAS_NUM_THREADS");
+    const bool env_set = env != nullptr && *env != '\0';
+    EXPECT_TRUE(env_set ? contains(blas, "(OPENBLAS_NUM_THREADS=") : contains(blas, ", 1 thread per call (feedline's"))
+        << blas;
+  } else {
+    EXPECT_EQ(blas, "not OpenBLAS (feedline's setting does not apply)");
+  }
 
   ASSERT_EQ(j["storage"].size(), 10u);  // 2 splits x (CSV + 4 Parquet layouts)
   std::map<std::string, double> csv_bytes;
