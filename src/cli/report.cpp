@@ -368,7 +368,7 @@ std::vector<std::string> write_plots(const LabResults& r, const std::string& dir
   std::vector<Plot> plots;
   const std::string style =
       "set grid ytics\nset key outside top center horizontal\nset style fill solid 0.8 border -1\n"
-      "set xtics rotate by -35 left font ',9'\nset bmargin 11\nset rmargin 8\n";
+      "set xtics rotate by -50 left font ',9'\nset bmargin 13\nset rmargin 12\n";
 
   if (!r.loader.empty()) {
     // Rungs in order, one column per dataset.
