@@ -14,7 +14,8 @@ struct LoaderBenchArgs {
   std::vector<std::string> modes{"row", "tensor"};
   std::vector<int64_t> workers{0, 2};
   int64_t batch_size = 512;
-  int64_t epochs = 2;  // timed epochs per configuration, after one warm-up epoch
+  int64_t epochs = 2;        // at least these timed epochs per configuration, after one warm-up epoch,
+  double min_seconds = 1.0;  // and at least this long (time_loader_epochs())
   int threads = 1;
 };
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/datasets.h"
+#include "cli/loader_timing.h"
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "feedline/csv.h"
@@ -352,35 +353,27 @@ void Lab::loader_ladder() {
       LoaderResult r;
       r.dataset = spec.folder;
       r.config = c;
-      int64_t samples = 0;
-      double seconds = 0;
       const int64_t batches = loader.batches_per_epoch();
-      // One untimed warm-up epoch (e = -1), then at least loader_epochs timed ones, and more until
-      // loader_min_seconds have passed: the fastest rungs take milliseconds an epoch, where one stray
-      // interruption would weigh. The Python experiment's loader ladder follows the same rule.
-      for (int64_t e = -1; e < args_.loader_epochs || seconds < args_.loader_min_seconds; ++e) {
-        const auto start = Clock::now();
-        auto epoch = loader.epoch();
-        int64_t n = 0, k = 0;
-        for (auto& batch : epoch) {
-          auto x = batch.data.to(device_, batch.data.is_pinned());
-          auto y = batch.target.to(device_, batch.target.is_pinned());
-          n += y.size(0);
-          if (bar_.enabled()) {  // not even the labels' formatting inside the timed loop otherwise
-            bar_.update(fmt::format("{} [{}/{}] {}", spec.folder, i + 1, rungs.size(), c.name), ++k, batches,
-                        e < 0 ? std::string("warm-up") : fmt::format("epoch {}", e + 1));
-          }
-        }
+      LoaderTimingHooks hooks;
+      hooks.consume = [this](Example& batch) {
+        auto x = batch.data.to(device_, batch.data.is_pinned());
+        auto y = batch.target.to(device_, batch.target.is_pinned());
+        return y.size(0);
+      };
+      hooks.end_epoch = [this] {
         if (device_.is_cuda()) torch::cuda::synchronize();
-        const double s = seconds_since(start);
-        if (e < 0) continue;
-        r.epoch_seconds.push_back(s);
-        r.epoch_wait_seconds.push_back(epoch.stats().wait_seconds);
-        r.samples_per_epoch = n;
-        samples += n;
-        seconds += s;
+      };
+      if (bar_.enabled()) {  // not even the labels' formatting inside the timed loop otherwise
+        hooks.progress = [&](int64_t e, int64_t k) {
+          bar_.update(fmt::format("{} [{}/{}] {}", spec.folder, i + 1, rungs.size(), c.name), k, batches,
+                      e < 0 ? std::string("warm-up") : fmt::format("epoch {}", e + 1));
+        };
       }
-      r.samples_per_second = static_cast<double>(samples) / seconds;
+      const LoaderTiming t = time_loader_epochs(loader, args_.loader_epochs, args_.loader_min_seconds, hooks);
+      r.epoch_seconds = t.epoch_seconds;
+      r.epoch_wait_seconds = t.epoch_wait_seconds;
+      r.samples_per_epoch = t.samples_per_epoch;
+      r.samples_per_second = t.samples_per_second();
       if (i == 0) first = r.samples_per_second;
       r.speedup = r.samples_per_second / first;
       bar_.clear();

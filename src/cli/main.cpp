@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -65,6 +66,23 @@ std::string configure_blas() {
   return blas + (chosen ? " (OPENBLAS_NUM_THREADS=" + std::string(env) + ")"
                         : " (feedline's default; OPENBLAS_NUM_THREADS overrides)");
 }
+
+// A duration in seconds, 0 or more (CLI11's NonNegativeNumber would print the largest double as its bound).
+const CLI::Validator kSeconds(
+    [](std::string& text) -> std::string {
+      double value = 0;
+      size_t used = 0;
+      try {
+        value = std::stod(text, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != text.size() || !std::isfinite(value) || value < 0) {
+        return "must be a number of seconds, 0 or more, not '" + text + "'";
+      }
+      return "";
+    },
+    "SECONDS", "seconds");
 
 void set_threads(int threads) {
   if (threads < 1) throw InvalidArgument("--threads must be at least 1");
@@ -366,7 +384,7 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   bench->add_option("--loader-min-seconds", lab.loader_min_seconds,
                     "Loader ladder: and timed epochs until this long (after one untimed warm-up epoch)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kSeconds)
       ->capture_default_str();
   bench->add_option("--floor-repeats", lab.floor_repeats,
                     "Alternating runs of the best pipeline and the compute floor, compared by medians")
@@ -410,7 +428,12 @@ int run(int argc, char** argv) {
   bench_loader->add_option("--modes", lb.modes, "Dataset modes")->check(CLI::IsMember({"row", "tensor", "tensor-uint8", "device"}))->capture_default_str();
   bench_loader->add_option("--workers", lb.workers, "Worker counts")->check(CLI::NonNegativeNumber)->capture_default_str();
   bench_loader->add_option("--batch-size", lb.batch_size, "Samples per batch")->check(CLI::PositiveNumber)->capture_default_str();
-  bench_loader->add_option("--epochs", lb.epochs, "Timed epochs per configuration")->check(CLI::PositiveNumber)->capture_default_str();
+  bench_loader->add_option("--epochs", lb.epochs, "At least this many timed epochs per configuration")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  bench_loader->add_option("--min-seconds", lb.min_seconds, "And timed epochs until this long (after one warm-up epoch)")
+      ->check(kSeconds)
+      ->capture_default_str();
   bench_loader->add_option("--threads", lb.threads, "Intra-op threads")->check(CLI::PositiveNumber)->capture_default_str();
 
   try {

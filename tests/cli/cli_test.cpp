@@ -471,6 +471,13 @@ TEST(Cli, BenchRejectsBadFlagsAndMissingData) {
   CliRun r = run_cli("bench --epochs 0");
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(contains(r.output, "epochs")) << r.output;
+  for (const std::string flag : {"bench --loader-min-seconds", "bench loader --min-seconds"}) {
+    for (const std::string value : {"-1", "abc", "1e400", "2s"}) {
+      r = run_cli(flag + " " + value);
+      EXPECT_NE(r.status, 0) << flag << " " << value;
+      EXPECT_TRUE(contains(r.output, "must be a number of seconds, 0 or more, not '" + value + "'")) << r.output;
+    }
+  }
   const std::string dir = testing::scratch_dir("cli_bench_missing");
   r = run_cli("bench --data-dir " + dir + " --out " + dir + "/results --device cpu --skip-storage");
   EXPECT_EQ(r.status, 1);
