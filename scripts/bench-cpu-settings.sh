@@ -29,10 +29,15 @@ for ((r = 0; r < rounds; r++)); do
   for ((k = 0; k < 4; k++)); do
     i=$(( (k + r) % 4 ))
     # shellcheck disable=SC2086  # envs[i] is a list of NAME=value words
-    env ${envs[$i]} /usr/bin/time -f 'faults %R' "$bin" train --dataset-mode device --epochs 1 --limit "$samples" \
-      --data-dir data >"$tmp/out" 2>&1 || { cat "$tmp/out" >&2; exit 1; }
-    train=$(grep -o 'train [0-9.]*s' "$tmp/out" | head -1 | tr -dc '0-9.')
-    faults=$(grep -o 'faults [0-9]*' "$tmp/out" | tail -1 | tr -dc '0-9')
+    env ${envs[$i]} /usr/bin/time -f 'faults %R' "$bin" train --dataset-mode device --device cpu --epochs 1 \
+      --limit "$samples" --data-dir data >"$tmp/out" 2>&1 || { cat "$tmp/out" >&2; exit 1; }
+    train=$(grep -o 'train [0-9.]*s' "$tmp/out" | head -1 | tr -dc '0-9.' || true)
+    faults=$(grep -o 'faults [0-9]*' "$tmp/out" | tail -1 | tr -dc '0-9' || true)
+    if [ -z "$train" ] || [ -z "$faults" ]; then
+      echo "bench-cpu-settings.sh: no train time or page faults in the output of ${names[$i]}:" >&2
+      cat "$tmp/out" >&2
+      exit 1
+    fi
     echo "$train $faults" >>"$tmp/$i"
     if [ -t 2 ]; then printf '\rround %d/%d' $((r + 1)) "$rounds" >&2; fi
   done

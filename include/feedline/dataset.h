@@ -30,8 +30,10 @@ class Dataset {
   virtual bool has_batch_fetch() const { return false; }
   // Default: get() each index and stack, as PyTorch's default collate does.
   virtual Example get_batch(const std::vector<int64_t>& indices) const;
-  // A device-resident dataset names its device: the loader then uploads each epoch's order there once and asks
-  // for every batch with gather() on a slice of it, so a batch costs no host work and no transfer.
+  // A device-resident dataset names its device: the loader then makes every batch in the consuming thread, one
+  // gather each (LoaderOptions::batch_fetch does not apply), with no workers and nothing pinned. On a GPU it
+  // uploads each epoch's order there once and calls gather() on a slice of it, so a batch costs no host work and
+  // no transfer; in host memory it calls get_batch() with the batch's indices.
   virtual std::optional<torch::Device> resident_device() const { return std::nullopt; }
   // `indices`: int64 on resident_device(). Only for device-resident datasets; the default throws.
   virtual Example gather(const torch::Tensor& indices) const;
@@ -87,8 +89,8 @@ class TensorDataset : public Dataset {
 };
 
 // The device-resident dataset: images and labels copied to `device` once (keep images uint8 there to hold 4x
-// less; the training step normalises them). Shuffled and gathered on the device by the consuming thread: the
-// loader runs no workers and pins nothing for it.
+// less; the training step normalises them). Shuffled and gathered where it lives by the consuming thread: the
+// loader runs no workers and pins nothing for it (see Dataset::resident_device()).
 class DeviceDataset : public Dataset {
  public:
   DeviceDataset(const torch::Tensor& images, const torch::Tensor& labels, torch::Device device);

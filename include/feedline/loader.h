@@ -51,7 +51,8 @@ struct LoaderOptions {
   // Batches in flight per worker (the queue bound is num_workers * prefetch_factor).
   FEEDLINE_ARG(int64_t, prefetch_factor) = 2;
   FEEDLINE_ARG(uint64_t, seed) = 0;
-  // Use the dataset's get_batch() when it offers one (has_batch_fetch()); false forces per-sample get + stack.
+  // Use the dataset's get_batch() when it offers one (has_batch_fetch()); false forces per-sample get + stack
+  // (except for a device-resident dataset, always gathered in one call).
   FEEDLINE_ARG(bool, batch_fetch) = true;
 };
 

@@ -37,6 +37,9 @@ struct EpochResult {
   double test_accuracy = 0;              // fraction in [0, 1]
   EpochStats train_stats, test_stats;
   double capture_seconds = 0;  // TrainOptions::cuda_graph: warm-up and capture, before epoch 1 (0 for the others)
+  // TrainOptions::cuda_graph: the steps replayed from the captured graphs; the others (a last, shorter batch)
+  // ran uncaptured. 0 without graphs.
+  int64_t train_graph_replays = 0, test_graph_replays = 0;
   // Share of the train phase the loop spent waiting for batches.
   double data_wait_share() const { return train_seconds > 0 ? train_stats.wait_seconds / train_seconds : 0; }
 };

@@ -116,7 +116,8 @@ MIN_TIMED_SECONDS = 1.0
 
 def time_loader(loader, epochs, device):
     """Samples per second of the loader alone, batches moved to the device: one untimed warm-up epoch, then at
-    least `epochs` timed epochs, and more until MIN_TIMED_SECONDS have passed."""
+    least `epochs` timed epochs, and more until MIN_TIMED_SECONDS have passed (feedline's rule: a loader with no
+    samples stops after `epochs`)."""
     def one_epoch():
         n = 0
         for images, labels in loader:
@@ -127,13 +128,14 @@ def time_loader(loader, epochs, device):
             torch.cuda.synchronize()
         return n
 
-    one_epoch()
+    last = one_epoch()
     seconds, samples = [], 0
-    while len(seconds) < epochs or sum(seconds) < MIN_TIMED_SECONDS:
+    while len(seconds) < epochs or (sum(seconds) < MIN_TIMED_SECONDS and last > 0):
         start = time.perf_counter()
-        samples += one_epoch()
+        last = one_epoch()
+        samples += last
         seconds.append(time.perf_counter() - start)
-    return samples / sum(seconds), seconds
+    return (samples / sum(seconds) if sum(seconds) > 0 else 0.0), seconds
 
 
 def train(model, train_loader, test_loader, epochs, device, lr):

@@ -451,7 +451,9 @@ TrainResult Lab::train_run(const std::string& dataset, const std::string& group,
   }
   if (!epochs.empty() && epochs.front().capture_seconds > 0) {
     r.capture_seconds = epochs.front().capture_seconds;
-    r.note = fmt::format("warm-up and graph capture took {:.2f}s before epoch 1, outside its time", r.capture_seconds);
+    r.note = fmt::format("warm-up and graph capture took {:.2f}s before epoch 1, outside its time; {} of {} train "
+                         "steps replayed from the graph in epoch 1",
+                         r.capture_seconds, epochs.front().train_graph_replays, epochs.front().train_stats.batches);
     fmt::print("({})\n", r.note);
   }
   for (const auto& e : epochs) {
@@ -464,6 +466,8 @@ TrainResult Lab::train_run(const std::string& dataset, const std::string& group,
     f.train_wait_seconds = e.train_stats.wait_seconds;
     f.test_wait_seconds = e.test_stats.wait_seconds;
     f.train_samples = e.train_stats.samples;
+    f.train_graph_replays = e.train_graph_replays;
+    f.test_graph_replays = e.test_graph_replays;
     r.epochs.push_back(f);
   }
   r.summarise();

@@ -255,8 +255,10 @@ int run_train(const TrainArgs& args) {
   topts.cuda_graph = args.cuda_graph;
   const auto results = train_model(model, train_loader, test_loader, topts, callbacks);
   if (results.front().capture_seconds > 0) {
-    fmt::print("(warm-up and CUDA graph capture took {:.2f}s before epoch 1, outside its time)\n",
-               results.front().capture_seconds);
+    fmt::print("(warm-up and CUDA graph capture took {:.2f}s before epoch 1, outside its time; {} of {} train steps "
+               "replayed from the graph in epoch 1)\n",
+               results.front().capture_seconds, results.front().train_graph_replays,
+               results.front().train_stats.batches);
   }
 
   double train_total = 0, test_total = 0;

@@ -267,7 +267,9 @@ std::string to_json(const LabResults& r) {
                    {"test_accuracy", f.test_accuracy},
                    {"train_wait_seconds", f.train_wait_seconds},
                    {"test_wait_seconds", f.test_wait_seconds},
-                   {"train_samples", f.train_samples}});
+                   {"train_samples", f.train_samples},
+                   {"train_graph_replays", f.train_graph_replays},
+                   {"test_graph_replays", f.test_graph_replays}});
     }
     json row = {{"dataset", t.dataset},
                 {"rung", t.config.name},

@@ -74,6 +74,7 @@ struct EpochFigures {
   double train_loss = 0, test_loss = 0, test_accuracy = 0;
   double train_wait_seconds = 0, test_wait_seconds = 0;
   int64_t train_samples = 0;
+  int64_t train_graph_replays = 0, test_graph_replays = 0;  // CUDA graph rungs: steps replayed from the graphs
 };
 
 struct TrainResult {

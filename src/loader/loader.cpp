@@ -323,7 +323,7 @@ Epoch Loader::epoch() {
   const bool upload_order = resident && !resident->is_cpu();
   state->window = std::max<int64_t>(1, workers * options_.prefetch_factor());
   const auto window = static_cast<size_t>(state->window);
-  detail::BatchMaker maker{dataset_, options_.batch_fetch() && dataset_->has_batch_fetch(),
+  detail::BatchMaker maker{dataset_, (options_.batch_fetch() || resident.has_value()) && dataset_->has_batch_fetch(),
                            pin_memory_active_};
   state->run =
       std::make_shared<detail::EpochRun>(epoch_indices(next_epoch_++), options_.batch_size(), std::move(maker), window);

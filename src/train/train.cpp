@@ -7,6 +7,8 @@
 #include <functional>
 #include <numeric>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "feedline/error.h"
 #include "train/cuda_support.h"
@@ -101,6 +103,8 @@ class Steps {
     test_loss_.zero_();
     correct_.zero_();
   }
+  // Steps replayed from a captured graph since the last call (StaticSteps; 0 for the others).
+  std::pair<int64_t, int64_t> take_replays() { return {std::exchange(train_replays_, 0), std::exchange(test_replays_, 0)}; }
   double train_loss_sum() const { return train_loss_.item<double>(); }
   double test_loss_sum() const { return test_loss_.item<double>(); }
   int64_t correct() const { return correct_.item<int64_t>(); }
@@ -114,6 +118,7 @@ class Steps {
                         .to(torch::kFloat64));
     correct_.add_(out.argmax(1).eq(y).sum());
   }
+  int64_t train_replays_ = 0, test_replays_ = 0;
 
  private:
   torch::Tensor train_loss_, test_loss_, correct_;
@@ -211,6 +216,7 @@ class StaticSteps : public Steps {
     if (train_graph_ && train_in_.fits(batch)) {
       train_in_.fill(batch);
       train_graph_->replay();
+      ++train_replays_;
     } else {
       train_step(to_device(batch.data, device_), to_device(batch.target, device_));
     }
@@ -219,6 +225,7 @@ class StaticSteps : public Steps {
     if (test_graph_ && test_in_.fits(batch)) {
       test_in_.fill(batch);
       test_graph_->replay();
+      ++test_replays_;
     } else {
       test_step(to_device(batch.data, device_), to_device(batch.target, device_));
     }
@@ -350,6 +357,7 @@ std::vector<EpochResult> run_epochs(SimpleCNN& model, Steps& steps, const std::f
     std::tie(r.test_loss, r.test_accuracy) =
         evaluate_with(model, steps, test_source(), options.device, &r.test_stats);
     r.test_seconds = seconds_since(start);
+    std::tie(r.train_graph_replays, r.test_graph_replays) = steps.take_replays();
     results.push_back(r);
     if (callbacks.on_epoch_end) callbacks.on_epoch_end(r);
   }

@@ -592,5 +592,31 @@ TEST(DeviceResident, SameBatchesAsTheHostDatasetAndNoWorkers) {
   EXPECT_THROW(host->gather(torch::zeros({1}, torch::kInt64)), InvalidArgument);
 }
 
+// batch_fetch(false) forces per-sample gets on host datasets; a device-resident one is gathered in one call
+// whatever it says (on a GPU there is no per-sample path at all).
+TEST(DeviceResident, GatheredInOneCallWhateverBatchFetchSays) {
+  struct Counting : DeviceDataset {
+    using DeviceDataset::DeviceDataset;
+    mutable int gets = 0, batches = 0;
+    Example get(int64_t index) const override {
+      ++gets;
+      return DeviceDataset::get(index);
+    }
+    Example get_batch(const std::vector<int64_t>& indices) const override {
+      ++batches;
+      return DeviceDataset::get_batch(indices);
+    }
+  };
+  const int64_t n = 103;
+  auto ds = std::make_shared<Counting>(torch::zeros({n, 1, 2, 2}, torch::kUInt8), torch::zeros({n}, torch::kInt64),
+                                       torch::kCPU);
+  Loader loader(ds, LoaderOptions(16).shuffle(true).batch_fetch(false));
+  int64_t samples = 0;
+  for (auto& batch : loader.epoch()) samples += batch.target.size(0);
+  EXPECT_EQ(samples, n);
+  EXPECT_EQ(ds->batches, 7);
+  EXPECT_EQ(ds->gets, 0);
+}
+
 }  // namespace
 }  // namespace feedline

@@ -235,6 +235,7 @@ TEST(Train, StaticStepMatchesTheEagerStep) {
     EXPECT_EQ(results[1][e].train_stats.samples, 650);
     EXPECT_EQ(results[1][e].test_stats.samples, 150);
     EXPECT_EQ(results[1][e].capture_seconds, 0.0);
+    EXPECT_EQ(results[1][e].train_graph_replays, 0) << "nothing was captured";
   }
   EXPECT_LT(results[1][1].train_loss, results[1][0].train_loss) << "the static step did not learn";
 }
@@ -297,6 +298,12 @@ TEST(Train, CudaGraphStepMatchesTheEagerStepOnAGpu) {
     }
     EXPECT_GT(results[1][0].capture_seconds, 0.0);
     EXPECT_EQ(results[1][1].capture_seconds, 0.0);
+    for (size_t e = 0; e < 2; ++e) {
+      // 1000 / 128: 7 full batches replayed, a last one of 104 uncaptured; 300 / 128: 2 and one of 44.
+      EXPECT_EQ(results[1][e].train_graph_replays, 7) << "epoch " << e + 1;
+      EXPECT_EQ(results[1][e].test_graph_replays, 2) << "epoch " << e + 1;
+      EXPECT_EQ(results[0][e].train_graph_replays, 0) << "the eager step replays nothing";
+    }
   }
   // The compute floor's captured steps train too.
   torch::manual_seed(1);
@@ -306,6 +313,8 @@ TEST(Train, CudaGraphStepMatchesTheEagerStepOnAGpu) {
   const auto floor = train_compute_floor(model, 1000, 300, 128, options);
   ASSERT_EQ(floor.size(), 2u);
   EXPECT_TRUE(std::isfinite(floor[1].train_loss));
+  EXPECT_EQ(floor[1].train_graph_replays, 7);
+  EXPECT_EQ(floor[1].test_graph_replays, 2);
   EXPECT_GT(floor[0].capture_seconds, 0.0);
 }
 

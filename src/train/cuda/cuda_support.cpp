@@ -51,7 +51,17 @@ void CudaGraph::capture(const std::function<void()>& work, int warmups) {
     for (int i = 0; i < warmups; ++i) work();
     torch::cuda::synchronize(index);
     impl_->graph.capture_begin();
-    work();
+    try {
+      work();
+    } catch (...) {
+      // Leave the stream out of capture mode, or every later CUDA call fails with "operation not permitted when
+      // stream is capturing" instead of this error.
+      try {
+        impl_->graph.capture_end();
+      } catch (...) {
+      }
+      throw;
+    }
     impl_->graph.capture_end();
   }
   torch::cuda::synchronize(index);
