@@ -213,26 +213,29 @@ class StaticSteps : public Steps {
   }
 
   void train(const Example& batch) override {
-    if (train_graph_ && train_in_.fits(batch)) {
-      train_in_.fill(batch);
-      train_graph_->replay();
-      ++train_replays_;
-    } else {
+    if (!replayed(train_graph_, train_in_, batch, train_replays_)) {
       train_step(to_device(batch.data, device_), to_device(batch.target, device_));
     }
   }
   void test(const Example& batch) override {
-    if (test_graph_ && test_in_.fits(batch)) {
-      test_in_.fill(batch);
-      test_graph_->replay();
-      ++test_replays_;
-    } else {
+    if (!replayed(test_graph_, test_in_, batch, test_replays_)) {
       test_step(to_device(batch.data, device_), to_device(batch.target, device_));
     }
   }
 
  private:
   static constexpr int kWarmups = 3;
+
+  // Copies `batch` into `in` and replays `graph`, when there is one and the batch fits the buffers it was captured
+  // on; false leaves the batch to the uncaptured step.
+  static bool replayed(std::optional<detail::CudaGraph>& graph, StaticBatch& in, const Example& batch,
+                       int64_t& replays) {
+    if (!graph || !in.fits(batch)) return false;
+    in.fill(batch);
+    graph->replay();
+    ++replays;
+    return true;
+  }
 
   void train_step(const torch::Tensor& x, const torch::Tensor& y) {
     // Zeroed in place, never freed: a captured step writes the gradients at the addresses it was captured with.
@@ -377,6 +380,16 @@ std::pair<std::unique_ptr<Steps>, double> make_steps(SimpleCNN& model, const Tra
   return {std::move(steps), seconds};
 }
 
+// Training on two loaders, with the steps make_steps() gives for `static_steps` and `capture`.
+std::vector<EpochResult> train_loaders(SimpleCNN& model, Loader& train, Loader& test, const TrainOptions& options,
+                                       const TrainCallbacks& callbacks, bool static_steps, bool capture) {
+  auto [steps, capture_seconds] = make_steps(
+      model, options, static_steps, capture, [&] { return first_batch(train); }, [&] { return first_batch(test); });
+  return run_epochs(
+      model, *steps, [&] { return from_loader(train); }, [&] { return from_loader(test); }, train.batches_per_epoch(),
+      options, callbacks, capture_seconds);
+}
+
 void check_cuda_graph(const TrainOptions& options) {
   if (options.cuda_graph && !options.device.is_cuda()) {
     throw InvalidArgument("the CUDA graph step needs a CUDA device, not " + options.device.str());
@@ -395,12 +408,7 @@ namespace detail {
 std::vector<EpochResult> train_static(SimpleCNN& model, Loader& train, Loader& test, const TrainOptions& options,
                                       const TrainCallbacks& callbacks, bool capture) {
   check_options(options);
-  auto [steps, capture_seconds] = make_steps(
-      model, options, /*static_steps=*/true, capture, [&] { return first_batch(train); },
-      [&] { return first_batch(test); });
-  return run_epochs(
-      model, *steps, [&] { return from_loader(train); }, [&] { return from_loader(test); }, train.batches_per_epoch(),
-      options, callbacks, capture_seconds);
+  return train_loaders(model, train, test, options, callbacks, /*static_steps=*/true, capture);
 }
 
 }  // namespace detail
@@ -409,11 +417,7 @@ std::vector<EpochResult> train_model(SimpleCNN& model, Loader& train, Loader& te
                                      const TrainCallbacks& callbacks) {
   check_options(options);
   check_cuda_graph(options);
-  if (options.cuda_graph) return detail::train_static(model, train, test, options, callbacks, /*capture=*/true);
-  auto steps = make_steps(model, options, false, false, nullptr, nullptr).first;
-  return run_epochs(
-      model, *steps, [&] { return from_loader(train); }, [&] { return from_loader(test); }, train.batches_per_epoch(),
-      options, callbacks, 0.0);
+  return train_loaders(model, train, test, options, callbacks, options.cuda_graph, options.cuda_graph);
 }
 
 std::vector<EpochResult> train_compute_floor(SimpleCNN& model, int64_t train_samples, int64_t test_samples,
