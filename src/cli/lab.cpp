@@ -177,6 +177,8 @@ class Lab {
   TrainResult train_run(const std::string& dataset, const std::string& group, const std::string& pipeline,
                         const PipelineConfig& config, DatasetCache& train, DatasetCache& test, int64_t index,
                         int64_t count);
+  std::vector<EpochResult> train_config(const PipelineConfig& c, DatasetCache& train, DatasetCache& test,
+                                        TrainOptions options, const TrainCallbacks& callbacks = {});
   void warm_up(DatasetCache& train);
   void floor_check(const std::string& dataset, DatasetCache& train, DatasetCache& test);
   void write_outputs();
@@ -426,7 +428,6 @@ TrainResult Lab::train_run(const std::string& dataset, const std::string& group,
   TrainOptions topts;
   topts.epochs = args_.epochs;
   topts.device = device_;
-  topts.cuda_graph = c.cuda_graph;
   TrainCallbacks callbacks;
   callbacks.on_train_step = [&](int64_t epoch, int64_t step, int64_t steps, double) {
     bar_.update(fmt::format("[{}/{}] epoch {}/{}", index, count, epoch, args_.epochs), step, steps);
@@ -439,16 +440,7 @@ TrainResult Lab::train_run(const std::string& dataset, const std::string& group,
   };
   if (!bar_.enabled()) callbacks.on_train_step = nullptr;  // reading the loss per step would sync the device
 
-  torch::manual_seed(args_.seed);
-  SimpleCNN model;
-  std::vector<EpochResult> epochs;
-  if (c.dataset_mode == "synthetic") {
-    epochs = train_compute_floor(model, train.size(), test.size(), c.batch_size, topts, callbacks);
-  } else {
-    Loader train_loader(train.get(c.dataset_mode), loader_options(c, true, args_.seed));
-    Loader test_loader(test.get(c.dataset_mode), loader_options(c, false, args_.seed));
-    epochs = train_model(model, train_loader, test_loader, topts, callbacks);
-  }
+  const std::vector<EpochResult> epochs = train_config(c, train, test, topts, callbacks);
   if (!epochs.empty() && epochs.front().capture_seconds > 0) {
     r.capture_seconds = epochs.front().capture_seconds;
     r.note = fmt::format("warm-up and graph capture took {:.2f}s before epoch 1, outside its time; {} of {} train "
@@ -480,6 +472,21 @@ TrainResult Lab::train_run(const std::string& dataset, const std::string& group,
   return r;
 }
 
+// One run of a rung from a fresh SimpleCNN seeded alike: the compute floor on synthetic data, or its datasets
+// through two loaders; options.cuda_graph follows the rung.
+std::vector<EpochResult> Lab::train_config(const PipelineConfig& c, DatasetCache& train, DatasetCache& test,
+                                           TrainOptions options, const TrainCallbacks& callbacks) {
+  options.cuda_graph = c.cuda_graph;
+  torch::manual_seed(args_.seed);
+  SimpleCNN model;
+  if (c.dataset_mode == "synthetic") {
+    return train_compute_floor(model, train.size(), test.size(), c.batch_size, options, callbacks);
+  }
+  Loader train_loader(train.get(c.dataset_mode), loader_options(c, true, args_.seed));
+  Loader test_loader(test.get(c.dataset_mode), loader_options(c, false, args_.seed));
+  return train_model(model, train_loader, test_loader, options, callbacks);
+}
+
 // The q-quantile of v, interpolating between the two nearest ranks (q = 0.5: the median).
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -507,20 +514,8 @@ void Lab::floor_check(const std::string& dataset, DatasetCache& train, DatasetCa
   for (int64_t i = 0; i < 2 * args_.floor_repeats; ++i) {
     const bool run_best = (i % 4 == 1 || i % 4 == 2);  // floor, best, best, floor, floor, best, ...
     bar_.update("compute-floor check", i, 2 * args_.floor_repeats);
-    torch::manual_seed(args_.seed);
-    SimpleCNN model;
-    std::vector<EpochResult> e;
-    if (run_best) {
-      Loader train_loader(train.get(best.dataset_mode), loader_options(best, true, args_.seed));
-      Loader test_loader(test.get(best.dataset_mode), loader_options(best, false, args_.seed));
-      topts.cuda_graph = best.cuda_graph;
-      e = train_model(model, train_loader, test_loader, topts);
-      check.best_train_seconds.push_back(e.front().train_seconds);
-    } else {
-      topts.cuda_graph = floor.cuda_graph;
-      e = train_compute_floor(model, train.size(), test.size(), floor.batch_size, topts);
-      check.floor_train_seconds.push_back(e.front().train_seconds);
-    }
+    const auto e = train_config(run_best ? best : floor, train, test, topts);
+    (run_best ? check.best_train_seconds : check.floor_train_seconds).push_back(e.front().train_seconds);
   }
   bar_.clear();
   check.best_median = quantile(check.best_train_seconds, 0.5);
