@@ -276,8 +276,6 @@ int run_train(const TrainArgs& args) {
 }
 
 int run(int argc, char** argv) {
-  const std::string allocator = configure_allocator();  // before any thread starts
-  const std::string blas = configure_blas();
   CLI::App app{"feedline: keeps a LibTorch training loop fed (Parquet, CSV and IDX datasets, a multi-threaded "
                "loader, SimpleCNN training)"};
   app.require_subcommand(1);
@@ -350,8 +348,6 @@ int run(int argc, char** argv) {
 
   LabArgs lab;
   lab.threads = default_threads();
-  lab.allocator = allocator;
-  lab.blas = blas;
   for (int i = 0; i < argc; ++i) lab.command += (i ? " " : "") + std::string(argv[i]);
   auto* bench = app.add_subcommand(
       "bench", "The benchmark lab: storage table, loader ladder, training ladder and sweeps, side by side in one run; "
@@ -443,6 +439,9 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  // After parsing, so that --help and --version answer whatever the environment says; before any thread starts.
+  lab.allocator = configure_allocator();
+  lab.blas = configure_blas();
   if (*prepare) return run_prepare(prep);
   if (*inspect) return run_inspect(ins);
   if (*cat_cmd) return run_cat(cat);

@@ -30,8 +30,9 @@ struct CliRun {
   std::string output;  // stdout and stderr together
 };
 
-CliRun run_cli(const std::string& args) {
-  const std::string cmd = std::string(FEEDLINE_CLI) + " " + args + " 2>&1";
+// Runs the tool with these arguments; `env` (e.g. "NAME=value") goes before it on the shell's command line.
+CliRun run_cli(const std::string& args, const std::string& env = "") {
+  const std::string cmd = (env.empty() ? "" : env + " ") + std::string(FEEDLINE_CLI) + " " + args + " 2>&1";
   std::FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return {-1, "popen failed"};
   std::string out;
@@ -97,6 +98,14 @@ TEST(Cli, RejectsUnknownFlagsAndBadValues) {
   EXPECT_FALSE(contains(r.output, "nonexistent")) << r.output;
   r = run_cli("");
   EXPECT_NE(r.status, 0);
+  // A bad allocator setting is named and refused; --help still answers.
+  r = run_cli("train --data-dir /nonexistent", "FEEDLINE_MALLOC=fast");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, "FEEDLINE_MALLOC must be 'feedline' (the default) or 'system', not 'fast'"))
+      << r.output;
+  r = run_cli("train --help", "FEEDLINE_MALLOC=fast");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(contains(r.output, "--batch-size")) << r.output;
 }
 
 TEST(Cli, MissingDataNamesTheFileAndTheFix) {
