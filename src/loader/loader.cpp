@@ -221,7 +221,8 @@ struct Epoch::State {
     last_return.reset();
     if (finished) return std::nullopt;
     if (returned >= batches) {
-      stop();
+      stop();  // the call that ends the epoch waits too: for the workers to go quiet
+      stats.wait_seconds += seconds_between(enter, Clock::now());
       return std::nullopt;
     }
     detail::BatchResult result;
