@@ -29,56 +29,6 @@ void check(bool ok, const char* what) {
   }
 }
 
-void put_uleb(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-void put_zigzag(int64_t v, std::string* out) { put_uleb((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63), out); }
-
-// DELTA_BINARY_PACKED as parquet-mr and Arrow write it: blocks of 128 values in 4 miniblocks of 32.
-std::string encode_delta(const std::vector<int64_t>& values) {
-  std::string out;
-  put_uleb(128, &out);
-  put_uleb(4, &out);
-  put_uleb(values.size(), &out);
-  put_zigzag(values.empty() ? 0 : values[0], &out);
-  for (size_t at = 1; at < values.size(); at += 128) {
-    const size_t n = std::min<size_t>(128, values.size() - at);
-    std::vector<int64_t> deltas(128, 0);
-    int64_t min_delta = INT64_MAX;
-    for (size_t i = 0; i < n; ++i) {
-      deltas[i] = values[at + i] - values[at + i - 1];
-      min_delta = std::min(min_delta, deltas[i]);
-    }
-    put_zigzag(min_delta, &out);
-    uint8_t widths[4] = {0, 0, 0, 0};
-    for (size_t m = 0; m < 4; ++m) {
-      uint64_t most = 0;
-      for (size_t i = m * 32; i < std::min(n, m * 32 + 32); ++i) most |= static_cast<uint64_t>(deltas[i] - min_delta);
-      while (most >> widths[m]) ++widths[m];
-    }
-    out.append(reinterpret_cast<const char*>(widths), 4);
-    for (size_t m = 0; m < 4 && m * 32 < n; ++m) {
-      std::string bits(static_cast<size_t>(widths[m]) * 4, '\0');  // 32 values * width bits
-      for (size_t i = 0; i < 32; ++i) {
-        const uint64_t v = m * 32 + i < n ? static_cast<uint64_t>(deltas[m * 32 + i] - min_delta) : 0;
-        for (int b = 0; b < widths[m]; ++b) {
-          if ((v >> b) & 1) {
-            const size_t bit = i * widths[m] + static_cast<size_t>(b);
-            bits[bit / 8] = static_cast<char>(bits[bit / 8] | (1 << (bit % 8)));
-          }
-        }
-      }
-      out += bits;
-    }
-  }
-  return out;
-}
-
 // Sensor-like integers: a slow walk, as timestamps and ids tend to be.
 std::vector<int32_t> walk(size_t n) {
   std::mt19937 gen(7);
@@ -133,7 +83,7 @@ BENCHMARK(BM_RleDictionary_Int32);
 
 void BM_DeltaBinaryPacked_Int32(benchmark::State& state) {
   const auto values = walk(kValues);
-  const std::string encoded = encode_delta(std::vector<int64_t>(values.begin(), values.end()));
+  const std::string encoded = encode_delta_binary_packed(values.data(), values.size());
   std::vector<int32_t> out(kValues);
   for (auto _ : state) {
     decode_delta_binary_packed(reinterpret_cast<const uint8_t*>(encoded.data()), encoded.size(),
@@ -150,11 +100,7 @@ void BM_ByteStreamSplit_Float(benchmark::State& state) {
   std::normal_distribution<float> normal;
   std::vector<float> values(kValues);
   for (auto& v : values) v = normal(gen);
-  std::string encoded(kValues * 4, '\0');
-  const auto* bytes = reinterpret_cast<const uint8_t*>(values.data());
-  for (size_t i = 0; i < kValues; ++i) {
-    for (size_t k = 0; k < 4; ++k) encoded[k * kValues + i] = static_cast<char>(bytes[i * 4 + k]);
-  }
+  const std::string encoded = encode_byte_stream_split(reinterpret_cast<const uint8_t*>(values.data()), kValues, 4);
   std::vector<float> out(kValues);
   for (auto _ : state) {
     decode_byte_stream_split(reinterpret_cast<const uint8_t*>(encoded.data()), encoded.size(),
@@ -196,11 +142,7 @@ BENCHMARK(BM_Plain_ByteArray);
 
 void BM_DeltaLengthByteArray(benchmark::State& state) {
   const auto values = words(kValues);
-  std::vector<int64_t> lengths(kValues);
-  std::string encoded;
-  for (size_t i = 0; i < kValues; ++i) lengths[i] = static_cast<int64_t>(values[i].size());
-  encoded = encode_delta(lengths);
-  for (const auto& v : values) encoded += v;
+  const std::string encoded = encode_delta_length_byte_arrays(values);
   ByteArrays out;
   for (auto _ : state) {
     out = ByteArrays();
@@ -215,18 +157,7 @@ BENCHMARK(BM_DeltaLengthByteArray);
 
 void BM_DeltaByteArray(benchmark::State& state) {
   const auto values = words(kValues);
-  std::vector<int64_t> prefixes(kValues), lengths(kValues);
-  std::string suffixes;
-  for (size_t i = 0; i < kValues; ++i) {
-    size_t p = 0;
-    if (i > 0) {
-      while (p < values[i].size() && p < values[i - 1].size() && values[i][p] == values[i - 1][p]) ++p;
-    }
-    prefixes[i] = static_cast<int64_t>(p);
-    lengths[i] = static_cast<int64_t>(values[i].size() - p);
-    suffixes += values[i].substr(p);
-  }
-  const std::string encoded = encode_delta(prefixes) + encode_delta(lengths) + suffixes;
+  const std::string encoded = encode_delta_byte_arrays(values);
   ByteArrays out;
   for (auto _ : state) {
     out = ByteArrays();

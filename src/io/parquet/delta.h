@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "feedline/table.h"
@@ -28,5 +29,14 @@ size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
 
 // Byte k of every value in stream k: n values of `width` bytes from exactly n * width bytes.
 size_t decode_byte_stream_split(const uint8_t* data, size_t size, int64_t n, size_t width, uint8_t* out);
+
+// The encoders, as parquet-mr and Arrow write these encodings: integers in blocks of 128 values, 4 miniblocks
+// of 32, deltas wrapping in T's width. The writer does not use them (yet); the tests and the decoding
+// benchmark check the decoders against them.
+template <class T>
+std::string encode_delta_binary_packed(const T* values, size_t n);
+std::string encode_delta_length_byte_arrays(const std::vector<std::string>& values);
+std::string encode_delta_byte_arrays(const std::vector<std::string>& values);
+std::string encode_byte_stream_split(const uint8_t* values, size_t n, size_t width);
 
 }  // namespace feedline::parquet
