@@ -5,6 +5,7 @@
 #include <torch/nn.h>
 
 #include <cstdint>
+#include <string>
 
 namespace feedline {
 
@@ -21,5 +22,14 @@ TORCH_MODULE(SimpleCNN);
 
 // Number of trainable parameters (SimpleCNN: 206,922).
 int64_t parameter_count(const torch::nn::Module& module);
+
+// Writes the module's parameters and buffers in LibTorch's own format (what torch::save writes), through a
+// temporary file and a rename: an interrupted save leaves the old file, or none. Throws IoError.
+void save_module(const torch::nn::Module& module, const std::string& path);
+
+// Reads what save_module wrote into a module of the same layout, its tensors put on `device` (a model saved on
+// a GPU loads on a CPU). Throws IoError when the file cannot be read, InvalidFile when it is no saved module or
+// one of another layout, naming the file either way.
+void load_module(torch::nn::Module& module, const std::string& path, const torch::Device& device = torch::kCPU);
 
 }  // namespace feedline

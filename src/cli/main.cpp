@@ -26,6 +26,7 @@
 #include "feedline/idx.h"
 #include "feedline/loader.h"
 #include "feedline/memory.h"
+#include "feedline/model.h"
 #include "feedline/parquet.h"
 #include "feedline/train.h"
 
@@ -185,7 +186,21 @@ struct TrainArgs {
   int threads = default_threads();
   std::string train_file, test_file;  // --data, --test-data: replace --dataset, --data-dir and --format
   ColumnChoice columns;
+  std::string save;  // --save: the trained model's file
 };
+
+// Refuses, before any training, a --save path that is a folder or whose folder cannot be made (made here, as the
+// save would make it).
+void check_save_path(const std::string& path) {
+  if (path.empty()) return;
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) throw InvalidArgument("--save " + path + ": is a folder, not a file");
+  if (p.has_parent_path()) {
+    std::filesystem::create_directories(p.parent_path(), ec);
+    if (ec) throw InvalidArgument("--save " + path + ": cannot make the folder " + p.parent_path().string() + ": " + ec.message());
+  }
+}
 
 int run_train(const TrainArgs& args) {
   set_threads(args.threads);
@@ -194,6 +209,8 @@ int run_train(const TrainArgs& args) {
     throw InvalidArgument("--cuda-graph needs a CUDA device, and the device is " + device.str() +
                           " (pass --device cuda on a machine with a GPU and a LibTorch with CUDA)");
   }
+
+  check_save_path(args.save);
 
   std::string train_path = args.train_file, test_path = args.test_file, what;
   if (train_path.empty()) {
@@ -272,6 +289,10 @@ int run_train(const TrainArgs& args) {
   fmt::print("Total Train Time: {:.2f}s\n", train_total);
   fmt::print("Total Test Time: {:.2f}s\n", test_total);
   fmt::print("Test Accuracy: {:.2f}%\n", 100.0 * results.back().test_accuracy);
+  if (!args.save.empty()) {
+    save_module(*model, args.save);
+    fmt::print("Saved the trained model to {} (torch::load(model, path) reads it)\n", args.save);
+  }
   return 0;
 }
 
@@ -345,6 +366,7 @@ int run(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   train->add_option("--threads", tr.threads, "Threads (default: every core)")->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_option("--save", tr.save, "Write the trained model's weights to this file (LibTorch's format)");
 
   LabArgs lab;
   lab.threads = default_threads();

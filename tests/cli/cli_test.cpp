@@ -19,6 +19,8 @@
 
 #include "feedline/csv.h"
 #include "feedline/idx.h"
+#include "feedline/dataset.h"
+#include "feedline/model.h"
 #include "feedline/parquet.h"
 #include "test_paths.h"
 
@@ -164,6 +166,27 @@ TEST(Cli, PrepareThenTrainPrintsTheExperimentsLines) {
       EXPECT_TRUE(contains(r.output, "CUDA graph capture took")) << r.output;
     }
   }
+
+  // --save writes the trained model: loaded back, it scores on the test split what train printed.
+  const std::string model_path = data + "/models/mnist.pt";
+  r = run_cli("train --epochs 1 --batch-size 32 --device cpu " + prepared + " --save " + model_path);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Saved the trained model to " + model_path)) << r.output;
+  const auto at = r.output.find("Test Accuracy: ");
+  ASSERT_NE(at, std::string::npos);
+  SimpleCNN model;
+  load_module(*model, model_path);
+  model->eval();
+  const ImageTensors test = decode_image_table(parquet::read_table(data + "/MNIST/test.parquet"));
+  torch::NoGradGuard no_grad;
+  const double accuracy =
+      100.0 * model->forward(test.images).argmax(1).eq(test.labels).sum().item<double>() / test.labels.size(0);
+  EXPECT_NEAR(accuracy, std::stod(r.output.substr(at + 15)), 0.006) << r.output;
+  // A path that cannot be written is refused before any training.
+  r = run_cli("train --device cpu " + prepared + " --save " + model_path + "/inside.pt");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, "--save " + model_path + "/inside.pt: cannot make the folder")) << r.output;
+  EXPECT_FALSE(contains(r.output, "Epoch 1")) << r.output;
 }
 
 std::string slurp(const std::string& path) {

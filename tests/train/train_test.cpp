@@ -4,10 +4,14 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include "feedline/error.h"
 #include "feedline/idx.h"
+#include "feedline/model.h"
+#include "test_paths.h"
 #include "train/cuda_support.h"
 #include "train/device_adam.h"
 #include "train/static_step.h"
@@ -28,6 +32,45 @@ const ImageTensors& fashion_test_split() {
 std::shared_ptr<const Dataset> slice(int64_t start, int64_t count) {
   const auto& t = fashion_test_split();
   return std::make_shared<TensorDataset>(t.images.narrow(0, start, count), t.labels.narrow(0, start, count));
+}
+
+TEST(Model, SavedWeightsLoadBackAndBadFilesAreNamed) {
+  const std::string dir = testing::scratch_dir("model_file");
+  torch::manual_seed(3);
+  SimpleCNN trained;
+  torch::manual_seed(4);
+  SimpleCNN fresh;
+  ASSERT_FALSE(torch::equal(trained->parameters()[0], fresh->parameters()[0]));
+  save_module(*trained, dir + "/model.pt");
+  load_module(*fresh, dir + "/model.pt");
+  const auto a = trained->named_parameters(), b = fresh->named_parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& p : a) EXPECT_TRUE(torch::equal(p.value(), b[p.key()])) << p.key();
+  const auto x = torch::rand({3, 1, 28, 28});
+  EXPECT_TRUE(torch::equal(trained->forward(x), fresh->forward(x)));
+  // No temporary file is left beside it.
+  int64_t files = 0;  // (counted before the files below)
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file() ? 1 : 0;
+  EXPECT_EQ(files, 1);
+
+  EXPECT_THROW(load_module(*fresh, dir + "/missing.pt"), IoError);
+  {
+    std::ofstream(dir + "/garbage.pt") << "not a model";
+  }
+  try {
+    load_module(*fresh, dir + "/garbage.pt");
+    ADD_FAILURE() << "garbage loaded";
+  } catch (const InvalidFile& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + "/garbage.pt: not a saved model"), std::string::npos) << e.what();
+  }
+  // A module of another layout.
+  torch::nn::Linear other(4, 2);
+  save_module(*other, dir + "/linear.pt");
+  EXPECT_THROW(load_module(*fresh, dir + "/linear.pt"), InvalidFile);
+  // Folders are made as needed; a file in the way is an error.
+  save_module(*trained, dir + "/made/for/it/model.pt");
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/made/for/it/model.pt"));
+  EXPECT_THROW(save_module(*trained, dir + "/model.pt/inside.pt"), IoError);
 }
 
 TEST(Model, SimpleCnnMatchesTheExperimentsArchitecture) {
