@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 
 #include "feedline/error.h"
 #include "io/parquet/rle.h"
