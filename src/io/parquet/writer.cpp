@@ -1,5 +1,6 @@
-// Writes a Table as a flat Parquet file: each row group's column chunks are encoded (dictionary or PLAIN,
-// definition levels, compression) on a pool of threads, then written in order with the footer.
+// Writes a Table as a Parquet file of flat and list columns (a list as the three-level LIST form): each row
+// group's column chunks are encoded (dictionary or PLAIN, repetition and definition levels, compression) on a
+// pool of threads, then written in order with the footer.
 #include <zlib.h>
 
 #include <algorithm>
