@@ -242,7 +242,9 @@ TEST(ParquetDuckDb, ReadsOurListsOfLogicalTypes) {
       t.columns[d64].as<int64_t>().push_back(present ? x * 987654321 - 5000000000 : 0);
       const __int128 unscaled = __int128{x} * 12345678901234 - 300000000000000;
       std::string bytes(present ? 9 : 0, '\0');  // big-endian two's complement
-      for (size_t b = 0; b < bytes.size(); ++b) bytes[8 - b] = static_cast<char>(static_cast<uint8_t>(unscaled >> (8 * b)));
+      for (size_t b = 0; b < bytes.size(); ++b) {
+        bytes[8 - b] = static_cast<char>(static_cast<uint8_t>(unscaled >> (8 * b)));
+      }
       std::get<ByteArrays>(t.columns[dfl].values).push_back(bytes);
     }
   }

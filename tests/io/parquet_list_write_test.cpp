@@ -138,7 +138,9 @@ TEST_P(ListRoundTrip, EveryElementTypeAndNullability) {
         const int64_t n = column.list_size(r);
         entries += n == 0 ? 1 : n;
         without_value += n == 0 ? 1 : 0;
-        for (int64_t e = column.list_offsets[r]; e < column.list_offsets[r + 1]; ++e) without_value += column.element_is_null(e);
+        for (int64_t e = column.list_offsets[r]; e < column.list_offsets[r + 1]; ++e) {
+          without_value += column.element_is_null(e);
+        }
       }
       const fmt::ColumnMetaData& cm = *md.row_groups[g].columns[col].meta_data;
       EXPECT_EQ(cm.path_in_schema, (std::vector<std::string>{column.schema.name, "list", "element"}));

@@ -189,7 +189,9 @@ struct ChunkShape {
     while (rep != nullptr && p1 < entries && rep[p1] != 0) ++p1;
     return p1;
   }
-  int level_bits() const { return bit_width_for(static_cast<uint64_t>(max_def)) + bit_width_for(static_cast<uint64_t>(max_rep)); }
+  int level_bits() const {
+    return bit_width_for(static_cast<uint64_t>(max_def)) + bit_width_for(static_cast<uint64_t>(max_rep));
+  }
 };
 
 // The shape of rows [r0, r1) of `col`. Flat: no levels for a required column, the validity bytes when there
@@ -503,7 +505,9 @@ void validate_list(const Column& col, int64_t rows) {
     throw InvalidArgument(where + ": list_offsets holds " + std::to_string(offsets.size()) + " entries for " +
                           std::to_string(rows) + " rows (rows + 1 needed)");
   }
-  if (offsets.front() != 0) throw InvalidArgument(where + ": list_offsets starts at " + std::to_string(offsets.front()) + ", not 0");
+  if (offsets.front() != 0) {
+    throw InvalidArgument(where + ": list_offsets starts at " + std::to_string(offsets.front()) + ", not 0");
+  }
   for (int64_t r = 0; r < rows; ++r) {
     if (offsets[static_cast<size_t>(r + 1)] < offsets[static_cast<size_t>(r)]) {
       throw InvalidArgument(where + ": list_offsets decreases at row " + std::to_string(r));
@@ -571,8 +575,9 @@ void validate(const Table& table, const WriteOptions& options) {
         const auto len = static_cast<int64_t>(b.at(r).size());
         const bool null = static_cast<int64_t>(valid.size()) == b.size() && valid[r] == 0;
         if (len != s.type_length && !null) {
-          throw InvalidArgument(where + (s.is_list ? " element " : " row ") + std::to_string(r) + " holds " + std::to_string(len) +
-                                " bytes, its FIXED_LEN_BYTE_ARRAY type_length is " + std::to_string(s.type_length));
+          throw InvalidArgument(where + (s.is_list ? " element " : " row ") + std::to_string(r) + " holds " +
+                                std::to_string(len) + " bytes, its FIXED_LEN_BYTE_ARRAY type_length is " +
+                                std::to_string(s.type_length));
         }
       }
     }
