@@ -1,6 +1,7 @@
 // feedline's own Parquet reader and writer (Debian ships no C++ Parquet library).
 // Tables of required/optional BOOLEAN, INT32, INT64, FLOAT, DOUBLE, BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY
-// columns, and lists of them (LIST of a primitive; read only); codecs UNCOMPRESSED, SNAPPY, GZIP, ZSTD, LZ4_RAW and BROTLI (and the deprecated LZ4, read only).
+// columns, and lists of them (LIST of a primitive; written in the three-level form); codecs UNCOMPRESSED, SNAPPY,
+// GZIP, ZSTD, LZ4_RAW and BROTLI (and the deprecated LZ4, read only).
 // The writer makes data page v1 with PLAIN and RLE_DICTIONARY; the reader also takes data page v2 and the
 // DELTA_* and BYTE_STREAM_SPLIT encodings.
 // Every function is safe to call from several threads on different files; the reader parallelises itself.

@@ -18,6 +18,7 @@ namespace {
 using feedline::testing::Dump;
 using feedline::testing::expect_same_values;
 using feedline::testing::parse_dump;
+using feedline::testing::random_list_table;
 using feedline::testing::random_table;
 using feedline::testing::RandomTableSpec;
 using feedline::testing::run_duckdb;
@@ -54,6 +55,36 @@ INSTANTIATE_TEST_SUITE_P(Parquet, DuckDbReadsOurs,
                                            WriteCase{Codec::kGzip, false}, WriteCase{Codec::kGzip, true},
                                            WriteCase{Codec::kZstd, false}, WriteCase{Codec::kZstd, true},
                                            WriteCase{Codec::kLz4Raw, false}, WriteCase{Codec::kBrotli, true}),
+                         [](const ::testing::TestParamInfo<WriteCase>& info) {
+                           return std::string(to_string(info.param.codec)) + (info.param.dictionary ? "_dict" : "_plain");
+                         });
+
+// List columns of every element type, nullable or not at both levels, with null, empty and long lists, cut into
+// three row groups and small pages.
+class DuckDbReadsOurLists : public ::testing::TestWithParam<WriteCase> {};
+
+TEST_P(DuckDbReadsOurLists, EveryValue) {
+  const WriteCase& wc = GetParam();
+  RandomTableSpec spec;
+  spec.rows = 1200;
+  spec.distinct = wc.dictionary ? 40 : 0;
+  const Table t = random_list_table(13, spec);
+  WriteOptions w;
+  w.codec = wc.codec;
+  w.dictionary = wc.dictionary;
+  w.row_group_rows = 450;
+  w.page_bytes = 1500;
+  const std::string path = scratch_dir("duckdb-reads-our-lists") + "/lists.parquet";
+  write_table(path, t, w);
+  std::string out;
+  ASSERT_TRUE(run_duckdb({"dump", path}, &out));
+  expect_same_values(t, parse_dump(out));
+}
+
+INSTANTIATE_TEST_SUITE_P(Parquet, DuckDbReadsOurLists,
+                         ::testing::Values(WriteCase{Codec::kUncompressed, false}, WriteCase{Codec::kSnappy, true},
+                                           WriteCase{Codec::kGzip, false}, WriteCase{Codec::kZstd, true},
+                                           WriteCase{Codec::kLz4Raw, true}, WriteCase{Codec::kBrotli, false}),
                          [](const ::testing::TestParamInfo<WriteCase>& info) {
                            return std::string(to_string(info.param.codec)) + (info.param.dictionary ? "_dict" : "_plain");
                          });
@@ -167,6 +198,62 @@ TEST(ParquetDuckDb, LogicalTypesBothWays) {
   bad.columns.resize(1);
   bad.columns[0].schema.logical.kind = LogicalKind::kTimestamp;  // TIMESTAMP on INT32
   EXPECT_THROW(write_table(path + ".bad", bad), InvalidArgument);
+}
+
+// Lists of DATE, TIMESTAMP and DECIMAL (INT64 and FIXED_LEN_BYTE_ARRAY): DuckDB reads the annotations on the
+// element of our three-level lists.
+TEST(ParquetDuckDb, ReadsOurListsOfLogicalTypes) {
+  const int64_t n = 200;
+  Table t;
+  t.num_rows = n;
+  auto add = [&](const std::string& name, PhysicalType type, LogicalKind kind, int32_t length = 0) {
+    ColumnSchema s;
+    s.name = name;
+    s.type = type;
+    s.type_length = length;
+    s.logical.kind = kind;
+    s.logical.precision = type == PhysicalType::kInt64 ? 18 : 20;
+    s.logical.scale = 3;
+    s.is_list = true;
+    s.nullable = true;
+    s.element_nullable = true;
+    t.columns.push_back(make_column(s));
+    return t.columns.size() - 1;
+  };
+  const size_t date = add("dates", PhysicalType::kInt32, LogicalKind::kDate);
+  const size_t ts = add("stamps", PhysicalType::kInt64, LogicalKind::kTimestamp);
+  const size_t d64 = add("dec64", PhysicalType::kInt64, LogicalKind::kDecimal);
+  const size_t dfl = add("dec_flba", PhysicalType::kFixedLenByteArray, LogicalKind::kDecimal, 9);
+  for (Column& c : t.columns) c.validity.assign(static_cast<size_t>(n), 1);
+  for (int64_t i = 0; i < n; ++i) {
+    for (Column& c : t.columns) {
+      const int64_t len = i % 9 == 4 ? 0 : i % 5;
+      if (i % 9 == 4 && i % 2 == 0) c.validity[static_cast<size_t>(i)] = 0;  // every other empty row is a null list
+      for (int64_t e = 0; e < len; ++e) c.element_validity.push_back((i + e) % 4 != 1);
+      c.list_offsets.push_back(c.list_offsets.back() + len);
+    }
+    const int64_t len = t.columns[0].list_size(i);
+    for (int64_t e = 0; e < len; ++e) {
+      const bool present = (i + e) % 4 != 1;
+      const int64_t x = present ? i * 7 + e : 0;
+      // A null element holds a zero value (no bytes), as Table wants.
+      t.columns[date].as<int32_t>().push_back(present ? static_cast<int32_t>(x * 311 - 20000) : 0);
+      t.columns[ts].as<int64_t>().push_back(present ? x * 3600000017 + 1700000000000000 : 0);
+      t.columns[d64].as<int64_t>().push_back(present ? x * 987654321 - 5000000000 : 0);
+      const __int128 unscaled = __int128{x} * 12345678901234 - 300000000000000;
+      std::string bytes(present ? 9 : 0, '\0');  // big-endian two's complement
+      for (size_t b = 0; b < bytes.size(); ++b) {
+        bytes[8 - b] = static_cast<char>(static_cast<uint8_t>(unscaled >> (8 * b)));
+      }
+      std::get<ByteArrays>(t.columns[dfl].values).push_back(bytes);
+    }
+  }
+  const std::string path = scratch_dir("duckdb-list-logical") + "/logical_lists.parquet";
+  write_table(path, t);
+  feedline::testing::expect_tables_equal(t, read_table(path));
+  std::string out;
+  ASSERT_TRUE(run_duckdb({"dump", path}, &out));
+  expect_same_values(t, parse_dump(out), /*check_types=*/false);
 }
 
 // What pandas (through pyarrow) writes: INT64 columns, SNAPPY, dictionary pages, a `pandas` key in the footer.

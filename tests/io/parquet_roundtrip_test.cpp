@@ -272,15 +272,6 @@ TEST(ParquetRoundTrip, WriterRejectsWhatItCannotRepresent) {
     return t;
   };
   EXPECT_THROW(write_table(path, one({"x", PhysicalType::kInt32, false, IntAnnotation{8, false}, false})), InvalidArgument);
-  {
-    ColumnSchema list;  // lists are read, not written
-    list.name = "l";
-    list.type = PhysicalType::kFloat;
-    list.is_list = true;
-    Table t;
-    t.columns.push_back(make_column(list));
-    EXPECT_THROW(write_table(path, t), InvalidArgument);
-  }
   EXPECT_THROW(write_table(path, one({"x", PhysicalType::kInt32, false, IntAnnotation{64, true}, false})), InvalidArgument);
   EXPECT_THROW(write_table(path, one({"x", PhysicalType::kInt64, false, IntAnnotation{16, true}, false})), InvalidArgument);
   EXPECT_THROW(write_table(path, one({"x", PhysicalType::kFloat, false, std::nullopt, true})), InvalidArgument);

@@ -22,24 +22,17 @@ struct RandomTableSpec {
   bool with_nulls_everywhere = false;
 };
 
-// A table with every type: required and optional of BOOLEAN, INT32 (plain and INT(8/16/32, +-)), INT64
-// (plain, INT(64, unsigned)), FLOAT, DOUBLE, BYTE_ARRAY (raw and STRING), FIXED_LEN_BYTE_ARRAY(5).
-inline Table random_table(uint64_t seed, const RandomTableSpec& spec) {
-  std::mt19937_64 rng(seed);
-  Table t;
-  t.num_rows = spec.rows;
-  auto add = [&](ColumnSchema s) {
-    Column c = make_column(s);
-    t.columns.push_back(std::move(c));
-    return &t.columns.back();
-  };
-  struct Kind {
-    const char* name;
-    PhysicalType type;
-    std::optional<IntAnnotation> ann;
-    bool is_string;
-  };
-  const std::vector<Kind> kinds = {
+// The value kinds of the random tables: BOOLEAN, INT32 (plain and INT(8/16/32, +-)), INT64 (plain,
+// INT(64, unsigned)), FLOAT, DOUBLE, BYTE_ARRAY (raw and STRING), FIXED_LEN_BYTE_ARRAY(5).
+struct ValueKind {
+  const char* name;
+  PhysicalType type;
+  std::optional<IntAnnotation> ann;
+  bool is_string;
+};
+
+inline const std::vector<ValueKind>& value_kinds() {
+  static const std::vector<ValueKind> kinds = {
       {"bool", PhysicalType::kBoolean, std::nullopt, false},
       {"i32", PhysicalType::kInt32, std::nullopt, false},
       {"i8", PhysicalType::kInt32, IntAnnotation{8, true}, false},
@@ -55,66 +48,91 @@ inline Table random_table(uint64_t seed, const RandomTableSpec& spec) {
       {"str", PhysicalType::kByteArray, std::nullopt, true},
       {"flba", PhysicalType::kFixedLenByteArray, std::nullopt, false},
   };
+  return kinds;
+}
+
+inline ColumnSchema kind_schema(const ValueKind& k, const std::string& name) {
+  ColumnSchema s;
+  s.name = name;
+  s.type = k.type;
+  s.int_annotation = k.ann;
+  s.is_string = k.is_string;
+  if (k.type == PhysicalType::kFixedLenByteArray) s.type_length = 5;
+  return s;
+}
+
+// Appends one value of kind `k` made from the random bits `r` to `c`'s values: a zero value (no bytes) when
+// it is not present, as Table wants for nulls.
+inline void push_random_value(Column* c, const ValueKind& k, uint64_t r, bool present) {
+  if (!present) r = 0;
+  switch (k.type) {
+    case PhysicalType::kBoolean: c->as<uint8_t>().push_back(present ? (r >> 7) & 1 : 0); break;
+    case PhysicalType::kInt32: {
+      int32_t v = static_cast<int32_t>(r);
+      if (k.ann && k.ann->bit_width < 32) {
+        const int w = k.ann->bit_width;
+        const int64_t span = int64_t{1} << w;
+        int64_t x = static_cast<int64_t>(r % static_cast<uint64_t>(span));
+        if (k.ann->is_signed) x -= span / 2;
+        v = static_cast<int32_t>(x);
+      }
+      c->as<int32_t>().push_back(present ? v : 0);
+      break;
+    }
+    case PhysicalType::kInt64: c->as<int64_t>().push_back(present ? static_cast<int64_t>(r) : 0); break;
+    case PhysicalType::kFloat: {
+      float f = static_cast<float>(static_cast<int64_t>(r >> 20) - (int64_t{1} << 43)) / 1024.0f;
+      if (present && r % 97 == 3) f = -0.0f;
+      c->as<float>().push_back(present ? f : 0.0f);
+      break;
+    }
+    case PhysicalType::kDouble: {
+      double d = static_cast<double>(static_cast<int64_t>(r)) / 3.0;
+      if (present && r % 89 == 5) d = 0.0;
+      c->as<double>().push_back(present ? d : 0.0);
+      break;
+    }
+    case PhysicalType::kByteArray:
+    case PhysicalType::kFixedLenByteArray: {
+      std::string v;
+      if (present) {
+        const size_t len = k.type == PhysicalType::kFixedLenByteArray ? 5 : r % 23;
+        for (size_t j = 0; j < len; ++j) {
+          const char ch = k.is_string ? static_cast<char>('a' + (r >> (j % 50)) % 26)
+                                      : static_cast<char>((r >> ((j * 7) % 56)) & 0xff);
+          v.push_back(ch);
+        }
+      }
+      std::get<ByteArrays>(c->values).push_back(v);
+      break;
+    }
+  }
+}
+
+// Random bits drawn from `distinct` values when it is positive (dictionary-friendly).
+inline uint64_t draw_bits(std::mt19937_64& rng, int distinct) {
+  uint64_t r = rng();
+  if (distinct > 0) r = std::hash<uint64_t>{}(r % static_cast<uint64_t>(distinct)) * 0x9E3779B97F4A7C15ULL;
+  return r;
+}
+
+// A table with every type of value_kinds(), required and optional.
+inline Table random_table(uint64_t seed, const RandomTableSpec& spec) {
+  std::mt19937_64 rng(seed);
+  Table t;
+  t.num_rows = spec.rows;
   std::uniform_real_distribution<double> unit(0, 1);
   for (bool nullable : {false, true}) {
-    for (const Kind& k : kinds) {
-      ColumnSchema s;
-      s.name = std::string(k.name) + (nullable ? "_opt" : "_req");
-      s.type = k.type;
+    for (const ValueKind& k : value_kinds()) {
+      ColumnSchema s = kind_schema(k, std::string(k.name) + (nullable ? "_opt" : "_req"));
       s.nullable = nullable;
-      s.int_annotation = k.ann;
-      s.is_string = k.is_string;
-      if (k.type == PhysicalType::kFixedLenByteArray) s.type_length = 5;
-      Column* c = add(s);
+      t.columns.push_back(make_column(s));
+      Column* c = &t.columns.back();
       if (nullable) c->validity.resize(static_cast<size_t>(spec.rows));
       for (int64_t i = 0; i < spec.rows; ++i) {
         const bool present = !nullable || unit(rng) >= spec.null_fraction;
         if (nullable) c->validity[static_cast<size_t>(i)] = present ? 1 : 0;
-        uint64_t r = rng();
-        if (spec.distinct > 0) r = std::hash<uint64_t>{}(r % static_cast<uint64_t>(spec.distinct)) * 0x9E3779B97F4A7C15ULL;
-        if (!present) r = 0;
-        switch (k.type) {
-          case PhysicalType::kBoolean: c->as<uint8_t>().push_back(present ? (r >> 7) & 1 : 0); break;
-          case PhysicalType::kInt32: {
-            int32_t v = static_cast<int32_t>(r);
-            if (k.ann && k.ann->bit_width < 32) {
-              const int w = k.ann->bit_width;
-              const int64_t span = int64_t{1} << w;
-              int64_t x = static_cast<int64_t>(r % static_cast<uint64_t>(span));
-              if (k.ann->is_signed) x -= span / 2;
-              v = static_cast<int32_t>(x);
-            }
-            c->as<int32_t>().push_back(present ? v : 0);
-            break;
-          }
-          case PhysicalType::kInt64: c->as<int64_t>().push_back(present ? static_cast<int64_t>(r) : 0); break;
-          case PhysicalType::kFloat: {
-            float f = static_cast<float>(static_cast<int64_t>(r >> 20) - (int64_t{1} << 43)) / 1024.0f;
-            if (present && r % 97 == 3) f = -0.0f;
-            c->as<float>().push_back(present ? f : 0.0f);
-            break;
-          }
-          case PhysicalType::kDouble: {
-            double d = static_cast<double>(static_cast<int64_t>(r)) / 3.0;
-            if (present && r % 89 == 5) d = 0.0;
-            c->as<double>().push_back(present ? d : 0.0);
-            break;
-          }
-          case PhysicalType::kByteArray:
-          case PhysicalType::kFixedLenByteArray: {
-            std::string v;
-            if (present) {
-              const size_t len = k.type == PhysicalType::kFixedLenByteArray ? 5 : r % 23;
-              for (size_t j = 0; j < len; ++j) {
-                const char ch = k.is_string ? static_cast<char>('a' + (r >> (j % 50)) % 26)
-                                            : static_cast<char>((r >> ((j * 7) % 56)) & 0xff);
-                v.push_back(ch);
-              }
-            }
-            std::get<ByteArrays>(c->values).push_back(v);
-            break;
-          }
-        }
+        push_random_value(c, k, draw_bits(rng, spec.distinct), present);
       }
       // A nullable column whose validity happens to hold no nulls is stored without a validity vector.
       if (nullable && std::find(c->validity.begin(), c->validity.end(), 0) == c->validity.end()) c->validity.clear();
@@ -123,7 +141,58 @@ inline Table random_table(uint64_t seed, const RandomTableSpec& spec) {
   return t;
 }
 
-// Asserts schema, values (bitwise for floats) and validity are equal.
+// A table of list columns: one per value kind and combination of nullable lists and nullable elements, named
+// like "l_i32_ol_oe" (optional list, optional elements) or "l_i32_rl_re". Rows come in blocks of 64 of one
+// regime: short lists (0 to 6 elements) with null lists and null elements mixed in, long lists (20 to 200
+// elements, so that a page fills inside a run of them), all empty lists, or all null lists (empty where lists
+// are required): long runs of every level pattern.
+inline Table random_list_table(uint64_t seed, const RandomTableSpec& spec) {
+  std::mt19937_64 rng(seed);
+  Table t;
+  t.num_rows = spec.rows;
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (const ValueKind& k : value_kinds()) {
+    for (const bool list_nullable : {false, true}) {
+      for (const bool element_nullable : {false, true}) {
+        ColumnSchema s = kind_schema(k, std::string("l_") + k.name + (list_nullable ? "_ol" : "_rl") +
+                                            (element_nullable ? "_oe" : "_re"));
+        s.is_list = true;
+        s.nullable = list_nullable;
+        s.element_nullable = element_nullable;
+        t.columns.push_back(make_column(s));
+        Column* c = &t.columns.back();
+        for (int64_t i = 0; i < spec.rows; ++i) {
+          const int regime = static_cast<int>((i / 64 + static_cast<int64_t>(seed)) % 5);
+          bool null_list = regime == 3;
+          int64_t length = 0;
+          if (regime == 0 || regime == 1) {
+            null_list = unit(rng) < spec.null_fraction / 2;
+            length = static_cast<int64_t>(rng() % 7);
+          } else if (regime == 2) {
+            length = 20 + static_cast<int64_t>(rng() % 181);
+          }
+          null_list = null_list && list_nullable;
+          if (null_list) length = 0;
+          c->validity.push_back(null_list ? 0 : 1);
+          for (int64_t e = 0; e < length; ++e) {
+            const bool present = !element_nullable || unit(rng) >= spec.null_fraction;
+            c->element_validity.push_back(present ? 1 : 0);
+            push_random_value(c, k, draw_bits(rng, spec.distinct), present);
+          }
+          c->list_offsets.push_back(c->list_offsets.back() + length);
+        }
+        // As the reader gives them back: no validity vector without a null.
+        if (std::find(c->validity.begin(), c->validity.end(), 0) == c->validity.end()) c->validity.clear();
+        if (std::find(c->element_validity.begin(), c->element_validity.end(), 0) == c->element_validity.end()) {
+          c->element_validity.clear();
+        }
+      }
+    }
+  }
+  return t;
+}
+
+// Asserts schema, values (bitwise for floats), validity and list structure are equal.
 inline void expect_tables_equal(const Table& expected, const Table& actual) {
   ASSERT_EQ(expected.num_rows, actual.num_rows);
   ASSERT_EQ(expected.columns.size(), actual.columns.size());
@@ -139,7 +208,11 @@ inline void expect_tables_equal(const Table& expected, const Table& actual) {
     EXPECT_EQ(e.schema.is_string, a.schema.is_string);
     EXPECT_EQ(e.schema.type_length, a.schema.type_length);
     EXPECT_TRUE(e.schema.logical == a.schema.logical);
+    EXPECT_EQ(e.schema.is_list, a.schema.is_list);
+    EXPECT_EQ(e.schema.element_nullable, a.schema.element_nullable);
     ASSERT_EQ(e.validity, a.validity);
+    ASSERT_EQ(e.list_offsets, a.list_offsets);
+    ASSERT_EQ(e.element_validity, a.element_validity);
     ASSERT_EQ(e.values.index(), a.values.index());
     if (e.values.index() == value_index(PhysicalType::kByteArray)) {
       const ByteArrays& eb = e.byte_arrays();

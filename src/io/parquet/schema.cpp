@@ -448,4 +448,31 @@ fmt::SchemaElement to_schema_element(const ColumnSchema& c) {
   return e;
 }
 
+std::vector<fmt::SchemaElement> to_schema_elements(const ColumnSchema& c) {
+  if (!c.is_list) return {to_schema_element(c)};
+  fmt::SchemaElement group;
+  group.name = c.name;
+  group.repetition_type = c.nullable ? fmt::repetition::kOptional : fmt::repetition::kRequired;
+  group.num_children = 1;
+  fmt::LogicalType lt;
+  lt.kind = fmt::logical::kList;
+  group.logical_type = lt;
+  group.converted_type = fmt::converted::kList;  // readers that predate LogicalType look for this
+  fmt::SchemaElement repeated;
+  repeated.name = "list";
+  repeated.repetition_type = fmt::repetition::kRepeated;
+  repeated.num_children = 1;
+  ColumnSchema element = c;
+  element.name = "element";
+  element.is_list = false;
+  element.nullable = c.element_nullable;
+  element.element_nullable = false;
+  return {group, repeated, to_schema_element(element)};
+}
+
+std::vector<std::string> path_in_schema(const ColumnSchema& c) {
+  if (!c.is_list) return {c.name};
+  return {c.name, "list", "element"};
+}
+
 }  // namespace feedline::parquet

@@ -42,7 +42,16 @@ std::vector<Leaf> schema_leaves(const format::FileMetaData& md);
 // Whether the deprecated min/max statistics (signed comparison) mean what min_value/max_value would.
 bool legacy_statistics_usable(const Leaf& leaf);
 
-// The SchemaElement that describes `column` (both LogicalType and the legacy ConvertedType).
+// The SchemaElement that describes `column`'s values (both LogicalType and the legacy ConvertedType), required
+// or optional as `column.nullable` says.
 format::SchemaElement to_schema_element(const ColumnSchema& column);
+
+// Every SchemaElement of `column`, in schema order: its one element for a flat column; for a list column the
+// three-level LIST form, `<required|optional> group name (LIST) { repeated group list { <required|optional>
+// element } }`, the form the spec asks writers for.
+std::vector<format::SchemaElement> to_schema_elements(const ColumnSchema& column);
+
+// A leaf's path_in_schema: {name} for a flat column, {name, "list", "element"} for a list column.
+std::vector<std::string> path_in_schema(const ColumnSchema& column);
 
 }  // namespace feedline::parquet

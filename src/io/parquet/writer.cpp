@@ -1,5 +1,6 @@
-// Writes a Table as a flat Parquet file: each row group's column chunks are encoded (dictionary or PLAIN,
-// definition levels, compression) on a pool of threads, then written in order with the footer.
+// Writes a Table as a Parquet file of flat and list columns (a list as the three-level LIST form): each row
+// group's column chunks are encoded (dictionary or PLAIN, repetition and definition levels, compression) on a
+// pool of threads, then written in order with the footer.
 #include <zlib.h>
 
 #include <algorithm>
@@ -58,6 +59,8 @@ class PageWriter {
   }
 
   void data_page(const std::string& body, int64_t num_values, int32_t encoding) {
+    // A page ends only where a row does, so one list of 2^31 elements would need a page larger than Thrift's i32.
+    if (num_values > INT32_MAX) throw InvalidArgument("a Parquet page would hold more than 2^31-1 level entries");
     if (!first_data_page_written_) {
       chunk_->data_page_at = static_cast<int64_t>(chunk_->bytes.size());
       first_data_page_written_ = true;
@@ -160,55 +163,119 @@ void check_int_range(const Column& col, int64_t lo, int64_t hi) {
   }
 }
 
-struct Levels {
-  std::vector<uint8_t> ones;  // definition levels for a nullable column without nulls
-  const uint8_t* defs = nullptr;
+// The level entries and value slots of one column chunk. A flat column has one entry and one value slot per
+// row; a list column one slot per element and one entry per element, null list and empty list, so that its
+// pages can be cut between entries that start a row (repetition level 0) and nowhere else.
+struct ChunkShape {
+  int64_t s0 = 0, s1 = 0;                // value slots [s0, s1) of the column's values
+  const uint8_t* slot_valid = nullptr;   // validity of slots s0.. (null: every slot holds a value)
+  int64_t entries = 0;
+  int max_def = 0, max_rep = 0;
+  const uint8_t* def = nullptr;          // definition levels of the entries (null when max_def is 0)
+  const uint8_t* rep = nullptr;          // repetition levels (null when max_rep is 0)
+  std::vector<uint8_t> own_def, own_rep; // storage when the levels are not the column's own validity bytes
+
+  ChunkShape() = default;
+  ChunkShape(const ChunkShape&) = delete;  // def and rep may point into own_def and own_rep
+  ChunkShape& operator=(const ChunkShape&) = delete;
+
+  // Entries [p0, p1) that carry a value (their definition level reaches max_def).
+  int64_t values_in(int64_t p0, int64_t p1) const {
+    if (def == nullptr) return p1 - p0;
+    return std::count(def + p0, def + p1, static_cast<uint8_t>(max_def));
+  }
+  // Where a page that should end at `p1` may end: at an entry that starts a row, or at the end.
+  int64_t row_boundary(int64_t p1) const {
+    while (rep != nullptr && p1 < entries && rep[p1] != 0) ++p1;
+    return p1;
+  }
+  int level_bits() const {
+    return bit_width_for(static_cast<uint64_t>(max_def)) + bit_width_for(static_cast<uint64_t>(max_rep));
+  }
 };
 
-// Definition levels of a chunk: none for a required column, the validity bytes when there are nulls,
-// else all ones.
-Levels make_levels(bool nullable, const uint8_t* valid, int64_t rows) {
-  Levels levels;
-  if (nullable) {
-    if (valid == nullptr) {
-      levels.ones.assign(static_cast<size_t>(rows), 1);
-      levels.defs = levels.ones.data();  // a move of `levels` keeps the vector's buffer, so this stays valid
-    } else {
-      levels.defs = valid;
+// The shape of rows [r0, r1) of `col`. Flat: no levels for a required column, the validity bytes when there
+// are nulls, else all ones. A list: repetition level 0 starts each row, 1 continues its list; definition
+// levels count the defined optional or repeated ancestors (Dremel's encoding): with list_def 1 for an optional
+// list (else 0), a null list is 0, an empty list list_def, a null element list_def + 1 and a present element
+// max_def (list_def + 1, + 1 when elements are optional).
+void make_shape(const Column& col, int64_t r0, int64_t r1, ChunkShape* shape) {
+  ChunkShape& sh = *shape;
+  if (!col.schema.is_list) {
+    sh.s0 = r0;
+    sh.s1 = r1;
+    sh.slot_valid = col.validity.empty() ? nullptr : col.validity.data() + r0;
+    sh.entries = r1 - r0;
+    if (col.schema.nullable) {
+      sh.max_def = 1;
+      if (sh.slot_valid == nullptr) {
+        sh.own_def.assign(static_cast<size_t>(sh.entries), 1);
+        sh.def = sh.own_def.data();
+      } else {
+        sh.def = sh.slot_valid;
+      }
+    }
+    return;
+  }
+  sh.s0 = col.list_offsets[static_cast<size_t>(r0)];
+  sh.s1 = col.list_offsets[static_cast<size_t>(r1)];
+  sh.slot_valid = col.element_validity.empty() ? nullptr : col.element_validity.data() + sh.s0;
+  const int list_def = col.schema.nullable ? 1 : 0;
+  sh.max_rep = 1;
+  sh.max_def = list_def + 1 + (col.schema.element_nullable ? 1 : 0);
+  sh.own_def.reserve(static_cast<size_t>(sh.s1 - sh.s0 + (r1 - r0)));
+  sh.own_rep.reserve(sh.own_def.capacity());
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t e0 = col.list_offsets[static_cast<size_t>(r)], e1 = col.list_offsets[static_cast<size_t>(r + 1)];
+    if (e0 == e1) {  // a null or empty list: one entry and no slot
+      sh.own_rep.push_back(0);
+      sh.own_def.push_back(static_cast<uint8_t>(col.is_null(r) ? 0 : list_def));
+      continue;
+    }
+    for (int64_t e = e0; e < e1; ++e) {
+      sh.own_rep.push_back(e == e0 ? 0 : 1);
+      sh.own_def.push_back(static_cast<uint8_t>(col.element_is_null(e) ? list_def + 1 : sh.max_def));
     }
   }
-  return levels;
+  sh.entries = static_cast<int64_t>(sh.own_def.size());
+  sh.def = sh.own_def.data();
+  sh.rep = sh.own_rep.data();
 }
 
-void append_levels(const uint8_t* defs, int64_t n, std::string* body) {
+// Appends levels[0..n) with their 4-byte length prefix, as data page v1 stores repetition and definition levels.
+void append_levels(const uint8_t* levels, int64_t n, int max_level, std::string* body) {
   const size_t at = body->size();
   body->append(4, '\0');
-  rle_encode(defs, static_cast<size_t>(n), 1, body);
+  rle_encode(levels, static_cast<size_t>(n), bit_width_for(static_cast<uint64_t>(max_level)), body);
   const uint32_t len = static_cast<uint32_t>(body->size() - at - 4);
   std::memcpy(body->data() + at, &len, 4);
 }
 
+// Repetition levels, then definition levels, of entries [p0, p1): the start of a data page v1 body.
+void append_page_levels(const ChunkShape& sh, int64_t p0, int64_t p1, std::string* body) {
+  if (sh.max_rep > 0) append_levels(sh.rep + p0, p1 - p0, sh.max_rep, body);
+  if (sh.max_def > 0) append_levels(sh.def + p0, p1 - p0, sh.max_def, body);
+}
+
 template <class T>
-EncodedChunk encode_fixed(const Column& col, int64_t r0, int64_t r1, const WriteOptions& options) {
+EncodedChunk encode_fixed(const Column& col, const ChunkShape& shape, const WriteOptions& options) {
   using Stored = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
   const std::vector<Stored>& all = std::get<std::vector<Stored>>(col.values);
-  const int64_t rows = r1 - r0;
-  const uint8_t* valid = col.validity.empty() ? nullptr : col.validity.data() + r0;
-  const bool nullable = col.schema.nullable;
+  const int64_t slots = shape.s1 - shape.s0;
+  const uint8_t* valid = shape.slot_valid;
 
   // Present values, packed.
   std::vector<Stored> packed;
-  const Stored* values = all.data() + r0;
-  size_t n = static_cast<size_t>(rows);
+  const Stored* values = all.data() + shape.s0;
+  size_t n = static_cast<size_t>(slots);
   if (valid != nullptr) {
-    packed.reserve(static_cast<size_t>(rows));
-    for (int64_t i = 0; i < rows; ++i) {
+    packed.reserve(static_cast<size_t>(slots));
+    for (int64_t i = 0; i < slots; ++i) {
       if (valid[i]) packed.push_back(values[i]);
     }
     values = packed.data();
     n = packed.size();
   }
-  const Levels levels = make_levels(nullable, valid, rows);
 
   EncodedChunk chunk;
   fmt::ColumnMetaData& md = chunk.md;
@@ -226,7 +293,8 @@ EncodedChunk encode_fixed(const Column& col, int64_t r0, int64_t r1, const Write
   }
   if (options.statistics) {
     fmt::Statistics s;
-    s.null_count = rows - static_cast<int64_t>(n);
+    // Every entry without a value: null rows; in a list, null lists, empty lists and null elements.
+    s.null_count = shape.entries - static_cast<int64_t>(n);
     if (have_range) {
       if constexpr (std::is_floating_point_v<Stored>) {
         // Parquet's rule for zeros: a zero minimum is written as -0, a zero maximum as +0.
@@ -266,22 +334,16 @@ EncodedChunk encode_fixed(const Column& col, int64_t r0, int64_t r1, const Write
     encode_plain(dict.data(), dict.size(), &body);
     pages.dictionary_page(body, static_cast<int64_t>(dict.size()));
   }
-  const double bits_per_row = (use_dict ? std::max(bit_width, 1) : (std::is_same_v<T, bool> ? 1 : 8 * sizeof(Stored))) +
-                              (nullable ? 1 : 0);
-  const int64_t rows_per_page = std::clamp<int64_t>(
-      static_cast<int64_t>(static_cast<double>(options.page_bytes) * 8 / bits_per_row), 1, kMaxRowsPerPage);
+  const double bits_per_entry =
+      (use_dict ? std::max(bit_width, 1) : (std::is_same_v<T, bool> ? 1 : 8 * sizeof(Stored))) + shape.level_bits();
+  const int64_t entries_per_page = std::clamp<int64_t>(
+      static_cast<int64_t>(static_cast<double>(options.page_bytes) * 8 / bits_per_entry), 1, kMaxRowsPerPage);
   size_t v0 = 0;
-  for (int64_t p0 = 0; p0 < rows; p0 += rows_per_page) {
-    const int64_t p1 = std::min(rows, p0 + rows_per_page);
-    size_t v1 = v0 + static_cast<size_t>(p1 - p0);
+  for (int64_t p0 = 0; p0 < shape.entries;) {
+    const int64_t p1 = shape.row_boundary(std::min(shape.entries, p0 + entries_per_page));
+    const size_t v1 = v0 + static_cast<size_t>(shape.values_in(p0, p1));
     body.clear();
-    if (nullable) {
-      append_levels(levels.defs + p0, p1 - p0, &body);
-      if (valid != nullptr) {
-        v1 = v0;
-        for (int64_t i = p0; i < p1; ++i) v1 += valid[i];
-      }
-    }
+    append_page_levels(shape, p0, p1, &body);
     if (use_dict) {
       if (v1 > v0) {
         body.push_back(static_cast<char>(bit_width));
@@ -297,6 +359,7 @@ EncodedChunk encode_fixed(const Column& col, int64_t r0, int64_t r1, const Write
       pages.data_page(body, p1 - p0, fmt::encoding::kPlain);
     }
     v0 = v1;
+    p0 = p1;
   }
   if (use_dict) {
     md.encodings = {fmt::encoding::kPlain, fmt::encoding::kRle, fmt::encoding::kRleDictionary};
@@ -306,31 +369,29 @@ EncodedChunk encode_fixed(const Column& col, int64_t r0, int64_t r1, const Write
   return chunk;
 }
 
-EncodedChunk encode_byte_arrays(const Column& col, int64_t r0, int64_t r1, const WriteOptions& options) {
+EncodedChunk encode_byte_arrays(const Column& col, const ChunkShape& shape, const WriteOptions& options) {
   const ByteArrays& all = col.byte_arrays();
   const bool fixed = col.schema.type == PhysicalType::kFixedLenByteArray;  // no length prefixes
   const size_t prefix = fixed ? 0 : 4;
-  const int64_t rows = r1 - r0;
-  const uint8_t* valid = col.validity.empty() ? nullptr : col.validity.data() + r0;
-  const bool nullable = col.schema.nullable;
-  std::vector<int64_t> present;  // row numbers (in `all`) of present values
-  present.reserve(static_cast<size_t>(rows));
-  for (int64_t i = 0; i < rows; ++i) {
-    if (valid == nullptr || valid[i]) {
-      if (all.at(r0 + i).size() > static_cast<size_t>(INT32_MAX)) {
-        throw InvalidArgument(column_where(col) + " row " + std::to_string(r0 + i) + " holds more than 2 GiB");
+  const uint8_t* valid = shape.slot_valid;
+  std::vector<int64_t> present;  // slot numbers (in `all`) of present values
+  present.reserve(static_cast<size_t>(shape.s1 - shape.s0));
+  for (int64_t i = shape.s0; i < shape.s1; ++i) {
+    if (valid == nullptr || valid[i - shape.s0]) {
+      if (all.at(i).size() > static_cast<size_t>(INT32_MAX)) {
+        throw InvalidArgument(column_where(col) + (col.schema.is_list ? " element " : " row ") + std::to_string(i) +
+                              " holds more than 2 GiB");
       }
-      present.push_back(r0 + i);
+      present.push_back(i);
     }
   }
   const size_t n = present.size();
-  const Levels levels = make_levels(nullable, valid, rows);
 
   EncodedChunk chunk;
   fmt::ColumnMetaData& md = chunk.md;
   if (options.statistics) {
     fmt::Statistics s;
-    s.null_count = rows - static_cast<int64_t>(n);
+    s.null_count = shape.entries - static_cast<int64_t>(n);  // as encode_fixed counts them
     if (n > 0) {
       std::string_view lo = all.at(present[0]), hi = lo;
       for (int64_t r : present) {
@@ -372,21 +433,27 @@ EncodedChunk encode_byte_arrays(const Column& col, int64_t r0, int64_t r1, const
   }
   size_t v0 = 0;
   int64_t p0 = 0;
-  while (p0 < rows) {
-    // Grow the page until its values reach page_bytes.
+  const double index_bytes = std::max(bit_width, 1) / 8.0;
+  const double level_bytes = shape.level_bits() / 8.0;
+  while (p0 < shape.entries) {
+    // Grow the page until its values and levels reach page_bytes, then to the next row.
     int64_t p1 = p0;
     size_t v1 = v0;
-    size_t bytes = 0;
-    const double index_bytes = std::max(bit_width, 1) / 8.0;
-    while (p1 < rows && p1 - p0 < kMaxRowsPerPage && bytes < static_cast<size_t>(options.page_bytes)) {
-      if (valid == nullptr || valid[p1]) {
-        bytes += use_dict ? static_cast<size_t>(index_bytes + 1) : prefix + all.at(present[v1]).size();
+    double bytes = 0;
+    while (p1 < shape.entries && p1 - p0 < kMaxRowsPerPage && bytes < static_cast<double>(options.page_bytes)) {
+      if (shape.def == nullptr || shape.def[p1] == shape.max_def) {
+        bytes += use_dict ? static_cast<double>(static_cast<size_t>(index_bytes + 1))
+                          : static_cast<double>(prefix + all.at(present[v1]).size());
         ++v1;
       }
+      bytes += level_bytes;
       ++p1;
     }
+    const int64_t end = shape.row_boundary(p1);
+    v1 += static_cast<size_t>(shape.values_in(p1, end));
+    p1 = end;
     body.clear();
-    if (nullable) append_levels(levels.defs + p0, p1 - p0, &body);
+    append_page_levels(shape, p0, p1, &body);
     if (use_dict) {
       if (v1 > v0) {
         body.push_back(static_cast<char>(bit_width));
@@ -409,22 +476,69 @@ EncodedChunk encode_byte_arrays(const Column& col, int64_t r0, int64_t r1, const
 }
 
 EncodedChunk encode_chunk(const Column& col, int64_t r0, int64_t r1, const WriteOptions& options) {
+  ChunkShape shape;
+  make_shape(col, r0, r1, &shape);
   EncodedChunk chunk;
   switch (col.schema.type) {
-    case PhysicalType::kBoolean: chunk = encode_fixed<bool>(col, r0, r1, options); break;
-    case PhysicalType::kInt32: chunk = encode_fixed<int32_t>(col, r0, r1, options); break;
-    case PhysicalType::kInt64: chunk = encode_fixed<int64_t>(col, r0, r1, options); break;
-    case PhysicalType::kFloat: chunk = encode_fixed<float>(col, r0, r1, options); break;
-    case PhysicalType::kDouble: chunk = encode_fixed<double>(col, r0, r1, options); break;
+    case PhysicalType::kBoolean: chunk = encode_fixed<bool>(col, shape, options); break;
+    case PhysicalType::kInt32: chunk = encode_fixed<int32_t>(col, shape, options); break;
+    case PhysicalType::kInt64: chunk = encode_fixed<int64_t>(col, shape, options); break;
+    case PhysicalType::kFloat: chunk = encode_fixed<float>(col, shape, options); break;
+    case PhysicalType::kDouble: chunk = encode_fixed<double>(col, shape, options); break;
     case PhysicalType::kByteArray:
-    case PhysicalType::kFixedLenByteArray: chunk = encode_byte_arrays(col, r0, r1, options); break;
+    case PhysicalType::kFixedLenByteArray: chunk = encode_byte_arrays(col, shape, options); break;
   }
   fmt::ColumnMetaData& md = chunk.md;
   md.type = *to_schema_element(col.schema).type;
-  md.path_in_schema = {col.schema.name};
+  md.path_in_schema = path_in_schema(col.schema);
   md.codec = codec_to_thrift(options.codec);
-  md.num_values = r1 - r0;
+  md.num_values = shape.entries;  // level entries: for a list, its elements, null lists and empty lists
   return chunk;
+}
+
+// A list column's offsets and element validity describe its values (Column's contract, table.h); checked
+// before anything reads them.
+void validate_list(const Column& col, int64_t rows) {
+  const std::string where = column_where(col);
+  const std::vector<int64_t>& offsets = col.list_offsets;
+  if (static_cast<int64_t>(offsets.size()) != rows + 1) {
+    throw InvalidArgument(where + ": list_offsets holds " + std::to_string(offsets.size()) + " entries for " +
+                          std::to_string(rows) + " rows (rows + 1 needed)");
+  }
+  if (offsets.front() != 0) {
+    throw InvalidArgument(where + ": list_offsets starts at " + std::to_string(offsets.front()) + ", not 0");
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    if (offsets[static_cast<size_t>(r + 1)] < offsets[static_cast<size_t>(r)]) {
+      throw InvalidArgument(where + ": list_offsets decreases at row " + std::to_string(r));
+    }
+  }
+  const int64_t elements = std::visit([](const auto& v) { return static_cast<int64_t>(v.size()); }, col.values);
+  if (offsets.back() != elements) {
+    throw InvalidArgument(where + ": list_offsets ends at " + std::to_string(offsets.back()) + ", its values hold " +
+                          std::to_string(elements) + " elements");
+  }
+  const std::vector<uint8_t>& ev = col.element_validity;
+  if (!ev.empty()) {
+    if (static_cast<int64_t>(ev.size()) != elements) {
+      throw InvalidArgument(where + ": element_validity holds " + std::to_string(ev.size()) + " entries for " +
+                            std::to_string(elements) + " elements");
+    }
+    for (size_t e = 0; e < ev.size(); ++e) {
+      if (ev[e] > 1) throw InvalidArgument(where + ": element_validity bytes must be 0 or 1");
+      if (ev[e] == 0 && !col.schema.element_nullable) {
+        throw InvalidArgument(where + ": its elements are not nullable but element " + std::to_string(e) + " is null");
+      }
+    }
+  }
+  if (static_cast<int64_t>(col.validity.size()) == rows) {  // other validity sizes are refused with the flat columns'
+    for (int64_t r = 0; r < rows; ++r) {
+      if (col.validity[static_cast<size_t>(r)] == 0 && col.list_size(r) != 0) {
+        throw InvalidArgument(where + " row " + std::to_string(r) + " is a null list holding " +
+                              std::to_string(col.list_size(r)) + " elements");
+      }
+    }
+  }
 }
 
 void validate(const Table& table, const WriteOptions& options) {
@@ -433,11 +547,11 @@ void validate(const Table& table, const WriteOptions& options) {
   for (const Column& col : table.columns) {
     const ColumnSchema& s = col.schema;
     const std::string where = column_where(col);
-    if (s.is_list) throw InvalidArgument(where + ": list columns are read, not written, by feedline");
     if (!names.insert(s.name).second) throw InvalidArgument(where + " appears twice");
     if (col.values.index() != value_index(s.type)) {
       throw InvalidArgument(where + ": values do not match its type " + to_string(s.type));
     }
+    if (s.is_list) validate_list(col, table.num_rows);
     if (col.size() != table.num_rows) {
       throw InvalidArgument(where + " holds " + std::to_string(col.size()) + " values for " +
                             std::to_string(table.num_rows) + " rows");
@@ -455,12 +569,15 @@ void validate(const Table& table, const WriteOptions& options) {
                               std::to_string(kMaxTypeLength) + ", got " + std::to_string(s.type_length));
       }
       const ByteArrays& b = col.byte_arrays();
+      // A flat column's values are its rows, a list's its elements; a null one holds no bytes.
+      const std::vector<uint8_t>& valid = s.is_list ? col.element_validity : col.validity;
       for (int64_t r = 0; r < b.size(); ++r) {
         const auto len = static_cast<int64_t>(b.at(r).size());
-        const bool null = static_cast<int64_t>(col.validity.size()) == table.num_rows && col.validity[r] == 0;
+        const bool null = static_cast<int64_t>(valid.size()) == b.size() && valid[r] == 0;
         if (len != s.type_length && !null) {
-          throw InvalidArgument(where + " row " + std::to_string(r) + " holds " + std::to_string(len) +
-                                " bytes, its FIXED_LEN_BYTE_ARRAY type_length is " + std::to_string(s.type_length));
+          throw InvalidArgument(where + (s.is_list ? " element " : " row ") + std::to_string(r) + " holds " +
+                                std::to_string(len) + " bytes, its FIXED_LEN_BYTE_ARRAY type_length is " +
+                                std::to_string(s.type_length));
         }
       }
     }
@@ -535,7 +652,7 @@ void write_table(const std::string& path, const Table& table, const WriteOptions
   root.num_children = static_cast<int32_t>(table.columns.size());
   md.schema.push_back(root);
   for (const Column& col : table.columns) {
-    md.schema.push_back(to_schema_element(col.schema));
+    for (fmt::SchemaElement& e : to_schema_elements(col.schema)) md.schema.push_back(std::move(e));
     md.column_orders.push_back(1);  // TYPE_ORDER: min_value/max_value follow each type's order
   }
   for (const auto& [key, value] : options.key_value_metadata) md.key_value_metadata.push_back({key, value});
