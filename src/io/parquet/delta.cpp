@@ -125,19 +125,34 @@ size_t decode_delta_binary_packed(const uint8_t* data, size_t size, int64_t n, T
 template size_t decode_delta_binary_packed<int32_t>(const uint8_t*, size_t, int64_t, int32_t*);
 template size_t decode_delta_binary_packed<int64_t>(const uint8_t*, size_t, int64_t, int64_t*);
 
-size_t decode_delta_length_byte_arrays(const uint8_t* data, size_t size, int64_t n, ByteArrays* out,
-                                       size_t max_total_bytes) {
-  std::vector<int32_t> lengths(static_cast<size_t>(n));
-  size_t pos = decode_delta_binary_packed(data, size, n, lengths.data());
-  uint64_t total = 0;
-  for (const int32_t len : lengths) {
-    if (len < 0) throw InvalidFile("DELTA_LENGTH_BYTE_ARRAY: negative length " + std::to_string(len));
-    total += static_cast<uint64_t>(len);
+namespace {
+
+// DELTA_LENGTH_BYTE_ARRAY's layout, which DELTA_BYTE_ARRAY's suffixes share: n lengths as DELTA_BINARY_PACKED,
+// then their bytes back to back. Fills `lengths` and `total` (the bytes' sum, all within the page) and returns
+// where the bytes start.
+size_t decode_lengths(const uint8_t* data, size_t size, int64_t n, const char* encoding, std::vector<int32_t>* lengths,
+                      uint64_t* total) {
+  lengths->resize(static_cast<size_t>(n));
+  const size_t pos = decode_delta_binary_packed(data, size, n, lengths->data());
+  *total = 0;
+  for (const int32_t len : *lengths) {
+    if (len < 0) throw InvalidFile(std::string(encoding) + ": negative length " + std::to_string(len));
+    *total += static_cast<uint64_t>(len);
   }
-  if (total > size - pos) {
-    throw InvalidFile("DELTA_LENGTH_BYTE_ARRAY: " + std::to_string(total) + " bytes of values, " +
+  if (*total > size - pos) {
+    throw InvalidFile(std::string(encoding) + ": " + std::to_string(*total) + " bytes of values, " +
                       std::to_string(size - pos) + " in the page");
   }
+  return pos;
+}
+
+}  // namespace
+
+size_t decode_delta_length_byte_arrays(const uint8_t* data, size_t size, int64_t n, ByteArrays* out,
+                                       size_t max_total_bytes) {
+  std::vector<int32_t> lengths;
+  uint64_t total = 0;
+  const size_t pos = decode_lengths(data, size, n, "DELTA_LENGTH_BYTE_ARRAY", &lengths, &total);
   if (out->bytes.size() + total > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
   out->bytes.append(reinterpret_cast<const char*>(data + pos), static_cast<size_t>(total));
   out->offsets.reserve(out->offsets.size() + lengths.size());
@@ -150,18 +165,10 @@ size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
                                 int32_t fixed_length) {
   std::vector<int32_t> prefixes(static_cast<size_t>(n));
   size_t pos = decode_delta_binary_packed(data, size, n, prefixes.data());
-  // The suffixes are DELTA_LENGTH_BYTE_ARRAY: their lengths, then their bytes back to back.
-  std::vector<int32_t> suffix_lengths(static_cast<size_t>(n));
-  pos += decode_delta_binary_packed(data + pos, size - pos, n, suffix_lengths.data());
+  // The suffixes, read in place from the page.
+  std::vector<int32_t> suffix_lengths;
   uint64_t suffix_total = 0;
-  for (const int32_t len : suffix_lengths) {
-    if (len < 0) throw InvalidFile("DELTA_BYTE_ARRAY: negative suffix length " + std::to_string(len));
-    suffix_total += static_cast<uint64_t>(len);
-  }
-  if (suffix_total > size - pos) {
-    throw InvalidFile("DELTA_BYTE_ARRAY: " + std::to_string(suffix_total) + " bytes of suffixes, " +
-                      std::to_string(size - pos) + " in the page");
-  }
+  pos += decode_lengths(data + pos, size - pos, n, "DELTA_BYTE_ARRAY", &suffix_lengths, &suffix_total);
   const uint8_t* suffix = data + pos;
   pos += static_cast<size_t>(suffix_total);
   // First the lengths, each checked against its predecessor, so that the bytes are sized once and each value
