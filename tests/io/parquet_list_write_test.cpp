@@ -28,6 +28,7 @@ using feedline::testing::expect_tables_equal;
 using feedline::testing::random_list_table;
 using feedline::testing::RandomTableSpec;
 using feedline::testing::scratch_dir;
+using feedline::testing::write_and_expect_read_back;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -90,13 +91,7 @@ std::vector<ListPage> list_pages(const std::string& file, const fmt::FileMetaDat
   return pages;
 }
 
-struct Case {
-  Codec codec;
-  bool dictionary;
-  int64_t row_group_rows;
-  int64_t page_bytes;
-  int distinct;
-};
+using Case = feedline::testing::RoundTripCase;
 
 class ListRoundTrip : public ::testing::TestWithParam<Case> {};
 
@@ -106,18 +101,8 @@ TEST_P(ListRoundTrip, EveryElementTypeAndNullability) {
   spec.rows = 1500;
   spec.distinct = c.distinct;
   const Table t = random_list_table(5 + static_cast<uint64_t>(c.codec), spec);
-  WriteOptions w;
-  w.codec = c.codec;
-  w.dictionary = c.dictionary;
-  w.row_group_rows = c.row_group_rows;
-  w.page_bytes = c.page_bytes;
   const std::string path = scratch_dir("list-roundtrip") + "/lists.parquet";
-  write_table(path, t, w);
-  for (int threads : {1, 3}) {
-    ReadOptions r;
-    r.num_threads = threads;
-    expect_tables_equal(t, read_table(path, r));
-  }
+  write_and_expect_read_back(t, c, path);
 
   const FileInfo info = read_file_info(path);
   ASSERT_EQ(info.row_groups.size(), static_cast<size_t>((t.num_rows + c.row_group_rows - 1) / c.row_group_rows));

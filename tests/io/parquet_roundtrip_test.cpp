@@ -18,14 +18,9 @@ using feedline::testing::expect_tables_equal;
 using feedline::testing::random_table;
 using feedline::testing::RandomTableSpec;
 using feedline::testing::scratch_dir;
+using feedline::testing::write_and_expect_read_back;
 
-struct Case {
-  Codec codec;
-  bool dictionary;
-  int64_t row_group_rows;
-  int64_t page_bytes;
-  int distinct;
-};
+using Case = feedline::testing::RoundTripCase;
 
 class RoundTrip : public ::testing::TestWithParam<Case> {};
 
@@ -35,18 +30,8 @@ TEST_P(RoundTrip, EveryTypeSurvives) {
   spec.rows = 2500;
   spec.distinct = c.distinct;
   const Table t = random_table(42 + static_cast<uint64_t>(c.codec), spec);
-  WriteOptions w;
-  w.codec = c.codec;
-  w.dictionary = c.dictionary;
-  w.row_group_rows = c.row_group_rows;
-  w.page_bytes = c.page_bytes;
   const std::string path = scratch_dir("roundtrip") + "/t.parquet";
-  write_table(path, t, w);
-  for (int threads : {1, 3}) {
-    ReadOptions r;
-    r.num_threads = threads;
-    expect_tables_equal(t, read_table(path, r));
-  }
+  write_and_expect_read_back(t, c, path);
   const FileInfo info = read_file_info(path);
   EXPECT_EQ(info.num_rows, t.num_rows);
   EXPECT_EQ(static_cast<int64_t>(info.row_groups.size()), (t.num_rows + c.row_group_rows - 1) / c.row_group_rows);

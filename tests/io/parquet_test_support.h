@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "feedline/parquet.h"
 #include "feedline/table.h"
 
 namespace feedline::testing {
@@ -235,6 +236,31 @@ inline void expect_tables_equal(const Table& expected, const Table& actual) {
           },
           e.values);
     }
+  }
+}
+
+// One round trip's write options, and how many distinct values the random table draws (0: any).
+struct RoundTripCase {
+  parquet::Codec codec;
+  bool dictionary;
+  int64_t row_group_rows;
+  int64_t page_bytes;
+  int distinct;
+};
+
+// Writes `table` to `path` with the case's options and checks it reads back equal with 1 and with 3 threads.
+inline void write_and_expect_read_back(const Table& table, const RoundTripCase& c, const std::string& path) {
+  parquet::WriteOptions w;
+  w.codec = c.codec;
+  w.dictionary = c.dictionary;
+  w.row_group_rows = c.row_group_rows;
+  w.page_bytes = c.page_bytes;
+  parquet::write_table(path, table, w);
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE("read with " + std::to_string(threads) + " threads");
+    parquet::ReadOptions r;
+    r.num_threads = threads;
+    expect_tables_equal(table, parquet::read_table(path, r));
   }
 }
 
