@@ -95,8 +95,17 @@ double Column::value_as_double(int64_t row) const {
   }
   switch (schema.type) {
     case PhysicalType::kBoolean: return std::get<0>(values)[row];
-    case PhysicalType::kInt32: return std::get<1>(values)[row];
-    case PhysicalType::kInt64: return static_cast<double>(std::get<2>(values)[row]);
+    // Unsigned INT(32) and INT(64) hold the signed type's bit pattern.
+    case PhysicalType::kInt32: {
+      const int32_t v = std::get<1>(values)[row];
+      return schema.int_annotation && !schema.int_annotation->is_signed ? static_cast<double>(static_cast<uint32_t>(v))
+                                                                        : static_cast<double>(v);
+    }
+    case PhysicalType::kInt64: {
+      const int64_t v = std::get<2>(values)[row];
+      return schema.int_annotation && !schema.int_annotation->is_signed ? static_cast<double>(static_cast<uint64_t>(v))
+                                                                        : static_cast<double>(v);
+    }
     case PhysicalType::kFloat: return std::get<3>(values)[row];
     case PhysicalType::kDouble: return std::get<4>(values)[row];
     case PhysicalType::kByteArray:
