@@ -16,6 +16,11 @@ namespace feedline {
 // special). Throws InvalidArgument naming the pattern and a few of the columns when a pattern matches none.
 std::vector<std::string> match_columns(const std::vector<ColumnSchema>& schema, const std::vector<std::string>& patterns);
 
+// A data file's format, told by its extension (any case): `.parquet` or `.csv`.
+enum class FileFormat { kParquet, kCsv };
+// Throws InvalidArgument naming the path for any other extension.
+FileFormat file_format(const std::string& path);
+
 // Which columns of a file to read as a labelled dataset.
 struct DatasetColumns {
   std::string label_column = "label";

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/bench.h"
+#include "cli/convert.h"
 #include "cli/datasets.h"
 #include "cli/inspect.h"
 #include "cli/lab.h"
@@ -438,6 +439,36 @@ int run(int argc, char** argv) {
   cat_cmd->add_option("--format", cat.format, "csv or jsonl")->check(CLI::IsMember({"csv", "jsonl"}))->capture_default_str();
   cat_cmd->add_option("--threads", cat.threads, "Decoding threads (default: every core)")->check(CLI::PositiveNumber);
 
+  ConvertArgs conv;
+  conv.threads = default_threads();
+  auto* convert = app.add_subcommand("convert", "Rewrite a CSV or Parquet file as CSV or Parquet (by extension), "
+                                                "narrowing integer columns or packing feature columns into one");
+  convert->add_option("input", conv.input, "Input file (.csv or .parquet)")->required()->check(CLI::ExistingFile);
+  convert->add_option("output", conv.output, "Output file (.csv or .parquet), written through a temporary file")
+      ->required();
+  convert->add_option("--columns", conv.columns, "Only these columns, in file order (names or globs, comma-separated)")
+      ->delimiter(',');
+  convert->add_option("--limit", conv.limit, "Only the first N rows (0: all)")->check(CLI::NonNegativeNumber);
+  auto* pack_opt = convert->add_option("--pack", conv.packs,
+                                       "Pack the matching columns into one: NAME=PATTERN[,PATTERN...] (repeatable), "
+                                       "e.g. image=pixel*");
+  convert->add_option("--pack-as", conv.pack_as,
+                      "bytes: FIXED_LEN_BYTE_ARRAY, one byte a column (values 0..255); list: a list of numbers")
+      ->check(CLI::IsMember({"bytes", "list"}))
+      ->needs(pack_opt)
+      ->capture_default_str();
+  convert->add_flag("--narrow-ints", conv.narrow_ints,
+                    "Store each integer column in the narrowest INT(8/16/32) that holds its values");
+  convert->add_option("--codec", conv.codec, "Parquet codec")
+      ->check(CLI::IsMember({"uncompressed", "snappy", "gzip", "zstd", "lz4_raw", "brotli"}))
+      ->capture_default_str();
+  auto* level_opt = convert->add_option("--level", conv.level, "Compression level (zstd, gzip, brotli)");
+  convert->add_option("--row-group-rows", conv.row_group_rows, "Rows per Parquet row group")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  convert->add_flag("!--no-dictionary", conv.dictionary, "Write PLAIN values only (no dictionary pages)");
+  convert->add_option("--threads", conv.threads, "Threads (default: every core)")->check(CLI::PositiveNumber);
+
   LoaderBenchArgs lb;
   auto* bench_loader = bench->add_subcommand("loader", "Loader-only throughput (no model) for each dataset mode and worker count");
   bench_loader->add_option("--data-dir", lb.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
@@ -467,6 +498,10 @@ int run(int argc, char** argv) {
   if (*prepare) return run_prepare(prep);
   if (*inspect) return run_inspect(ins);
   if (*cat_cmd) return run_cat(cat);
+  if (*convert) {
+    conv.level_given = level_opt->count() > 0;
+    return run_convert(conv);
+  }
   if (*bench_loader) return run_loader_bench(lb);
   if (*bench) {
     apply_full_protocol(lab, epochs_opt->count() > 0, train_limit_opt->count() + test_limit_opt->count() > 0,

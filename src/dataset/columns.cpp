@@ -56,12 +56,6 @@ bool is_byte_strings(const ColumnSchema& c) {
   return c.type == PhysicalType::kByteArray || c.type == PhysicalType::kFixedLenByteArray;
 }
 
-std::string extension_of(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ext;
-}
-
 std::string joined(const std::vector<std::string>& v) {
   std::string out;
   for (size_t i = 0; i < v.size(); ++i) out += (i > 0 ? "," : "") + v[i];
@@ -153,25 +147,29 @@ std::vector<std::string> match_columns(const std::vector<ColumnSchema>& schema, 
   return out;
 }
 
+FileFormat file_format(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (ext == ".parquet") return FileFormat::kParquet;
+  if (ext == ".csv") return FileFormat::kCsv;
+  throw InvalidArgument(path + ": cannot tell the format from the name (expected a .parquet or .csv file)");
+}
+
 Table read_dataset_table(const std::string& path, const DatasetColumns& columns, int num_threads) {
-  const std::string ext = extension_of(path);
-  if (ext == ".parquet") {
+  if (file_format(path) == FileFormat::kParquet) {
     parquet::ReadOptions options;
     options.columns = choose_columns(path, parquet::read_file_info(path).schema, columns);
     options.row_groups = columns.row_groups;
     options.num_threads = num_threads;
     return parquet::read_table(path, options);
   }
-  if (ext == ".csv") {
-    if (!columns.row_groups.empty()) throw InvalidArgument(path + ": row groups are chosen in Parquet files; CSV has none");
-    std::vector<ColumnSchema> schema;
-    for (auto& name : read_csv_header(path)) schema.push_back(ColumnSchema{std::move(name)});
-    CsvReadOptions options;
-    options.num_threads = num_threads;
-    options.columns = choose_columns(path, schema, columns);
-    return read_csv(path, options);
-  }
-  throw InvalidArgument(path + ": cannot tell the format from the name (expected a .parquet or .csv file)");
+  if (!columns.row_groups.empty()) throw InvalidArgument(path + ": row groups are chosen in Parquet files; CSV has none");
+  std::vector<ColumnSchema> schema;
+  for (auto& name : read_csv_header(path)) schema.push_back(ColumnSchema{std::move(name)});
+  CsvReadOptions options;
+  options.num_threads = num_threads;
+  options.columns = choose_columns(path, schema, columns);
+  return read_csv(path, options);
 }
 
 }  // namespace feedline

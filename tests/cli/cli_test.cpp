@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -258,6 +259,129 @@ TEST(Cli, TrainOnAnyFileWithChosenColumns) {
   r = run_cli("train" + both + " --label-column digit --feature-columns 'px*' --row-groups 1 --device cpu");
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(contains(r.output, dir + "/train.parquet: no row group 1 (the file has 1)")) << r.output;
+}
+
+// Files in `dir` other than `keep`: what a refused command must not leave behind (outputs, temporary files).
+std::vector<std::string> files_besides(const std::string& dir, const std::vector<std::string>& keep) {
+  std::vector<std::string> extra;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (std::find(keep.begin(), keep.end(), name) == keep.end()) extra.push_back(name);
+  }
+  return extra;
+}
+
+TEST(Cli, ConvertPacksNarrowsAndRoundTrips) {
+  const std::string idx = make_idx_dir("cli_convert_idx", 50, 10);
+  const std::string dir = testing::scratch_dir("cli_convert");
+  const Table pandas = image_split_to_table(read_idx_split(idx + "/train-images-idx3-ubyte", idx + "/train-labels-idx1-ubyte"),
+                                            ImageTableLayoutKind::kPixelColumnsInt64);
+  write_csv(dir + "/train.csv", pandas);
+
+  // The row-major layout from the experiment's CSV: one FIXED_LEN_BYTE_ARRAY(784) column, uint8 labels.
+  CliRun r = run_cli("convert " + dir + "/train.csv " + dir + "/image.parquet --pack 'image=pixel*' --narrow-ints "
+                     "--codec gzip --level 9 --row-group-rows 20");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Packed pixel1..pixel784 (784 columns) into 'image' (FIXED_LEN_BYTE_ARRAY(784))"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "Narrowed 1 integer column to INT(8,unsigned)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "Wrote " + dir + "/image.parquet: 50 rows, 2 columns")) << r.output;
+  const parquet::FileInfo info = parquet::read_file_info(dir + "/image.parquet");
+  ASSERT_EQ(info.schema.size(), 2u);
+  EXPECT_EQ(info.schema[1].type, PhysicalType::kFixedLenByteArray);
+  EXPECT_EQ(info.schema[0].int_annotation, (IntAnnotation{8, false}));
+  ASSERT_EQ(info.row_groups.size(), 3u);
+  EXPECT_EQ(info.row_groups[0].columns[1].codec, "gzip");
+  const ImageTensors want = decode_image_table(pandas);
+  const ImageTensors got = decode_image_table(parquet::read_table(dir + "/image.parquet"));
+  EXPECT_TRUE(torch::equal(want.images, got.images));
+  EXPECT_TRUE(torch::equal(want.labels, got.labels));
+
+  // Lists of the chosen columns' values, the first rows only, no dictionary pages.
+  r = run_cli("convert " + dir + "/train.csv " + dir + "/list.parquet --columns 'label,pixel1*' --limit 7 "
+              "--pack 'v=pixel1*' --pack-as list --no-dictionary");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Table lists = parquet::read_table(dir + "/list.parquet");
+  ASSERT_EQ(lists.num_rows, 7);
+  ASSERT_EQ(lists.columns.size(), 2u);
+  const Column& v = lists.column("v");
+  ASSERT_TRUE(v.schema.is_list);
+  ASSERT_EQ(v.list_size(3), 111);  // pixel1, pixel10..19, pixel100..199
+  const std::vector<std::string> order = [] {
+    std::vector<std::string> n{"pixel1"};
+    for (int i = 10; i <= 19; ++i) n.push_back("pixel" + std::to_string(i));
+    for (int i = 100; i <= 199; ++i) n.push_back("pixel" + std::to_string(i));
+    return n;
+  }();
+  for (int64_t k = 0; k < 111; ++k) {
+    EXPECT_EQ(v.as<int64_t>()[static_cast<size_t>(v.list_offsets[3] + k)],
+              pandas.column(order[static_cast<size_t>(k)]).as<int64_t>()[3])
+        << order[static_cast<size_t>(k)];
+  }
+  const parquet::FileInfo list_info = parquet::read_file_info(dir + "/list.parquet");
+  for (const auto& chunk : list_info.row_groups[0].columns) {
+    EXPECT_EQ(std::count(chunk.encodings.begin(), chunk.encodings.end(), "RLE_DICTIONARY"), 0);
+  }
+
+  // Parquet back to CSV gives the very bytes the CSV writer wrote, narrowed or not.
+  r = run_cli("convert " + dir + "/train.csv " + dir + "/narrow.parquet --narrow-ints");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Narrowed 785 integer columns to INT(8,unsigned)")) << r.output;
+  r = run_cli("convert " + dir + "/narrow.parquet " + dir + "/back.csv");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(slurp(dir + "/back.csv"), slurp(dir + "/train.csv"));
+
+  // A pandas-like file (INT64, SNAPPY) narrowed is, byte for byte, the file `prepare` writes for the same images.
+  parquet::WriteOptions snappy;
+  snappy.codec = parquet::Codec::kSnappy;
+  parquet::write_table(dir + "/pandas.parquet", pandas, snappy);
+  r = run_cli("convert " + dir + "/pandas.parquet " + dir + "/ours.parquet --narrow-ints");
+  ASSERT_EQ(r.status, 0) << r.output;
+  parquet::write_table(dir + "/prepared.parquet",
+                       image_split_to_table(read_idx_split(idx + "/train-images-idx3-ubyte", idx + "/train-labels-idx1-ubyte")));
+  EXPECT_EQ(slurp(dir + "/ours.parquet"), slurp(dir + "/prepared.parquet"));
+}
+
+TEST(Cli, ConvertRefusesCleanlyAndWritesNothing) {
+  const std::string dir = testing::scratch_dir("cli_convert_bad");
+  Table t;
+  t.num_rows = 5;
+  for (const std::string name : {"label", "pixel1", "pixel2"}) {
+    Column c = make_column(ColumnSchema{name});
+    c.as<int64_t>() = {1, 2, 3, 4, 5};
+    t.columns.push_back(c);
+  }
+  t.columns[2].as<int64_t>()[3] = 300;
+  write_csv(dir + "/in.csv", t);
+  ColumnSchema list_schema{"v"};
+  list_schema.is_list = true;
+  Column list = make_column(list_schema);
+  list.as<int64_t>() = {1, 2, 3, 4, 5};
+  list.list_offsets = {0, 1, 2, 3, 4, 5};
+  parquet::write_table(dir + "/list.parquet", Table{{list}, 5});
+  const std::vector<std::string> inputs{"in.csv", "list.parquet"};
+
+  const std::string in = dir + "/in.csv";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"convert " + in + " " + dir + "/out.parquet --pack 'image=pixel*'",
+       in + ": column 'pixel2' row 3 holds 300; packing as bytes needs every value in 0..255"},
+      {"convert " + in + " " + dir + "/out.txt", dir + "/out.txt: cannot tell the format from the name"},
+      {"convert " + in + " " + dir + "/none/out.parquet", "the folder " + dir + "/none does not exist"},
+      {"convert " + in + " " + dir + "/out.parquet --pack image", "--pack 'image': expected NAME=PATTERN"},
+      {"convert " + in + " " + dir + "/out.parquet --pack 'label=pixel*'", "a column left in the table has that name"},
+      {"convert " + in + " " + dir + "/out.parquet --codec snappy --level 3", "--level applies to zstd, gzip and brotli"},
+      {"convert " + in + " " + dir + "/out.parquet --level 23", "--level 23: zstd's levels are 1 to 22"},
+      {"convert " + in + " " + dir + "/out.parquet --columns 'nothing*'", in + ": no column matches 'nothing*'"},
+      {"convert " + dir + "/list.parquet " + dir + "/out.csv", dir + "/out.csv: column 'v' is a list"},
+      {"convert " + dir + "/missing.csv " + dir + "/out.parquet", "missing.csv"},
+      {"convert " + in + " " + dir + "/out.parquet --pack-as list", "--pack-as requires --pack"},
+  };
+  for (const auto& [args, message] : cases) {
+    const CliRun r = run_cli(args);
+    EXPECT_NE(r.status, 0) << args << "\n" << r.output;  // 1, or CLI11's code for a flag error
+    EXPECT_TRUE(contains(r.output, message)) << args << "\n" << r.output;
+    EXPECT_EQ(files_besides(dir, inputs), std::vector<std::string>{}) << args;
+  }
 }
 
 TEST(Cli, TrainColumnErrorsNameTheFile) {

@@ -1,0 +1,30 @@
+// `feedline convert IN OUT`: a CSV or Parquet file rewritten as CSV or Parquet, with its integer columns narrowed
+// and its feature columns packed into one row-major column when asked.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace feedline::cli {
+
+struct ConvertArgs {
+  std::string input, output;          // .csv or .parquet each
+  std::vector<std::string> columns;   // names or globs; empty: every column
+  int64_t limit = 0;                  // first N rows; 0: all
+  std::vector<std::string> packs;     // NAME=PATTERN[,PATTERN...], applied in order
+  std::string pack_as = "bytes";      // bytes or list
+  bool narrow_ints = false;
+  std::string codec = "zstd";
+  int level = 0;
+  bool level_given = false;
+  int64_t row_group_rows = 1 << 20;
+  bool dictionary = true;
+  int threads = 1;
+};
+
+// Reads the input whole, transforms it and writes the output through a temporary file and a rename; prints what
+// it read, changed and wrote. Checks the output's path before reading anything.
+int run_convert(const ConvertArgs& args);
+
+}  // namespace feedline::cli
