@@ -34,6 +34,9 @@ std::string type_name(const ColumnSchema& s) {
   return s.is_list ? "list<" + name + ">" : name;
 }
 
+// "1 row", "2 rows".
+std::string counted(int64_t n, const std::string& noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+
 // "NAME=PATTERN[,PATTERN...]" as the name and its patterns.
 std::pair<std::string, std::vector<std::string>> parse_pack(const std::string& spec) {
   const size_t eq = spec.find('=');
@@ -121,7 +124,8 @@ int run_convert(const ConvertArgs& args) {
   std::fflush(stdout);
   auto t = Clock::now();
   Table table = read_input(args);
-  fmt::print("Read {} rows, {} columns ({:.1f} MB) in {:.2f}s\n", table.num_rows, table.columns.size(),
+  fmt::print("Read {}, {} ({:.1f} MB) in {:.2f}s\n", counted(table.num_rows, "row"),
+             counted(static_cast<int64_t>(table.columns.size()), "column"),
              static_cast<double>(file_size(args.input)) / 1e6, seconds_since(t));
   if (args.limit > 0 && args.limit < table.num_rows) {
     table = head(table, args.limit);
@@ -143,9 +147,9 @@ int run_convert(const ConvertArgs& args) {
         if (s.type != c.schema.type || !(s.int_annotation == c.schema.int_annotation)) ++narrowed[type_name(s)];
       }
       narrow_integer_columns(table);
-      if (narrowed.empty()) fmt::print("Narrowed no column: every integer column is as narrow as its values\n");
+      if (narrowed.empty()) fmt::print("Narrowed no column (no integer column's values fit a narrower type)\n");
       for (const auto& [type, count] : narrowed) {
-        fmt::print("Narrowed {} integer column{} to {}\n", count, count == 1 ? "" : "s", type);
+        fmt::print("Narrowed {} to {}\n", counted(count, "integer column"), type);
       }
     }
   } catch (const InvalidArgument& e) {
@@ -165,8 +169,9 @@ int run_convert(const ConvertArgs& args) {
     write_csv(args.output, table);
   }
   const int64_t in_bytes = file_size(args.input), out_bytes = file_size(args.output);
-  fmt::print("Wrote {}: {} rows, {} columns, {:.1f} MB ({:.2f}x the input's size) in {:.2f}s\n", args.output,
-             table.num_rows, table.columns.size(), static_cast<double>(out_bytes) / 1e6,
+  fmt::print("Wrote {}: {}, {}, {:.1f} MB ({:.2f}x the input's size) in {:.2f}s\n", args.output,
+             counted(table.num_rows, "row"), counted(static_cast<int64_t>(table.columns.size()), "column"),
+             static_cast<double>(out_bytes) / 1e6,
              static_cast<double>(out_bytes) / static_cast<double>(std::max<int64_t>(in_bytes, 1)), seconds_since(t));
   return 0;
 }
