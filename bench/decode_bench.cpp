@@ -1,16 +1,19 @@
 // Decoding throughput of each Parquet encoding feedline reads, in bytes of decoded values per second
 // (Google Benchmark's bytes_per_second). Each benchmark encodes 1 Mi values once, checks that decoding gives
-// them back, then times the decoder alone: no file, no codec, no page headers.
+// them back, then times the decoder alone: no file, no codec, no page headers. And the CSV reader on one thread,
+// in bytes of file per second, on a file of the experiment's layout (the file is read from the page cache).
 //   build/bench/feedline_decode_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "feedline/csv.h"
 #include "feedline/table.h"
 #include "io/parquet/delta.h"
 #include "io/parquet/dictionary.h"
@@ -169,6 +172,37 @@ void BM_DeltaByteArray(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * total_bytes(values));
 }
 BENCHMARK(BM_DeltaByteArray);
+
+// 10,000 rows of `label,pixel1..pixel784`, pixels 0..255 with many zeros, as the experiment's CSV files are.
+void BM_Csv_ReadNumbers(benchmark::State& state) {
+  std::mt19937 gen(3);
+  std::string text = "label";
+  for (int p = 1; p <= 784; ++p) text += ",pixel" + std::to_string(p);
+  text += '\n';
+  for (int r = 0; r < 10000; ++r) {
+    text += std::to_string(gen() % 10);
+    for (int p = 0; p < 784; ++p) text += "," + std::to_string(gen() % 3 == 0 ? gen() % 256 : 0);
+    text += '\n';
+  }
+  const std::string path = "/tmp/feedline_decode_bench_" + std::to_string(::getpid()) + ".csv";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    check(f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fclose(f) == 0,
+          "writing the CSV file");
+  }
+  CsvReadOptions options;
+  options.num_threads = 1;
+  int64_t rows = 0;
+  for (auto _ : state) {
+    const Table t = read_csv(path, options);
+    rows = t.num_rows;
+    benchmark::DoNotOptimize(t.columns.data());
+  }
+  std::remove(path.c_str());
+  check(rows == 10000, "CSV");
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+BENCHMARK(BM_Csv_ReadNumbers)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace feedline::parquet
