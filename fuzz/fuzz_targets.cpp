@@ -54,6 +54,12 @@ std::string read_parquet(const uint8_t* data, size_t size) {
 
 std::string read_csv_file(const uint8_t* data, size_t size) {
   return feed(".csv", data, size, [](const std::string& path) {
+    CsvReadOptions text;
+    text.text_columns = true;
+    for (int threads : {1, 2}) {
+      text.num_threads = threads;
+      read_csv(path, text);
+    }
     read_csv(path, CsvReadOptions{1});
     read_csv(path, CsvReadOptions{2});
   });

@@ -104,6 +104,7 @@ Table read_input(const ConvertArgs& args) {
   CsvReadOptions options;
   options.columns = names;
   options.num_threads = args.threads;
+  options.text_columns = true;
   return read_csv(args.input, options);
 }
 

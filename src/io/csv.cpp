@@ -33,6 +33,20 @@ void append_int(std::string& out, T v) {
   out.append(buf, res.ptr);
 }
 
+// Text as a CSV field: as it is, or quoted (quotes doubled) when it holds a comma, quote or line end, or is empty.
+void append_quoted(std::string& out, std::string_view s) {
+  if (!s.empty() && s.find_first_of(",\"\n\r") == std::string_view::npos) {
+    out.append(s);
+    return;
+  }
+  out.push_back('"');
+  for (char c : s) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
 void append_field(std::string& out, const Column& col, int64_t row) {
   if (col.is_null(row)) return;
   std::visit(
@@ -42,15 +56,8 @@ void append_field(std::string& out, const Column& col, int64_t row) {
           const auto s = values.at(row);
           if (col.schema.type == PhysicalType::kFixedLenByteArray) {
             append_hex(out, s);  // binary (hashes, UUIDs, whole images), never text
-          } else if (s.find_first_of(",\"\n\r") == std::string_view::npos) {
-            out.append(s);
           } else {
-            out.push_back('"');
-            for (char c : s) {
-              if (c == '"') out.push_back('"');
-              out.push_back(c);
-            }
-            out.push_back('"');
+            append_quoted(out, s);
           }
         } else if constexpr (std::is_same_v<V, std::vector<float>> || std::is_same_v<V, std::vector<double>>) {
           append_double(out, static_cast<double>(values[row]));
@@ -73,12 +80,14 @@ void append_field(std::string& out, const Column& col, int64_t row) {
       col.values);
 }
 
-// Where one column's parsed values go while reading: integers until a value needs a double.
+// Where one column's parsed values go while reading: integers until a value needs a double; text (read again in
+// a second pass, as written) once a value is not a number and text columns are allowed.
 struct ColumnBuilder {
   std::vector<int64_t> ints;
   std::vector<double> doubles;
   std::vector<uint8_t> validity;  // filled lazily on the first null
   bool is_double = false;
+  bool is_text = false;
   int64_t nulls = 0;
 };
 
@@ -87,8 +96,50 @@ std::string_view unquote(std::string_view f) {
   return f;
 }
 
-// Splits one line into fields (simple RFC 4180 quoting: quotes protect commas; "" is not unescaped since
-// numeric data never holds quotes inside a field).
+// Appends a text field's value (RFC 4180): a quoted field without its quotes and with each "" read as one quote;
+// any other field as it stands, spaces included.
+void append_unquoted(std::string& out, std::string_view f) {
+  if (f.size() < 2 || f.front() != '"' || f.back() != '"') {
+    out.append(f);
+    return;
+  }
+  f = f.substr(1, f.size() - 2);
+  for (size_t i = 0; i < f.size(); ++i) {
+    out.push_back(f[i]);
+    if (f[i] == '"' && i + 1 < f.size() && f[i + 1] == '"') ++i;
+  }
+}
+
+// Where the record that starts at `pos` ends: at its first line end outside quotes (RFC 4180: a quoted field may
+// hold line ends), or at `end`. `unclosed`: a quote was still open at `end`.
+struct RecordEnd {
+  size_t end;
+  int64_t inner_lines = 0;  // line ends inside quoted fields
+  bool unclosed = false;
+};
+RecordEnd record_end(std::string_view text, size_t pos, size_t end, bool quotes) {
+  size_t eol = text.find('\n', pos);
+  if (eol == std::string_view::npos || eol > end) eol = end;
+  if (!quotes || std::memchr(text.data() + pos, '"', eol - pos) == nullptr) return {eol};
+  RecordEnd r{end};
+  bool quoted = false;
+  for (size_t i = pos; i < end; ++i) {
+    if (text[i] == '"') {
+      quoted = !quoted;
+    } else if (text[i] == '\n') {
+      if (!quoted) {
+        r.end = i;
+        return r;
+      }
+      ++r.inner_lines;
+    }
+  }
+  r.unclosed = quoted;
+  return r;
+}
+
+// Splits one record into fields (RFC 4180 quoting: quotes protect commas and line ends; a quote inside a quoted
+// field is written twice, which keeps the count even).
 void split_line(std::string_view line, std::vector<std::string_view>& fields) {
   fields.clear();
   size_t start = 0;
@@ -106,10 +157,12 @@ void split_line(std::string_view line, std::vector<std::string_view>& fields) {
 }
 
 struct Chunk {
-  size_t begin, end;        // byte range of whole lines
+  size_t begin, end;        // byte range of whole records
   int64_t first_line;       // 1-based line number of the first line in the file
   std::vector<ColumnBuilder> cols;
   int64_t rows = 0;
+  bool quotes = true;       // false: the file's body holds no quote, so every line end ends a record
+  std::vector<ByteArrays> texts;  // by column slot: the fields of text columns (second pass)
 };
 
 [[noreturn]] void bad_value(const std::string& path, int64_t line, const std::string& column, std::string_view v) {
@@ -117,32 +170,41 @@ struct Chunk {
                     "' is not a number");
 }
 
-// `slots[field]`: where that field's values go in chunk.cols, or -1 for a column that was not asked for.
-void parse_chunk(const std::string& path, std::string_view text, Chunk& chunk, const std::vector<std::string>& names,
-                 const std::vector<int>& slots, size_t kept) {
-  const size_t ncols = names.size();
-  chunk.cols.assign(kept, ColumnBuilder{});
+// Calls fn(line_no, fields) for each non-empty record of the chunk, after checking its field count; line_no is the
+// file line the record starts on.
+template <class Fn>
+void for_each_record(const std::string& path, std::string_view text, const Chunk& chunk, size_t ncols, Fn&& fn) {
   std::vector<std::string_view> fields;
   int64_t line_no = chunk.first_line;
   size_t pos = chunk.begin;
   while (pos < chunk.end) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string_view::npos || eol > chunk.end) eol = chunk.end;
-    std::string_view line = text.substr(pos, eol - pos);
-    pos = eol + 1;
+    const RecordEnd r = record_end(text, pos, chunk.end, chunk.quotes);
+    if (r.unclosed) throw InvalidFile(path + ":" + std::to_string(line_no) + ": a quoted field is never closed");
+    std::string_view line = text.substr(pos, r.end - pos);
+    pos = r.end + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) {
-      ++line_no;
-      continue;
+    if (!line.empty()) {
+      split_line(line, fields);
+      if (fields.size() != ncols) {
+        throw InvalidFile(path + ":" + std::to_string(line_no) + ": " + std::to_string(fields.size()) +
+                          " fields, the header has " + std::to_string(ncols));
+      }
+      fn(line_no, fields);
     }
-    split_line(line, fields);
-    if (fields.size() != ncols) {
-      throw InvalidFile(path + ":" + std::to_string(line_no) + ": " + std::to_string(fields.size()) +
-                        " fields, the header has " + std::to_string(ncols));
-    }
+    line_no += 1 + r.inner_lines;
+  }
+}
+
+// `slots[field]`: where that field's values go in chunk.cols, or -1 for a column that was not asked for.
+void parse_chunk(const std::string& path, std::string_view text, Chunk& chunk, const std::vector<std::string>& names,
+                 const std::vector<int>& slots, size_t kept, bool text_columns) {
+  const size_t ncols = names.size();
+  chunk.cols.assign(kept, ColumnBuilder{});
+  std::vector<int> numbers = slots;  // a column that turns text leaves it: read again in the second pass
+  for_each_record(path, text, chunk, ncols, [&](int64_t line_no, const std::vector<std::string_view>& fields) {
     for (size_t c = 0; c < ncols; ++c) {
-      if (slots[c] < 0) continue;
-      ColumnBuilder& b = chunk.cols[static_cast<size_t>(slots[c])];
+      if (numbers[c] < 0) continue;
+      ColumnBuilder& b = chunk.cols[static_cast<size_t>(numbers[c])];
       std::string_view f = unquote(fields[c]);
       while (!f.empty() && f.front() == ' ') f.remove_prefix(1);
       while (!f.empty() && f.back() == ' ') f.remove_suffix(1);
@@ -170,11 +232,72 @@ void parse_chunk(const std::string& path, std::string_view text, Chunk& chunk, c
       double d = 0;
       const char* first = f.data() + (f.front() == '+' ? 1 : 0);
       auto r = fast_float::from_chars(first, f.data() + f.size(), d);
-      if (r.ec != std::errc() || r.ptr != f.data() + f.size()) bad_value(path, line_no, names[c], f);
+      if (r.ec != std::errc() || r.ptr != f.data() + f.size()) {
+        if (!text_columns) bad_value(path, line_no, names[c], f);
+        b = ColumnBuilder{};
+        b.is_text = true;
+        numbers[c] = -1;
+        continue;
+      }
       b.doubles.push_back(d);
     }
     ++chunk.rows;
-    ++line_no;
+  });
+}
+
+// The second pass for the columns that turned out to hold text (`is_text[slot]`): their fields as written. An empty
+// field is null; a quoted empty one ("") the empty string.
+void collect_text(const std::string& path, std::string_view text, Chunk& chunk, const std::vector<int>& slots,
+                  const std::vector<bool>& is_text) {
+  chunk.texts.assign(is_text.size(), ByteArrays{});
+  for (size_t k = 0; k < is_text.size(); ++k) {
+    if (!is_text[k]) continue;
+    ColumnBuilder& b = chunk.cols[k];
+    b = ColumnBuilder{};
+    b.is_text = true;
+    b.validity.reserve(static_cast<size_t>(chunk.rows));
+  }
+  for_each_record(path, text, chunk, slots.size(), [&](int64_t, const std::vector<std::string_view>& fields) {
+    for (size_t c = 0; c < slots.size(); ++c) {
+      if (slots[c] < 0 || !is_text[static_cast<size_t>(slots[c])]) continue;
+      ColumnBuilder& b = chunk.cols[static_cast<size_t>(slots[c])];
+      const bool null = fields[c].empty();
+      b.nulls += null;
+      b.validity.push_back(null ? 0 : 1);
+      ByteArrays& texts = chunk.texts[static_cast<size_t>(slots[c])];
+      append_unquoted(texts.bytes, fields[c]);
+      texts.offsets.push_back(static_cast<int64_t>(texts.bytes.size()));
+    }
+  });
+}
+
+// Runs fn(chunk) for every chunk, the first on this thread and the others on threads of their own; rethrows the
+// first chunk's error in file order.
+template <class Fn>
+void for_each_chunk(std::vector<Chunk>& chunks, Fn&& fn) {
+  std::vector<std::exception_ptr> errors(chunks.size());
+  {
+    std::vector<std::thread> pool;
+    for (size_t i = 1; i < chunks.size(); ++i) {
+      pool.emplace_back([&, i] {
+        try {
+          fn(chunks[i]);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      });
+    }
+    if (!chunks.empty()) {
+      try {
+        fn(chunks[0]);
+      } catch (...) {
+        errors[0] = std::current_exception();
+      }
+    }
+    for (auto& t : pool) t.join();
+  }
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
   }
 }
 
@@ -185,7 +308,7 @@ std::vector<std::string> parse_header(const std::string& path, std::string_view 
   std::vector<std::string_view> fields;
   split_line(header, fields);
   std::vector<std::string> names;
-  for (auto f : fields) names.emplace_back(unquote(f));
+  for (auto f : fields) append_unquoted(names.emplace_back(), f);
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i].empty()) throw InvalidFile(path + ":1: column " + std::to_string(i + 1) + " has no name");
   }
@@ -257,7 +380,7 @@ int64_t write_csv(const std::string& path, const Table& table) {
   std::string buf;
   for (size_t c = 0; c < table.columns.size(); ++c) {
     if (c > 0) buf.push_back(',');
-    buf.append(table.columns[c].schema.name);
+    append_quoted(buf, table.columns[c].schema.name);
   }
   buf.push_back('\n');
   for (int64_t r = 0; r < table.num_rows; ++r) {
@@ -287,20 +410,33 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
   const std::vector<int> slots = column_slots(path, names, options.columns);
   const size_t kept = options.columns.empty() ? names.size() : options.columns.size();
 
-  // Split the body into per-thread chunks at line boundaries, parse them in parallel, then concatenate.
+  // Split the body into per-thread chunks at record boundaries, parse them in parallel, then concatenate. A line
+  // end is a record boundary when an even number of quotes comes before it in the body (RFC 4180 quoting).
   const size_t body = std::min(header_end + 1, text.size());
   int threads = options.num_threads > 0 ? options.num_threads : static_cast<int>(std::thread::hardware_concurrency());
   threads = std::max(1, std::min(threads, static_cast<int>((text.size() - body) / (1 << 20)) + 1));
+  const bool has_quotes = std::memchr(text.data() + body, '"', text.size() - body) != nullptr;
   std::vector<Chunk> chunks;
-  size_t start = body;
+  size_t start = body, counted_to = body;
+  int64_t quotes = 0;  // in [body, counted_to)
   for (int t = 0; t < threads && start < text.size(); ++t) {
     size_t end = t == threads - 1 ? text.size() : body + (text.size() - body) * (t + 1) / threads;
     if (end < start) end = start;
-    if (end < text.size()) {
+    while (end < text.size()) {
       const size_t nl = text.find('\n', end);
-      end = nl == std::string_view::npos ? text.size() : nl + 1;
+      if (nl == std::string_view::npos) {
+        end = text.size();
+        break;
+      }
+      if (has_quotes) {
+        quotes += std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
+                             text.begin() + static_cast<std::ptrdiff_t>(nl), '"');
+        counted_to = nl;
+      }
+      end = nl + 1;
+      if (quotes % 2 == 0) break;
     }
-    chunks.push_back(Chunk{start, end, 0, {}, 0});
+    chunks.push_back(Chunk{start, end, 0, {}, 0, has_quotes});
     start = end;
   }
   // Line numbers: count newlines before each chunk (cheap next to parsing).
@@ -310,29 +446,13 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
     line += std::count(text.begin() + static_cast<std::ptrdiff_t>(c.begin),
                        text.begin() + static_cast<std::ptrdiff_t>(c.end), '\n');
   }
-  std::vector<std::exception_ptr> errors(chunks.size());
-  {
-    std::vector<std::thread> pool;
-    for (size_t i = 1; i < chunks.size(); ++i) {
-      pool.emplace_back([&, i] {
-        try {
-          parse_chunk(path, text, chunks[i], names, slots, kept);
-        } catch (...) {
-          errors[i] = std::current_exception();
-        }
-      });
-    }
-    if (!chunks.empty()) {
-      try {
-        parse_chunk(path, text, chunks[0], names, slots, kept);
-      } catch (...) {
-        errors[0] = std::current_exception();
-      }
-    }
-    for (auto& t : pool) t.join();
+  for_each_chunk(chunks, [&](Chunk& c) { parse_chunk(path, text, c, names, slots, kept, options.text_columns); });
+  std::vector<bool> is_text(kept, false);
+  for (const auto& c : chunks) {
+    for (size_t col = 0; col < kept; ++col) is_text[col] = is_text[col] || c.cols[col].is_text;
   }
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
+  if (std::find(is_text.begin(), is_text.end(), true) != is_text.end()) {
+    for_each_chunk(chunks, [&](Chunk& c) { collect_text(path, text, c, slots, is_text); });
   }
 
   Table table;
@@ -350,10 +470,19 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
     }
     ColumnSchema s;
     s.name = kept_names[col];
-    s.type = is_double ? PhysicalType::kDouble : PhysicalType::kInt64;
+    s.type = is_text[col] ? PhysicalType::kByteArray : is_double ? PhysicalType::kDouble : PhysicalType::kInt64;
+    s.is_string = is_text[col];
     s.nullable = nulls > 0;
     Column out = make_column(std::move(s));
-    if (is_double) {
+    if (is_text[col]) {
+      auto& v = std::get<ByteArrays>(out.values);
+      for (const auto& c : chunks) {
+        const ByteArrays& part = c.texts[col];
+        const auto base = static_cast<int64_t>(v.bytes.size());
+        v.bytes += part.bytes;
+        for (size_t i = 1; i < part.offsets.size(); ++i) v.offsets.push_back(base + part.offsets[i]);
+      }
+    } else if (is_double) {
       auto& v = out.as<double>();
       v.reserve(static_cast<size_t>(table.num_rows));
       for (const auto& c : chunks) {

@@ -342,6 +342,32 @@ TEST(Cli, ConvertPacksNarrowsAndRoundTrips) {
   EXPECT_EQ(slurp(dir + "/ours.parquet"), slurp(dir + "/prepared.parquet"));
 }
 
+TEST(Cli, ConvertKeepsTextColumns) {
+  const std::string idx = make_idx_dir("cli_convert_text_idx", 20, 10);
+  const std::string dir = testing::scratch_dir("cli_convert_text");
+  Table t = renamed_table(idx, "t10k");
+  std::get<ByteArrays>(t.columns[1].values) = ByteArrays{};
+  for (int64_t r = 0; r < t.num_rows; ++r) {
+    std::get<ByteArrays>(t.columns[1].values).push_back(r % 2 ? "sample, \"" + std::to_string(r) + "\"\nnext line" : "");
+  }
+  write_csv(dir + "/in.csv", t);
+  CliRun r = run_cli("convert " + dir + "/in.csv " + dir + "/out.parquet --pack 'image=px*' --narrow-ints");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Table back = parquet::read_table(dir + "/out.parquet");
+  ASSERT_EQ(back.columns.size(), 4u);  // id, note, digit, image
+  const Column& note = back.column("note");
+  EXPECT_TRUE(note.schema.is_string);
+  for (int64_t row = 0; row < t.num_rows; ++row) {
+    EXPECT_EQ(note.byte_arrays().at(row), t.columns[1].byte_arrays().at(row)) << row;
+    EXPECT_FALSE(note.is_null(row)) << row;  // "" is the empty string, not a null
+  }
+  // And back to CSV: the same bytes, the text quoted as before.
+  ASSERT_EQ(run_cli("convert " + dir + "/in.csv " + dir + "/same.parquet").status, 0);
+  r = run_cli("convert " + dir + "/same.parquet " + dir + "/back.csv");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(slurp(dir + "/back.csv"), slurp(dir + "/in.csv"));
+}
+
 TEST(Cli, ConvertRefusesCleanlyAndWritesNothing) {
   const std::string dir = testing::scratch_dir("cli_convert_bad");
   Table t;

@@ -123,6 +123,94 @@ std::string error_of(const std::string& path, const CsvReadOptions& options) {
   return "";
 }
 
+CsvReadOptions with_text(int threads) {
+  CsvReadOptions o;
+  o.num_threads = threads;
+  o.text_columns = true;
+  return o;
+}
+
+TEST(Csv, TextColumnsRoundTripEveryAwkwardString) {
+  Table t;
+  ColumnSchema text{"text, with \"quotes\"", PhysicalType::kByteArray, true, std::nullopt, true};
+  t.columns = {make_column(ColumnSchema{"id"}), make_column(text)};
+  const std::vector<std::string> values{"plain", "a,b", "say \"hi\"", "two\nlines", "crlf\r\nend", "  spaced  ", "",
+                                        "\"", "ünïcödé", "12", "x"};
+  for (size_t i = 0; i < values.size(); ++i) {
+    t.columns[0].as<int64_t>().push_back(static_cast<int64_t>(i));
+    std::get<ByteArrays>(t.columns[1].values).push_back(values[i]);
+  }
+  std::get<ByteArrays>(t.columns[1].values).push_back("");  // a null: different from the empty string above
+  t.columns[0].as<int64_t>().push_back(99);
+  t.columns[1].validity.assign(values.size(), 1);
+  t.columns[1].validity.push_back(0);
+  t.num_rows = static_cast<int64_t>(values.size()) + 1;
+  const auto dir = testing::scratch_dir("csv_text");
+  write_csv(dir + "/t.csv", t);
+  for (int threads : {1, 3}) {
+    const Table back = read_csv(dir + "/t.csv", with_text(threads));
+    ASSERT_EQ(back.num_rows, t.num_rows);
+    ASSERT_EQ(back.columns.size(), 2u);
+    EXPECT_EQ(back.columns[0].schema.type, PhysicalType::kInt64);
+    EXPECT_EQ(back.columns[0].as<int64_t>(), t.columns[0].as<int64_t>());
+    const Column& c = back.columns[1];
+    EXPECT_EQ(c.schema.name, t.columns[1].schema.name);
+    EXPECT_EQ(c.schema.type, PhysicalType::kByteArray);
+    EXPECT_TRUE(c.schema.is_string);
+    EXPECT_TRUE(c.schema.nullable);
+    for (size_t i = 0; i < values.size(); ++i) {
+      EXPECT_FALSE(c.is_null(static_cast<int64_t>(i))) << i;
+      EXPECT_EQ(c.byte_arrays().at(static_cast<int64_t>(i)), values[i]) << i;
+    }
+    EXPECT_TRUE(c.is_null(static_cast<int64_t>(values.size())));
+  }
+  // Without text columns, the same file is refused at its first non-number, naming the line it starts on.
+  EXPECT_EQ(error_of(dir + "/t.csv"), dir + "/t.csv:2: column 'text, with \"quotes\"': 'plain' is not a number");
+}
+
+TEST(Csv, AColumnTurnsTextInALateChunkKeepingEveryFieldAsWritten) {
+  // Several chunks; quoted fields with line ends straddle the places where the chunks would be cut; column y is
+  // numbers written in odd ways until a word near the end.
+  std::string text = "x,y,note\n";
+  std::vector<std::string> ys, notes;
+  for (int i = 0; i < 200000; ++i) {
+    ys.push_back(i == 199990 ? "word" : i % 3 == 0 ? "007" : i % 3 == 1 ? "1.50" : "-0");
+    notes.push_back(i % 2 ? "line one\nline \"two\"," : "n" + std::to_string(i));
+    text += std::to_string(i) + "," + ys.back() + "," + (i % 2 ? "\"line one\nline \"\"two\"\",\"" : notes.back()) + "\n";
+  }
+  const auto dir = testing::scratch_dir("csv_text_chunks");
+  std::ofstream(dir + "/t.csv", std::ios::binary) << text;
+  const Table one = read_csv(dir + "/t.csv", with_text(1));
+  const Table many = read_csv(dir + "/t.csv", with_text(4));
+  for (const Table* t : {&one, &many}) {
+    ASSERT_EQ(t->num_rows, 200000);
+    ASSERT_EQ(t->columns[0].as<int64_t>().size(), 200000u);
+    EXPECT_EQ(t->columns[0].as<int64_t>()[123457], 123457);
+    ASSERT_EQ(t->columns[1].schema.type, PhysicalType::kByteArray);
+    for (int64_t i = 0; i < 200000; i += 997) {
+      ASSERT_EQ(t->columns[1].byte_arrays().at(i), ys[static_cast<size_t>(i)]) << i;
+      ASSERT_EQ(t->columns[2].byte_arrays().at(i), notes[static_cast<size_t>(i)]) << i;
+    }
+    EXPECT_EQ(t->columns[1].byte_arrays().at(199990), "word");
+  }
+  EXPECT_EQ(one.columns[2].byte_arrays().bytes, many.columns[2].byte_arrays().bytes);
+  // The numbers alone, without the text columns, still read as numbers from every chunk.
+  CsvReadOptions x_only;
+  x_only.columns = {"x"};
+  x_only.num_threads = 4;
+  EXPECT_EQ(read_csv(dir + "/t.csv", x_only).columns[0].as<int64_t>(), one.columns[0].as<int64_t>());
+}
+
+TEST(Csv, QuotingErrorsNameTheLine) {
+  const auto dir = testing::scratch_dir("csv_quotes_bad");
+  std::ofstream(dir + "/open.csv") << "a,b\n1,2\n3,\"never closed\n4,5\n";
+  std::ofstream(dir + "/multiline.csv") << "a,b\n1,\"two\nlines\"\n3\n";
+  EXPECT_EQ(error_of(dir + "/open.csv", with_text(1)), dir + "/open.csv:3: a quoted field is never closed");
+  EXPECT_EQ(error_of(dir + "/open.csv", with_text(2)), dir + "/open.csv:3: a quoted field is never closed");
+  // Line numbers count the line ends inside quoted fields.
+  EXPECT_EQ(error_of(dir + "/multiline.csv", with_text(1)), dir + "/multiline.csv:4: 1 fields, the header has 2");
+}
+
 TEST(Csv, ReadsOnlyTheColumnsAskedForInTheirOrder) {
   const auto dir = testing::scratch_dir("csv_columns");
   // `note` holds text, which read_csv refuses to parse: asking for other columns never parses it.
