@@ -115,6 +115,10 @@ struct ImageTensors {
 };
 ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layout = {}, bool as_uint8 = false);
 
+// A label column as int64 class numbers, [rows]. InvalidArgument naming the column and the row for a null, a value
+// that is not a whole number or is negative, and for a column of lists or byte strings.
+torch::Tensor label_tensor(const Column& column);
+
 // A list column (Parquet list<float>, list<uint8>, ...: how embeddings and images are stored) as tensors. The
 // dtype follows the elements: BOOLEAN bool; INT(8) uint8 / int8; INT(16) int16 (unsigned: int32); INT32 int32
 // (unsigned: int64); INT64 int64; FLOAT float32; DOUBLE float64; FLOAT16 float16. Other element types (byte

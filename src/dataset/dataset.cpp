@@ -1,8 +1,10 @@
 #include "feedline/dataset.h"
 
 #include <ATen/Parallel.h>
+#include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -112,6 +114,7 @@ void check_feature_count(size_t features, const ImageTableLayout& layout) {
 RowDataset::RowDataset(std::shared_ptr<const Table> table, ImageTableLayout layout)
     : table_(std::move(table)), layout_(std::move(layout)) {
   label_index_ = table_->column_index(layout_.label_column);
+  label_tensor(table_->columns[label_index_]);  // refuses bad labels now, not at the sample that holds one
   pixel_indices_ = feature_column_indices(*table_, layout_);
   check_feature_count(pixel_indices_.size(), layout_);
 }
@@ -254,12 +257,6 @@ void decode_row_major(const Column& column, const ImageTableLayout& layout, uint
   });
 }
 
-torch::Tensor decode_labels(const Column& column, int64_t rows) {
-  auto labels = torch::empty({rows}, torch::kInt64);
-  auto* out = labels.data_ptr<int64_t>();
-  for (int64_t r = 0; r < rows; ++r) out[r] = static_cast<int64_t>(column.value_as_double(r));
-  return labels;
-}
 
 // All of a list column's elements as one 1-D tensor of the element type's dtype (see list_column_tensor);
 // InvalidArgument naming the row for a null element or a null row.
@@ -328,6 +325,24 @@ const Column* find_column(const Table& table, const std::string& name) {
 
 }  // namespace
 
+torch::Tensor label_tensor(const Column& column) {
+  const std::string where = "label column '" + column.schema.name + "'";
+  if (column.schema.is_list) throw InvalidArgument(where + " holds lists, not class numbers");
+  const int64_t rows = column.size();
+  auto labels = torch::empty({rows}, torch::kInt64);
+  auto* out = labels.data_ptr<int64_t>();
+  for (int64_t r = 0; r < rows; ++r) {
+    if (column.is_null(r)) throw InvalidArgument(where + " row " + std::to_string(r) + " is null");
+    const double v = column.value_as_double(r);
+    // Below 2^62: a class number, and exact in a double.
+    if (!(v >= 0 && v < 0x1p62) || v != std::floor(v)) {
+      throw InvalidArgument(fmt::format("{} row {} holds {}, not a class number (a whole number, 0 or more)", where, r, v));
+    }
+    out[r] = static_cast<int64_t>(v);
+  }
+  return labels;
+}
+
 torch::Tensor list_column_tensor(const Column& column) {
   auto elements = list_elements(column);
   const int64_t rows = column.size();
@@ -372,14 +387,14 @@ ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layo
     }
     auto images = flat.view({rows, layout.channels, layout.height, layout.width});
     images = as_uint8 ? images.to(torch::kUInt8) : images.to(torch::kFloat32).div_(255.0);
-    return {images.contiguous(), decode_labels(table.column(layout.label_column), rows)};
+    return {images.contiguous(), label_tensor(table.column(layout.label_column))};
   }
   if (image != nullptr) {
     auto images = torch::empty({rows, layout.channels, layout.height, layout.width},
                                as_uint8 ? torch::kUInt8 : torch::kFloat32);
     decode_row_major(*image, layout, as_uint8 ? images.data_ptr<uint8_t>() : nullptr,
                      as_uint8 ? nullptr : images.data_ptr<float>());
-    return {images, decode_labels(table.column(layout.label_column), rows)};
+    return {images, label_tensor(table.column(layout.label_column))};
   }
   check_feature_count(pixel_cols.size(), layout);
   const int64_t pixels = static_cast<int64_t>(pixel_cols.size());
@@ -408,7 +423,7 @@ ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layo
       }
     }
   });
-  return {images, decode_labels(table.column(layout.label_column), rows)};
+  return {images, label_tensor(table.column(layout.label_column))};
 }
 
 }  // namespace feedline

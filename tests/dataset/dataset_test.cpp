@@ -168,6 +168,35 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 using Names = std::vector<std::string>;
 
+TEST(Dataset, LabelsMustBeClassNumbers) {
+  const auto labels_of = [](std::vector<double> values, std::vector<uint8_t> validity = {}) {
+    Column c = make_column(ColumnSchema{"label", PhysicalType::kDouble, !validity.empty()});
+    c.as<double>() = std::move(values);
+    c.validity = std::move(validity);
+    return c;
+  };
+  EXPECT_TRUE(torch::equal(label_tensor(labels_of({0, 3, 9})), torch::tensor({0, 3, 9}, torch::kInt64)));
+  const auto refused = [](const Column& c, const std::string& message) {
+    try {
+      label_tensor(c);
+      ADD_FAILURE() << "not refused: " << message;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  refused(labels_of({1, 2.5}), "label column 'label' row 1 holds 2.5, not a class number");
+  refused(labels_of({-1}), "row 0 holds -1, not a class number");
+  refused(labels_of({1, 0}, {1, 0}), "label column 'label' row 1 is null");
+  refused(labels_of({std::nan("")}), "row 0 holds nan");
+  // The naive dataset refuses them when it is made, not at the sample that holds one.
+  Table table = small_image_table();
+  table.columns[0].validity.assign(static_cast<size_t>(table.num_rows), 1);
+  table.columns[0].validity.back() = 0;
+  table.columns[0].schema.nullable = true;
+  EXPECT_THROW(RowDataset(std::make_shared<const Table>(table), small_layout()), InvalidArgument);
+  EXPECT_THROW(decode_image_table(table, small_layout()), InvalidArgument);
+}
+
 TEST(MatchColumns, ExactNamesAndGlobsInFileOrder) {
   const auto schema = schema_of({"label", "pixel1", "pixel2", "pixel10", "px_a", "note", "a*b"});
   EXPECT_EQ(match_columns(schema, {"note"}), (Names{"note"}));
