@@ -1,7 +1,9 @@
 // The experiment's SimpleCNN: conv 1->16 3x3 pad 1, ReLU, maxpool 2; conv 16->32 3x3 pad 1, ReLU, maxpool 2;
-// flatten; linear 1568->128, ReLU; linear 128->10. 206,922 parameters. Not thread-safe (a torch Module).
+// flatten; linear 1568->128, ReLU; linear 128->10. 206,922 parameters. The same layers serve other image shapes
+// and class counts (conv C->16; linear 32*(H/4)*(W/4)->128; linear 128->K). Not thread-safe (a torch Module).
 #pragma once
 
+#include <torch/arg.h>
 #include <torch/nn.h>
 
 #include <cstdint>
@@ -9,12 +11,25 @@
 
 namespace feedline {
 
+// The images SimpleCNN takes, [N, channels, height, width], and the classes it tells apart. The defaults are the
+// experiment's: 1x28x28, 10 classes.
+struct SimpleCNNOptions {
+  TORCH_ARG(int64_t, channels) = 1;
+  TORCH_ARG(int64_t, height) = 28;
+  TORCH_ARG(int64_t, width) = 28;
+  TORCH_ARG(int64_t, classes) = 10;
+};
+
 class SimpleCNNImpl : public torch::nn::Module {
  public:
-  SimpleCNNImpl();
+  // Throws InvalidArgument unless channels >= 1, height and width >= 4 (two 2x2 poolings leave at least one
+  // pixel) and classes >= 2.
+  explicit SimpleCNNImpl(const SimpleCNNOptions& options = {});
   torch::Tensor forward(torch::Tensor x);
+  const SimpleCNNOptions& options() const { return options_; }
 
  private:
+  SimpleCNNOptions options_;
   torch::nn::Conv2d conv1_{nullptr}, conv2_{nullptr};
   torch::nn::Linear fc1_{nullptr}, fc2_{nullptr};
 };

@@ -66,10 +66,30 @@ std::shared_ptr<const Dataset> make_image_dataset(std::shared_ptr<const Table> t
   return std::make_shared<TensorDataset>(t.images, t.labels);
 }
 
-std::shared_ptr<const Dataset> load_image_file(const std::string& path, const ColumnChoice& choice,
-                                               const std::string& mode, int64_t limit, int threads,
-                                               torch::Device device) {
+ImageShape parse_image_shape(const std::string& text) {
+  ImageShape shape;
+  int64_t* dims[] = {&shape.channels, &shape.height, &shape.width};
+  size_t start = 0;
+  for (int i = 0; i < 3; ++i) {
+    const size_t end = i < 2 ? text.find('x', start) : text.size();
+    const std::string part = end == std::string::npos ? "" : text.substr(start, end - start);
+    const bool digits = !part.empty() && part.size() <= 6 &&
+                        part.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoll(part) < 1) {
+      throw InvalidArgument("--image-shape '" + text + "': expected CxHxW, three whole numbers of at least 1 (e.g. 3x32x32)");
+    }
+    *dims[i] = std::stoll(part);
+    start = end + 1;
+  }
+  return shape;
+}
+
+ImageFile load_image_file(const std::string& path, const ColumnChoice& choice, const ImageShape& shape,
+                          const std::string& mode, int64_t limit, int threads, torch::Device device) {
   ImageTableLayout layout;
+  layout.channels = shape.channels;
+  layout.height = shape.height;
+  layout.width = shape.width;
   layout.label_column = choice.label;
   layout.feature_columns = choice.features;
   if (choice.features_given) layout.image_column.clear();
@@ -83,7 +103,10 @@ std::shared_ptr<const Dataset> load_image_file(const std::string& path, const Co
   Table table = read_dataset_table(path, columns, threads);
   if (limit > 0 && limit < table.num_rows) table = head(table, limit);
   try {
-    return make_image_dataset(std::make_shared<const Table>(std::move(table)), mode, layout, device);
+    ImageFile file;
+    if (table.num_rows > 0) file.max_label = label_tensor(table.column(layout.label_column)).max().item<int64_t>();
+    file.dataset = make_image_dataset(std::make_shared<const Table>(std::move(table)), mode, layout, device);
+    return file;
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(path + ": " + e.what());
   }

@@ -52,10 +52,22 @@ struct ColumnChoice {
   std::vector<int64_t> row_groups;  // Parquet files: only these row groups
 };
 
+// The images of a file: channels x height x width values a row (the experiment's 1x28x28 by default).
+struct ImageShape {
+  int64_t channels = 1, height = 28, width = 28;
+};
+
+// Parses "CxHxW" (e.g. 3x32x32); InvalidArgument for anything else or a dimension below 1.
+ImageShape parse_image_shape(const std::string& text);
+
+struct ImageFile {
+  std::shared_ptr<const Dataset> dataset;
+  int64_t max_label = -1;  // the largest class number; -1 for an empty file
+};
+
 // Reads only the chosen columns of `path` (.parquet or .csv), keeps its first `limit` rows (0: all) and makes
-// the dataset; every problem with the columns is an InvalidArgument that names the file.
-std::shared_ptr<const Dataset> load_image_file(const std::string& path, const ColumnChoice& choice,
-                                               const std::string& mode, int64_t limit, int threads,
-                                               torch::Device device = torch::kCPU);
+// the dataset; every problem with the columns or the labels is an InvalidArgument that names the file.
+ImageFile load_image_file(const std::string& path, const ColumnChoice& choice, const ImageShape& shape,
+                          const std::string& mode, int64_t limit, int threads, torch::Device device = torch::kCPU);
 
 }  // namespace feedline::cli

@@ -187,6 +187,8 @@ struct TrainArgs {
   int threads = default_threads();
   std::string train_file, test_file;  // --data, --test-data: replace --dataset, --data-dir and --format
   ColumnChoice columns;
+  std::string image_shape = "1x28x28";
+  int64_t num_classes = 0;  // 0: 10 for --dataset, the largest label + 1 for --data
   std::string save;  // --save: the trained model's file
 };
 
@@ -212,6 +214,10 @@ int run_train(const TrainArgs& args) {
   }
 
   check_save_path(args.save);
+  const ImageShape shape = parse_image_shape(args.image_shape);
+  if (shape.height < 4 || shape.width < 4) {
+    throw InvalidArgument("--image-shape " + args.image_shape + ": SimpleCNN needs images of at least 4x4 pixels");
+  }
 
   std::string train_path = args.train_file, test_path = args.test_file, what;
   if (train_path.empty()) {
@@ -223,10 +229,23 @@ int run_train(const TrainArgs& args) {
     what = train_path + " (test: " + test_path;
   }
   auto t = Clock::now();
-  auto train_set = load_image_file(train_path, args.columns, args.mode, args.limit, args.threads, device);
-  auto test_set = load_image_file(test_path, args.columns, args.mode, args.limit, args.threads, device);
+  const ImageFile train_file = load_image_file(train_path, args.columns, shape, args.mode, args.limit, args.threads, device);
+  const ImageFile test_file = load_image_file(test_path, args.columns, shape, args.mode, args.limit, args.threads, device);
+  const auto& train_set = train_file.dataset;
+  const auto& test_set = test_file.dataset;
   fmt::print("Loaded {}, {} dataset): {} train, {} test samples in {:.2f}s\n", what, args.mode, train_set->size(),
              test_set->size(), seconds_since(t));
+  int64_t classes = args.num_classes;
+  if (classes == 0) {
+    classes = args.train_file.empty() ? 10 : std::max<int64_t>(2, std::max(train_file.max_label, test_file.max_label) + 1);
+  }
+  for (const auto* file : {&train_file, &test_file}) {
+    if (file->max_label >= classes) {
+      throw InvalidArgument(fmt::format("{}: holds label {}, outside 0..{} ({} classes{})",
+                                        file == &train_file ? train_path : test_path, file->max_label, classes - 1,
+                                        classes, args.num_classes > 0 ? ", --num-classes" : ": pass --num-classes"));
+    }
+  }
 
   const auto options = [&](bool shuffle) {
     return LoaderOptions(args.batch_size)
@@ -244,9 +263,11 @@ int run_train(const TrainArgs& args) {
   }
 
   torch::manual_seed(args.seed);
-  SimpleCNN model;
-  fmt::print("SimpleCNN: {} parameters; device {}; {} threads; batch {}, {} workers{}{}{}\n",
-             parameter_count(*model), device.str(), args.threads, args.batch_size, args.num_workers,
+  SimpleCNN model(
+      SimpleCNNOptions().channels(shape.channels).height(shape.height).width(shape.width).classes(classes));
+  fmt::print("SimpleCNN: {} parameters; {}x{}x{} images, {} classes; device {}; {} threads; batch {}, {} workers{}{}{}\n",
+             parameter_count(*model), shape.channels, shape.height, shape.width, classes, device.str(), args.threads,
+             args.batch_size, args.num_workers,
              args.persistent_workers ? ", persistent" : "", train_loader.pin_memory_active() ? ", pinned" : "",
              args.cuda_graph ? ", CUDA graph step" : "");
   std::fflush(stdout);
@@ -335,7 +356,7 @@ int run(int argc, char** argv) {
   test_data_opt->needs(data_opt);
   train->add_option("--label-column", tr.columns.label, "The label column")->capture_default_str();
   auto* features_opt = train->add_option("--feature-columns", tr.columns.features,
-                                         "Feature columns, 784 in file order: names or globs with * and ?, "
+                                         "Feature columns, C*H*W of them (784) in file order: names or globs with * and ?, "
                                          "comma-separated (default: pixel*, or the image column when the file has one)")
                            ->delimiter(',');
   train->add_option("--columns", tr.columns.only, "Read only these columns (comma-separated names)")->delimiter(',');
@@ -368,6 +389,12 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   train->add_option("--threads", tr.threads, "Threads (default: every core)")->check(CLI::PositiveNumber)->capture_default_str();
   train->add_option("--save", tr.save, "Write the trained model's weights to this file (LibTorch's format)");
+  train->add_option("--image-shape", tr.image_shape, "Channels x height x width of each image (the features, in "
+                                                     "row-major order)")
+      ->capture_default_str();
+  train->add_option("--num-classes", tr.num_classes,
+                    "Classes (labels 0..N-1; default: 10 for --dataset, the largest label + 1 for --data)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 24));
 
   LabArgs lab;
   lab.threads = default_threads();

@@ -39,11 +39,27 @@ torch::Tensor to_device(const torch::Tensor& t, torch::Device device) { return t
 
 }  // namespace
 
-SimpleCNNImpl::SimpleCNNImpl()
-    : conv1_(register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 16, 3).padding(1)))),
+namespace {
+
+const SimpleCNNOptions& checked(const SimpleCNNOptions& o) {
+  if (o.channels() < 1 || o.height() < 4 || o.width() < 4 || o.classes() < 2) {
+    throw InvalidArgument("SimpleCNN needs images of at least 1x4x4 and at least 2 classes, not " +
+                          std::to_string(o.channels()) + "x" + std::to_string(o.height()) + "x" +
+                          std::to_string(o.width()) + " and " + std::to_string(o.classes()) + " classes");
+  }
+  return o;
+}
+
+}  // namespace
+
+SimpleCNNImpl::SimpleCNNImpl(const SimpleCNNOptions& options)
+    : options_(checked(options)),
+      conv1_(register_module("conv1",
+                             torch::nn::Conv2d(torch::nn::Conv2dOptions(options.channels(), 16, 3).padding(1)))),
       conv2_(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 32, 3).padding(1)))),
-      fc1_(register_module("fc1", torch::nn::Linear(32 * 7 * 7, 128))),
-      fc2_(register_module("fc2", torch::nn::Linear(128, 10))) {}
+      // Each 2x2 max pooling floors: 28 -> 14 -> 7, 30 -> 15 -> 7.
+      fc1_(register_module("fc1", torch::nn::Linear(32 * (options.height() / 2 / 2) * (options.width() / 2 / 2), 128))),
+      fc2_(register_module("fc2", torch::nn::Linear(128, options.classes()))) {}
 
 torch::Tensor SimpleCNNImpl::forward(torch::Tensor x) {
   x = torch::max_pool2d(torch::relu(conv1_->forward(x)), 2);
@@ -430,10 +446,13 @@ std::vector<EpochResult> train_compute_floor(SimpleCNN& model, int64_t train_sam
   }
   // Distinct samples, as a dataset's would be, made once on the device in the model's input form.
   const auto on_device = torch::TensorOptions().device(options.device);
-  const auto train_x = torch::rand({train_samples, 1, 28, 28}, on_device.dtype(torch::kFloat32));
-  const auto train_y = torch::randint(10, {train_samples}, on_device.dtype(torch::kInt64));
-  const auto test_x = torch::rand({test_samples, 1, 28, 28}, on_device.dtype(torch::kFloat32));
-  const auto test_y = torch::randint(10, {test_samples}, on_device.dtype(torch::kInt64));
+  const SimpleCNNOptions& shape = model->options();
+  const auto train_x = torch::rand({train_samples, shape.channels(), shape.height(), shape.width()},
+                                   on_device.dtype(torch::kFloat32));
+  const auto train_y = torch::randint(shape.classes(), {train_samples}, on_device.dtype(torch::kInt64));
+  const auto test_x = torch::rand({test_samples, shape.channels(), shape.height(), shape.width()},
+                                  on_device.dtype(torch::kFloat32));
+  const auto test_y = torch::randint(shape.classes(), {test_samples}, on_device.dtype(torch::kInt64));
   const auto head = [batch_size](const torch::Tensor& x, const torch::Tensor& y) {
     const int64_t n = std::min(batch_size, x.size(0));
     return Example{x.slice(0, 0, n), y.slice(0, 0, n)};

@@ -21,6 +21,7 @@
 #include "feedline/csv.h"
 #include "feedline/idx.h"
 #include "feedline/dataset.h"
+#include "feedline/error.h"
 #include "feedline/model.h"
 #include "feedline/parquet.h"
 #include "test_paths.h"
@@ -408,6 +409,70 @@ TEST(Cli, ConvertRefusesCleanlyAndWritesNothing) {
     EXPECT_TRUE(contains(r.output, message)) << args << "\n" << r.output;
     EXPECT_EQ(files_besides(dir, inputs), std::vector<std::string>{}) << args;
   }
+}
+
+// `count` 3x8x8 images of 4 classes, `y` then `v0..v191` (channel-major): class c < 3 brightens channel c, class 3
+// the first pixel of every row in all channels.
+Table colour_table(int64_t count, uint32_t seed) {
+  std::mt19937 gen(seed);
+  Table t;
+  t.num_rows = count;
+  t.columns.push_back(make_column(ColumnSchema{"y"}));
+  for (int i = 0; i < 192; ++i) t.columns.push_back(make_column(ColumnSchema{"v" + std::to_string(i)}));
+  for (int64_t r = 0; r < count; ++r) {
+    const int64_t y = r % 4;
+    t.columns[0].as<int64_t>().push_back(y);
+    for (int i = 0; i < 192; ++i) {
+      int64_t v = static_cast<int64_t>(gen() % 60);
+      if (y < 3 && i / 64 == y) v += 150;
+      if (y == 3 && i % 8 == 0) v = 250;
+      t.columns[static_cast<size_t>(1 + i)].as<int64_t>().push_back(v);
+    }
+  }
+  return t;
+}
+
+TEST(Cli, TrainsOnOtherImageShapesAndClassCounts) {
+  const std::string dir = testing::scratch_dir("cli_shape");
+  write_csv(dir + "/train.csv", colour_table(400, 1));
+  parquet::write_table(dir + "/test.parquet", colour_table(100, 2));
+  const std::string files = " --data " + dir + "/train.csv --test-data " + dir + "/test.parquet --label-column y "
+                            "--feature-columns 'v*' --device cpu --batch-size 32";
+  CliRun r = run_cli("train" + files + " --image-shape 3x8x8 --epochs 3 --save " + dir + "/model.pt");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "3x8x8 images, 4 classes")) << r.output;
+  const auto at = r.output.find("Test Accuracy: ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_GE(std::stod(r.output.substr(at + 15)), 90.0) << r.output;  // chance: 25%
+  SimpleCNN model(SimpleCNNOptions().channels(3).height(8).width(8).classes(4));
+  load_module(*model, dir + "/model.pt");  // the saved model has this shape
+  SimpleCNN experiments;  // 1x28x28, 10 classes: refused, and left as it was
+  const auto fc1 = experiments->named_parameters()["fc1.weight"].clone();
+  try {
+    load_module(*experiments, dir + "/model.pt");
+    ADD_FAILURE() << "a model of another layout loaded";
+  } catch (const InvalidFile& e) {
+    EXPECT_TRUE(contains(e.what(), "not a saved model of this layout (conv1.weight is [16, 3, 3, 3] in the file, "
+                                   "[16, 1, 3, 3] here)")) << e.what();
+  }
+  EXPECT_TRUE(torch::equal(experiments->named_parameters()["fc1.weight"], fc1));
+  EXPECT_EQ(experiments->forward(torch::zeros({1, 1, 28, 28})).sizes(), (std::vector<int64_t>{1, 10}));
+
+  // A class count that the labels exceed, and shapes that do not fit, are refused by name.
+  r = run_cli("train" + files + " --image-shape 3x8x8 --num-classes 3");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, dir + "/train.csv: holds label 3, outside 0..2 (3 classes, --num-classes)")) << r.output;
+  r = run_cli("train" + files);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, "192 feature columns match 'v*', expected 784")) << r.output;
+  for (const std::string bad : {"3x8", "3x8x8x1", "0x8x8", "ax8x8", "3x-8x8"}) {
+    r = run_cli("train" + files + " --image-shape " + bad);
+    EXPECT_EQ(r.status, 1) << bad;
+    EXPECT_TRUE(contains(r.output, "--image-shape '" + bad + "': expected CxHxW")) << r.output;
+  }
+  r = run_cli("train" + files + " --image-shape 48x2x2");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, "SimpleCNN needs images of at least 4x4 pixels")) << r.output;
 }
 
 TEST(Cli, TrainColumnErrorsNameTheFile) {

@@ -83,6 +83,47 @@ TEST(Model, SimpleCnnMatchesTheExperimentsArchitecture) {
   EXPECT_EQ(out.sizes(), (std::vector<int64_t>{5, 10}));
 }
 
+TEST(Model, AFileOfAnotherLayoutIsRefusedAndTheModuleKept) {
+  const std::string dir = testing::scratch_dir("model_layout");
+  save_module(*torch::nn::Linear(4, 3), dir + "/linear.pt");
+  torch::nn::Linear other(5, 3);
+  const auto weight = other->weight.clone();
+  try {
+    load_module(*other, dir + "/linear.pt");
+    ADD_FAILURE() << "a Linear(4, 3) loaded into a Linear(5, 3)";
+  } catch (const InvalidFile& e) {
+    EXPECT_NE(std::string(e.what()).find("weight is [3, 4] in the file, [3, 5] here"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(torch::equal(other->weight, weight));
+  EXPECT_EQ(other->forward(torch::zeros({2, 5})).sizes(), (std::vector<int64_t>{2, 3}));
+}
+
+TEST(Model, SimpleCnnTakesOtherShapesAndClassCounts) {
+  struct Case {
+    int64_t c, h, w, k;
+  };
+  for (const Case& c : {Case{3, 32, 32, 100}, Case{1, 5, 7, 2}, Case{4, 30, 17, 7}}) {
+    SimpleCNN model(SimpleCNNOptions().channels(c.c).height(c.h).width(c.w).classes(c.k));
+    // Each 2x2 pooling floors the size: 30 -> 15 -> 7, 17 -> 8 -> 4, 5 -> 2 -> 1.
+    const int64_t flat = 32 * (c.h / 2 / 2) * (c.w / 2 / 2);
+    EXPECT_EQ(parameter_count(*model), (16 * c.c * 9 + 16) + (32 * 16 * 9 + 32) + (128 * flat + 128) + (c.k * 128 + c.k));
+    EXPECT_EQ(model->forward(torch::rand({2, c.c, c.h, c.w})).sizes(), (std::vector<int64_t>{2, c.k}));
+    EXPECT_EQ(model->options().classes(), c.k);
+  }
+  EXPECT_EQ(parameter_count(*SimpleCNN(SimpleCNNOptions().channels(3).height(32).width(32).classes(100))), 280260);
+  EXPECT_THROW(SimpleCNN(SimpleCNNOptions().height(3)), InvalidArgument);
+  EXPECT_THROW(SimpleCNN(SimpleCNNOptions().channels(0)), InvalidArgument);
+  EXPECT_THROW(SimpleCNN(SimpleCNNOptions().classes(1)), InvalidArgument);
+  // The compute floor feeds the model its own shape and classes.
+  SimpleCNN wide(SimpleCNNOptions().channels(3).height(12).width(12).classes(5));
+  TrainOptions options;
+  options.epochs = 1;
+  const auto results = train_compute_floor(wide, 40, 10, 16, options);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].train_stats.samples, 40);
+  EXPECT_TRUE(std::isfinite(results[0].test_loss));
+}
+
 TEST(Train, OneEpochOnASubsetBeatsChanceByAWideMargin) {
   torch::manual_seed(42);
   SimpleCNN model;
