@@ -1,5 +1,7 @@
 #include "cli/datasets.h"
 
+#include <fmt/core.h>
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -84,8 +86,7 @@ ImageShape parse_image_shape(const std::string& text) {
   return shape;
 }
 
-ImageFile load_image_file(const std::string& path, const ColumnChoice& choice, const ImageShape& shape,
-                          const std::string& mode, int64_t limit, int threads, torch::Device device) {
+ImageTableLayout image_layout(const ColumnChoice& choice, const ImageShape& shape) {
   ImageTableLayout layout;
   layout.channels = shape.channels;
   layout.height = shape.height;
@@ -93,6 +94,12 @@ ImageFile load_image_file(const std::string& path, const ColumnChoice& choice, c
   layout.label_column = choice.label;
   layout.feature_columns = choice.features;
   if (choice.features_given) layout.image_column.clear();
+  return layout;
+}
+
+Table load_image_table(const std::string& path, const ColumnChoice& choice, const ImageShape& shape, int64_t limit,
+                       int threads) {
+  const ImageTableLayout layout = image_layout(choice, shape);
   DatasetColumns columns;
   columns.label_column = layout.label_column;
   columns.feature_columns = layout.feature_columns;
@@ -102,14 +109,45 @@ ImageFile load_image_file(const std::string& path, const ColumnChoice& choice, c
   columns.feature_count = layout.channels * layout.height * layout.width;
   Table table = read_dataset_table(path, columns, threads);
   if (limit > 0 && limit < table.num_rows) table = head(table, limit);
+  return table;
+}
+
+int64_t max_label(const Table& table, const std::string& label_column, const std::string& path) {
+  if (table.num_rows == 0) return -1;
   try {
-    ImageFile file;
-    if (table.num_rows > 0) file.max_label = label_tensor(table.column(layout.label_column)).max().item<int64_t>();
-    file.dataset = make_image_dataset(std::make_shared<const Table>(std::move(table)), mode, layout, device);
-    return file;
+    return label_tensor(table.column(label_column)).max().item<int64_t>();
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(path + ": " + e.what());
   }
+}
+
+int64_t class_count(int64_t requested, int64_t fallback, const std::vector<std::pair<std::string, int64_t>>& max_labels) {
+  int64_t classes = requested > 0 ? requested : fallback;
+  if (classes <= 0) {
+    classes = 2;
+    for (const auto& [path, label] : max_labels) classes = std::max(classes, label + 1);
+  }
+  for (const auto& [path, label] : max_labels) {
+    if (label >= classes) {
+      throw InvalidArgument(fmt::format("{}: holds label {}, outside 0..{} ({} classes{})", path, label, classes - 1,
+                                        classes, requested > 0 ? ", --num-classes" : ": pass --num-classes"));
+    }
+  }
+  return classes;
+}
+
+ImageFile load_image_file(const std::string& path, const ColumnChoice& choice, const ImageShape& shape,
+                          const std::string& mode, int64_t limit, int threads, torch::Device device) {
+  Table table = load_image_table(path, choice, shape, limit, threads);
+  const ImageTableLayout layout = image_layout(choice, shape);
+  ImageFile file;
+  file.max_label = max_label(table, layout.label_column, path);
+  try {
+    file.dataset = make_image_dataset(std::make_shared<const Table>(std::move(table)), mode, layout, device);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(path + ": " + e.what());
+  }
+  return file;
 }
 
 }  // namespace feedline::cli

@@ -3,6 +3,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "feedline/columns.h"
 #include "feedline/dataset.h"
@@ -59,6 +61,22 @@ struct ImageShape {
 
 // Parses "CxHxW" (e.g. 3x32x32); InvalidArgument for anything else or a dimension below 1.
 ImageShape parse_image_shape(const std::string& text);
+
+// The image layout and the columns to read that `choice` and `shape` make.
+ImageTableLayout image_layout(const ColumnChoice& choice, const ImageShape& shape);
+
+// Reads the label and feature columns of `path` (.parquet or .csv) and nothing else, keeping its first `limit` rows
+// (0: all); errors name the file.
+Table load_image_table(const std::string& path, const ColumnChoice& choice, const ImageShape& shape, int64_t limit,
+                       int threads);
+
+// The largest class number in the table's label column (-1 when it has no rows); InvalidArgument naming `path` for
+// a label that is no class number.
+int64_t max_label(const Table& table, const std::string& label_column, const std::string& path);
+
+// SimpleCNN's class count: `requested` when above 0, else `fallback` when above 0, else the largest label + 1 (at
+// least 2). InvalidArgument naming the file whose largest label (`max_labels`: path, label) is beyond it.
+int64_t class_count(int64_t requested, int64_t fallback, const std::vector<std::pair<std::string, int64_t>>& max_labels);
 
 struct ImageFile {
   std::shared_ptr<const Dataset> dataset;

@@ -103,20 +103,31 @@ std::pair<PipelineConfig, PipelineConfig> best_and_floor(bool cuda) {
 // One dataset's tables and the datasets made from them, each decoded once and shared by every run.
 class DatasetCache {
  public:
-  DatasetCache(std::shared_ptr<const Table> table, torch::Device device) : table_(std::move(table)), device_(device) {}
+  DatasetCache(std::shared_ptr<const Table> table, ImageTableLayout layout, torch::Device device)
+      : table_(std::move(table)), layout_(std::move(layout)), device_(device) {}
 
   int64_t size() const { return table_->num_rows; }
 
   std::shared_ptr<const Dataset> get(const std::string& mode) {
     auto& slot = made_[mode];
-    if (!slot) slot = make_image_dataset(table_, mode, {}, device_);
+    if (!slot) slot = make_image_dataset(table_, mode, layout_, device_);
     return slot;
   }
 
  private:
   std::shared_ptr<const Table> table_;
+  ImageTableLayout layout_;
   torch::Device device_;
   std::map<std::string, std::shared_ptr<const Dataset>> made_;
+};
+
+// The data a ladder runs on: one of the experiment's datasets as `feedline prepare` wrote it, or the user's files.
+struct Source {
+  std::string name;  // printed and recorded as the dataset
+  std::string train_path, test_path;
+  ColumnChoice columns;  // what to read of them
+  ImageShape shape;
+  SimpleCNNOptions model;
 };
 
 LoaderOptions loader_options(const PipelineConfig& c, bool shuffle, uint64_t seed) {
@@ -170,23 +181,27 @@ class Lab {
 
  private:
   void check_inputs() const;
+  Source source(const std::string& flag) const;
+  Source user_source() const;
+  std::vector<Source> sources(const std::vector<std::string>& flags) const;
   void storage();
   void loader_ladder();
-  void training_ladder(const std::string& flag);
-  void sweeps(const std::string& flag);
-  TrainResult train_run(const std::string& dataset, const std::string& group, const std::string& pipeline,
+  void training_ladder(const Source& source);
+  void sweeps(const Source& source);
+  TrainResult train_run(const Source& source, const std::string& group, const std::string& pipeline,
                         const PipelineConfig& config, DatasetCache& train, DatasetCache& test, int64_t index,
                         int64_t count);
-  std::vector<EpochResult> train_config(const PipelineConfig& c, DatasetCache& train, DatasetCache& test,
-                                        TrainOptions options, const TrainCallbacks& callbacks = {});
-  void warm_up(DatasetCache& train);
-  void floor_check(const std::string& dataset, DatasetCache& train, DatasetCache& test);
+  std::vector<EpochResult> train_config(const SimpleCNNOptions& model, const PipelineConfig& c, DatasetCache& train,
+                                        DatasetCache& test, TrainOptions options, const TrainCallbacks& callbacks = {});
+  void warm_up(const SimpleCNNOptions& model, DatasetCache& train);
+  void floor_check(const Source& source, DatasetCache& train, DatasetCache& test);
   void write_outputs();
 
-  std::shared_ptr<const Table> load(const DatasetSpec& spec, const std::string& split, int64_t limit) const {
-    Table t = load_split(args_.data_dir, spec, split, "parquet", args_.threads);
-    if (limit > 0 && limit < t.num_rows) t = head(t, limit);
-    return std::make_shared<const Table>(std::move(t));
+  // One split of a source, its first `limit` rows (0: all), with the datasets made from it.
+  DatasetCache load(const Source& source, const std::string& split, int64_t limit) const {
+    const std::string& path = split == "train" ? source.train_path : source.test_path;
+    auto table = std::make_shared<const Table>(load_image_table(path, source.columns, source.shape, limit, args_.threads));
+    return DatasetCache(std::move(table), image_layout(source.columns, source.shape), device_);
   }
 
   const LabArgs& args_;
@@ -195,8 +210,58 @@ class Lab {
   ProgressBar bar_;
 };
 
+Source Lab::source(const std::string& flag) const {
+  const DatasetSpec spec = dataset_spec(flag);
+  Source s;
+  s.name = spec.folder;
+  s.train_path = args_.data_dir + "/" + spec.folder + "/train.parquet";
+  s.test_path = args_.data_dir + "/" + spec.folder + "/test.parquet";
+  return s;
+}
+
+// The user's files: their class count from their labels (only the label column is read for it) unless given.
+Source Lab::user_source() const {
+  Source s;
+  s.name = args_.train_file;
+  s.train_path = args_.train_file;
+  s.test_path = args_.test_file;
+  s.columns = args_.columns;
+  s.shape = args_.shape;
+  std::vector<std::pair<std::string, int64_t>> labels;
+  for (const std::string& path : {s.train_path, s.test_path}) {
+    const std::vector<std::string> label{s.columns.label};
+    const Table t = file_format(path) == FileFormat::kParquet
+                        ? parquet::read_table(path, parquet::ReadOptions{label, s.columns.row_groups, args_.threads})
+                        : read_csv(path, CsvReadOptions{args_.threads, label});
+    labels.emplace_back(path, max_label(t, s.columns.label, path));
+  }
+  s.model = SimpleCNNOptions()
+                .channels(s.shape.channels)
+                .height(s.shape.height)
+                .width(s.shape.width)
+                .classes(class_count(args_.num_classes, 0, labels));
+  return s;
+}
+
+std::vector<Source> Lab::sources(const std::vector<std::string>& flags) const {
+  if (!args_.train_file.empty()) return {user_source()};
+  std::vector<Source> out;
+  for (const auto& flag : flags) out.push_back(source(flag));
+  return out;
+}
+
 void Lab::check_inputs() const {
   // Fail before minutes of work, not after.
+  if (!args_.train_file.empty()) {
+    if (args_.shape.height < 4 || args_.shape.width < 4) {
+      throw InvalidArgument("--image-shape: SimpleCNN needs images of at least 4x4 pixels");
+    }
+    for (const std::string& path : {args_.train_file, args_.test_file}) {
+      if (!std::filesystem::is_regular_file(path)) throw IoError(path + ": not found");
+      file_format(path);
+    }
+    return;
+  }
   if (!args_.skip_loader || !args_.skip_training || !args_.skip_sweeps) {
     std::vector<std::string> flags = args_.skip_loader ? std::vector<std::string>{} : args_.datasets;
     if (!args_.skip_training || !args_.skip_sweeps) {
@@ -345,15 +410,14 @@ void Lab::loader_ladder() {
              device_.str());
   flush();
   const auto rungs = loader_rungs();
-  for (const auto& flag : args_.datasets) {
-    const DatasetSpec spec = dataset_spec(flag);
-    DatasetCache cache(load(spec, "train", 0), device_);
+  for (const Source& source : sources(args_.datasets)) {
+    DatasetCache cache = load(source, "train", 0);
     double first = 0;
     for (size_t i = 0; i < rungs.size(); ++i) {
       const auto& c = rungs[i];
       Loader loader(cache.get(c.dataset_mode), loader_options(c, true, args_.seed));
       LoaderResult r;
-      r.dataset = spec.folder;
+      r.dataset = source.name;
       r.config = c;
       const int64_t batches = loader.batches_per_epoch();
       LoaderTimingHooks hooks;
@@ -367,7 +431,7 @@ void Lab::loader_ladder() {
       };
       if (bar_.enabled()) {  // not even the labels' formatting inside the timed loop otherwise
         hooks.progress = [&](int64_t e, int64_t k) {
-          bar_.update(fmt::format("{} [{}/{}] {}", spec.folder, i + 1, rungs.size(), c.name), k, batches,
+          bar_.update(fmt::format("{} [{}/{}] {}", source.name, i + 1, rungs.size(), c.name), k, batches,
                       e < 0 ? std::string("warm-up") : fmt::format("epoch {}", e + 1));
         };
       }
@@ -379,7 +443,7 @@ void Lab::loader_ladder() {
       if (i == 0) first = r.samples_per_second;
       r.speedup = r.samples_per_second / first;
       bar_.clear();
-      fmt::print("{} [{}/{}] {:<40} {:>12.0f} samples/s {:>8.1f}x\n", spec.folder, i + 1, rungs.size(), c.name,
+      fmt::print("{} [{}/{}] {:<40} {:>12.0f} samples/s {:>8.1f}x\n", source.name, i + 1, rungs.size(), c.name,
                  r.samples_per_second, r.speedup);
       flush();
       results_.loader.push_back(r);
@@ -390,9 +454,9 @@ void Lab::loader_ladder() {
 }
 
 // A few untimed steps, so the first timed run does not pay for first-touch allocations and library start-up.
-void Lab::warm_up(DatasetCache& train) {
+void Lab::warm_up(const SimpleCNNOptions& model_options, DatasetCache& train) {
   torch::manual_seed(args_.seed);
-  SimpleCNN model;
+  SimpleCNN model(model_options);
   model->to(device_);
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-3));
   Loader loader(train.get("tensor"), LoaderOptions(512).shuffle(true).seed(args_.seed));
@@ -408,9 +472,10 @@ void Lab::warm_up(DatasetCache& train) {
   if (device_.is_cuda()) torch::cuda::synchronize();
 }
 
-TrainResult Lab::train_run(const std::string& dataset, const std::string& group, const std::string& pipeline,
+TrainResult Lab::train_run(const Source& source, const std::string& group, const std::string& pipeline,
                            const PipelineConfig& c, DatasetCache& train, DatasetCache& test, int64_t index,
                            int64_t count) {
+  const std::string& dataset = source.name;
   TrainResult r;
   r.dataset = dataset;
   r.group = group;
@@ -440,7 +505,7 @@ TrainResult Lab::train_run(const std::string& dataset, const std::string& group,
   };
   if (!bar_.enabled()) callbacks.on_train_step = nullptr;  // reading the loss per step would sync the device
 
-  const std::vector<EpochResult> epochs = train_config(c, train, test, topts, callbacks);
+  const std::vector<EpochResult> epochs = train_config(source.model, c, train, test, topts, callbacks);
   if (!epochs.empty() && epochs.front().capture_seconds > 0) {
     r.capture_seconds = epochs.front().capture_seconds;
     r.note = fmt::format("warm-up and graph capture took {:.2f}s before epoch 1, outside its time; {} of {} train "
@@ -474,11 +539,12 @@ TrainResult Lab::train_run(const std::string& dataset, const std::string& group,
 
 // One run of a rung from a fresh SimpleCNN seeded alike: the compute floor on synthetic data, or its datasets
 // through two loaders; options.cuda_graph follows the rung.
-std::vector<EpochResult> Lab::train_config(const PipelineConfig& c, DatasetCache& train, DatasetCache& test,
-                                           TrainOptions options, const TrainCallbacks& callbacks) {
+std::vector<EpochResult> Lab::train_config(const SimpleCNNOptions& model_options, const PipelineConfig& c,
+                                           DatasetCache& train, DatasetCache& test, TrainOptions options,
+                                           const TrainCallbacks& callbacks) {
   options.cuda_graph = c.cuda_graph;
   torch::manual_seed(args_.seed);
-  SimpleCNN model;
+  SimpleCNN model(model_options);
   if (c.dataset_mode == "synthetic") {
     return train_compute_floor(model, train.size(), test.size(), c.batch_size, options, callbacks);
   }
@@ -499,10 +565,10 @@ double quantile(std::vector<double> v, double q) {
 
 // The best pipeline (the ladder's last rung that runs here) against the compute floor, alternating
 // floor-best, best-floor, ... so that a machine that speeds up or slows down weighs on both alike.
-void Lab::floor_check(const std::string& dataset, DatasetCache& train, DatasetCache& test) {
+void Lab::floor_check(const Source& source, DatasetCache& train, DatasetCache& test) {
   const auto [best, floor] = best_and_floor(device_.is_cuda());
   FloorCheck check;
-  check.dataset = dataset;
+  check.dataset = source.name;
   check.best_rung = best.name;
   check.floor_rung = floor.name;
   TrainOptions topts;
@@ -514,7 +580,7 @@ void Lab::floor_check(const std::string& dataset, DatasetCache& train, DatasetCa
   for (int64_t i = 0; i < 2 * args_.floor_repeats; ++i) {
     const bool run_best = (i % 4 == 1 || i % 4 == 2);  // floor, best, best, floor, floor, best, ...
     bar_.update("compute-floor check", i, 2 * args_.floor_repeats);
-    const auto e = train_config(run_best ? best : floor, train, test, topts);
+    const auto e = train_config(source.model, run_best ? best : floor, train, test, topts);
     (run_best ? check.best_train_seconds : check.floor_train_seconds).push_back(e.front().train_seconds);
   }
   bar_.clear();
@@ -539,37 +605,36 @@ void set_speedups(std::vector<TrainResult>& runs, size_t from) {
   }
 }
 
-void Lab::training_ladder(const std::string& flag) {
-  const DatasetSpec spec = dataset_spec(flag);
-  fmt::print("\n== Training ladder: {}, SimpleCNN, Adam lr 1e-3, seed {}, {} ==\n", spec.folder, args_.seed,
+void Lab::training_ladder(const Source& source) {
+  fmt::print("\n== Training ladder: {}, SimpleCNN ({}x{}x{}, {} classes), Adam lr 1e-3, seed {}, {} ==\n", source.name,
+             source.model.channels(), source.model.height(), source.model.width(), source.model.classes(), args_.seed,
              results_.context.protocol);
   flush();
-  DatasetCache train(load(spec, "train", args_.train_limit), device_);
-  DatasetCache test(load(spec, "test", args_.test_limit), device_);
-  warm_up(train);
+  DatasetCache train = load(source, "train", args_.train_limit);
+  DatasetCache test = load(source, "test", args_.test_limit);
+  warm_up(source.model, train);
   const auto rungs = training_rungs();
   const size_t from = results_.training.size();
   for (size_t i = 0; i < rungs.size(); ++i) {
-    results_.training.push_back(train_run(spec.folder, "ladder", "", rungs[i], train, test,
+    results_.training.push_back(train_run(source, "ladder", "", rungs[i], train, test,
                                           static_cast<int64_t>(i + 1), static_cast<int64_t>(rungs.size())));
   }
   set_speedups(results_.training, from);
-  floor_check(spec.folder, train, test);
+  floor_check(source, train, test);
   fmt::print("\n{}", training_table(results_, "ladder"));
   flush();
 }
 
 // Batch size and worker count, for the naive pipeline and the best one (the device-resident dataset for the
 // batch sweep; for the worker sweep, the best pipeline that has workers: uint8 + batch fetch, persistent, pinned).
-void Lab::sweeps(const std::string& flag) {
-  const DatasetSpec spec = dataset_spec(flag);
-  fmt::print("\n== Sweeps: {}, first {} train / {} test samples, {} epoch(s) ==\n", spec.folder,
+void Lab::sweeps(const Source& source) {
+  fmt::print("\n== Sweeps: {}, first {} train / {} test samples, {} epoch(s) ==\n", source.name,
              args_.sweep_train_limit > 0 ? std::to_string(args_.sweep_train_limit) : "all",
              args_.sweep_test_limit > 0 ? std::to_string(args_.sweep_test_limit) : "all", args_.epochs);
   flush();
-  DatasetCache train(load(spec, "train", args_.sweep_train_limit), device_);
-  DatasetCache test(load(spec, "test", args_.sweep_test_limit), device_);
-  warm_up(train);
+  DatasetCache train = load(source, "train", args_.sweep_train_limit);
+  DatasetCache test = load(source, "test", args_.sweep_test_limit);
+  warm_up(source.model, train);
   struct Point {
     std::string group, pipeline;
     PipelineConfig config;
@@ -590,7 +655,7 @@ void Lab::sweeps(const std::string& flag) {
   }
   const size_t from = results_.training.size();
   for (size_t i = 0; i < points.size(); ++i) {
-    results_.training.push_back(train_run(spec.folder, points[i].group, points[i].pipeline, points[i].config, train,
+    results_.training.push_back(train_run(source, points[i].group, points[i].pipeline, points[i].config, train,
                                           test, static_cast<int64_t>(i + 1), static_cast<int64_t>(points.size())));
   }
   // Speed-up within each sweep is against its first point of the same pipeline.
@@ -658,13 +723,19 @@ int Lab::run() {
              c.device, c.cpu, c.cores, c.libtorch, c.threads, c.allocator, c.blas, c.protocol);
   flush();
 
-  if (!args_.skip_storage) storage();
+  if (!args_.skip_storage && !args_.train_file.empty()) {
+    fmt::print("\n(No storage table for --data: it compares the experiment's datasets with their packaged IDX files.)\n");
+  } else if (!args_.skip_storage) {
+    storage();
+  }
   if (!args_.skip_loader) loader_ladder();
+  const std::vector<Source> trained =
+      args_.skip_training && args_.skip_sweeps ? std::vector<Source>{} : sources(args_.train_datasets);
   if (!args_.skip_training) {
-    for (const auto& flag : args_.train_datasets) training_ladder(flag);
+    for (const Source& source : trained) training_ladder(source);
   }
   if (!args_.skip_sweeps) {
-    for (const auto& flag : args_.train_datasets) sweeps(flag);
+    for (const Source& source : trained) sweeps(source);
   }
   write_outputs();
   fmt::print("feedline bench finished in {:.0f}s\n", seconds_since(start));

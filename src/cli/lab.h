@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/datasets.h"
+
 namespace feedline::cli {
 
 struct LabArgs {
@@ -27,6 +29,12 @@ struct LabArgs {
   uint64_t seed = 42;
   bool skip_storage = false, skip_loader = false, skip_training = false, skip_sweeps = false, skip_plots = false;
   std::string mnist_idx, fashion_idx;  // IDX folders for the storage table (default: the packaged ones)
+  // Your own data in place of `datasets` and `train_datasets`: a train and a test file, read as `train --data`
+  // reads them (no storage table: it compares with the packaged IDX files).
+  std::string train_file, test_file;
+  ColumnChoice columns;
+  ImageShape shape;
+  int64_t num_classes = 0;  // 0: the largest label + 1
   std::string command;                 // the command line, for the record
   std::string allocator;               // how freed memory is treated, for the record (see keep_freed_memory())
   std::string blas;                    // the BLAS and its threads, for the record (see set_blas_threads())

@@ -235,17 +235,9 @@ int run_train(const TrainArgs& args) {
   const auto& test_set = test_file.dataset;
   fmt::print("Loaded {}, {} dataset): {} train, {} test samples in {:.2f}s\n", what, args.mode, train_set->size(),
              test_set->size(), seconds_since(t));
-  int64_t classes = args.num_classes;
-  if (classes == 0) {
-    classes = args.train_file.empty() ? 10 : std::max<int64_t>(2, std::max(train_file.max_label, test_file.max_label) + 1);
-  }
-  for (const auto* file : {&train_file, &test_file}) {
-    if (file->max_label >= classes) {
-      throw InvalidArgument(fmt::format("{}: holds label {}, outside 0..{} ({} classes{})",
-                                        file == &train_file ? train_path : test_path, file->max_label, classes - 1,
-                                        classes, args.num_classes > 0 ? ", --num-classes" : ": pass --num-classes"));
-    }
-  }
+  // The experiment's datasets have 10 classes whatever --limit keeps; other files as many as their labels say.
+  const int64_t classes = class_count(args.num_classes, args.train_file.empty() ? 10 : 0,
+                                      {{train_path, train_file.max_label}, {test_path, test_file.max_label}});
 
   const auto options = [&](bool shuffle) {
     return LoaderOptions(args.batch_size)
@@ -448,6 +440,24 @@ int run(int argc, char** argv) {
   bench->add_flag("--skip-training", lab.skip_training, "Leave out the training ladder");
   bench->add_flag("--skip-sweeps", lab.skip_sweeps, "Leave out the sweeps");
   bench->add_flag("--skip-plots", lab.skip_plots, "Write no plots (no gnuplot needed)");
+  auto* bench_data_opt = bench->add_option("--data", lab.train_file,
+                                           "Your own train split (.parquet or .csv, read as `train --data` reads it) "
+                                           "in place of --datasets and --train-datasets; no storage table");
+  auto* bench_test_opt = bench->add_option("--test-data", lab.test_file, "Your own test split");
+  bench_data_opt->needs(bench_test_opt);
+  bench_test_opt->needs(bench_data_opt);
+  for (const char* flag : {"--datasets", "--train-datasets"}) bench_data_opt->excludes(flag);
+  bench->add_option("--label-column", lab.columns.label, "With --data: the label column")->capture_default_str();
+  auto* bench_features_opt =
+      bench->add_option("--feature-columns", lab.columns.features,
+                        "With --data: the feature columns (names or globs, comma-separated; default: pixel*, or "
+                        "the image column when the file has one)")
+          ->delimiter(',');
+  std::string bench_shape = "1x28x28";
+  bench->add_option("--image-shape", bench_shape, "With --data: channels x height x width of each image")
+      ->capture_default_str();
+  bench->add_option("--num-classes", lab.num_classes, "With --data: classes (default: the largest label + 1)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 24));
   bench->add_option("--mnist-idx", lab.mnist_idx, "Folder with MNIST's IDX files, for the storage table");
   bench->add_option("--fashion-mnist-idx", lab.fashion_idx, "Folder with FashionMNIST's IDX files, for the storage table");
 
@@ -531,6 +541,8 @@ int run(int argc, char** argv) {
   }
   if (*bench_loader) return run_loader_bench(lb);
   if (*bench) {
+    lab.columns.features_given = bench_features_opt->count() > 0;
+    lab.shape = parse_image_shape(bench_shape);
     apply_full_protocol(lab, epochs_opt->count() > 0, train_limit_opt->count() + test_limit_opt->count() > 0,
                         sweep_train_opt->count() + sweep_test_opt->count() > 0);
     return run_lab(lab);

@@ -516,6 +516,44 @@ TEST(Cli, TrainColumnErrorsNameTheFile) {
 
 bool gnuplot_installed() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
+TEST(Cli, BenchRunsTheLaddersOnYourOwnData) {
+  const std::string dir = testing::scratch_dir("cli_bench_own");
+  write_csv(dir + "/train.csv", colour_table(300, 3));
+  parquet::write_table(dir + "/test.parquet", colour_table(100, 4));
+  const std::string own = " --data " + dir + "/train.csv --test-data " + dir + "/test.parquet --label-column y "
+                          "--feature-columns 'v*' --image-shape 3x8x8";
+  const CliRun r = run_cli("bench" + own + " --out " + dir + "/out --epochs 1 --loader-epochs 1 --loader-min-seconds 0 "
+                           "--floor-repeats 1 --skip-sweeps --skip-plots --device cpu");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "No storage table for --data")) << r.output;
+  EXPECT_TRUE(contains(r.output, "== Training ladder: " + dir + "/train.csv, SimpleCNN (3x8x8, 4 classes)")) << r.output;
+  EXPECT_EQ(count_of(r.output, "Average Train Time per Epoch: "), 10u) << r.output;
+  const auto j = nlohmann::json::parse(slurp(dir + "/out/results.json"));
+  EXPECT_EQ(j["storage"].size(), 0u);
+  ASSERT_EQ(j["loader_ladder"].size(), 9u);
+  for (const auto& l : j["loader_ladder"]) {
+    EXPECT_EQ(l["dataset"], dir + "/train.csv");
+    EXPECT_EQ(l["samples_per_epoch"].get<int64_t>(), 300) << l.dump();
+  }
+  ASSERT_EQ(j["training_ladder"].size(), 12u);
+  for (const auto& t : j["training_ladder"]) {
+    if (t["skipped"].get<bool>()) continue;
+    EXPECT_EQ(t["epochs"][0]["train_samples"].get<int64_t>(), 300) << t.dump();
+  }
+  // The batch-16 rung (19 steps) learns the colours: far above the 25% of chance after one epoch of 300 samples.
+  EXPECT_GT(j["training_ladder"][0]["test_accuracy"].get<double>(), 0.6) << j["training_ladder"][0].dump();
+
+  CliRun bad = run_cli("bench" + own + " --num-classes 3 --skip-storage --skip-loader --skip-sweeps --device cpu");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_TRUE(contains(bad.output, dir + "/train.csv: holds label 3, outside 0..2")) << bad.output;
+  bad = run_cli("bench --data " + dir + "/train.csv --datasets mnist");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_TRUE(contains(bad.output, "--datasets excludes --data")) << bad.output;
+  bad = run_cli("bench --data " + dir + "/train.csv --test-data " + dir + "/none.csv");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_TRUE(contains(bad.output, dir + "/none.csv: not found")) << bad.output;
+}
+
 TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
   const std::string idx = make_idx_dir("cli_bench_idx", 400, 100);
   const std::string data = testing::scratch_dir("cli_bench_data");
