@@ -447,16 +447,21 @@ int run(int argc, char** argv) {
   bench_data_opt->needs(bench_test_opt);
   bench_test_opt->needs(bench_data_opt);
   for (const char* flag : {"--datasets", "--train-datasets"}) bench_data_opt->excludes(flag);
-  bench->add_option("--label-column", lab.columns.label, "With --data: the label column")->capture_default_str();
+  bench->add_option("--label-column", lab.columns.label, "With --data: the label column")
+      ->needs(bench_data_opt)
+      ->capture_default_str();
   auto* bench_features_opt =
       bench->add_option("--feature-columns", lab.columns.features,
                         "With --data: the feature columns (names or globs, comma-separated; default: pixel*, or "
                         "the image column when the file has one)")
-          ->delimiter(',');
+          ->delimiter(',')
+          ->needs(bench_data_opt);
   std::string bench_shape = "1x28x28";
   bench->add_option("--image-shape", bench_shape, "With --data: channels x height x width of each image")
+      ->needs(bench_data_opt)
       ->capture_default_str();
   bench->add_option("--num-classes", lab.num_classes, "With --data: classes (default: the largest label + 1)")
+      ->needs(bench_data_opt)
       ->check(CLI::Range(int64_t{2}, int64_t{1} << 24));
   bench->add_option("--mnist-idx", lab.mnist_idx, "Folder with MNIST's IDX files, for the storage table");
   bench->add_option("--fashion-mnist-idx", lab.fashion_idx, "Folder with FashionMNIST's IDX files, for the storage table");

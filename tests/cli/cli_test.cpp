@@ -549,6 +549,9 @@ TEST(Cli, BenchRunsTheLaddersOnYourOwnData) {
   bad = run_cli("bench --data " + dir + "/train.csv --datasets mnist");
   EXPECT_NE(bad.status, 0);
   EXPECT_TRUE(contains(bad.output, "--datasets excludes --data")) << bad.output;
+  bad = run_cli("bench --image-shape 3x8x8 --datasets mnist");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_TRUE(contains(bad.output, "--image-shape requires --data")) << bad.output;
   bad = run_cli("bench --data " + dir + "/train.csv --test-data " + dir + "/none.csv");
   EXPECT_EQ(bad.status, 1);
   EXPECT_TRUE(contains(bad.output, dir + "/none.csv: not found")) << bad.output;
