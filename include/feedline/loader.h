@@ -14,19 +14,8 @@
 #include <optional>
 #include <vector>
 
+#include "feedline/arg.h"
 #include "feedline/dataset.h"
-
-// Declares an option with a chainable setter and a getter, as LibTorch's TORCH_ARG does.
-#define FEEDLINE_ARG(T, name)                     \
- public:                                          \
-  auto name(const T& new_##name)->decltype(*this) { \
-    this->name##_ = new_##name;                   \
-    return *this;                                 \
-  }                                               \
-  const T& name() const noexcept { return this->name##_; } \
-                                                  \
- private:                                         \
-  T name##_
 
 namespace feedline {
 

@@ -3,21 +3,22 @@
 // and class counts (conv C->16; linear 32*(H/4)*(W/4)->128; linear 128->K). Not thread-safe (a torch Module).
 #pragma once
 
-#include <torch/arg.h>
 #include <torch/nn.h>
 
 #include <cstdint>
 #include <string>
+
+#include "feedline/arg.h"
 
 namespace feedline {
 
 // The images SimpleCNN takes, [N, channels, height, width], and the classes it tells apart. The defaults are the
 // experiment's: 1x28x28, 10 classes.
 struct SimpleCNNOptions {
-  TORCH_ARG(int64_t, channels) = 1;
-  TORCH_ARG(int64_t, height) = 28;
-  TORCH_ARG(int64_t, width) = 28;
-  TORCH_ARG(int64_t, classes) = 10;
+  FEEDLINE_ARG(int64_t, channels) = 1;
+  FEEDLINE_ARG(int64_t, height) = 28;
+  FEEDLINE_ARG(int64_t, width) = 28;
+  FEEDLINE_ARG(int64_t, classes) = 10;
 };
 
 class SimpleCNNImpl : public torch::nn::Module {
