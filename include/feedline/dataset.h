@@ -37,6 +37,10 @@ class Dataset {
   virtual std::optional<torch::Device> resident_device() const { return std::nullopt; }
   // `indices`: int64 on resident_device(). Only for device-resident datasets; the default throws.
   virtual Example gather(const torch::Tensor& indices) const;
+  // A dataset that reads its samples a block at a time (a Parquet row group) names the blocks' sizes, in index
+  // order, summing to size(). A shuffling loader then shuffles the blocks' order and the samples inside each block,
+  // so an epoch reads each block once instead of all of them at random. Empty (the default): one shuffle of all.
+  virtual std::vector<int64_t> shuffle_blocks() const { return {}; }
 };
 
 // Stacks examples into one batch (default collate). Throws InvalidArgument on an empty list.

@@ -1,7 +1,8 @@
 // The loader: PyTorch DataLoader's options over a feedline::Dataset, with threads as workers.
 //
 // Batch k of epoch e always holds the indices perm_e[k*B, (k+1)*B), where perm_e is a permutation drawn from
-// (seed, e) by feedline's own generator (or 0..N-1 without shuffle). Batches come back in that order for any
+// (seed, e) by feedline's own generator (or 0..N-1 without shuffle); for a dataset with shuffle blocks, a
+// permutation of the blocks with each block's samples shuffled in place (see Dataset::shuffle_blocks()). Batches come back in that order for any
 // num_workers, so the same seed gives the same batches whatever the worker count.
 //
 // Thread-safety: one consumer thread drives a Loader and its Epoch; the workers are internal. An Epoch may

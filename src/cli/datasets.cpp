@@ -8,6 +8,7 @@
 #include "feedline/csv.h"
 #include "feedline/error.h"
 #include "feedline/parquet.h"
+#include "feedline/stream_dataset.h"
 
 namespace feedline::cli {
 
@@ -136,8 +137,32 @@ int64_t class_count(int64_t requested, int64_t fallback, const std::vector<std::
   return classes;
 }
 
+int64_t max_label_in(const std::string& path, const ColumnChoice& choice, int64_t limit, int threads) {
+  const std::vector<std::string> label{choice.label};
+  Table t = file_format(path) == FileFormat::kParquet
+                ? parquet::read_table(path, parquet::ReadOptions{label, choice.row_groups, threads})
+                : read_csv(path, CsvReadOptions{threads, label});
+  if (limit > 0 && limit < t.num_rows) t = head(t, limit);
+  return max_label(t, choice.label, path);
+}
+
 ImageFile load_image_file(const std::string& path, const ColumnChoice& choice, const ImageShape& shape,
-                          const std::string& mode, int64_t limit, int threads, torch::Device device) {
+                          const std::string& mode, int64_t limit, int threads, torch::Device device,
+                          int64_t cached_row_groups) {
+  if (mode == "stream") {
+    if (!choice.row_groups.empty()) throw InvalidArgument("--row-groups: a streamed dataset reads every row group");
+    ParquetStreamOptions options;
+    options.layout = image_layout(choice, shape);
+    options.columns = choice.only;
+    options.limit = limit;
+    options.cached_row_groups = cached_row_groups;
+    options.as_uint8 = true;
+    options.num_threads = threads;
+    ImageFile file;
+    file.dataset = std::make_shared<ParquetStreamDataset>(path, options);
+    file.max_label = max_label_in(path, choice, limit, threads);
+    return file;
+  }
   Table table = load_image_table(path, choice, shape, limit, threads);
   const ImageTableLayout layout = image_layout(choice, shape);
   ImageFile file;

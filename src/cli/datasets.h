@@ -39,7 +39,8 @@ Table load_split(const std::string& data_dir, const DatasetSpec& spec, const std
 
 // The dataset modes: "row", the naive RowDataset over the table; "tensor", decoded once into a float
 // TensorDataset; "tensor-uint8", decoded once and kept as uint8 (the training step normalises it on the device);
-// "device", uint8 too and copied to `device` once (a DeviceDataset). InvalidArgument for another mode.
+// "device", uint8 too and copied to `device` once (a DeviceDataset). InvalidArgument for another mode ("stream"
+// reads a file, not a table: see load_image_file()).
 std::shared_ptr<const Dataset> make_image_dataset(std::shared_ptr<const Table> table, const std::string& mode,
                                                   const ImageTableLayout& layout = {},
                                                   torch::Device device = torch::kCPU);
@@ -83,9 +84,16 @@ struct ImageFile {
   int64_t max_label = -1;  // the largest class number; -1 for an empty file
 };
 
+// The largest class number in the label column of `path` (.parquet: of the chosen row groups; its first `limit`
+// rows when above 0), reading that column alone; -1 for a file without rows.
+int64_t max_label_in(const std::string& path, const ColumnChoice& choice, int64_t limit, int threads);
+
 // Reads only the chosen columns of `path` (.parquet or .csv), keeps its first `limit` rows (0: all) and makes
-// the dataset; every problem with the columns or the labels is an InvalidArgument that names the file.
+// the dataset; every problem with the columns or the labels is an InvalidArgument that names the file. Mode
+// "stream" (Parquet only, no row-group choice) reads nothing but the footer, its first row group and the labels:
+// a ParquetStreamDataset of uint8 images keeping `cached_row_groups` row groups decoded.
 ImageFile load_image_file(const std::string& path, const ColumnChoice& choice, const ImageShape& shape,
-                          const std::string& mode, int64_t limit, int threads, torch::Device device = torch::kCPU);
+                          const std::string& mode, int64_t limit, int threads, torch::Device device = torch::kCPU,
+                          int64_t cached_row_groups = 4);
 
 }  // namespace feedline::cli

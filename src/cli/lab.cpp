@@ -229,11 +229,7 @@ Source Lab::user_source() const {
   s.shape = args_.shape;
   std::vector<std::pair<std::string, int64_t>> labels;
   for (const std::string& path : {s.train_path, s.test_path}) {
-    const std::vector<std::string> label{s.columns.label};
-    const Table t = file_format(path) == FileFormat::kParquet
-                        ? parquet::read_table(path, parquet::ReadOptions{label, s.columns.row_groups, args_.threads})
-                        : read_csv(path, CsvReadOptions{args_.threads, label});
-    labels.emplace_back(path, max_label(t, s.columns.label, path));
+    labels.emplace_back(path, max_label_in(path, s.columns, 0, args_.threads));
   }
   s.model = SimpleCNNOptions()
                 .channels(s.shape.channels)

@@ -29,6 +29,7 @@
 #include "feedline/memory.h"
 #include "feedline/model.h"
 #include "feedline/parquet.h"
+#include "feedline/stream_dataset.h"
 #include "feedline/train.h"
 
 namespace feedline::cli {
@@ -229,8 +230,12 @@ int run_train(const TrainArgs& args) {
     what = train_path + " (test: " + test_path;
   }
   auto t = Clock::now();
-  const ImageFile train_file = load_image_file(train_path, args.columns, shape, args.mode, args.limit, args.threads, device);
-  const ImageFile test_file = load_image_file(test_path, args.columns, shape, args.mode, args.limit, args.threads, device);
+  // A streamed epoch holds the one or two row groups a batch straddles, and about one more per worker.
+  const int64_t cached_row_groups = 3 + args.num_workers;
+  const ImageFile train_file =
+      load_image_file(train_path, args.columns, shape, args.mode, args.limit, args.threads, device, cached_row_groups);
+  const ImageFile test_file =
+      load_image_file(test_path, args.columns, shape, args.mode, args.limit, args.threads, device, cached_row_groups);
   const auto& train_set = train_file.dataset;
   const auto& test_set = test_file.dataset;
   fmt::print("Loaded {}, {} dataset): {} train, {} test samples in {:.2f}s\n", what, args.mode, train_set->size(),
@@ -303,6 +308,10 @@ int run_train(const TrainArgs& args) {
   fmt::print("Total Train Time: {:.2f}s\n", train_total);
   fmt::print("Total Test Time: {:.2f}s\n", test_total);
   fmt::print("Test Accuracy: {:.2f}%\n", 100.0 * results.back().test_accuracy);
+  if (const auto* stream = dynamic_cast<const ParquetStreamDataset*>(train_set.get())) {
+    fmt::print("Streamed: {} row group reads of the train file's {} row groups, over {} epochs\n",
+               stream->row_group_reads(), stream->shuffle_blocks().size(), args.epochs);
+  }
   if (!args.save.empty()) {
     save_module(*model, args.save);
     fmt::print("Saved the trained model to {} (torch::load(model, path) reads it)\n", args.save);
@@ -358,8 +367,9 @@ int run(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   train->add_option("--dataset-mode", tr.mode,
                     "row (naive, per-sample conversion), tensor (decoded once), tensor-uint8 (decoded once, "
-                    "normalised on the device) or device (uint8, copied to the device once)")
-      ->check(CLI::IsMember({"row", "tensor", "tensor-uint8", "device"}))
+                    "normalised on the device), device (uint8, copied to the device once) or stream (Parquet "
+                    "read a row group at a time, for data larger than memory)")
+      ->check(CLI::IsMember({"row", "tensor", "tensor-uint8", "device", "stream"}))
       ->capture_default_str();
   train->add_option("--batch-size", tr.batch_size, "Samples per batch")->check(CLI::PositiveNumber)->capture_default_str();
   train->add_option("--epochs", tr.epochs, "Epochs")->check(CLI::PositiveNumber)->capture_default_str();

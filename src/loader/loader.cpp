@@ -1,5 +1,6 @@
 // The loader's pieces, each with one job:
-//   epoch_permutation - the sampler: an epoch's index order, from (seed, epoch) by our own generator;
+//   epoch_permutation - the sampler: an epoch's index order, from (seed, epoch) by our own generator, block by
+//                       block for a dataset that reads in blocks;
 //   BatchMaker        - turns a list of indices into a batch (batch fetch, or get + collate), then pinned staging;
 //   WorkerPool        - threads running one task per batch (worker_pool.h), per epoch or kept across epochs;
 //   BoundedQueue      - where finished batches travel from the workers to the consumer (blocking_queue.h);
@@ -45,23 +46,49 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// The sampler. Our own generator and draw, never torch's RNG or std::uniform_int_distribution (both differ
-// between versions and libraries), so a seed gives the same order everywhere.
-std::vector<int64_t> epoch_permutation(int64_t n, bool shuffle, uint64_t seed, int64_t epoch) {
+// Fisher-Yates over [first, first + n) with an unbiased bounded draw (rejection of the top partial range). Our own
+// draw, never std::uniform_int_distribution (it differs between libraries), so a seed gives the same order everywhere.
+void shuffle_range(int64_t* first, int64_t n, std::mt19937_64& gen) {
+  for (int64_t i = n - 1; i > 0; --i) {
+    const uint64_t bound = static_cast<uint64_t>(i) + 1;
+    const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
+    uint64_t r;
+    do {
+      r = gen();
+    } while (r >= limit);
+    std::swap(first[i], first[r % bound]);
+  }
+}
+
+// The sampler, from (seed, epoch) by our own generator, never torch's RNG. With blocks (Dataset::shuffle_blocks():
+// their sizes, in index order), the blocks' order is shuffled and then the samples inside each block.
+std::vector<int64_t> epoch_permutation(int64_t n, bool shuffle, uint64_t seed, int64_t epoch,
+                                       const std::vector<int64_t>& blocks) {
   std::vector<int64_t> idx(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) idx[static_cast<size_t>(i)] = i;
-  if (shuffle && n > 1) {
-    std::mt19937_64 gen(mix(seed ^ mix(static_cast<uint64_t>(epoch))));
-    // Fisher-Yates with an unbiased bounded draw (rejection of the top partial range).
-    for (int64_t i = n - 1; i > 0; --i) {
-      const uint64_t bound = static_cast<uint64_t>(i) + 1;
-      const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
-      uint64_t r;
-      do {
-        r = gen();
-      } while (r >= limit);
-      std::swap(idx[static_cast<size_t>(i)], idx[static_cast<size_t>(r % bound)]);
-    }
+  if (!shuffle || n < 2) return idx;
+  std::mt19937_64 gen(mix(seed ^ mix(static_cast<uint64_t>(epoch))));
+  if (blocks.empty()) {
+    shuffle_range(idx.data(), n, gen);
+    return idx;
+  }
+  std::vector<int64_t> starts{0};
+  for (const int64_t b : blocks) {
+    if (b < 0) throw InvalidArgument("Loader: a dataset's shuffle block has a negative size");
+    starts.push_back(starts.back() + b);
+  }
+  if (starts.back() != n) {
+    throw InvalidArgument("Loader: the dataset's shuffle blocks hold " + std::to_string(starts.back()) +
+                          " samples, not its " + std::to_string(n));
+  }
+  std::vector<int64_t> order(blocks.size());
+  for (size_t b = 0; b < order.size(); ++b) order[b] = static_cast<int64_t>(b);
+  shuffle_range(order.data(), static_cast<int64_t>(order.size()), gen);
+  size_t at = 0;
+  for (const int64_t b : order) {
+    const size_t begin = at;
+    for (int64_t i = starts[static_cast<size_t>(b)]; i < starts[static_cast<size_t>(b) + 1]; ++i) idx[at++] = i;
+    shuffle_range(idx.data() + begin, static_cast<int64_t>(at - begin), gen);
   }
   return idx;
 }
@@ -308,7 +335,7 @@ int64_t Loader::batches_per_epoch() const {
 }
 
 std::vector<int64_t> Loader::epoch_indices(int64_t epoch) const {
-  return epoch_permutation(dataset_->size(), options_.shuffle(), options_.seed(), epoch);
+  return epoch_permutation(dataset_->size(), options_.shuffle(), options_.seed(), epoch, dataset_->shuffle_blocks());
 }
 
 Epoch Loader::epoch() {

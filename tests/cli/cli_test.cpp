@@ -475,6 +475,38 @@ TEST(Cli, TrainsOnOtherImageShapesAndClassCounts) {
   EXPECT_TRUE(contains(r.output, "SimpleCNN needs images of at least 4x4 pixels")) << r.output;
 }
 
+TEST(Cli, TrainStreamsParquetRowGroups) {
+  const std::string idx = make_idx_dir("cli_stream_idx", 600, 200);
+  const std::string dir = testing::scratch_dir("cli_stream");
+  parquet::WriteOptions small_groups;
+  small_groups.row_group_rows = 64;
+  for (const std::string split : {"train", "t10k"}) {
+    parquet::write_table(dir + "/" + split + ".parquet",
+                         image_split_to_table(read_idx_split(idx + "/" + split + "-images-idx3-ubyte",
+                                                             idx + "/" + split + "-labels-idx1-ubyte")),
+                         small_groups);
+  }
+  const std::string files = " --data " + dir + "/train.parquet --test-data " + dir + "/t10k.parquet";
+  CliRun r = run_cli("train" + files + " --dataset-mode stream --epochs 2 --batch-size 32 --num-workers 2 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.output;
+  // 600 rows in 10 row groups: each read once an epoch (and the first once more when the dataset is made), at most.
+  const auto at = r.output.find("Streamed: ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_LE(std::stoi(r.output.substr(at + 10)), 21) << r.output;
+  EXPECT_TRUE(contains(r.output, "row group reads of the train file's 10 row groups, over 2 epochs")) << r.output;
+  const auto acc = r.output.find("Test Accuracy: ");
+  ASSERT_NE(acc, std::string::npos) << r.output;
+  EXPECT_GE(std::stod(r.output.substr(acc + 15)), 80.0) << r.output;
+
+  write_csv(dir + "/train.csv", parquet::read_table(dir + "/train.parquet"));
+  r = run_cli("train --data " + dir + "/train.csv --test-data " + dir + "/t10k.parquet --dataset-mode stream --device cpu");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, dir + "/train.csv: a streamed dataset reads Parquet row groups")) << r.output;
+  r = run_cli("train" + files + " --dataset-mode stream --row-groups 0 --device cpu");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, "--row-groups: a streamed dataset reads every row group")) << r.output;
+}
+
 TEST(Cli, TrainColumnErrorsNameTheFile) {
   const std::string idx = make_idx_dir("cli_columns_bad_idx", 20, 10);
   const std::string dir = testing::scratch_dir("cli_columns_bad_data");

@@ -1,0 +1,129 @@
+#include "feedline/stream_dataset.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "feedline/columns.h"
+#include "feedline/error.h"
+#include "feedline/parquet.h"
+
+namespace feedline {
+
+ParquetStreamDataset::ParquetStreamDataset(std::string path, ParquetStreamOptions options)
+    : path_(std::move(path)), options_(std::move(options)) {
+  if (file_format(path_) != FileFormat::kParquet) {
+    throw InvalidArgument(path_ + ": a streamed dataset reads Parquet row groups; this is not a .parquet file");
+  }
+  if (options_.cached_row_groups < 1) throw InvalidArgument("cached_row_groups must be at least 1");
+  const parquet::FileInfo info = parquet::read_file_info(path_);
+  starts_.push_back(0);
+  for (const auto& rg : info.row_groups) {
+    int64_t rows = rg.num_rows;
+    if (options_.limit > 0) rows = std::min(rows, std::max<int64_t>(0, options_.limit - starts_.back()));
+    blocks_.push_back(rows);
+    starts_.push_back(starts_.back() + rows);
+  }
+  size_ = starts_.back();
+  // The first row group now: a missing column or a wrong feature count is an error here, not in a worker.
+  for (size_t rg = 0; rg < blocks_.size(); ++rg) {
+    if (blocks_[rg] > 0) {
+      block(static_cast<int64_t>(rg));
+      break;
+    }
+  }
+}
+
+std::shared_ptr<const ParquetStreamDataset::Block> ParquetStreamDataset::read_block(int64_t row_group) const {
+  const ImageTableLayout& layout = options_.layout;
+  DatasetColumns columns;
+  columns.label_column = layout.label_column;
+  columns.feature_columns = layout.feature_columns;
+  columns.image_column = layout.image_column;
+  columns.columns = options_.columns;
+  columns.row_groups = {row_group};
+  columns.feature_count = layout.channels * layout.height * layout.width;
+  Table table = read_dataset_table(path_, columns, options_.num_threads);
+  const int64_t rows = blocks_[static_cast<size_t>(row_group)];
+  if (table.num_rows < rows) {
+    throw InvalidFile(path_ + ": row group " + std::to_string(row_group) + " holds " + std::to_string(table.num_rows) +
+                      " rows, its footer says " + std::to_string(rows));
+  }
+  if (table.num_rows > rows) table = head(table, rows);  // cut by `limit`
+  try {
+    ImageTensors t = decode_image_table(table, layout, options_.as_uint8);
+    return std::make_shared<const Block>(Block{t.images.contiguous(), t.labels.contiguous()});
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(path_ + ": row group " + std::to_string(row_group) + ": " + e.what());
+  }
+}
+
+std::shared_ptr<const ParquetStreamDataset::Block> ParquetStreamDataset::block(int64_t row_group) const {
+  std::promise<std::shared_ptr<const Block>> promise;
+  Pending pending;
+  bool mine = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = std::find_if(cache_.begin(), cache_.end(), [&](const auto& e) { return e.first == row_group; });
+    if (it != cache_.end()) {
+      cache_.splice(cache_.begin(), cache_, it);
+      pending = it->second;
+    } else {
+      // Evicting a row group still being read is safe: whoever waits for it holds its shared state.
+      pending = promise.get_future().share();
+      cache_.emplace_front(row_group, pending);
+      while (static_cast<int64_t>(cache_.size()) > options_.cached_row_groups) cache_.pop_back();
+      mine = true;
+    }
+  }
+  if (mine) {
+    try {
+      promise.set_value(read_block(row_group));
+      ++reads_;
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+      std::lock_guard<std::mutex> lock(mutex_);  // not kept: the next call reads it again
+      cache_.remove_if([&](const auto& e) { return e.first == row_group; });
+    }
+  }
+  return pending.get();
+}
+
+Example ParquetStreamDataset::get_batch(const std::vector<int64_t>& indices) const {
+  const auto n = static_cast<int64_t>(indices.size());
+  const auto& layout = options_.layout;
+  auto images = torch::empty({n, layout.channels, layout.height, layout.width},
+                             options_.as_uint8 ? torch::kUInt8 : torch::kFloat32);
+  auto labels = torch::empty({n}, torch::kInt64);
+  const size_t row_bytes = static_cast<size_t>(layout.channels * layout.height * layout.width) * images.element_size();
+  auto* image_out = static_cast<char*>(images.data_ptr());
+  auto* label_out = labels.data_ptr<int64_t>();
+  std::shared_ptr<const Block> current;
+  int64_t current_group = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t index = indices[static_cast<size_t>(i)];
+    if (index < 0 || index >= size_) {
+      throw InvalidArgument("index " + std::to_string(index) + " out of range for a dataset of " +
+                            std::to_string(size_) + " samples");
+    }
+    const auto group = static_cast<int64_t>(std::upper_bound(starts_.begin(), starts_.end(), index) - starts_.begin()) - 1;
+    if (group != current_group) {  // a shuffled batch touches one or two row groups
+      current = block(group);
+      current_group = group;
+    }
+    const int64_t row = index - starts_[static_cast<size_t>(group)];
+    std::memcpy(image_out + static_cast<size_t>(i) * row_bytes,
+                static_cast<const char*>(current->images.data_ptr()) + static_cast<size_t>(row) * row_bytes, row_bytes);
+    label_out[i] = current->labels.data_ptr<int64_t>()[row];
+  }
+  return {images, labels};
+}
+
+Example ParquetStreamDataset::get(int64_t index) const {
+  Example one = get_batch({index});
+  return {one.data[0], one.target[0]};
+}
+
+}  // namespace feedline
