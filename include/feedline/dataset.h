@@ -128,10 +128,13 @@ torch::Tensor label_tensor(const Column& column);
 // (unsigned: int64); INT64 int64; FLOAT float32; DOUBLE float64; FLOAT16 float16. Other element types (byte
 // strings, decimals) throw InvalidArgument naming the column.
 // One [rows, n] tensor when every row holds n elements; InvalidArgument naming the column and the first row
-// that is null, holds a null element, or differs in length from row 0.
+// that is null, holds a null element, or differs in length from row 0. A list of lists (Parquet list<list<...>>,
+// bounding boxes as list<list<float>>) makes one [rows, n, m, ...] tensor when every list at each level holds as
+// many entries as that level's first, and none is null; otherwise InvalidArgument naming the first row that
+// holds a null list or an irregular one.
 torch::Tensor list_column_tensor(const Column& column);
 // One 1-D tensor per row (views of one buffer), for lists of any length; InvalidArgument for a null row or a null
-// element, naming the row.
+// element, naming the row, and for a list of lists.
 std::vector<torch::Tensor> list_column_tensors(const Column& column);
 
 }  // namespace feedline

@@ -1,7 +1,8 @@
 // feedline's own Parquet reader and writer (Debian ships no C++ Parquet library).
 // Tables of required/optional BOOLEAN, INT32, INT64, FLOAT, DOUBLE, BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY
-// columns, and lists of them (LIST of a primitive; written in the three-level form); codecs UNCOMPRESSED, SNAPPY,
-// GZIP, ZSTD, LZ4_RAW and BROTLI (and the deprecated LZ4, read only).
+// columns, and lists of them (LIST of a primitive; written in the three-level form) and, read only, lists of
+// lists of them at any depth; codecs UNCOMPRESSED, SNAPPY, GZIP, ZSTD, LZ4_RAW and BROTLI (and the deprecated
+// LZ4, read only).
 // The writer makes data page v1 with PLAIN and RLE_DICTIONARY; the reader also takes data page v2 and the
 // DELTA_* and BYTE_STREAM_SPLIT encodings.
 // Every function is safe to call from several threads on different files; the reader parallelises itself.
@@ -53,8 +54,8 @@ struct ReadOptions {
 // groups, in the order asked for, into memory. Only the footer and those column chunks are read from disk.
 // Throws InvalidFile naming the file, column, row group and page offset for anything malformed (including a
 // page CRC mismatch), Unsupported for valid features outside the list above (naming the column and the
-// feature: structs, maps, lists of lists, encryption), InvalidArgument for an unknown or repeated column or row
-// group. Output larger than max(1 GiB, 1024 x the file size) is refused as hostile.
+// feature: maps, lists of structs or maps, lists inside structs, encryption), InvalidArgument for an unknown or
+// repeated column or row group. Output larger than max(1 GiB, 1024 x the file size) is refused as hostile.
 Table read_table(const std::string& path, const ReadOptions& options = {});
 
 // What a file holds, from its footer alone.

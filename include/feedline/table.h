@@ -59,6 +59,13 @@ struct ColumnSchema {
   // whether an element may be.
   bool is_list = false;
   bool element_nullable = false;
+  // Lists of lists (LIST of LIST, any depth): one entry per level of lists inside the row's list, outside in,
+  // saying whether a list at that level may be null. Empty for a list of values, so that code written for one
+  // level of lists reads such columns unchanged.
+  std::vector<bool> inner_list_nullable;
+
+  // Levels of lists: 0 for a flat column, 1 for a list of values, 2 for list<list<...>>, and so on.
+  int list_depth() const { return is_list ? 1 + static_cast<int>(inner_list_nullable.size()) : 0; }
 };
 
 // Variable-length values: value i is bytes[offsets[i], offsets[i+1]).
@@ -80,21 +87,39 @@ struct ByteArrays {
 using ColumnValues = std::variant<std::vector<uint8_t>, std::vector<int32_t>, std::vector<int64_t>,
                                   std::vector<float>, std::vector<double>, ByteArrays>;
 
+// One level of lists inside a list column's rows (Column::inner_lists): `offsets` holds one entry per list at
+// this level plus one, starting at 0; list i holds the next level's entries [offsets[i], offsets[i + 1]) (the
+// values, at the innermost level). `validity` is empty when no list at this level is null, else one byte
+// (1 = present) per list; a null list holds no entries.
+struct ListLevel {
+  std::vector<int64_t> offsets{0};
+  std::vector<uint8_t> validity;
+  int64_t size() const { return static_cast<int64_t>(offsets.size()) - 1; }
+  bool is_null(int64_t list) const { return !validity.empty() && validity[list] == 0; }
+};
+
 // One column: one value slot per row (a null row holds a zero value / empty bytes), and a validity vector
 // that is empty when the column has no nulls, else one byte (1 = present) per row.
 // A list column (schema.is_list) holds every row's elements back to back in `values`: row r's elements are
 // values[list_offsets[r] .. list_offsets[r + 1]). A null row holds no elements; a null element holds a zero
 // value and is marked in element_validity (empty when no element is null, else one byte per element).
+// A list of lists (schema.list_depth() > 1) keeps list_offsets and validity for the rows' lists, whose
+// elements are now the lists of inner_lists[0]: row r holds inner_lists[0]'s lists [list_offsets[r],
+// list_offsets[r + 1]), list i of inner_lists[k] holds inner_lists[k + 1]'s lists [offsets[i], offsets[i + 1]),
+// and the innermost level's lists hold the values. For list<list<INT32>> with rows [[1, 2], null, []] and
+// [[3]]: list_offsets {0, 3, 4}, inner_lists[0] = {offsets {0, 2, 2, 2, 3}, validity {1, 0, 1, 1}}, values
+// {1, 2, 3}. element_validity stays one byte per value.
 struct Column {
   ColumnSchema schema;
   ColumnValues values;
   std::vector<uint8_t> validity;
   std::vector<int64_t> list_offsets;      // list columns: rows + 1 entries, starting at 0
   std::vector<uint8_t> element_validity;  // list columns
+  std::vector<ListLevel> inner_lists;     // lists of lists: schema.list_depth() - 1 levels, outside in
 
   // Rows (for a list column, lists; not elements).
   int64_t size() const;
-  // Elements in row `row`'s list (list columns only).
+  // Elements in row `row`'s list (list columns only; for a list of lists, the lists of inner_lists[0]).
   int64_t list_size(int64_t row) const { return list_offsets[row + 1] - list_offsets[row]; }
   bool element_is_null(int64_t element) const {
     return !element_validity.empty() && element_validity[element] == 0;
@@ -130,7 +155,7 @@ constexpr size_t value_index(PhysicalType type) {
 }
 
 // Builds an empty column whose value vector matches the schema's physical type (with list_offsets {0} for a
-// list column).
+// list column, and an empty ListLevel for each inner level of a list of lists).
 Column make_column(ColumnSchema schema);
 
 struct Table {

@@ -31,7 +31,8 @@ std::string type_name(const ColumnSchema& s) {
   if (s.int_annotation) {
     name = fmt::format("INT({},{})", s.int_annotation->bit_width, s.int_annotation->is_signed ? "signed" : "unsigned");
   }
-  return s.is_list ? "list<" + name + ">" : name;
+  for (int k = 0; k < s.list_depth(); ++k) name = "list<" + name + ">";
+  return name;
 }
 
 // "1 row", "2 rows".

@@ -215,15 +215,26 @@ ordered_json json_value(const Column& c, int64_t row) {
   }
 }
 
-// One row's cell as JSON: null, a value, or for a list column an array (null elements as null).
+// Entry `i` at list level `level` of a list column (0: the rows' lists; list_depth(): the values) as JSON: a
+// value, or an array of the next level's entries; null for a null list or element.
+ordered_json json_list_entry(const Column& c, int level, int64_t i) {
+  if (level == c.schema.list_depth()) return c.element_is_null(i) ? ordered_json(nullptr) : json_value(c, i);
+  const ListLevel* inner = level == 0 ? nullptr : &c.inner_lists[static_cast<size_t>(level - 1)];
+  if (inner == nullptr ? c.is_null(i) : inner->is_null(i)) return nullptr;
+  const std::vector<int64_t>& offsets = inner == nullptr ? c.list_offsets : inner->offsets;
+  ordered_json list = ordered_json::array();
+  for (int64_t e = offsets[static_cast<size_t>(i)]; e < offsets[static_cast<size_t>(i + 1)]; ++e) {
+    list.push_back(json_list_entry(c, level + 1, e));
+  }
+  return list;
+}
+
+// One row's cell as JSON: null, a value, or for a list column an array (of arrays, for a list of lists; nulls
+// at any level as null).
 ordered_json json_cell(const Column& c, int64_t row) {
   if (c.is_null(row)) return nullptr;
   if (!c.schema.is_list) return json_value(c, row);
-  ordered_json list = ordered_json::array();
-  for (int64_t e = c.list_offsets[row]; e < c.list_offsets[row + 1]; ++e) {
-    list.push_back(c.element_is_null(e) ? ordered_json(nullptr) : json_value(c, e));
-  }
-  return list;
+  return json_list_entry(c, 0, row);
 }
 
 // One row's cell as CSV text; nullopt for a null. A list is its JSON array.
@@ -233,13 +244,23 @@ std::optional<std::string> cell_text(const Column& c, int64_t row) {
   return value_text(c, row);
 }
 
-// The physical type as inspect shows it: LIST<INT32> for a list column.
+// The physical type as inspect shows it: LIST<INT32> for a list column, LIST<LIST<INT32>> for a list of lists.
 std::string type_text(const ColumnSchema& s) {
-  return s.is_list ? fmt::format("LIST<{}>", to_string(s.type)) : std::string(to_string(s.type));
+  std::string text = to_string(s.type);
+  for (int k = 0; k < s.list_depth(); ++k) text = "LIST<" + text + ">";
+  return text;
 }
 
+// "optional", or for a list "optional, required elements"; a list of lists names its inner levels outside in:
+// "optional, inner lists optional/required, optional elements".
 std::string nullability_text(const ColumnSchema& s) {
   std::string text = s.nullable ? "optional" : "required";
+  if (!s.inner_list_nullable.empty()) {
+    text += ", inner lists ";
+    for (size_t k = 0; k < s.inner_list_nullable.size(); ++k) {
+      text += std::string(k ? "/" : "") + (s.inner_list_nullable[k] ? "optional" : "required");
+    }
+  }
   if (s.is_list) text += s.element_nullable ? ", optional elements" : ", required elements";
   return text;
 }
@@ -263,6 +284,10 @@ int run_inspect(const InspectArgs& args) {
       if (s.type == PhysicalType::kFixedLenByteArray) c["type_length"] = s.type_length;
       if (s.is_list) {
         c["list"] = true;
+        if (s.list_depth() > 1) {
+          c["list_depth"] = s.list_depth();
+          c["inner_lists_nullable"] = s.inner_list_nullable;
+        }
         c["element_nullable"] = s.element_nullable;
       }
       j["schema"].push_back(c);

@@ -258,8 +258,23 @@ void decode_row_major(const Column& column, const ImageTableLayout& layout, uint
 }
 
 
+// The offsets that index list level `level` of a list column (1: the lists of inner_lists[0], or the values of a
+// one-level list; list_depth(): the values): the level above's.
+const std::vector<int64_t>& offsets_into(const Column& column, int level) {
+  return level == 1 ? column.list_offsets : column.inner_lists[static_cast<size_t>(level - 2)].offsets;
+}
+
+// The row holding entry `i` of list level `level` (0: the rows themselves).
+int64_t row_of(const Column& column, int level, int64_t i) {
+  for (int k = level; k > 0; --k) {
+    const std::vector<int64_t>& offsets = offsets_into(column, k);
+    i = std::upper_bound(offsets.begin(), offsets.end(), i) - offsets.begin() - 1;
+  }
+  return i;
+}
+
 // All of a list column's elements as one 1-D tensor of the element type's dtype (see list_column_tensor);
-// InvalidArgument naming the row for a null element or a null row.
+// InvalidArgument naming the row for a null element, a null inner list or a null row.
 torch::Tensor list_elements(const Column& column) {
   const ColumnSchema& s = column.schema;
   const std::string where = "column '" + s.name + "'";
@@ -267,16 +282,22 @@ torch::Tensor list_elements(const Column& column) {
   if (!column.element_validity.empty()) {
     const auto it = std::find(column.element_validity.begin(), column.element_validity.end(), 0);
     if (it != column.element_validity.end()) {
-      const int64_t e = it - column.element_validity.begin();
-      const int64_t row = std::upper_bound(column.list_offsets.begin(), column.list_offsets.end(), e) -
-                          column.list_offsets.begin() - 1;
+      const int64_t row = row_of(column, s.list_depth(), it - column.element_validity.begin());
       throw InvalidArgument(where + " row " + std::to_string(row) + " holds a null element");
+    }
+  }
+  for (size_t k = 0; k < column.inner_lists.size(); ++k) {
+    const std::vector<uint8_t>& validity = column.inner_lists[k].validity;
+    const auto it = std::find(validity.begin(), validity.end(), 0);
+    if (it != validity.end()) {
+      const int64_t row = row_of(column, static_cast<int>(k) + 1, it - validity.begin());
+      throw InvalidArgument(where + " row " + std::to_string(row) + " holds a null list");
     }
   }
   for (int64_t r = 0; r < column.size(); ++r) {
     if (column.is_null(r)) throw InvalidArgument(where + " row " + std::to_string(r) + " is null");
   }
-  const int64_t n = column.list_offsets.back();
+  const int64_t n = offsets_into(column, s.list_depth()).back();
   const auto copy = [n](const auto& values, torch::ScalarType dtype) {
     using T = typename std::decay_t<decltype(values)>::value_type;
     auto t = torch::empty({n}, dtype);
@@ -345,18 +366,49 @@ torch::Tensor label_tensor(const Column& column) {
 
 torch::Tensor list_column_tensor(const Column& column) {
   auto elements = list_elements(column);
+  const std::string where = "column '" + column.schema.name + "'";
   const int64_t rows = column.size();
   const int64_t n = rows == 0 ? 0 : column.list_size(0);
   for (int64_t r = 1; r < rows; ++r) {
     if (column.list_size(r) != n) {
-      throw InvalidArgument("column '" + column.schema.name + "' row " + std::to_string(r) + " holds " +
-                            std::to_string(column.list_size(r)) + " elements, row 0 holds " + std::to_string(n));
+      throw InvalidArgument(where + " row " + std::to_string(r) + " holds " + std::to_string(column.list_size(r)) +
+                            " elements, row 0 holds " + std::to_string(n));
     }
   }
-  return elements.view({rows, n});
+  // A list of lists: every list at each inner level holds as many entries as that level's first. The first row
+  // holding an irregular list, over every level, is the one named.
+  std::vector<int64_t> shape{rows, n};
+  int64_t bad_row = -1;
+  std::string why;
+  for (int level = 1; level < column.schema.list_depth(); ++level) {
+    const std::vector<int64_t>& offsets = column.inner_lists[static_cast<size_t>(level - 1)].offsets;
+    const int64_t lists = static_cast<int64_t>(offsets.size()) - 1;
+    const int64_t m = lists == 0 ? 0 : offsets[1] - offsets[0];
+    shape.push_back(m);
+    for (int64_t i = 1; i < lists; ++i) {
+      const int64_t size = offsets[static_cast<size_t>(i) + 1] - offsets[static_cast<size_t>(i)];
+      if (size == m) continue;
+      const int64_t row = row_of(column, level, i);
+      if (bad_row < 0 || row < bad_row) {
+        bad_row = row;
+        why = where + " row " + std::to_string(row) + " holds a list of " + std::to_string(size) +
+              " elements at depth " + std::to_string(level + 1) + ", row " + std::to_string(row_of(column, level, 0)) +
+              "'s first holds " + std::to_string(m);
+      }
+      break;
+    }
+  }
+  if (bad_row >= 0) throw InvalidArgument(why);
+  return elements.view(shape);
 }
 
 std::vector<torch::Tensor> list_column_tensors(const Column& column) {
+  if (column.schema.list_depth() > 1) {
+    throw InvalidArgument("column '" + column.schema.name + "' is a list of lists (" +
+                          std::to_string(column.schema.list_depth()) +
+                          " levels): list_column_tensors makes 1-D tensors of lists of values; list_column_tensor "
+                          "makes one tensor of a regular list of lists");
+  }
   const auto elements = list_elements(column);
   std::vector<torch::Tensor> rows;
   rows.reserve(static_cast<size_t>(column.size()));
@@ -378,8 +430,9 @@ ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layo
     if (only != nullptr && (only->schema.is_list || std::holds_alternative<ByteArrays>(only->values))) image = only;
   }
   if (image != nullptr && image->schema.is_list) {
-    // Lists of numbers, one image a row: [rows, n] in the element type, then the dtype asked for.
-    const torch::Tensor flat = list_column_tensor(*image);
+    // Lists of numbers, one image a row: [rows, n] in the element type (a regular list of lists, rows of pixels,
+    // flattened), then the dtype asked for.
+    const torch::Tensor flat = list_column_tensor(*image).flatten(1);
     const int64_t pixels = layout.channels * layout.height * layout.width;
     if (flat.size(1) != pixels) {
       throw InvalidArgument("column '" + image->schema.name + "' holds lists of " + std::to_string(flat.size(1)) +

@@ -126,6 +126,7 @@ Column make_column(ColumnSchema schema) {
     case PhysicalType::kFixedLenByteArray: c.values.emplace<5>(); break;
   }
   if (schema.is_list) c.list_offsets.push_back(0);
+  c.inner_lists.resize(schema.inner_list_nullable.size());
   c.schema = std::move(schema);
   return c;
 }
@@ -144,8 +145,18 @@ Table head(const Table& table, int64_t n) {
   const auto rows = static_cast<size_t>(out.num_rows);
   for (const Column& c : table.columns) {
     Column copy = make_column(c.schema);
-    // For a list column, the first `rows` lists' elements.
-    const size_t values = c.schema.is_list ? static_cast<size_t>(c.list_offsets[rows]) : rows;
+    // For a list column, the first `rows` lists' elements; for a list of lists, the lists they hold at each
+    // level, down to the values.
+    size_t values = c.schema.is_list ? static_cast<size_t>(c.list_offsets[rows]) : rows;
+    for (size_t k = 0; k < c.inner_lists.size(); ++k) {
+      const ListLevel& level = c.inner_lists[k];
+      const auto lists = static_cast<std::ptrdiff_t>(values);
+      copy.inner_lists[k].offsets.assign(level.offsets.begin(), level.offsets.begin() + lists + 1);
+      if (!level.validity.empty()) {
+        copy.inner_lists[k].validity.assign(level.validity.begin(), level.validity.begin() + lists);
+      }
+      values = static_cast<size_t>(level.offsets[values]);
+    }
     std::visit(
         [&](auto& dst) {
           using V = std::decay_t<decltype(dst)>;

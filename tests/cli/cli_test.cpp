@@ -710,23 +710,23 @@ TEST(Cli, InspectShowsSchemaRowGroupsAndMetadata) {
 
   // A file with a nested field: inspect shows the readable columns and why the rest is not; cat reads those
   // columns when asked for them, and refuses the nested one naming it.
-  const std::string nested = corpus_file("nested_lists.snappy.parquet");
+  const std::string nested = corpus_file("nested_maps.snappy.parquet");
   r = run_cli("inspect " + nested);
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "Schema (1 columns)")) << r.output;
-  EXPECT_TRUE(contains(r.output, "a.list.element.list.element.list.element lists of lists")) << r.output;
+  EXPECT_TRUE(contains(r.output, "Schema (2 columns)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "a.key_value.key")) << r.output;
+  EXPECT_TRUE(contains(r.output, "maps are not supported")) << r.output;
   r = run_cli("inspect --json " + nested);
   ASSERT_EQ(r.status, 0) << r.output;
   const auto jn = nlohmann::json::parse(r.output);
   EXPECT_EQ(jn["schema"][0]["name"], "b");
-  EXPECT_EQ(jn["unsupported_columns"][0]["name"], "a.list.element.list.element.list.element");
+  EXPECT_EQ(jn["unsupported_columns"][0]["name"], "a.key_value.key");
   r = run_cli("cat " + nested);
   EXPECT_EQ(r.status, 1);
-  EXPECT_TRUE(contains(r.output, "column 'a' (its leaf 'a.list.element.list.element.list.element'): lists of lists"))
-      << r.output;
+  EXPECT_TRUE(contains(r.output, "column 'a' (its leaf 'a.key_value.key'): maps are not supported")) << r.output;
   r = run_cli("cat --columns b " + nested);
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(r.output, "b\n1\n1\n1\n");
+  EXPECT_EQ(r.output, "b\n1\n1\n1\n1\n1\n1\n");
   r = run_cli("inspect /no/such/file.parquet");
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(contains(r.output, "/no/such/file.parquet")) << r.output;
@@ -756,6 +756,28 @@ TEST(Cli, CatAndInspectShowListColumns) {
   const auto j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j["schema"][1]["list"], true);
   EXPECT_EQ(j["schema"][1]["logical_type"], "STRING");
+
+  // Lists of lists of lists of strings: nested arrays, null at any level.
+  const std::string nested = corpus_file("nested_lists.snappy.parquet");
+  r = run_cli("cat --limit 1 " + nested);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "a,b\n\"[[[\"\"a\"\",\"\"b\"\"],[\"\"c\"\"]],[null,[\"\"d\"\"]]]\",1\n");
+  r = run_cli("cat --format jsonl --limit 1 " + nested);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "{\"a\":[[[\"a\",\"b\"],[\"c\"]],[null,[\"d\"]]],\"b\":1}\n");
+  r = run_cli("cat --format jsonl --columns int_array_Array " + corpus_file("nullable.impala.parquet"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "{\"int_array_Array\":[[null,1,2,null],[3,null,4],[],null]}\n")) << r.output;
+  r = run_cli("inspect " + nested);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "LIST<LIST<LIST<BYTE_ARRAY>>>")) << r.output;
+  EXPECT_TRUE(contains(r.output, "optional, inner lists optional/optional, optional elements")) << r.output;
+  r = run_cli("inspect --json " + nested);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto jn = nlohmann::json::parse(r.output);
+  EXPECT_EQ(jn["schema"][0]["list_depth"], 3);
+  EXPECT_EQ(jn["schema"][0]["inner_lists_nullable"], nlohmann::json::array({true, true}));
+  EXPECT_TRUE(jn["unsupported_columns"].empty());
 }
 
 TEST(Cli, CatPrintsRowsAsCsvOrJsonLines) {

@@ -447,6 +447,62 @@ TEST(ListTensors, NullsAndByteStringsAreRefusedByName) {
   EXPECT_THROW(list_column_tensor(flat.columns[0]), InvalidArgument);
 }
 
+// A list of lists built by hand: rows of lists of `T`, every level required.
+template <class T>
+Column nested_list_column(const std::string& name, PhysicalType type,
+                          const std::vector<std::vector<std::vector<T>>>& rows) {
+  ColumnSchema s;
+  s.name = name;
+  s.type = type;
+  s.is_list = true;
+  s.inner_list_nullable = {false};
+  Column c = make_column(s);
+  ListLevel& inner = c.inner_lists.at(0);
+  for (const auto& row : rows) {
+    for (const auto& list : row) {
+      for (const T& v : list) c.as<T>().push_back(v);
+      inner.offsets.push_back(static_cast<int64_t>(c.as<T>().size()));
+    }
+    c.list_offsets.push_back(inner.size());
+  }
+  return c;
+}
+
+TEST(ListTensors, RegularListsOfListsMakeOneTensor) {
+  // Two boxes of four coordinates a row: [rows, 2, 4].
+  const Column boxes = nested_list_column<float>("boxes", PhysicalType::kFloat,
+                                                 {{{0, 1, 2, 3}, {4, 5, 6, 7}}, {{8, 9, 10, 11}, {12, 13, 14, 15}},
+                                                  {{16, 17, 18, 19}, {20, 21, 22, 23}}});
+  const torch::Tensor t = list_column_tensor(boxes);
+  EXPECT_EQ(t.sizes(), (std::vector<int64_t>{3, 2, 4}));
+  EXPECT_EQ(t.dtype(), torch::kFloat32);
+  EXPECT_FLOAT_EQ(t[1][0][2].item<float>(), 10.0f);
+  EXPECT_FLOAT_EQ(t[2][1][3].item<float>(), 23.0f);
+  // No rows: an empty tensor of the same rank.
+  EXPECT_EQ(list_column_tensor(nested_list_column<float>("e", PhysicalType::kFloat, {})).sizes(),
+            (std::vector<int64_t>{0, 0, 0}));
+
+  // The first row that differs, at either level, is named.
+  const Column rows_differ =
+      nested_list_column<int64_t>("r", PhysicalType::kInt64, {{{1, 2}, {3, 4}}, {{5, 6}}, {{7, 8, 9}, {1, 2}}});
+  EXPECT_EQ(error_of([&] { list_column_tensor(rows_differ); }), "column 'r' row 1 holds 1 elements, row 0 holds 2");
+  const Column inner_differs =
+      nested_list_column<int64_t>("b", PhysicalType::kInt64, {{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}, {{9, 1}, {2}}});
+  EXPECT_EQ(error_of([&] { list_column_tensor(inner_differs); }),
+            "column 'b' row 2 holds a list of 1 elements at depth 2, row 0's first holds 2");
+  // A null inner list or element is refused by its row; list_column_tensors takes lists of values only.
+  Column null_list = nested_list_column<int64_t>("n", PhysicalType::kInt64, {{{1}, {2}}, {{3}, {}}});
+  null_list.schema.inner_list_nullable = {true};
+  null_list.inner_lists[0].validity = {1, 1, 1, 0};
+  EXPECT_EQ(error_of([&] { list_column_tensor(null_list); }), "column 'n' row 1 holds a null list");
+  Column null_element = nested_list_column<int64_t>("n", PhysicalType::kInt64, {{{1}, {2}}, {{3}, {4}}});
+  null_element.element_validity = {1, 1, 1, 0};
+  EXPECT_EQ(error_of([&] { list_column_tensor(null_element); }), "column 'n' row 1 holds a null element");
+  EXPECT_EQ(error_of([&] { list_column_tensors(boxes); }),
+            "column 'boxes' is a list of lists (2 levels): list_column_tensors makes 1-D tensors of lists of values; "
+            "list_column_tensor makes one tensor of a regular list of lists");
+}
+
 TEST(ListTensors, AListImageColumnDecodesLikeThePixelColumns) {
   const Table table = small_image_table();
   const ImageTensors want = decode_image_table(table, small_layout());

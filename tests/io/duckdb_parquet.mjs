@@ -12,6 +12,9 @@
 //   node duckdb_parquet.mjs <npm_cache_dir> lists <file.parquet> <codec> <rows> <row_group_size>
 //       writes list columns (fixed-length embeddings and pixels, ragged lists with null lists and null elements,
 //       lists of strings, empty lists) beside a plain column, and prints the table's values in the same form.
+//   node duckdb_parquet.mjs <npm_cache_dir> nested <file.parquet> <codec> <rows> <row_group_size>
+//       writes lists of lists (regular [3, 4] boxes; ragged lists of lists with nulls and empty lists at every
+//       level; three levels of strings) beside a plain column, and prints the table's values in the same form.
 //   node duckdb_parquet.mjs <npm_cache_dir> structs <file.parquet> <rows>
 //       writes nullable structs (one inside another, one holding a list) and prints the values of their
 //       primitive fields, flattened and named by dotted path as feedline reads them.
@@ -169,6 +172,22 @@ try {
                                                                 ELSE (i * 1000 + k)::BIGINT END) END AS ragged,
         list_transform(range((i % 3)::BIGINT), k -> repeat('x', (k + i % 4)::INTEGER) || i::VARCHAR) AS words,
         list_transform(range((i % 2)::BIGINT), k -> (i % 3 = 0)::BOOLEAN) AS flags
+      FROM range(${Number(rows)}) r(i) ORDER BY i`);
+    await connection.run(
+      `COPY t TO ${quote(file)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE ${Number(rowGroupSize)})`);
+    await dump(connection, 'SELECT * FROM t');
+  } else if (mode === 'nested') {
+    const [codec, rows, rowGroupSize] = rest;
+    await connection.run(`CREATE TABLE t AS SELECT
+        i::INTEGER AS id,
+        list_transform(range(3), k -> list_transform(range(4), j -> (i * 0.25 + k * 4 + j)::FLOAT)) AS boxes,
+        CASE WHEN i % 11 = 0 THEN NULL
+             ELSE list_transform(range((i % 4)::BIGINT), k -> CASE WHEN (i + k) % 5 = 0 THEN NULL
+                    ELSE list_transform(range(((i + k) % 3)::BIGINT), j -> CASE WHEN (i + j) % 7 = 0 THEN NULL
+                                                                           ELSE (i * 100 + k * 10 + j)::BIGINT END) END)
+             END AS ragged,
+        list_transform(range((i % 3)::BIGINT), k -> list_transform(range((k % 2 + 1)::BIGINT),
+          j -> list_transform(range(((i + j) % 3)::BIGINT), m -> 'w' || (i + k + j + m)::VARCHAR))) AS deep
       FROM range(${Number(rows)}) r(i) ORDER BY i`);
     await connection.run(
       `COPY t TO ${quote(file)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE ${Number(rowGroupSize)})`);

@@ -167,23 +167,34 @@ inline std::string value_cell(const Column& c, int64_t row) {
   return "?";
 }
 
-// The canonical text of row `row`: a list as L[cell,cell,...].
+// The canonical text of entry `i` at list level `level` of `c` (0: the rows; list_depth(): the values).
+inline std::string nested_cell(const Column& c, int level, int64_t i) {
+  if (level == c.schema.list_depth()) return c.element_is_null(i) ? "N" : value_cell(c, i);
+  const std::vector<int64_t>& offsets = level == 0 ? c.list_offsets : c.inner_lists[level - 1].offsets;
+  if (level == 0 ? c.is_null(i) : c.inner_lists[level - 1].is_null(i)) return "N";
+  std::string out = "L[";
+  for (int64_t e = offsets[i]; e < offsets[i + 1]; ++e) {
+    if (e > offsets[i]) out += ",";
+    out += nested_cell(c, level + 1, e);
+  }
+  return out + "]";
+}
+
+// The canonical text of row `row`: a list as L[cell,cell,...], a list of lists as L[L[...],...].
 inline std::string cell(const Column& c, int64_t row) {
   if (c.is_null(row)) return "N";
   if (!c.schema.is_list) return value_cell(c, row);
-  std::string out = "L[";
-  for (int64_t e = c.list_offsets[row]; e < c.list_offsets[row + 1]; ++e) {
-    if (e > c.list_offsets[row]) out += ",";
-    out += c.element_is_null(e) ? "N" : value_cell(c, e);
-  }
-  return out + "]";
+  return nested_cell(c, 0, row);
 }
 
 inline std::string duckdb_type_for(const ColumnSchema& s) {
   if (s.is_list) {
     ColumnSchema element = s;
     element.is_list = false;
-    return duckdb_type_for(element) + "[]";
+    element.inner_list_nullable.clear();
+    std::string brackets;
+    for (int k = 0; k < s.list_depth(); ++k) brackets += "[]";
+    return duckdb_type_for(element) + brackets;
   }
   switch (s.type) {
     case PhysicalType::kBoolean: return "BOOLEAN";

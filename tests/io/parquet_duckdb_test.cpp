@@ -306,6 +306,50 @@ TEST(ParquetDuckDb, ReadsListColumns) {
   }
 }
 
+// Lists of lists written by DuckDB (three-level LIST at every level, nulls and empty lists at every level, two
+// and three levels, several row groups and pages): every value, and the levels' nullability.
+TEST(ParquetDuckDb, ReadsListsOfLists) {
+  for (const char* codec : {"uncompressed", "zstd"}) {
+    SCOPED_TRACE(codec);
+    const std::string path = scratch_dir("duckdb-nested") + "/nested_" + codec + ".parquet";
+    std::string out;
+    ASSERT_TRUE(run_duckdb({"nested", path, codec, "5000", "2048"}, &out));
+    const Dump duck = parse_dump(out);
+    ASSERT_EQ(read_file_info(path).row_groups.size(), 3u);
+    for (int threads : {1, 2}) {
+      ReadOptions r;
+      r.num_threads = threads;
+      const Table t = read_table(path, r);
+      expect_same_values(t, duck);
+      const Column& boxes = t.column("boxes");
+      ASSERT_EQ(boxes.schema.list_depth(), 2);
+      EXPECT_EQ(boxes.schema.inner_list_nullable, (std::vector<bool>{true}));
+      EXPECT_EQ(boxes.list_offsets.back(), 3 * 5000);
+      ASSERT_EQ(boxes.inner_lists.size(), 1u);
+      EXPECT_EQ(boxes.inner_lists[0].offsets.back(), 4 * 3 * 5000);
+      EXPECT_TRUE(boxes.inner_lists[0].validity.empty());  // no null inner list
+      EXPECT_FALSE(t.column("ragged").inner_lists[0].validity.empty());
+      EXPECT_EQ(t.column("deep").schema.list_depth(), 3);
+    }
+    // Row groups read in another order: each level's offsets follow the rows asked for.
+    ReadOptions r;
+    r.row_groups = {2, 0};
+    r.columns = {"ragged"};
+    const Table t = read_table(path, r);
+    const FileInfo info = read_file_info(path);
+    Dump want;
+    want.names = {"ragged"};
+    want.types = {duck.types[2]};
+    const int64_t first[] = {0, info.row_groups[0].num_rows, info.row_groups[0].num_rows + info.row_groups[1].num_rows};
+    for (const int g : {2, 0}) {
+      for (int64_t i = 0; i < info.row_groups[static_cast<size_t>(g)].num_rows; ++i) {
+        want.rows.push_back({duck.rows[static_cast<size_t>(first[g] + i)][2]});
+      }
+    }
+    expect_same_values(t, want);
+  }
+}
+
 // Chosen row groups: only their rows, in the order asked for, with the chosen columns.
 TEST(ParquetDuckDb, ReadsChosenRowGroups) {
   const std::string path = scratch_dir("duckdb-row-groups") + "/lists.parquet";

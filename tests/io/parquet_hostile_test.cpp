@@ -122,7 +122,9 @@ TEST(ParquetHostile, CorpusFilesTruncatedAndFlipped) {
                            "datapage_v1-snappy-compressed-checksum.parquet", "nation.dict-malformed.parquet",
                            "dict-page-offset-zero.parquet", "binary.parquet", "rle-dict-snappy-checksum.parquet",
                            // list columns: repetition levels in data pages v1 and v2
-                           "list_columns.parquet", "datapage_v2.snappy.parquet", "null_list.parquet"}) {
+                           "list_columns.parquet", "datapage_v2.snappy.parquet", "null_list.parquet",
+                           // lists of lists: three levels of LIST, and the legacy two-level form
+                           "nested_lists.snappy.parquet", "old_list_structure.parquet"}) {
     SCOPED_TRACE(name);
     const std::string file = read_file(dir + name);
     ASSERT_TRUE(reads(path, file));
@@ -139,7 +141,7 @@ TEST(ParquetHostile, CorpusFilesTruncatedAndFlipped) {
       reads(path, bad);  // either outcome is fine; a crash, a hang or a non-feedline exception is not
     }
   }
-  EXPECT_EQ(files, 19);
+  EXPECT_EQ(files, 21);
 }
 
 // A file of our own metadata around `body` (what sits between the magic and the footer).
@@ -423,6 +425,106 @@ TEST(ParquetHostile, ListLevels) {
   expect_throw_with<InvalidFile>(path, list_file(1, {0, 1, 0}, {3, 3, 3}, {1, 2, 3}, true),
                                  "list levels start more rows than the row group's 1");
   expect_throw_with<InvalidFile>(path, list_file(2, {0, 1, 0}, {3, 3, 3}, {1, 2}, true),
+                                 "PLAIN data holds 2 values, page declares 3");
+}
+
+// A one-column file whose column is a nullable list of nullable lists of nullable INT32 (`optional group l
+// (LIST) { repeated group list { optional group element (LIST) { repeated group list { optional int32 element
+// } } } }`: repetition levels up to 2, definition levels up to 5) with one data page v1 of the given levels.
+std::string nested_list_file(int64_t rows, const std::vector<uint8_t>& rep, const std::vector<uint8_t>& def,
+                             const std::vector<int32_t>& values) {
+  auto levels = [](const std::vector<uint8_t>& v, int max_level) {
+    std::string encoded;
+    rle_encode(v.data(), v.size(), bit_width_for(static_cast<uint64_t>(max_level)), &encoded);
+    const auto len = static_cast<uint32_t>(encoded.size());
+    return std::string(reinterpret_cast<const char*>(&len), 4) + encoded;
+  };
+  const std::string data = levels(rep, 2) + levels(def, 5) +
+                           std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4);
+  const auto n = static_cast<int32_t>(rep.size());
+  const std::string body = page(data_page_header(n, static_cast<int32_t>(data.size())), data);
+  fmt::FileMetaData md;
+  md.version = 1;
+  md.num_rows = rows;
+  fmt::SchemaElement root;
+  root.name = "schema";
+  root.num_children = 1;
+  md.schema = {root};
+  for (const char* name : {"l", "element"}) {
+    fmt::SchemaElement group, list;
+    group.name = name;
+    group.repetition_type = fmt::repetition::kOptional;
+    group.num_children = 1;
+    group.converted_type = fmt::converted::kList;
+    list.name = "list";
+    list.repetition_type = fmt::repetition::kRepeated;
+    list.num_children = 1;
+    md.schema.push_back(group);
+    md.schema.push_back(list);
+  }
+  fmt::SchemaElement element;
+  element.name = "element";
+  element.type = fmt::type::kInt32;
+  element.repetition_type = fmt::repetition::kOptional;
+  md.schema.push_back(element);
+  fmt::ColumnMetaData cm;
+  cm.type = fmt::type::kInt32;
+  cm.encodings = {fmt::encoding::kPlain, fmt::encoding::kRle};
+  cm.path_in_schema = {"l", "list", "element", "list", "element"};
+  cm.codec = fmt::codec::kUncompressed;
+  cm.num_values = n;
+  cm.data_page_offset = 4;
+  cm.total_compressed_size = static_cast<int64_t>(body.size());
+  fmt::ColumnChunk cc;
+  cc.meta_data = cm;
+  fmt::RowGroup rg;
+  rg.num_rows = rows;
+  rg.columns = {cc};
+  md.row_groups = {rg};
+  return make_file(md, body);
+}
+
+TEST(ParquetHostile, NestedListLevels) {
+  const std::string path = scratch_dir("nested-list-levels") + "/l.parquet";
+  // [[1, null], [], null], null, [], [[2]]: a valid file first.
+  write_bytes(path, nested_list_file(4, {0, 2, 1, 1, 0, 0, 0}, {5, 4, 3, 2, 0, 1, 5}, {1, 2}));
+  const Table t = read_table(path);
+  const Column& l = t.column("l");
+  ASSERT_EQ(l.schema.list_depth(), 2);
+  EXPECT_EQ(l.list_offsets, (std::vector<int64_t>{0, 3, 3, 3, 4}));
+  EXPECT_EQ(l.validity, (std::vector<uint8_t>{1, 0, 1, 1}));
+  ASSERT_EQ(l.inner_lists.size(), 1u);
+  EXPECT_EQ(l.inner_lists[0].offsets, (std::vector<int64_t>{0, 2, 2, 2, 3}));
+  EXPECT_EQ(l.inner_lists[0].validity, (std::vector<uint8_t>{1, 1, 0, 1}));
+  EXPECT_EQ(l.as<int32_t>(), (std::vector<int32_t>{1, 0, 2}));
+  EXPECT_EQ(l.element_validity, (std::vector<uint8_t>{1, 0, 1}));
+
+  // Levels that contradict the schema or each other: InvalidFile naming the column, row group and page.
+  expect_throw_with<InvalidFile>(path, nested_list_file(1, {0, 3}, {5, 5}, {1, 2}),
+                                 "column 'l', row group 0, page at offset 4: repetition level 3 above the column's "
+                                 "maximum 2");
+  expect_throw_with<InvalidFile>(path, nested_list_file(1, {0, 2}, {5, 6}, {1, 2}),
+                                 "definition level 6 above the column's maximum 5");
+  expect_throw_with<InvalidFile>(path, nested_list_file(1, {2, 0}, {5, 5}, {1, 2}),
+                                 "repetition level 2 starts the chunk");
+  // An element added to an inner list that is empty, to a row that is null, to a row that is empty.
+  expect_throw_with<InvalidFile>(path, nested_list_file(1, {0, 2}, {3, 5}, {1}),
+                                 "repetition level 2 on a null, empty or absent list");
+  expect_throw_with<InvalidFile>(path, nested_list_file(2, {0, 1, 0}, {0, 5, 5}, {1, 2}),
+                                 "repetition level 1 on a null, empty or absent list");
+  expect_throw_with<InvalidFile>(path, nested_list_file(2, {0, 2, 0}, {1, 5, 5}, {1, 2}),
+                                 "repetition level 2 on a null, empty or absent list");
+  // A repetition level that continues a list with nothing in it.
+  expect_throw_with<InvalidFile>(path, nested_list_file(1, {0, 2}, {5, 3}, {1}),
+                                 "repetition level 2 with definition level 3, which adds no element");
+  expect_throw_with<InvalidFile>(path, nested_list_file(1, {0, 1}, {5, 1}, {1}),
+                                 "repetition level 1 with definition level 1, which adds no element");
+  // Counts that disagree: rows, values.
+  expect_throw_with<InvalidFile>(path, nested_list_file(2, {0, 1}, {5, 5}, {1, 2}),
+                                 "list levels start 1 rows, the row group holds 2");
+  expect_throw_with<InvalidFile>(path, nested_list_file(1, {0, 0}, {5, 5}, {1, 2}),
+                                 "list levels start more rows than the row group's 1");
+  expect_throw_with<InvalidFile>(path, nested_list_file(1, {0, 2, 1}, {5, 5, 5}, {1, 2}),
                                  "PLAIN data holds 2 values, page declares 3");
 }
 

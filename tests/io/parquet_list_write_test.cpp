@@ -389,5 +389,34 @@ TEST(ParquetListWrite, RejectsInconsistentListColumns) {
   EXPECT_THROW(read_table(path), IoError);
 }
 
+// Lists of lists are read, not written: the writer refuses them by name rather than write their inner lists'
+// offsets as if they were values.
+TEST(ParquetListWrite, RefusesListsOfLists) {
+  const std::string path = scratch_dir("list-of-lists") + "/l.parquet";
+  ColumnSchema s;
+  s.name = "boxes";
+  s.type = PhysicalType::kFloat;
+  s.is_list = true;
+  s.inner_list_nullable = {false};
+  Column c = make_column(s);
+  c.as<float>() = {1, 2, 3, 4};
+  c.list_offsets = {0, 2};
+  c.inner_lists[0].offsets = {0, 2, 4};
+  Table t;
+  t.num_rows = 1;
+  t.columns.push_back(c);
+  try {
+    write_table(path, t);
+    ADD_FAILURE() << "a list of lists was written";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "column 'boxes' is a list of lists (2 levels): writing lists of lists is not supported, "
+                           "only lists of values");
+  }
+  // What the reader makes of the corpus' lists of lists is refused the same way.
+  const Table nested = read_table(feedline::testing::parquet_testing_dir() + "/data/nested_lists.snappy.parquet");
+  EXPECT_THROW(write_table(path, nested), InvalidArgument);
+  EXPECT_THROW(read_table(path), IoError);
+}
+
 }  // namespace
 }  // namespace feedline::parquet

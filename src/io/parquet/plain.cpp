@@ -32,6 +32,12 @@ size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
     for (int64_t i = 0; i < n; ++i) out->offsets.push_back(end += fixed_length);
     return bytes;
   }
+  // Each value takes its 4-byte length at least: a count beyond that is refused before anything is reserved for it
+  // (a dictionary page's count is not bounded by anything else).
+  if (n < 0 || static_cast<uint64_t>(n) > size / 4) {
+    throw InvalidFile("PLAIN data holds at most " + std::to_string(size / 4) + " byte arrays, page declares " +
+                      std::to_string(n));
+  }
   size_t pos = 0;
   out->offsets.reserve(out->offsets.size() + static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {

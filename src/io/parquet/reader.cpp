@@ -252,13 +252,22 @@ class ChunkReader {
   template <class T, class Out>
   int64_t read(Out out, uint8_t* validity);
 
-  // A list column's chunk, as a list Column of num_rows rows.
+  // A list column's chunk, as a list Column of num_rows rows: read_list for lists of values (max_rep 1),
+  // read_nested_list for lists of lists (one level of lists per repetition level).
   template <class T>
   Column read_list();
+  template <class T>
+  Column read_nested_list();
 
   int64_t page_offset() const { return page_offset_; }
 
  private:
+  // Decodes a list page's values (after its levels, at p) into `col`: page_slots element slots from first_slot
+  // on, slot_valid[i] saying whether slot first_slot + i holds a value (nullptr: every slot does).
+  template <class T>
+  void append_list_values(int32_t encoding, const uint8_t* p, const uint8_t* end, const uint8_t* slot_valid,
+                          int64_t first_slot, int64_t page_slots, Column* col);
+
   // Checks the chunk's metadata against the schema and reads its bytes from the file. Returns the number of
   // level entries (values, nulls included) the footer declares; 0 for an empty chunk.
   int64_t load();
@@ -612,6 +621,148 @@ Column ChunkReader::read_list() {
 }
 
 template <class T>
+void ChunkReader::append_list_values(int32_t encoding, const uint8_t* p, const uint8_t* end, const uint8_t* slot_valid,
+                                     int64_t first_slot, int64_t page_slots, Column* col) {
+  using Values = std::conditional_t<std::is_same_v<T, ByteArrays>, ByteArrays, std::vector<T>>;
+  Values& values = std::get<Values>(col->values);
+  const int64_t present = slot_valid == nullptr ? page_slots : count_present(slot_valid, page_slots);
+  if constexpr (std::is_same_v<T, ByteArrays>) {
+    const size_t base = values.offsets.size();
+    decode_values<T>(encoding, p, static_cast<size_t>(end - p), present, &values, nullptr);
+    if (present < page_slots) spread_byte_arrays(&values, base, slot_valid, page_slots, present);
+  } else {
+    values.resize(static_cast<size_t>(first_slot + page_slots));
+    T* dst = values.data() + first_slot;
+    decode_values<T>(encoding, p, static_cast<size_t>(end - p), present, FixedOut<T>{values.data()}, dst);
+    if (present < page_slots) spread(dst, slot_valid, page_slots, present);
+  }
+  // element_validity stays empty until the first null element (and from then on is never empty).
+  std::vector<uint8_t>& element_valid = col->element_validity;
+  if (present == page_slots && element_valid.empty()) return;
+  if (element_valid.empty()) element_valid.assign(static_cast<size_t>(first_slot), 1);
+  if (slot_valid == nullptr) {
+    element_valid.insert(element_valid.end(), static_cast<size_t>(page_slots), 1);
+  } else {
+    element_valid.insert(element_valid.end(), slot_valid, slot_valid + page_slots);
+  }
+}
+
+template <class T>
+Column ChunkReader::read_nested_list() {
+  const int64_t entries = load();
+  Column col = make_column(leaf_.schema);
+  if (entries == 0) return col;
+  const int depth = leaf_.max_rep;
+  // Each level entry begins at most depth - 1 inner lists (an offset and a validity byte each), besides what
+  // read_list allows it.
+  const int64_t width = (std::is_same_v<T, ByteArrays> ? 8 : static_cast<int64_t>(sizeof(T))) + 4 + 9 * (depth - 1);
+  if (entries > budget_ / width) {
+    throw InvalidFile(std::to_string(entries) + " list values would exceed the memory limit");
+  }
+  col.list_offsets.resize(static_cast<size_t>(num_rows_) + 1);
+  if (leaf_.schema.nullable) col.validity.resize(static_cast<size_t>(num_rows_));
+  // Inner levels collect the start of each list as it begins, and their end once every list has.
+  for (ListLevel& level : col.inner_lists) level.offsets.clear();
+  // empty_def[k]: the definition level of a present but empty list at level k (0: the rows' lists). Below it
+  // the list is null, above it the list holds an element: the next level's list, or a value slot.
+  std::vector<int> empty_def{leaf_.list_def};
+  empty_def.insert(empty_def.end(), leaf_.inner_list_defs.begin(), leaf_.inner_list_defs.end());
+  const std::vector<bool>& nullable = leaf_.schema.inner_list_nullable;
+  const int max_def = leaf_.max_def;
+  int64_t row = -1, slots = 0;
+  int open = 0;  // how many levels, from the rows' lists in, have a current list holding an element
+
+  // Lists begun at level k (0 < k < depth) and at the innermost level index the next level's lists / the slots.
+  const auto lists_below = [&](int k) -> int64_t {
+    return k + 1 < depth ? static_cast<int64_t>(col.inner_lists[static_cast<size_t>(k)].offsets.size()) : slots;
+  };
+  walk_pages<T>(entries, [&](const PageData& page, const uint8_t* body, size_t size) {
+    const int64_t n = page.num_values;
+    std::vector<uint8_t>& levels = scratch().levels;
+    if (levels.size() < static_cast<size_t>(3 * n)) levels.resize(static_cast<size_t>(3 * n));
+    uint8_t* rep = levels.data();
+    uint8_t* def = rep + n;
+    uint8_t* slot_valid = def + n;
+    const uint8_t* p = body;
+    const uint8_t* end = body + size;
+    if (page.v2) {
+      read_levels_v2(page.v2_rep_levels, page.v2_rep_size, n, depth, rep);
+      read_levels_v2(page.v2_def_levels, page.v2_def_size, n, max_def, def);
+    } else {
+      read_levels(page.repetition_level_encoding, p, end, n, depth, rep);
+      read_levels(page.definition_level_encoding, p, end, n, max_def, def);
+    }
+    const int64_t first_slot = slots, first_row = row;
+    // Repetition level r > 0 adds an element to the current list at level r - 1, which must hold one already;
+    // r = 0 begins a row. The new element is a list at level r (or a value slot when r = depth), which holds a
+    // list at the next level while the definition level reaches past its empty_def, and so on.
+    for (int64_t i = 0; i < n; ++i) {
+      const int r = rep[i], d = def[i];
+      if (r > depth) {
+        throw InvalidFile("repetition level " + std::to_string(r) + " above the column's maximum " +
+                          std::to_string(depth));
+      }
+      if (d > max_def) {
+        throw InvalidFile("definition level " + std::to_string(d) + " above the column's maximum " +
+                          std::to_string(max_def));
+      }
+      if (r > open) {
+        throw InvalidFile("repetition level " + std::to_string(r) +
+                          (row < 0 ? " starts the chunk" : " on a null, empty or absent list"));
+      }
+      if (r > 0 && d <= empty_def[static_cast<size_t>(r - 1)]) {
+        throw InvalidFile("repetition level " + std::to_string(r) + " with definition level " + std::to_string(d) +
+                          ", which adds no element");
+      }
+      int k = r;
+      if (r == 0) {
+        if (++row >= num_rows_) {
+          throw InvalidFile("list levels start more rows than the row group's " + std::to_string(num_rows_));
+        }
+        col.list_offsets[static_cast<size_t>(row)] = lists_below(0);
+        if (!col.validity.empty()) col.validity[static_cast<size_t>(row)] = d >= empty_def[0];
+      }
+      while (true) {
+        if (k > 0 && k < depth) {  // a list begins at level k
+          ListLevel& level = col.inner_lists[static_cast<size_t>(k - 1)];
+          level.offsets.push_back(lists_below(k));
+          if (nullable[static_cast<size_t>(k - 1)]) level.validity.push_back(d >= empty_def[static_cast<size_t>(k)]);
+        }
+        if (k == depth) {  // a value slot, null below the maximum definition level
+          slot_valid[slots - first_slot] = d == max_def;
+          ++slots;
+          break;
+        }
+        if (d <= empty_def[static_cast<size_t>(k)]) break;  // the list at level k is null or empty
+        ++k;
+      }
+      open = k;
+    }
+    if (page.num_rows >= 0 && row - first_row != page.num_rows) {
+      throw InvalidFile("data page v2 declares " + std::to_string(page.num_rows) + " rows, its levels start " +
+                        std::to_string(row - first_row));
+    }
+    append_list_values<T>(page.encoding, p, end, slot_valid, first_slot, slots - first_slot, &col);
+    return n;
+  });
+  if (row + 1 != num_rows_) {
+    throw InvalidFile("list levels start " + std::to_string(row + 1) + " rows, the row group holds " +
+                      std::to_string(num_rows_));
+  }
+  // Outside in, so that each level's end is taken before the level below it gets its own.
+  col.list_offsets[static_cast<size_t>(num_rows_)] = lists_below(0);
+  for (int k = 1; k < depth; ++k) col.inner_lists[static_cast<size_t>(k - 1)].offsets.push_back(lists_below(k));
+  const auto all_present = [](const std::vector<uint8_t>& v) {
+    return count_present(v.data(), static_cast<int64_t>(v.size())) == static_cast<int64_t>(v.size());
+  };
+  if (all_present(col.validity)) std::vector<uint8_t>().swap(col.validity);
+  for (ListLevel& level : col.inner_lists) {
+    if (all_present(level.validity)) std::vector<uint8_t>().swap(level.validity);
+  }
+  return col;
+}
+
+template <class T>
 void ChunkReader::read_dictionary_page(const fmt::PageHeader& h, const uint8_t* body, size_t size) {
   const fmt::DictionaryPageHeader& d = *h.dictionary_page_header;
   if (d.encoding != fmt::encoding::kPlain && d.encoding != fmt::encoding::kPlainDictionary) {
@@ -834,15 +985,24 @@ void append_byte_arrays(ByteArrays* dst, const ByteArrays& src) {
   for (size_t i = 1; i < src.offsets.size(); ++i) dst->offsets.push_back(src.offsets[i] + shift);
 }
 
+// Appends `part`'s offsets (one more than its lists, from 0) to `dst`'s, shifted to follow dst's last list.
+// A copy, then a shift in place: a push_back per row, no longer inlined once this served every level, made
+// reading one-level lists of strings and booleans 8-10% slower (their row groups are joined here).
+void append_offsets(std::vector<int64_t>* dst, const std::vector<int64_t>& part) {
+  const int64_t shift = dst->back();
+  const size_t at = dst->size();
+  dst->insert(dst->end(), part.begin() + 1, part.end());
+  int64_t* out = dst->data();
+  for (size_t i = at; i < dst->size(); ++i) out[i] += shift;
+}
+
 // Appends list column `part` (the next rows) to `dst`.
 void append_list(Column* dst, Column&& part) {
   const int64_t rows = dst->size(), part_rows = part.size();
-  const int64_t elements = dst->list_offsets.back(), part_elements = part.list_offsets.back();
   if (rows == 0) {
     *dst = std::move(part);
     return;
   }
-  for (size_t r = 1; r < part.list_offsets.size(); ++r) dst->list_offsets.push_back(part.list_offsets[r] + elements);
   // Validity vectors are empty while everything is present: fill in the side that had none.
   const auto merge = [](std::vector<uint8_t>* a, int64_t a_size, std::vector<uint8_t>&& b, int64_t b_size) {
     if (a->empty() && b.empty()) return;
@@ -854,6 +1014,18 @@ void append_list(Column* dst, Column&& part) {
     }
   };
   merge(&dst->validity, rows, std::move(part.validity), part_rows);
+  // Each level's offsets index the next level's lists (the values, at the innermost): those counts, taken
+  // before appending, shift them.
+  int64_t elements = dst->list_offsets.back(), part_elements = part.list_offsets.back();
+  append_offsets(&dst->list_offsets, part.list_offsets);
+  for (size_t k = 0; k < dst->inner_lists.size(); ++k) {
+    ListLevel& level = dst->inner_lists[k];
+    ListLevel& part_level = part.inner_lists[k];
+    merge(&level.validity, elements, std::move(part_level.validity), part_elements);
+    elements = level.offsets.back();
+    part_elements = part_level.offsets.back();
+    append_offsets(&level.offsets, part_level.offsets);
+  }
   merge(&dst->element_validity, elements, std::move(part.element_validity), part_elements);
   std::visit(
       [&](auto& v) {
@@ -866,6 +1038,13 @@ void append_list(Column* dst, Column&& part) {
         }
       },
       dst->values);
+}
+
+// A list column's chunk, by the reader for its depth.
+template <class T>
+Column read_list_chunk(ChunkReader& reader, const Leaf& leaf) {
+  if (leaf.max_rep > 1) return reader.read_nested_list<T>();
+  return reader.read_list<T>();
 }
 
 // The row groups to read, in the order asked for (every one when `asked` is empty).
@@ -936,9 +1115,9 @@ Table read_table(const std::string& path, const ReadOptions& options) {
       const Leaf& leaf = f.leaves[leaf_index];
       add(num_rows, value_width(leaf.schema.type) + (leaf.max_def ? 1 : 0));
       if (leaf.max_rep == 0) continue;
-      for (size_t g : groups) {  // level entries: a value and three scratch bytes each (see read_list)
+      for (size_t g : groups) {  // level entries: a value, three scratch bytes, inner lists (see read_list)
         const auto& md = f.md.row_groups[g].columns[leaf.index].meta_data;
-        if (md && md->num_values > 0) add(md->num_values, value_width(leaf.schema.type) + 4);
+        if (md && md->num_values > 0) add(md->num_values, value_width(leaf.schema.type) + 4 + 9 * (leaf.max_rep - 1));
       }
     }
   }
@@ -996,13 +1175,13 @@ Table read_table(const std::string& path, const ReadOptions& options) {
       if (leaf.max_rep > 0) {
         Column& part = parts[part_of[c] * num_groups + k];
         switch (leaf.schema.type) {
-          case PhysicalType::kBoolean: part = reader.read_list<uint8_t>(); break;
-          case PhysicalType::kInt32: part = reader.read_list<int32_t>(); break;
-          case PhysicalType::kInt64: part = reader.read_list<int64_t>(); break;
-          case PhysicalType::kFloat: part = reader.read_list<float>(); break;
-          case PhysicalType::kDouble: part = reader.read_list<double>(); break;
+          case PhysicalType::kBoolean: part = read_list_chunk<uint8_t>(reader, leaf); break;
+          case PhysicalType::kInt32: part = read_list_chunk<int32_t>(reader, leaf); break;
+          case PhysicalType::kInt64: part = read_list_chunk<int64_t>(reader, leaf); break;
+          case PhysicalType::kFloat: part = read_list_chunk<float>(reader, leaf); break;
+          case PhysicalType::kDouble: part = read_list_chunk<double>(reader, leaf); break;
           case PhysicalType::kByteArray:
-          case PhysicalType::kFixedLenByteArray: part = reader.read_list<ByteArrays>(); break;
+          case PhysicalType::kFixedLenByteArray: part = read_list_chunk<ByteArrays>(reader, leaf); break;
         }
       } else {
         switch (leaf.schema.type) {

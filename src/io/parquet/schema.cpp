@@ -238,7 +238,7 @@ class SchemaWalker {
       Leaf& leaf = add_leaf(e.name, e.name);
       set_primitive(&leaf, e);
       if (rep == fmt::repetition::kRepeated) {  // a bare repeated primitive: a required list of required values
-        mark_list(&leaf, false, false);
+        mark_list(&leaf, {false}, false);
       } else {
         leaf.max_def = rep == fmt::repetition::kOptional ? 1 : 0;
         leaf.schema.nullable = leaf.max_def == 1;
@@ -248,14 +248,21 @@ class SchemaWalker {
     std::string other;
     const char kind = group_kind(e, &other);
     if (kind == 'L' && rep != fmt::repetition::kRepeated) {
-      if (const size_t next = list(i); next != 0) return next;
+      ListShape shape;
+      if (const size_t next = list_levels(i, rep == fmt::repetition::kOptional, &shape, 0); next != 0) {
+        Leaf& leaf = add_leaf(e.name, e.name);
+        set_primitive(&leaf, at(shape.leaf));
+        mark_list(&leaf, shape.list_optional, shape.element_optional);
+        return next;
+      }
+      return unsupported_subtree(i, "", e.name, shape.why, 0);
     }
     if (kind == 'S' && rep != fmt::repetition::kRepeated) return struct_fields(i, "", e.name, 0, 0);
     return unsupported_subtree(i, "", e.name, unsupported_group(e, kind, other), 0);
   }
 
   static std::string unsupported_group(const fmt::SchemaElement& e, char kind, const std::string& other) {
-    if (kind == 'L') return "lists of lists or of structs are not supported";
+    if (kind == 'L') return "repeated LIST groups are not supported";
     if (kind == 'M') return "maps are not supported";
     if (kind == '?') return other + " is not supported";
     return repetition_of(e) == fmt::repetition::kRepeated ? "repeated groups are not supported"
@@ -297,38 +304,85 @@ class SchemaWalker {
     return next;
   }
 
-  // A LIST-annotated group at schema[i] whose elements are primitives: adds its leaf and returns the index
-  // after it, or returns 0 (adding nothing) when the elements are nested.
-  size_t list(size_t i) {
+  // What a LIST group holds, down to its primitive values: one entry per level of lists, outside in.
+  struct ListShape {
+    std::vector<bool> list_optional;  // whether a list at that level may be null
+    bool element_optional = false;
+    size_t leaf = 0;  // the values' SchemaElement
+    std::string why;  // when the lists hold something else: what, as an unsupported feature
+  };
+
+  // The LIST-annotated group at schema[i] (null when `optional`) and, while its elements are lists, the lists
+  // inside it, down to a primitive: adds their levels to *shape and returns the index after the subtree, or
+  // returns 0 with shape->why set when the innermost elements are not primitives (structs, maps).
+  size_t list_levels(size_t i, bool optional, ListShape* shape, int depth) {
+    if (depth > kMaxSchemaDepth) throw InvalidFile("schema nested deeper than " + std::to_string(kMaxSchemaDepth));
     const fmt::SchemaElement& g = at(i);
-    if (g.num_children.value_or(0) != 1) return 0;
+    if (g.num_children.value_or(0) != 1 || repetition_of(at(i + 1)) != fmt::repetition::kRepeated) {
+      shape->why = "LIST groups other than one repeated field are not supported";
+      return 0;
+    }
     const fmt::SchemaElement& r = at(i + 1);
-    if (repetition_of(r) != fmt::repetition::kRepeated) return 0;
-    const bool list_optional = repetition_of(g) == fmt::repetition::kOptional;
+    shape->list_optional.push_back(optional);
     if (!is_group(r)) {  // two-level: the repeated field is the element
-      Leaf& leaf = add_leaf(g.name, g.name);
-      set_primitive(&leaf, r);
-      mark_list(&leaf, list_optional, false);
+      shape->leaf = i + 1;
       return i + 2;
     }
-    // Three-level: repeated group `list` of one `element`. A repeated group named "array" or "<name>_tuple" is
-    // the legacy two-level form whose element is that group, a struct (the spec's backward-compatibility rules).
-    if (r.num_children.value_or(0) != 1 || r.name == "array" || r.name == g.name + "_tuple") return 0;
+    std::string other;
+    // A repeated group named "array" or "<name>_tuple" is the legacy two-level form whose element is that group
+    // (the spec's backward-compatibility rules): read when it is itself a list, whose every list is present
+    // (old_list_structure.parquet), otherwise a struct.
+    if (r.num_children.value_or(0) == 1 && (r.name == "array" || r.name == g.name + "_tuple")) {
+      if (group_kind(r, &other) == 'L') return list_levels(i + 1, false, shape, depth + 1);
+      shape->why = "lists of structs are not supported";
+      return 0;
+    }
+    // Three-level: repeated group `list` of one `element`.
+    if (r.num_children.value_or(0) != 1) {
+      shape->why = "lists of structs are not supported";
+      return 0;
+    }
     const fmt::SchemaElement& el = at(i + 2);
     const int32_t el_rep = repetition_of(el);
-    if (is_group(el) || el_rep == fmt::repetition::kRepeated) return 0;
-    Leaf& leaf = add_leaf(g.name, g.name);
-    set_primitive(&leaf, el);
-    mark_list(&leaf, list_optional, el_rep == fmt::repetition::kOptional);
-    return i + 3;
+    if (!is_group(el) && el_rep != fmt::repetition::kRepeated) {
+      shape->leaf = i + 2;
+      shape->element_optional = el_rep == fmt::repetition::kOptional;
+      return i + 3;
+    }
+    const char kind = is_group(el) ? group_kind(el, &other) : 'R';
+    if (kind == 'L' && el_rep != fmt::repetition::kRepeated) {
+      return list_levels(i + 2, el_rep == fmt::repetition::kOptional, shape, depth + 1);
+    }
+    if (kind == 'M') {
+      shape->why = "lists of maps are not supported";
+    } else if (kind == '?') {
+      shape->why = other + " is not supported";
+    } else if (kind == 'S' && el_rep != fmt::repetition::kRepeated) {
+      shape->why = "lists of structs are not supported";
+    } else {
+      shape->why = "repeated fields inside lists are not supported";
+    }
+    return 0;
   }
 
-  static void mark_list(Leaf* leaf, bool list_optional, bool element_optional) {
-    leaf->max_rep = 1;
-    leaf->list_def = list_optional ? 1 : 0;
-    leaf->max_def = leaf->list_def + 1 + (element_optional ? 1 : 0);
+  // Sets the levels of a list leaf: a list at each level adds one to the definition level when it may be null,
+  // and its repeated field one more (an element, or the next level's list, is there).
+  static void mark_list(Leaf* leaf, const std::vector<bool>& list_optional, bool element_optional) {
+    leaf->max_rep = static_cast<int>(list_optional.size());
+    int def = 0;
+    for (size_t k = 0; k < list_optional.size(); ++k) {
+      def += list_optional[k] ? 1 : 0;
+      if (k == 0) {
+        leaf->list_def = def;
+      } else {
+        leaf->inner_list_defs.push_back(def);
+      }
+      ++def;
+    }
+    leaf->max_def = def + (element_optional ? 1 : 0);
     leaf->schema.is_list = true;
-    leaf->schema.nullable = list_optional;
+    leaf->schema.nullable = list_optional[0];
+    leaf->schema.inner_list_nullable.assign(list_optional.begin() + 1, list_optional.end());
     leaf->schema.element_nullable = element_optional;
     if (leaf->int96 && leaf->unsupported.empty()) leaf->unsupported = "lists of INT96 timestamps are not supported";
   }

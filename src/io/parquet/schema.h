@@ -21,9 +21,10 @@ struct Leaf {
   size_t index = 0;           // position among the leaves, and so in each row group's column chunks
   int32_t physical_type = 0;  // parquet.thrift Type
   int max_def = 0;            // flat: 1 for OPTIONAL, 0 for REQUIRED, more inside optional structs;
-                              // lists: up to 3 (list, repeated, element)
-  int max_rep = 0;            // 0 flat, 1 for a list
+                              // lists: up to 3 (list, repeated, element), two more for each inner list
+  int max_rep = 0;            // 0 flat, 1 for a list, its depth for a list of lists
   int list_def = 0;           // lists: the definition level of a present but empty list (below it: null list)
+  std::vector<int> inner_list_defs;  // lists of lists: list_def of each inner level, outside in
   ColumnSchema schema;
   std::string unsupported;    // why feedline cannot read it; empty when it can
   bool int96 = false;         // INT96 timestamp: decoded as FIXED_LEN_BYTE_ARRAY(12), then made INT64 micros
@@ -33,10 +34,11 @@ struct Leaf {
 ColumnSchema output_schema(const Leaf& leaf);
 
 // Every leaf of the schema, in column-chunk order. Top-level primitives, the primitive fields of structs (as
-// flat columns named by their dotted path) and lists of primitives (LIST in its three-level form and the legacy
-// two-level forms, and bare repeated primitives) are read; the leaves of other nested fields (maps, lists of
-// lists or of structs, lists inside structs) and of types outside our scope come back with `unsupported` set,
-// naming the feature, so that projection can skip them. Throws InvalidFile for a malformed schema.
+// flat columns named by their dotted path) and lists of primitives or of lists of them, at any depth (LIST in
+// its three-level form and the legacy two-level forms, and bare repeated primitives) are read; the leaves of
+// other nested fields (maps, lists of structs or maps, lists inside structs) and of types outside our scope
+// come back with `unsupported` set, naming the feature, so that projection can skip them. Throws InvalidFile
+// for a malformed schema.
 std::vector<Leaf> schema_leaves(const format::FileMetaData& md);
 
 // Whether the deprecated min/max statistics (signed comparison) mean what min_value/max_value would.

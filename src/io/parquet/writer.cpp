@@ -500,6 +500,10 @@ EncodedChunk encode_chunk(const Column& col, int64_t r0, int64_t r1, const Write
 // before anything reads them.
 void validate_list(const Column& col, int64_t rows) {
   const std::string where = column_where(col);
+  if (col.schema.list_depth() > 1 || !col.inner_lists.empty()) {
+    throw InvalidArgument(where + " is a list of lists (" + std::to_string(col.schema.list_depth()) +
+                          " levels): writing lists of lists is not supported, only lists of values");
+  }
   const std::vector<int64_t>& offsets = col.list_offsets;
   if (static_cast<int64_t>(offsets.size()) != rows + 1) {
     throw InvalidArgument(where + ": list_offsets holds " + std::to_string(offsets.size()) + " entries for " +
