@@ -468,6 +468,26 @@ Column nested_list_column(const std::string& name, PhysicalType type,
   return c;
 }
 
+TEST(ListTensors, ImagesAsListsOfRowsDecodeLikeThePixelColumns) {
+  // small_image_table's three 2x2 images, each as a list of its two rows of pixels (list<list<INT64>>).
+  const Table pixels = small_image_table();
+  std::vector<std::vector<std::vector<int64_t>>> images;
+  for (int64_t r = 0; r < pixels.num_rows; ++r) {
+    std::vector<std::vector<int64_t>> rows(2);
+    for (int p = 0; p < 4; ++p) {
+      rows[static_cast<size_t>(p / 2)].push_back(static_cast<int64_t>(pixels.columns[1 + p].value_as_double(r)));
+    }
+    images.push_back(rows);
+  }
+  Table nested;
+  nested.num_rows = pixels.num_rows;
+  nested.columns = {pixels.columns[0], nested_list_column<int64_t>("image", PhysicalType::kInt64, images)};
+  const ImageTensors want = decode_image_table(pixels, small_layout());
+  const ImageTensors got = decode_image_table(nested, small_layout());
+  EXPECT_TRUE(torch::equal(want.images, got.images));
+  EXPECT_TRUE(torch::equal(want.labels, got.labels));
+}
+
 TEST(ListTensors, RegularListsOfListsMakeOneTensor) {
   // Two boxes of four coordinates a row: [rows, 2, 4].
   const Column boxes = nested_list_column<float>("boxes", PhysicalType::kFloat,
