@@ -268,6 +268,14 @@ class ChunkReader {
   void append_list_values(int32_t encoding, const uint8_t* p, const uint8_t* end, const uint8_t* slot_valid,
                           int64_t first_slot, int64_t page_slots, Column* col);
 
+  // A list page's repetition and definition levels, one byte an entry in scratch, beside room for a byte an entry
+  // (slot_valid) for the page's walk; `values`: where the page's values begin (after a v1 page's levels).
+  struct ListPageLevels {
+    uint8_t *rep, *def, *slot_valid;
+    const uint8_t* values;
+  };
+  ListPageLevels read_list_levels(const PageData& page, const uint8_t* body, size_t size);
+
   // Checks the chunk's metadata against the schema and reads its bytes from the file. Returns the number of
   // level entries (values, nulls included) the footer declares; 0 for an empty chunk.
   int64_t load();
@@ -488,6 +496,22 @@ int64_t ChunkReader::read(Out out, uint8_t* validity) {
   return nulls;
 }
 
+ChunkReader::ListPageLevels ChunkReader::read_list_levels(const PageData& page, const uint8_t* body, size_t size) {
+  const int64_t n = page.num_values;
+  std::vector<uint8_t>& levels = scratch().levels;
+  if (levels.size() < static_cast<size_t>(3 * n)) levels.resize(static_cast<size_t>(3 * n));
+  ListPageLevels out{levels.data(), levels.data() + n, levels.data() + 2 * n, body};
+  if (page.v2) {
+    read_levels_v2(page.v2_rep_levels, page.v2_rep_size, n, leaf_.max_rep, out.rep);
+    read_levels_v2(page.v2_def_levels, page.v2_def_size, n, leaf_.max_def, out.def);
+  } else {
+    const uint8_t* end = body + size;
+    read_levels(page.repetition_level_encoding, out.values, end, n, leaf_.max_rep, out.rep);
+    read_levels(page.definition_level_encoding, out.values, end, n, leaf_.max_def, out.def);
+  }
+  return out;
+}
+
 template <class T>
 Column ChunkReader::read_list() {
   const int64_t entries = load();
@@ -516,20 +540,12 @@ Column ChunkReader::read_list() {
   // reaches max_def.
   walk_pages<T>(entries, [&](const PageData& page, const uint8_t* body, size_t size) {
     const int64_t n = page.num_values;
-    std::vector<uint8_t>& levels = scratch().levels;
-    if (levels.size() < static_cast<size_t>(3 * n)) levels.resize(static_cast<size_t>(3 * n));
-    uint8_t* rep = levels.data();
-    uint8_t* def = rep + n;
-    uint8_t* slot_valid = def + n;
-    const uint8_t* p = body;
+    const ListPageLevels levels = read_list_levels(page, body, size);
+    uint8_t* rep = levels.rep;
+    uint8_t* def = levels.def;
+    uint8_t* slot_valid = levels.slot_valid;
+    const uint8_t* p = levels.values;
     const uint8_t* end = body + size;
-    if (page.v2) {
-      read_levels_v2(page.v2_rep_levels, page.v2_rep_size, n, leaf_.max_rep, rep);
-      read_levels_v2(page.v2_def_levels, page.v2_def_size, n, max_def, def);
-    } else {
-      read_levels(page.repetition_level_encoding, p, end, n, leaf_.max_rep, rep);
-      read_levels(page.definition_level_encoding, p, end, n, max_def, def);
-    }
     // A repetition level of 1 continues the current row's list, which must have begun with an element.
     // Anything malformed is only noted in the passes below, and found again for its message afterwards.
     const int64_t first_slot = slots, first_row = row;
@@ -678,20 +694,12 @@ Column ChunkReader::read_nested_list() {
   };
   walk_pages<T>(entries, [&](const PageData& page, const uint8_t* body, size_t size) {
     const int64_t n = page.num_values;
-    std::vector<uint8_t>& levels = scratch().levels;
-    if (levels.size() < static_cast<size_t>(3 * n)) levels.resize(static_cast<size_t>(3 * n));
-    uint8_t* rep = levels.data();
-    uint8_t* def = rep + n;
-    uint8_t* slot_valid = def + n;
-    const uint8_t* p = body;
+    const ListPageLevels levels = read_list_levels(page, body, size);
+    const uint8_t* rep = levels.rep;
+    const uint8_t* def = levels.def;
+    uint8_t* slot_valid = levels.slot_valid;
+    const uint8_t* p = levels.values;
     const uint8_t* end = body + size;
-    if (page.v2) {
-      read_levels_v2(page.v2_rep_levels, page.v2_rep_size, n, depth, rep);
-      read_levels_v2(page.v2_def_levels, page.v2_def_size, n, max_def, def);
-    } else {
-      read_levels(page.repetition_level_encoding, p, end, n, depth, rep);
-      read_levels(page.definition_level_encoding, p, end, n, max_def, def);
-    }
     const int64_t first_slot = slots, first_row = row;
     // Repetition level r > 0 adds an element to the current list at level r - 1, which must hold one already;
     // r = 0 begins a row. The new element is a list at level r (or a value slot when r = depth), which holds a
