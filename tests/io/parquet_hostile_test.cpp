@@ -354,23 +354,46 @@ TEST(ParquetHostile, HandMadeMetadata) {
   expect_throw_with<Unsupported>(path, "PARExxxxxxxxxxxxPARE", "encrypted");
 }
 
-// A one-column file whose column is `optional group l (LIST) { repeated group list { <rep> int32 element } }`
-// with one data page v1 of the given levels and PLAIN values.
-std::string list_file(int64_t rows, const std::vector<uint8_t>& rep, const std::vector<uint8_t>& def,
-                      const std::vector<int32_t>& values, bool element_optional) {
-  const int max_def = element_optional ? 3 : 2;
+// A one-column file of `schema` (its root first) whose INT32 leaf at `path` has one data page v1: these
+// repetition and definition levels (RLE, length-prefixed) and PLAIN values.
+std::string int32_leaf_file(int64_t rows, std::vector<fmt::SchemaElement> schema, std::vector<std::string> path,
+                            const std::vector<uint8_t>& rep, int max_rep, const std::vector<uint8_t>& def, int max_def,
+                            const std::vector<int32_t>& values) {
   auto levels = [](const std::vector<uint8_t>& v, int max_level) {
     std::string encoded;
     rle_encode(v.data(), v.size(), bit_width_for(static_cast<uint64_t>(max_level)), &encoded);
     const auto len = static_cast<uint32_t>(encoded.size());
     return std::string(reinterpret_cast<const char*>(&len), 4) + encoded;
   };
-  const std::string data = levels(rep, 1) + levels(def, max_def) +
+  const std::string data = levels(rep, max_rep) + levels(def, max_def) +
                            std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4);
-  const std::string body = page(data_page_header(static_cast<int32_t>(rep.size()), static_cast<int32_t>(data.size())), data);
+  const auto n = static_cast<int32_t>(rep.size());
+  const std::string body = page(data_page_header(n, static_cast<int32_t>(data.size())), data);
   fmt::FileMetaData md;
   md.version = 1;
   md.num_rows = rows;
+  md.schema = std::move(schema);
+  fmt::ColumnMetaData cm;
+  cm.type = fmt::type::kInt32;
+  cm.encodings = {fmt::encoding::kPlain, fmt::encoding::kRle};
+  cm.path_in_schema = std::move(path);
+  cm.codec = fmt::codec::kUncompressed;
+  cm.num_values = n;
+  cm.data_page_offset = 4;
+  cm.total_compressed_size = static_cast<int64_t>(body.size());
+  fmt::ColumnChunk cc;
+  cc.meta_data = cm;
+  fmt::RowGroup rg;
+  rg.num_rows = rows;
+  rg.columns = {cc};
+  md.row_groups = {rg};
+  return make_file(md, body);
+}
+
+// A one-column file whose column is `optional group l (LIST) { repeated group list { <rep> int32 element } }`
+// with one data page v1 of the given levels and PLAIN values.
+std::string list_file(int64_t rows, const std::vector<uint8_t>& rep, const std::vector<uint8_t>& def,
+                      const std::vector<int32_t>& values, bool element_optional) {
   fmt::SchemaElement root, group, list, element;
   root.name = "schema";
   root.num_children = 1;
@@ -384,22 +407,8 @@ std::string list_file(int64_t rows, const std::vector<uint8_t>& rep, const std::
   element.name = "element";
   element.type = fmt::type::kInt32;
   element.repetition_type = element_optional ? fmt::repetition::kOptional : fmt::repetition::kRequired;
-  md.schema = {root, group, list, element};
-  fmt::ColumnMetaData cm;
-  cm.type = fmt::type::kInt32;
-  cm.encodings = {fmt::encoding::kPlain, fmt::encoding::kRle};
-  cm.path_in_schema = {"l", "list", "element"};
-  cm.codec = fmt::codec::kUncompressed;
-  cm.num_values = static_cast<int64_t>(rep.size());
-  cm.data_page_offset = 4;
-  cm.total_compressed_size = static_cast<int64_t>(body.size());
-  fmt::ColumnChunk cc;
-  cc.meta_data = cm;
-  fmt::RowGroup rg;
-  rg.num_rows = rows;
-  rg.columns = {cc};
-  md.row_groups = {rg};
-  return make_file(md, body);
+  return int32_leaf_file(rows, {root, group, list, element}, {"l", "list", "element"}, rep, 1, def,
+                         element_optional ? 3 : 2, values);
 }
 
 TEST(ParquetHostile, ListLevels) {
@@ -433,23 +442,10 @@ TEST(ParquetHostile, ListLevels) {
 // } } } }`: repetition levels up to 2, definition levels up to 5) with one data page v1 of the given levels.
 std::string nested_list_file(int64_t rows, const std::vector<uint8_t>& rep, const std::vector<uint8_t>& def,
                              const std::vector<int32_t>& values) {
-  auto levels = [](const std::vector<uint8_t>& v, int max_level) {
-    std::string encoded;
-    rle_encode(v.data(), v.size(), bit_width_for(static_cast<uint64_t>(max_level)), &encoded);
-    const auto len = static_cast<uint32_t>(encoded.size());
-    return std::string(reinterpret_cast<const char*>(&len), 4) + encoded;
-  };
-  const std::string data = levels(rep, 2) + levels(def, 5) +
-                           std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4);
-  const auto n = static_cast<int32_t>(rep.size());
-  const std::string body = page(data_page_header(n, static_cast<int32_t>(data.size())), data);
-  fmt::FileMetaData md;
-  md.version = 1;
-  md.num_rows = rows;
   fmt::SchemaElement root;
   root.name = "schema";
   root.num_children = 1;
-  md.schema = {root};
+  std::vector<fmt::SchemaElement> schema{root};
   for (const char* name : {"l", "element"}) {
     fmt::SchemaElement group, list;
     group.name = name;
@@ -459,29 +455,15 @@ std::string nested_list_file(int64_t rows, const std::vector<uint8_t>& rep, cons
     list.name = "list";
     list.repetition_type = fmt::repetition::kRepeated;
     list.num_children = 1;
-    md.schema.push_back(group);
-    md.schema.push_back(list);
+    schema.push_back(group);
+    schema.push_back(list);
   }
   fmt::SchemaElement element;
   element.name = "element";
   element.type = fmt::type::kInt32;
   element.repetition_type = fmt::repetition::kOptional;
-  md.schema.push_back(element);
-  fmt::ColumnMetaData cm;
-  cm.type = fmt::type::kInt32;
-  cm.encodings = {fmt::encoding::kPlain, fmt::encoding::kRle};
-  cm.path_in_schema = {"l", "list", "element", "list", "element"};
-  cm.codec = fmt::codec::kUncompressed;
-  cm.num_values = n;
-  cm.data_page_offset = 4;
-  cm.total_compressed_size = static_cast<int64_t>(body.size());
-  fmt::ColumnChunk cc;
-  cc.meta_data = cm;
-  fmt::RowGroup rg;
-  rg.num_rows = rows;
-  rg.columns = {cc};
-  md.row_groups = {rg};
-  return make_file(md, body);
+  schema.push_back(element);
+  return int32_leaf_file(rows, schema, {"l", "list", "element", "list", "element"}, rep, 2, def, 5, values);
 }
 
 TEST(ParquetHostile, NestedListLevels) {
