@@ -262,7 +262,8 @@ int run_train(const TrainArgs& args) {
   torch::manual_seed(args.seed);
   SimpleCNN model(
       SimpleCNNOptions().channels(shape.channels).height(shape.height).width(shape.width).classes(classes));
-  fmt::print("SimpleCNN: {} parameters; {}x{}x{} images, {} classes; device {}; {} threads; batch {}, {} workers{}{}{}\n",
+  fmt::print("SimpleCNN: {} parameters; {}x{}x{} images, {} classes; device {}; {} threads; batch {}, "
+             "{} workers{}{}{}\n",
              parameter_count(*model), shape.channels, shape.height, shape.width, classes, device.str(), args.threads,
              args.batch_size, args.num_workers,
              args.persistent_workers ? ", persistent" : "", train_loader.pin_memory_active() ? ", pinned" : "",
@@ -309,12 +310,14 @@ int run_train(const TrainArgs& args) {
   fmt::print("Total Test Time: {:.2f}s\n", test_total);
   fmt::print("Test Accuracy: {:.2f}%\n", 100.0 * results.back().test_accuracy);
   if (const auto* stream = dynamic_cast<const ParquetStreamDataset*>(train_set.get())) {
-    fmt::print("Streamed: {} row group reads of the train file's {} row groups, over {} epochs\n",
-               stream->row_group_reads(), stream->shuffle_blocks().size(), args.epochs);
+    fmt::print("Streamed: {} row group reads of the train file's {} row groups, over {} epoch{}\n",
+               stream->row_group_reads(), stream->shuffle_blocks().size(), args.epochs, args.epochs == 1 ? "" : "s");
   }
   if (!args.save.empty()) {
     save_module(*model, args.save);
-    fmt::print("Saved the trained model to {} (torch::load(model, path) reads it)\n", args.save);
+    fmt::print("Saved the trained model to {} (feedline::load_module reads it into a SimpleCNN of the same options: "
+               "{}x{}x{} images, {} classes)\n",
+               args.save, shape.channels, shape.height, shape.width, classes);
   }
   return 0;
 }
