@@ -2,8 +2,9 @@
 //
 // Batch k of epoch e always holds the indices perm_e[k*B, (k+1)*B), where perm_e is a permutation drawn from
 // (seed, e) by feedline's own generator (or 0..N-1 without shuffle); for a dataset with shuffle blocks, a
-// permutation of the blocks with each block's samples shuffled in place (see Dataset::shuffle_blocks()). Batches come back in that order for any
-// num_workers, so the same seed gives the same batches whatever the worker count.
+// permutation of the blocks with each block's samples shuffled in place (see Dataset::shuffle_blocks()).
+// Batches come back in that order for any num_workers, so the same seed gives the same batches whatever the
+// worker count.
 //
 // Thread-safety: one consumer thread drives a Loader and its Epoch; the workers are internal. An Epoch may
 // outlive its Loader safely (it shares the dataset and the workers it uses).

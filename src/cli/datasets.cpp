@@ -79,7 +79,8 @@ ImageShape parse_image_shape(const std::string& text) {
     const bool digits = !part.empty() && part.size() <= 6 &&
                         part.find_first_not_of("0123456789") == std::string::npos;
     if (!digits || std::stoll(part) < 1) {
-      throw InvalidArgument("--image-shape '" + text + "': expected CxHxW, three whole numbers of at least 1 (e.g. 3x32x32)");
+      throw InvalidArgument("--image-shape '" + text +
+                            "': expected CxHxW, three whole numbers of at least 1 (e.g. 3x32x32)");
     }
     *dims[i] = std::stoll(part);
     start = end + 1;
@@ -122,7 +123,8 @@ int64_t max_label(const Table& table, const std::string& label_column, const std
   }
 }
 
-int64_t class_count(int64_t requested, int64_t fallback, const std::vector<std::pair<std::string, int64_t>>& max_labels) {
+int64_t class_count(int64_t requested, int64_t fallback,
+                    const std::vector<std::pair<std::string, int64_t>>& max_labels) {
   int64_t classes = requested > 0 ? requested : fallback;
   if (classes <= 0) {
     classes = 2;

@@ -77,7 +77,8 @@ int64_t max_label(const Table& table, const std::string& label_column, const std
 
 // SimpleCNN's class count: `requested` when above 0, else `fallback` when above 0, else the largest label + 1 (at
 // least 2). InvalidArgument naming the file whose largest label (`max_labels`: path, label) is beyond it.
-int64_t class_count(int64_t requested, int64_t fallback, const std::vector<std::pair<std::string, int64_t>>& max_labels);
+int64_t class_count(int64_t requested, int64_t fallback,
+                    const std::vector<std::pair<std::string, int64_t>>& max_labels);
 
 struct ImageFile {
   std::shared_ptr<const Dataset> dataset;

@@ -200,7 +200,8 @@ class Lab {
   // One split of a source, its first `limit` rows (0: all), with the datasets made from it.
   DatasetCache load(const Source& source, const std::string& split, int64_t limit) const {
     const std::string& path = split == "train" ? source.train_path : source.test_path;
-    auto table = std::make_shared<const Table>(load_image_table(path, source.columns, source.shape, limit, args_.threads));
+    auto table =
+        std::make_shared<const Table>(load_image_table(path, source.columns, source.shape, limit, args_.threads));
     return DatasetCache(std::move(table), image_layout(source.columns, source.shape), device_);
   }
 
@@ -720,7 +721,8 @@ int Lab::run() {
   flush();
 
   if (!args_.skip_storage && !args_.train_file.empty()) {
-    fmt::print("\n(No storage table for --data: it compares the experiment's datasets with their packaged IDX files.)\n");
+    fmt::print("\n(No storage table for --data: it compares the experiment's datasets with their packaged IDX "
+               "files.)\n");
   } else if (!args_.skip_storage) {
     storage();
   }

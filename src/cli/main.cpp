@@ -360,8 +360,9 @@ int run(int argc, char** argv) {
   test_data_opt->needs(data_opt);
   train->add_option("--label-column", tr.columns.label, "The label column")->capture_default_str();
   auto* features_opt = train->add_option("--feature-columns", tr.columns.features,
-                                         "Feature columns, C*H*W of them (784) in file order: names or globs with * and ?, "
-                                         "comma-separated (default: pixel*, or the image column when the file has one)")
+                                         "Feature columns, C*H*W of them (784) in file order: names or globs with * "
+                                         "and ?, comma-separated (default: pixel*, or the image column when the file "
+                                         "has one)")
                            ->delimiter(',');
   train->add_option("--columns", tr.columns.only, "Read only these columns (comma-separated names)")->delimiter(',');
   train->add_option("--row-groups", tr.columns.row_groups,

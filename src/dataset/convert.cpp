@@ -85,7 +85,9 @@ struct Convert<float> {  // the columns' shared FLOAT type
 template <>
 struct Convert<int64_t> {  // INT64, shared (the stored bits) or widened from INT32
   static int64_t from(const Column& c, int64_t row) {
-    if (c.schema.type == PhysicalType::kInt64 && !is_unsigned(c.schema)) return c.as<int64_t>()[static_cast<size_t>(row)];
+    if (c.schema.type == PhysicalType::kInt64 && !is_unsigned(c.schema)) {
+      return c.as<int64_t>()[static_cast<size_t>(row)];
+    }
     const Int128 v = integer_at(c, row);
     if (v > std::numeric_limits<int64_t>::max()) {
       throw InvalidArgument(where(c) + " row " + std::to_string(row) + " holds " + to_string(v) +
@@ -133,7 +135,8 @@ ColumnSchema element_schema(const std::vector<const Column*>& columns) {
   const bool same = std::all_of(columns.begin(), columns.end(), [&](const Column* c) {
     return c->schema.type == first.type && c->schema.int_annotation == first.int_annotation;
   });
-  const bool integers = std::all_of(columns.begin(), columns.end(), [](const Column* c) { return is_integer(c->schema); });
+  const bool integers =
+      std::all_of(columns.begin(), columns.end(), [](const Column* c) { return is_integer(c->schema); });
   if (same) {
     s.type = first.type;
     s.int_annotation = first.int_annotation;
@@ -151,10 +154,13 @@ void check_packable(const Column& c, int64_t rows) {
   if (s.is_list) throw InvalidArgument(where(c) + " is a list; only columns of single numbers can be packed");
   if (!number || s.logical.kind != LogicalKind::kNone) {
     throw InvalidArgument(where(c) + " is not a plain number (" + std::string(to_string(s.type)) +
-                          (s.logical.kind != LogicalKind::kNone ? " with a logical type" : "") + "); it cannot be packed");
+                          (s.logical.kind != LogicalKind::kNone ? " with a logical type" : "") +
+                          "); it cannot be packed");
   }
   for (int64_t r = 0; r < rows; ++r) {
-    if (c.is_null(r)) throw InvalidArgument(where(c) + " row " + std::to_string(r) + " is null; packed columns hold no nulls");
+    if (c.is_null(r)) {
+      throw InvalidArgument(where(c) + " row " + std::to_string(r) + " is null; packed columns hold no nulls");
+    }
   }
 }
 

@@ -357,7 +357,8 @@ torch::Tensor label_tensor(const Column& column) {
     const double v = column.value_as_double(r);
     // Below 2^62: a class number, and exact in a double.
     if (!(v >= 0 && v < 0x1p62) || v != std::floor(v)) {
-      throw InvalidArgument(fmt::format("{} row {} holds {}, not a class number (a whole number, 0 or more)", where, r, v));
+      throw InvalidArgument(
+          fmt::format("{} row {} holds {}, not a class number (a whole number, 0 or more)", where, r, v));
     }
     out[r] = static_cast<int64_t>(v);
   }

@@ -108,7 +108,8 @@ Example ParquetStreamDataset::get_batch(const std::vector<int64_t>& indices) con
       throw InvalidArgument("index " + std::to_string(index) + " out of range for a dataset of " +
                             std::to_string(size_) + " samples");
     }
-    const auto group = static_cast<int64_t>(std::upper_bound(starts_.begin(), starts_.end(), index) - starts_.begin()) - 1;
+    const auto group =
+        static_cast<int64_t>(std::upper_bound(starts_.begin(), starts_.end(), index) - starts_.begin()) - 1;
     if (group != current_group) {  // a shuffled batch touches one or two row groups
       current = block(group);
       current_group = group;

@@ -51,7 +51,8 @@ void load_module(torch::nn::Module& module, const std::string& path, const torch
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i].second.sizes() != before[i].sizes()) {
       std::ostringstream why;
-      why << tensors[i].first << " is " << tensors[i].second.sizes() << " in the file, " << before[i].sizes() << " here";
+      why << tensors[i].first << " is " << tensors[i].second.sizes() << " in the file, " << before[i].sizes()
+          << " here";
       restore();
       throw InvalidFile(path + ": not a saved model of this layout (" + why.str() + ")");
     }
