@@ -21,6 +21,17 @@ enum class FileFormat { kParquet, kCsv };
 // Throws InvalidArgument naming the path for any other extension.
 FileFormat file_format(const std::string& path);
 
+// The columns of a .parquet or .csv file, from its footer or its header line alone (of a CSV file's columns only
+// the names are known before reading). Throws as file_format(), read_table() and read_csv_header() do.
+std::vector<ColumnSchema> file_schema(const std::string& path);
+
+// Reads the columns called `names` (every column when empty), in that order, of a .parquet or .csv file: of a
+// Parquet file only `row_groups` (every one when empty), for which a CSV file is refused (InvalidArgument naming
+// the path); a CSV file's columns that are not all numbers as STRING when `csv_text_columns`
+// (CsvReadOptions::text_columns), else refused. Throws otherwise as read_table() and read_csv() do.
+Table read_file_columns(const std::string& path, const std::vector<std::string>& names, int num_threads,
+                        const std::vector<int64_t>& row_groups = {}, bool csv_text_columns = false);
+
 // Which columns of a file to read as a labelled dataset.
 struct DatasetColumns {
   std::string label_column = "label";

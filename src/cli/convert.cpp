@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "feedline/columns.h"
@@ -81,32 +81,16 @@ void check_output(const ConvertArgs& args) {
 }
 
 Table read_input(const ConvertArgs& args) {
-  const bool parquet = file_format(args.input) == FileFormat::kParquet;
   std::vector<std::string> names;
   if (!args.columns.empty()) {
-    std::vector<ColumnSchema> schema;
-    if (parquet) {
-      schema = parquet::read_file_info(args.input).schema;
-    } else {
-      for (auto& name : read_csv_header(args.input)) schema.push_back(ColumnSchema{std::move(name)});
-    }
+    const std::vector<ColumnSchema> schema = file_schema(args.input);
     try {
       names = match_columns(schema, args.columns);
     } catch (const InvalidArgument& e) {
       throw InvalidArgument(args.input + ": " + e.what());
     }
   }
-  if (parquet) {
-    parquet::ReadOptions options;
-    options.columns = names;
-    options.num_threads = args.threads;
-    return parquet::read_table(args.input, options);
-  }
-  CsvReadOptions options;
-  options.columns = names;
-  options.num_threads = args.threads;
-  options.text_columns = true;
-  return read_csv(args.input, options);
+  return read_file_columns(args.input, names, args.threads, {}, /*csv_text_columns=*/true);
 }
 
 // "pixel1..pixel784 (784 columns)", or the one name.

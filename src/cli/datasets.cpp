@@ -140,10 +140,7 @@ int64_t class_count(int64_t requested, int64_t fallback,
 }
 
 int64_t max_label_in(const std::string& path, const ColumnChoice& choice, int64_t limit, int threads) {
-  const std::vector<std::string> label{choice.label};
-  Table t = file_format(path) == FileFormat::kParquet
-                ? parquet::read_table(path, parquet::ReadOptions{label, choice.row_groups, threads})
-                : read_csv(path, CsvReadOptions{threads, label});
+  Table t = read_file_columns(path, {choice.label}, threads, choice.row_groups);
   if (limit > 0 && limit < t.num_rows) t = head(t, limit);
   return max_label(t, choice.label, path);
 }

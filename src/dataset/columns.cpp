@@ -155,21 +155,32 @@ FileFormat file_format(const std::string& path) {
   throw InvalidArgument(path + ": cannot tell the format from the name (expected a .parquet or .csv file)");
 }
 
-Table read_dataset_table(const std::string& path, const DatasetColumns& columns, int num_threads) {
+std::vector<ColumnSchema> file_schema(const std::string& path) {
+  if (file_format(path) == FileFormat::kParquet) return parquet::read_file_info(path).schema;
+  std::vector<ColumnSchema> schema;
+  for (auto& name : read_csv_header(path)) schema.push_back(ColumnSchema{std::move(name)});
+  return schema;
+}
+
+Table read_file_columns(const std::string& path, const std::vector<std::string>& names, int num_threads,
+                        const std::vector<int64_t>& row_groups, bool csv_text_columns) {
   if (file_format(path) == FileFormat::kParquet) {
     parquet::ReadOptions options;
-    options.columns = choose_columns(path, parquet::read_file_info(path).schema, columns);
-    options.row_groups = columns.row_groups;
+    options.columns = names;
+    options.row_groups = row_groups;
     options.num_threads = num_threads;
     return parquet::read_table(path, options);
   }
-  if (!columns.row_groups.empty()) throw InvalidArgument(path + ": row groups are chosen in Parquet files; CSV has none");
-  std::vector<ColumnSchema> schema;
-  for (auto& name : read_csv_header(path)) schema.push_back(ColumnSchema{std::move(name)});
+  if (!row_groups.empty()) throw InvalidArgument(path + ": row groups are chosen in Parquet files; CSV has none");
   CsvReadOptions options;
   options.num_threads = num_threads;
-  options.columns = choose_columns(path, schema, columns);
+  options.columns = names;
+  options.text_columns = csv_text_columns;
   return read_csv(path, options);
+}
+
+Table read_dataset_table(const std::string& path, const DatasetColumns& columns, int num_threads) {
+  return read_file_columns(path, choose_columns(path, file_schema(path), columns), num_threads, columns.row_groups);
 }
 
 }  // namespace feedline
