@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <memory>
 #include <thread>
 
@@ -183,9 +184,8 @@ class Lab {
   void check_inputs() const;
   Source source(const std::string& flag) const;
   Source user_source() const;
-  std::vector<Source> sources(const std::vector<std::string>& flags) const;
   void storage();
-  void loader_ladder();
+  void loader_ladder(const std::vector<Source>& sources);
   void training_ladder(const Source& source);
   void sweeps(const Source& source);
   TrainResult train_run(const Source& source, const std::string& group, const std::string& pipeline,
@@ -238,13 +238,6 @@ Source Lab::user_source() const {
                 .width(s.shape.width)
                 .classes(class_count(args_.num_classes, 0, labels));
   return s;
-}
-
-std::vector<Source> Lab::sources(const std::vector<std::string>& flags) const {
-  if (!args_.train_file.empty()) return {user_source()};
-  std::vector<Source> out;
-  for (const auto& flag : flags) out.push_back(source(flag));
-  return out;
 }
 
 void Lab::check_inputs() const {
@@ -399,7 +392,7 @@ void Lab::storage() {
 }
 
 // The loader ladder: the pipeline alone, batches delivered to the device, no model.
-void Lab::loader_ladder() {
+void Lab::loader_ladder(const std::vector<Source>& sources) {
   fmt::print("\n== Loader ladder: the pipeline alone (no model), shuffled epochs of each train split: one warm-up, then at "
              "least {} timed and {:g}s ==\n",
              args_.loader_epochs, args_.loader_min_seconds);
@@ -407,7 +400,7 @@ void Lab::loader_ladder() {
              device_.str());
   flush();
   const auto rungs = loader_rungs();
-  for (const Source& source : sources(args_.datasets)) {
+  for (const Source& source : sources) {
     DatasetCache cache = load(source, "train", 0);
     double first = 0;
     for (size_t i = 0; i < rungs.size(); ++i) {
@@ -726,9 +719,18 @@ int Lab::run() {
   } else if (!args_.skip_storage) {
     storage();
   }
-  if (!args_.skip_loader) loader_ladder();
-  const std::vector<Source> trained =
-      args_.skip_training && args_.skip_sweeps ? std::vector<Source>{} : sources(args_.train_datasets);
+  // Your own files are the one source of every table, their labels read once (and only when a table runs).
+  const bool ladders = !args_.skip_loader || !args_.skip_training || !args_.skip_sweeps;
+  const std::optional<Source> user =
+      ladders && !args_.train_file.empty() ? std::optional<Source>(user_source()) : std::nullopt;
+  const auto sources = [&](const std::vector<std::string>& flags) {
+    if (user) return std::vector<Source>{*user};
+    std::vector<Source> out;
+    for (const auto& flag : flags) out.push_back(source(flag));
+    return out;
+  };
+  if (!args_.skip_loader) loader_ladder(sources(args_.datasets));
+  const std::vector<Source> trained = sources(args_.train_datasets);
   if (!args_.skip_training) {
     for (const Source& source : trained) training_ladder(source);
   }
