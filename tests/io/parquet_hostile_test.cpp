@@ -392,22 +392,38 @@ std::string int32_leaf_file(int64_t rows, std::vector<fmt::SchemaElement> schema
 
 // A one-column file whose column is `optional group l (LIST) { repeated group list { <rep> int32 element } }`
 // with one data page v1 of the given levels and PLAIN values.
-std::string list_file(int64_t rows, const std::vector<uint8_t>& rep, const std::vector<uint8_t>& def,
-                      const std::vector<int32_t>& values, bool element_optional) {
-  fmt::SchemaElement root, group, list, element;
-  root.name = "schema";
-  root.num_children = 1;
-  group.name = "l";
+// Appends `optional group <name> (LIST) { repeated group list { ...` to a schema: the two elements of one level.
+void push_list_level(std::vector<fmt::SchemaElement>& schema, const char* name) {
+  fmt::SchemaElement group, list;
+  group.name = name;
   group.repetition_type = fmt::repetition::kOptional;
   group.num_children = 1;
   group.converted_type = fmt::converted::kList;
   list.name = "list";
   list.repetition_type = fmt::repetition::kRepeated;
   list.num_children = 1;
+  schema.push_back(group);
+  schema.push_back(list);
+}
+
+// The root and `levels` nested list levels (`l`, then `element`), above an INT32 `element` leaf.
+std::vector<fmt::SchemaElement> int32_list_schema(int levels, bool element_optional) {
+  fmt::SchemaElement root;
+  root.name = "schema";
+  root.num_children = 1;
+  std::vector<fmt::SchemaElement> schema{root};
+  for (int k = 0; k < levels; ++k) push_list_level(schema, k == 0 ? "l" : "element");
+  fmt::SchemaElement element;
   element.name = "element";
   element.type = fmt::type::kInt32;
   element.repetition_type = element_optional ? fmt::repetition::kOptional : fmt::repetition::kRequired;
-  return int32_leaf_file(rows, {root, group, list, element}, {"l", "list", "element"}, rep, 1, def,
+  schema.push_back(element);
+  return schema;
+}
+
+std::string list_file(int64_t rows, const std::vector<uint8_t>& rep, const std::vector<uint8_t>& def,
+                      const std::vector<int32_t>& values, bool element_optional) {
+  return int32_leaf_file(rows, int32_list_schema(1, element_optional), {"l", "list", "element"}, rep, 1, def,
                          element_optional ? 3 : 2, values);
 }
 
@@ -442,28 +458,8 @@ TEST(ParquetHostile, ListLevels) {
 // } } } }`: repetition levels up to 2, definition levels up to 5) with one data page v1 of the given levels.
 std::string nested_list_file(int64_t rows, const std::vector<uint8_t>& rep, const std::vector<uint8_t>& def,
                              const std::vector<int32_t>& values) {
-  fmt::SchemaElement root;
-  root.name = "schema";
-  root.num_children = 1;
-  std::vector<fmt::SchemaElement> schema{root};
-  for (const char* name : {"l", "element"}) {
-    fmt::SchemaElement group, list;
-    group.name = name;
-    group.repetition_type = fmt::repetition::kOptional;
-    group.num_children = 1;
-    group.converted_type = fmt::converted::kList;
-    list.name = "list";
-    list.repetition_type = fmt::repetition::kRepeated;
-    list.num_children = 1;
-    schema.push_back(group);
-    schema.push_back(list);
-  }
-  fmt::SchemaElement element;
-  element.name = "element";
-  element.type = fmt::type::kInt32;
-  element.repetition_type = fmt::repetition::kOptional;
-  schema.push_back(element);
-  return int32_leaf_file(rows, schema, {"l", "list", "element", "list", "element"}, rep, 2, def, 5, values);
+  return int32_leaf_file(rows, int32_list_schema(2, /*element_optional=*/true),
+                         {"l", "list", "element", "list", "element"}, rep, 2, def, 5, values);
 }
 
 TEST(ParquetHostile, NestedListLevels) {
