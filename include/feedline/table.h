@@ -80,6 +80,7 @@ struct ByteArrays {
     bytes.append(v.data(), v.size());
     offsets.push_back(static_cast<int64_t>(bytes.size()));
   }
+  bool operator==(const ByteArrays& o) const { return offsets == o.offsets && bytes == o.bytes; }
 };
 
 // The variant's alternative follows PhysicalType (see value_index): bool is stored as one uint8_t (0 or 1) per
@@ -169,5 +170,14 @@ struct Table {
 
 // The first min(n, num_rows) rows of `table` (a copy).
 Table head(const Table& table, int64_t n);
+
+// Rows [begin, end) of `table` (a copy; list offsets start again at 0). Throws InvalidArgument for a range
+// outside 0..num_rows.
+Table slice(const Table& table, int64_t begin, int64_t end);
+
+// Appends rows [begin, end) of `src` to `dst`, column by column. A `dst` without columns takes src's schemas;
+// otherwise the columns must match in number, name and type (InvalidArgument naming the column when not).
+// Validity vectors are filled in as needed: dst keeps an empty one while neither side has a null.
+void append_rows(Table& dst, const Table& src, int64_t begin, int64_t end);
 
 }  // namespace feedline

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "feedline/error.h"
 
@@ -138,47 +139,110 @@ size_t Table::column_index(std::string_view name) const {
   throw InvalidArgument("no column named '" + std::string(name) + "'");
 }
 
+namespace {
+
+// Appends entries [begin, end) of `src` (one byte per entry, or empty: all 1) to `dst`, which holds `dst_size`
+// entries, or none when it is empty and every one of them is 1. `dst` stays empty while it has no 0 (no null),
+// as Column asks.
+void append_validity(std::vector<uint8_t>& dst, int64_t dst_size, const std::vector<uint8_t>& src, int64_t begin,
+                     int64_t end) {
+  if (dst.empty() && (src.empty() || std::find(src.begin() + begin, src.begin() + end, 0) == src.begin() + end)) {
+    return;
+  }
+  if (dst.empty()) dst.assign(static_cast<size_t>(dst_size), 1);
+  if (src.empty()) {
+    dst.insert(dst.end(), static_cast<size_t>(end - begin), 1);
+  } else {
+    dst.insert(dst.end(), src.begin() + begin, src.begin() + end);
+  }
+}
+
+// Appends offsets for entries [begin, end) of `src` to `dst`, shifted so that they continue dst's last one.
+void append_offsets(std::vector<int64_t>& dst, const std::vector<int64_t>& src, int64_t begin, int64_t end) {
+  const int64_t shift = dst.back() - src[static_cast<size_t>(begin)];
+  for (int64_t i = begin + 1; i <= end; ++i) dst.push_back(src[static_cast<size_t>(i)] + shift);
+}
+
+bool same_type(const ColumnSchema& a, const ColumnSchema& b) {
+  return a.type == b.type && a.type_length == b.type_length && a.int_annotation == b.int_annotation &&
+         a.is_string == b.is_string && a.logical == b.logical && a.is_list == b.is_list &&
+         a.inner_list_nullable.size() == b.inner_list_nullable.size();
+}
+
+void append_column(Column& dst, const Column& src, int64_t begin, int64_t end) {
+  const int64_t dst_rows = dst.size();
+  // element_validity is one byte per value (see Column).
+  const int64_t dst_values = !dst.schema.is_list        ? dst_rows
+                             : dst.inner_lists.empty() ? dst.list_offsets.back()
+                                                       : dst.inner_lists.back().offsets.back();
+  append_validity(dst.validity, dst_rows, src.validity, begin, end);
+  // The range of entries at each level of lists, down to the values.
+  int64_t v0 = begin, v1 = end;
+  if (src.schema.is_list) {
+    append_offsets(dst.list_offsets, src.list_offsets, begin, end);
+    v0 = src.list_offsets[static_cast<size_t>(begin)];
+    v1 = src.list_offsets[static_cast<size_t>(end)];
+    for (size_t k = 0; k < src.inner_lists.size(); ++k) {
+      ListLevel& to = dst.inner_lists[k];
+      const ListLevel& from = src.inner_lists[k];
+      append_validity(to.validity, to.size(), from.validity, v0, v1);
+      append_offsets(to.offsets, from.offsets, v0, v1);
+      v0 = from.offsets[static_cast<size_t>(v0)];
+      v1 = from.offsets[static_cast<size_t>(v1)];
+    }
+    append_validity(dst.element_validity, dst_values, src.element_validity, v0, v1);
+  }
+  std::visit(
+      [&](auto& to) {
+        using V = std::decay_t<decltype(to)>;
+        const V& from = std::get<V>(src.values);
+        if constexpr (std::is_same_v<V, ByteArrays>) {
+          const auto b = static_cast<size_t>(from.offsets[static_cast<size_t>(v0)]);
+          const auto e = static_cast<size_t>(from.offsets[static_cast<size_t>(v1)]);
+          append_offsets(to.offsets, from.offsets, v0, v1);
+          to.bytes.append(from.bytes, b, e - b);
+        } else {
+          to.insert(to.end(), from.begin() + v0, from.begin() + v1);
+        }
+      },
+      dst.values);
+}
+
+}  // namespace
+
+void append_rows(Table& dst, const Table& src, int64_t begin, int64_t end) {
+  if (begin < 0 || end < begin || end > src.num_rows) {
+    throw InvalidArgument("rows " + std::to_string(begin) + " to " + std::to_string(end) + " of a table of " +
+                          std::to_string(src.num_rows) + " rows");
+  }
+  if (dst.columns.empty() && dst.num_rows == 0) {
+    for (const Column& c : src.columns) dst.columns.push_back(make_column(c.schema));
+  }
+  if (dst.columns.size() != src.columns.size()) {
+    throw InvalidArgument("appending a table of " + std::to_string(src.columns.size()) + " columns to one of " +
+                          std::to_string(dst.columns.size()));
+  }
+  for (size_t c = 0; c < src.columns.size(); ++c) {
+    const ColumnSchema &to = dst.columns[c].schema, &from = src.columns[c].schema;
+    if (to.name != from.name || !same_type(to, from)) {
+      throw InvalidArgument("appending column '" + from.name + "' (" + to_string(from.type) + ") to column '" +
+                            to.name + "' (" + to_string(to.type) + "): they differ");
+    }
+  }
+  for (size_t c = 0; c < src.columns.size(); ++c) append_column(dst.columns[c], src.columns[c], begin, end);
+  dst.num_rows += end - begin;
+}
+
+Table slice(const Table& table, int64_t begin, int64_t end) {
+  Table out;
+  for (const Column& c : table.columns) out.columns.push_back(make_column(c.schema));
+  append_rows(out, table, begin, end);
+  return out;
+}
+
 Table head(const Table& table, int64_t n) {
   if (n < 0) throw InvalidArgument("head: negative row count");
-  Table out;
-  out.num_rows = std::min(n, table.num_rows);
-  const auto rows = static_cast<size_t>(out.num_rows);
-  for (const Column& c : table.columns) {
-    Column copy = make_column(c.schema);
-    // For a list column, the first `rows` lists' elements; for a list of lists, the lists they hold at each
-    // level, down to the values.
-    size_t values = c.schema.is_list ? static_cast<size_t>(c.list_offsets[rows]) : rows;
-    for (size_t k = 0; k < c.inner_lists.size(); ++k) {
-      const ListLevel& level = c.inner_lists[k];
-      const auto lists = static_cast<std::ptrdiff_t>(values);
-      copy.inner_lists[k].offsets.assign(level.offsets.begin(), level.offsets.begin() + lists + 1);
-      if (!level.validity.empty()) {
-        copy.inner_lists[k].validity.assign(level.validity.begin(), level.validity.begin() + lists);
-      }
-      values = static_cast<size_t>(level.offsets[values]);
-    }
-    std::visit(
-        [&](auto& dst) {
-          using V = std::decay_t<decltype(dst)>;
-          const V& src = std::get<V>(c.values);
-          if constexpr (std::is_same_v<V, ByteArrays>) {
-            for (size_t r = 0; r < values; ++r) dst.push_back(src.at(static_cast<int64_t>(r)));
-          } else {
-            dst.assign(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(values));
-          }
-        },
-        copy.values);
-    if (!c.validity.empty()) copy.validity.assign(c.validity.begin(), c.validity.begin() + static_cast<std::ptrdiff_t>(rows));
-    if (c.schema.is_list) {
-      copy.list_offsets.assign(c.list_offsets.begin(), c.list_offsets.begin() + static_cast<std::ptrdiff_t>(rows) + 1);
-      if (!c.element_validity.empty()) {
-        copy.element_validity.assign(c.element_validity.begin(),
-                                     c.element_validity.begin() + static_cast<std::ptrdiff_t>(values));
-      }
-    }
-    out.columns.push_back(std::move(copy));
-  }
-  return out;
+  return slice(table, 0, std::min(n, table.num_rows));
 }
 
 }  // namespace feedline
