@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,37 @@ struct WriteOptions {
 // Writes `table` to `path` (through a temporary file and a rename). Throws InvalidArgument for tables it
 // cannot represent, IoError when the disk refuses.
 void write_table(const std::string& path, const Table& table, const WriteOptions& options = {});
+
+// Writes a file a table at a time, for data larger than memory: what write_table() writes when the tables are
+// its table cut into pieces. Rows are written in row groups of options.row_group_rows (the last one, written
+// by close(), may be shorter); rows short of a row group wait in memory, copied, until the next write() or
+// close(). Nothing appears at `path` before close() succeeds; a writer destroyed without it (an exception on
+// the way) removes its temporary file. Not thread-safe: one thread writes (each row group is encoded on
+// options.num_threads threads).
+class FileWriter {
+ public:
+  // Creates the temporary file beside `path`. Throws InvalidArgument (naming the path) for a schema or options
+  // that write_table() would refuse, IoError when the file cannot be created.
+  FileWriter(std::string path, std::vector<ColumnSchema> schema, WriteOptions options = {});
+  ~FileWriter();
+  FileWriter(FileWriter&&) noexcept;
+  FileWriter& operator=(FileWriter&&) noexcept;
+
+  // Appends the table's rows. Its columns must be the writer's schema, in order: the same names, types,
+  // annotations and nullability (InvalidArgument naming the path and the column otherwise, and for values
+  // write_table() would refuse; nothing of a refused table is written).
+  void write(const Table& table);
+  // Writes the rows still waiting, the footer, and renames the file onto `path`. Call it once.
+  void close();
+
+  const std::string& path() const;
+  const std::vector<ColumnSchema>& schema() const;
+  int64_t num_rows() const;  // rows given to write() so far
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 struct ReadOptions {
   std::vector<std::string> columns;   // empty: every column

@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <set>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <zstd.h>
@@ -643,33 +645,41 @@ void validate(const Table& table, const WriteOptions& options) {
   }
 }
 
+// A column of the table handed to FileWriter::write() must be the writer's column: the same name, type,
+// annotations and nullability, so that one footer describes every row group.
+void check_same_schema(const std::string& path, const ColumnSchema& want, const ColumnSchema& got) {
+  const std::string where = path + ": column '" + want.name + "'";
+  if (got.name != want.name) throw InvalidArgument(where + ": the table has column '" + got.name + "' in its place");
+  const bool same = got.type == want.type && got.type_length == want.type_length &&
+                    got.int_annotation == want.int_annotation && got.is_string == want.is_string &&
+                    got.logical == want.logical && got.is_list == want.is_list &&
+                    got.element_nullable == want.element_nullable && got.inner_list_nullable == want.inner_list_nullable;
+  if (!same) throw InvalidArgument(where + ": the table's column has another type or annotation than the file's");
+  if (got.nullable != want.nullable) {
+    throw InvalidArgument(where + (want.nullable ? ": the file's column is optional, the table's required"
+                                                 : ": the file's column is required, the table's optional"));
+  }
+}
+
 }  // namespace
 
-void write_table(const std::string& path, const Table& table, const WriteOptions& options) {
-  validate(table, options);
+struct FileWriter::Impl {
+  std::string path;
+  std::vector<ColumnSchema> schema;
+  WriteOptions options;
+  AtomicFile out;
   fmt::FileMetaData md;
-  md.version = 2;
-  md.num_rows = table.num_rows;
-  md.created_by = kCreatedBy;
-  fmt::SchemaElement root;
-  root.name = "schema";
-  root.num_children = static_cast<int32_t>(table.columns.size());
-  md.schema.push_back(root);
-  for (const Column& col : table.columns) {
-    for (fmt::SchemaElement& e : to_schema_elements(col.schema)) md.schema.push_back(std::move(e));
-    md.column_orders.push_back(1);  // TYPE_ORDER: min_value/max_value follow each type's order
-  }
-  for (const auto& [key, value] : options.key_value_metadata) md.key_value_metadata.push_back({key, value});
-
-  AtomicFile out(path);
-  out.write("PAR1", 4);
-  const int threads = resolve_threads(options.num_threads);
-  std::vector<EncodedChunk> chunks(table.columns.size());
-  int64_t r0 = 0;
+  Table pending;  // rows not yet in a row group: fewer than options.row_group_rows
   int16_t ordinal = 0;
-  while (r0 < table.num_rows) {
-    const int64_t r1 = std::min(table.num_rows, r0 + options.row_group_rows);
-    parallel_for(table.columns.size(), threads,
+  bool closed = false;
+
+  Impl(std::string p, std::vector<ColumnSchema> s, WriteOptions o)
+      : path(std::move(p)), schema(std::move(s)), options(std::move(o)), out(path) {}
+
+  // Encodes rows [r0, r1) of `table` as one row group and writes it.
+  void write_row_group(const Table& table, int64_t r0, int64_t r1) {
+    std::vector<EncodedChunk> chunks(table.columns.size());
+    parallel_for(table.columns.size(), resolve_threads(options.num_threads),
                  [&](size_t c) { chunks[c] = encode_chunk(table.columns[c], r0, r1, options); });
     fmt::RowGroup rg;
     rg.num_rows = r1 - r0;
@@ -691,17 +701,98 @@ void write_table(const std::string& path, const Table& table, const WriteOptions
     }
     rg.total_compressed_size = compressed;
     md.row_groups.push_back(std::move(rg));
-    r0 = r1;
+    md.num_rows += r1 - r0;
   }
 
-  thrift::CompactWriter w;
-  fmt::write_file_metadata(w, md);
-  const std::string& footer = w.buffer();
+  Table empty_table() const {
+    Table t;
+    for (const ColumnSchema& s : schema) t.columns.push_back(make_column(s));
+    return t;
+  }
+};
+
+FileWriter::FileWriter(std::string path, std::vector<ColumnSchema> schema, WriteOptions options) {
+  Table empty;
+  for (const ColumnSchema& s : schema) empty.columns.push_back(make_column(s));
+  try {
+    validate(empty, options);  // names, types and options, before the file is created
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(path + ": " + e.what());
+  }
+  impl_ = std::make_unique<Impl>(std::move(path), std::move(schema), std::move(options));
+  impl_->pending = std::move(empty);
+  fmt::FileMetaData& md = impl_->md;
+  md.version = 2;
+  md.created_by = kCreatedBy;
+  fmt::SchemaElement root;
+  root.name = "schema";
+  root.num_children = static_cast<int32_t>(impl_->schema.size());
+  md.schema.push_back(root);
+  for (const ColumnSchema& s : impl_->schema) {
+    for (fmt::SchemaElement& e : to_schema_elements(s)) md.schema.push_back(std::move(e));
+    md.column_orders.push_back(1);  // TYPE_ORDER: min_value/max_value follow each type's order
+  }
+  for (const auto& [key, value] : impl_->options.key_value_metadata) md.key_value_metadata.push_back({key, value});
+  impl_->out.write("PAR1", 4);
+}
+
+FileWriter::~FileWriter() = default;
+FileWriter::FileWriter(FileWriter&&) noexcept = default;
+FileWriter& FileWriter::operator=(FileWriter&&) noexcept = default;
+
+const std::string& FileWriter::path() const { return impl_->path; }
+const std::vector<ColumnSchema>& FileWriter::schema() const { return impl_->schema; }
+int64_t FileWriter::num_rows() const { return impl_->md.num_rows + impl_->pending.num_rows; }
+
+void FileWriter::write(const Table& table) {
+  Impl& w = *impl_;
+  if (w.closed) throw InvalidArgument(w.path + ": write() after close()");
+  if (table.columns.size() != w.schema.size()) {
+    throw InvalidArgument(w.path + ": the table has " + std::to_string(table.columns.size()) +
+                          " columns, the file " + std::to_string(w.schema.size()));
+  }
+  for (size_t c = 0; c < w.schema.size(); ++c) check_same_schema(w.path, w.schema[c], table.columns[c].schema);
+  try {
+    validate(table, w.options);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(w.path + ": " + e.what());
+  }
+  const int64_t group = w.options.row_group_rows;
+  int64_t r = 0;
+  if (w.pending.num_rows > 0) {  // top up the pending rows first, so row groups keep the file's row order
+    r = std::min(table.num_rows, group - w.pending.num_rows);
+    append_rows(w.pending, table, 0, r);
+    if (w.pending.num_rows == group) {
+      w.write_row_group(w.pending, 0, group);
+      w.pending = w.empty_table();
+    }
+  }
+  for (; table.num_rows - r >= group; r += group) w.write_row_group(table, r, r + group);
+  if (r < table.num_rows) append_rows(w.pending, table, r, table.num_rows);
+}
+
+void FileWriter::close() {
+  Impl& w = *impl_;
+  if (w.closed) throw InvalidArgument(w.path + ": close() called twice");
+  w.closed = true;  // a failure below leaves the writer closed; its destructor removes the temporary file
+  if (w.pending.num_rows > 0) w.write_row_group(w.pending, 0, w.pending.num_rows);
+  w.pending = Table();
+  thrift::CompactWriter tw;
+  fmt::write_file_metadata(tw, w.md);
+  const std::string& footer = tw.buffer();
   const uint32_t len = static_cast<uint32_t>(footer.size());
-  out.write(footer);
-  out.write(&len, 4);
-  out.write("PAR1", 4);
-  out.commit();
+  w.out.write(footer);
+  w.out.write(&len, 4);
+  w.out.write("PAR1", 4);
+  w.out.commit();
+}
+
+void write_table(const std::string& path, const Table& table, const WriteOptions& options) {
+  std::vector<ColumnSchema> schema;
+  for (const Column& col : table.columns) schema.push_back(col.schema);
+  FileWriter writer(path, std::move(schema), options);
+  writer.write(table);
+  writer.close();
 }
 
 }  // namespace feedline::parquet

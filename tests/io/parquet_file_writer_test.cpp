@@ -1,0 +1,138 @@
+// FileWriter: a file written a table at a time is the file write_table() writes from the whole table.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "feedline/error.h"
+#include "feedline/file.h"
+#include "feedline/parquet.h"
+#include "io/parquet_test_support.h"
+#include "test_paths.h"
+
+namespace feedline::parquet {
+namespace {
+
+using feedline::testing::expect_tables_equal;
+using feedline::testing::random_list_table;
+using feedline::testing::random_table;
+using feedline::testing::RandomTableSpec;
+using feedline::testing::scratch_dir;
+
+std::vector<ColumnSchema> schema_of(const Table& t) {
+  std::vector<ColumnSchema> schema;
+  for (const Column& c : t.columns) schema.push_back(c.schema);
+  return schema;
+}
+
+// Every file in `dir`, to check that nothing (no temporary file) was left behind.
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  return names;
+}
+
+// Pieces of uneven sizes, some empty, some larger than a row group, cut across row groups: the same bytes as
+// write_table(), for flat columns of every type and for lists.
+TEST(FileWriter, PiecesGiveTheBytesOfWriteTable) {
+  RandomTableSpec spec;
+  spec.rows = 1300;
+  for (const Table& t : {random_table(7, spec), random_list_table(8, spec)}) {
+    const std::string dir = scratch_dir("file_writer_pieces");
+    WriteOptions options;
+    options.row_group_rows = 300;
+    options.page_bytes = 4096;
+    write_table(dir + "/whole.parquet", t, options);
+    FileWriter writer(dir + "/pieces.parquet", schema_of(t), options);
+    const std::vector<int64_t> cuts{0, 1, 1, 299, 301, 950, 1300};
+    for (size_t k = 1; k < cuts.size(); ++k) writer.write(slice(t, cuts[k - 1], cuts[k]));
+    EXPECT_EQ(writer.num_rows(), t.num_rows);
+    EXPECT_FALSE(std::filesystem::exists(dir + "/pieces.parquet"));  // not before close()
+    writer.close();
+    EXPECT_EQ(read_file(dir + "/pieces.parquet"), read_file(dir + "/whole.parquet"));
+    EXPECT_EQ(read_file_info(dir + "/pieces.parquet").row_groups.size(), 5u);
+    expect_tables_equal(t, read_table(dir + "/pieces.parquet"));
+  }
+}
+
+// A table of another schema is refused whole, naming the file and the column, and the writer goes on.
+TEST(FileWriter, RefusesAnotherSchemaAndGoesOn) {
+  const std::string dir = scratch_dir("file_writer_schema");
+  const std::string path = dir + "/t.parquet";
+  Table t;
+  t.num_rows = 2;
+  t.columns.push_back(make_column(ColumnSchema{"x", PhysicalType::kInt64}));
+  t.columns[0].as<int64_t>() = {1, 2};
+  FileWriter writer(path, schema_of(t));
+  auto expect_refused = [&](const Table& bad, const std::string& says) {
+    try {
+      writer.write(bad);
+      ADD_FAILURE() << "no error for " << says;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  Table other = t;
+  other.columns[0].schema.name = "y";
+  expect_refused(other, "the table has column 'y'");
+  other = t;
+  other.columns[0].schema.nullable = true;
+  expect_refused(other, "the file's column is required");
+  other = t;
+  other.columns[0].schema.int_annotation = IntAnnotation{64, false};
+  expect_refused(other, "another type or annotation");
+  other = t;
+  other.columns.push_back(t.columns[0]);
+  expect_refused(other, "2 columns, the file 1");
+  other = t;
+  other.columns[0].as<int64_t>().pop_back();  // 1 value for 2 rows: write_table's own check, with the path
+  expect_refused(other, "holds 1 values for 2 rows");
+  writer.write(t);
+  writer.close();
+  expect_tables_equal(t, read_table(path));
+  EXPECT_THROW(writer.write(t), InvalidArgument);
+  EXPECT_THROW(writer.close(), InvalidArgument);
+}
+
+// Destroyed before close(), or refused at construction, a writer leaves nothing in the folder.
+TEST(FileWriter, LeavesNothingWithoutClose) {
+  const std::string dir = scratch_dir("file_writer_abandon");
+  RandomTableSpec spec;
+  spec.rows = 50;
+  const Table t = random_table(3, spec);
+  {
+    FileWriter writer(dir + "/t.parquet", schema_of(t));
+    writer.write(t);
+  }
+  EXPECT_TRUE(files_in(dir).empty());
+  WriteOptions bad;
+  bad.row_group_rows = 0;
+  try {
+    FileWriter writer(dir + "/t.parquet", schema_of(t), bad);
+    ADD_FAILURE() << "row_group_rows 0 accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + "/t.parquet: row_group_rows"), std::string::npos) << e.what();
+  }
+  std::vector<ColumnSchema> twice = schema_of(t);
+  twice.push_back(twice.front());
+  EXPECT_THROW(FileWriter(dir + "/t.parquet", twice), InvalidArgument);
+  EXPECT_TRUE(files_in(dir).empty());
+}
+
+// No write() at all: a file of the schema and no rows.
+TEST(FileWriter, NoRowsGiveAnEmptyFileOfTheSchema) {
+  const std::string path = scratch_dir("file_writer_empty") + "/t.parquet";
+  RandomTableSpec spec;
+  spec.rows = 10;
+  const Table t = random_table(5, spec);
+  FileWriter writer(path, schema_of(t));
+  writer.close();
+  const Table back = read_table(path);
+  EXPECT_EQ(back.num_rows, 0);
+  expect_tables_equal(head(t, 0), back);
+}
+
+}  // namespace
+}  // namespace feedline::parquet
