@@ -409,8 +409,8 @@ TEST(ParquetListWrite, RefusesListsOfLists) {
     write_table(path, t);
     ADD_FAILURE() << "a list of lists was written";
   } catch (const InvalidArgument& e) {
-    EXPECT_STREQ(e.what(), "column 'boxes' is a list of lists (2 levels): writing lists of lists is not supported, "
-                           "only lists of values");
+    EXPECT_EQ(e.what(), path + ": column 'boxes' is a list of lists (2 levels): writing lists of lists is not "
+                        "supported, only lists of values");
   }
   // What the reader makes of the corpus' lists of lists is refused the same way.
   const Table nested = read_table(feedline::testing::parquet_testing_dir() + "/data/nested_lists.snappy.parquet");

@@ -788,6 +788,11 @@ void FileWriter::close() {
 }
 
 void write_table(const std::string& path, const Table& table, const WriteOptions& options) {
+  try {
+    validate(table, options);  // first, so that a column whose values break its own schema is named for that
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(path + ": " + e.what());
+  }
   std::vector<ColumnSchema> schema;
   for (const Column& col : table.columns) schema.push_back(col.schema);
   FileWriter writer(path, std::move(schema), options);
