@@ -5,7 +5,10 @@
 // from any thread.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "feedline/table.h"
@@ -21,6 +24,26 @@ void narrow_integer_columns(Table& table);
 // What narrow_integer_columns() would make of `column`'s type (its schema unchanged when it does not apply).
 ColumnSchema narrowest_integer_schema(const Column& column);
 
+// narrow_integer_columns() for a table read a block at a time: add() every block, then cast each block (read
+// again) to narrowed() with cast_integer_columns().
+class IntegerRanges {
+ public:
+  // Widens each integer column's range by the block's non-null values. The first block fixes the columns; a
+  // later one of other names or types is refused (InvalidArgument).
+  void add(const Table& block);
+  // Each column's schema as narrow_integer_columns() would make it for the blocks added so far, as one table.
+  std::vector<ColumnSchema> narrowed() const;
+
+ private:
+  std::vector<ColumnSchema> schema_;
+  std::vector<std::optional<std::pair<__int128, __int128>>> ranges_;  // empty: no non-null integer seen
+};
+
+// Stores each integer column whose type in `schema` (one entry a column, as IntegerRanges::narrowed() gives)
+// is a narrower INT(8/16/32) as that type; other columns are untouched. Throws InvalidArgument naming the column
+// and row (counted from `first_row`) for a value the narrower type cannot hold.
+void cast_integer_columns(Table& table, const std::vector<ColumnSchema>& schema, int64_t first_row = 0);
+
 enum class PackAs {
   // FIXED_LEN_BYTE_ARRAY(n): one byte a column, so every value must be an integer in 0..255.
   kBytes,
@@ -34,6 +57,8 @@ enum class PackAs {
 // order. The columns must be non-list numbers without a logical type (INT annotations allowed) and hold no null;
 // InvalidArgument names the column (and row) that breaks a rule, or `name` when another column left in the table
 // has it.
-void pack_columns(Table& table, const std::string& name, const std::vector<std::string>& patterns, PackAs as);
+// Rows in messages are counted from `first_row`: the table's place in its file when it is one block of it.
+void pack_columns(Table& table, const std::string& name, const std::vector<std::string>& patterns, PackAs as,
+                  int64_t first_row = 0);
 
 }  // namespace feedline

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -62,10 +63,10 @@ struct Convert;
 
 template <>
 struct Convert<uint8_t> {  // a byte of FIXED_LEN_BYTE_ARRAY
-  static uint8_t from(const Column& c, int64_t row) {
+  static uint8_t from(const Column& c, int64_t row, int64_t first_row) {
     const Int128 v = integer_at(c, row);
     if (v < 0 || v > 255) {
-      throw InvalidArgument(where(c) + " row " + std::to_string(row) + " holds " + to_string(v) +
+      throw InvalidArgument(where(c) + " row " + std::to_string(first_row + row) + " holds " + to_string(v) +
                             "; packing as bytes needs every value in 0..255 (pack as a list to keep any number)");
     }
     return static_cast<uint8_t>(v);
@@ -74,23 +75,23 @@ struct Convert<uint8_t> {  // a byte of FIXED_LEN_BYTE_ARRAY
 
 template <>
 struct Convert<int32_t> {  // the columns' shared INT32 type: the stored bits
-  static int32_t from(const Column& c, int64_t row) { return c.as<int32_t>()[static_cast<size_t>(row)]; }
+  static int32_t from(const Column& c, int64_t row, int64_t) { return c.as<int32_t>()[static_cast<size_t>(row)]; }
 };
 
 template <>
 struct Convert<float> {  // the columns' shared FLOAT type
-  static float from(const Column& c, int64_t row) { return c.as<float>()[static_cast<size_t>(row)]; }
+  static float from(const Column& c, int64_t row, int64_t) { return c.as<float>()[static_cast<size_t>(row)]; }
 };
 
 template <>
 struct Convert<int64_t> {  // INT64, shared (the stored bits) or widened from INT32
-  static int64_t from(const Column& c, int64_t row) {
+  static int64_t from(const Column& c, int64_t row, int64_t first_row) {
     if (c.schema.type == PhysicalType::kInt64 && !is_unsigned(c.schema)) {
       return c.as<int64_t>()[static_cast<size_t>(row)];
     }
     const Int128 v = integer_at(c, row);
     if (v > std::numeric_limits<int64_t>::max()) {
-      throw InvalidArgument(where(c) + " row " + std::to_string(row) + " holds " + to_string(v) +
+      throw InvalidArgument(where(c) + " row " + std::to_string(first_row + row) + " holds " + to_string(v) +
                             ", beyond the INT64 that the packed columns share");
     }
     return static_cast<int64_t>(v);
@@ -99,7 +100,7 @@ struct Convert<int64_t> {  // INT64, shared (the stored bits) or widened from IN
 
 template <>
 struct Convert<double> {  // DOUBLE, shared or widened from any number
-  static double from(const Column& c, int64_t row) {
+  static double from(const Column& c, int64_t row, int64_t first_row) {
     switch (c.schema.type) {
       case PhysicalType::kFloat: return c.as<float>()[static_cast<size_t>(row)];
       case PhysicalType::kDouble: return c.as<double>()[static_cast<size_t>(row)];
@@ -107,7 +108,7 @@ struct Convert<double> {  // DOUBLE, shared or widened from any number
     }
     const Int128 v = integer_at(c, row);
     if (v > kMaxExactDouble || v < -kMaxExactDouble) {
-      throw InvalidArgument(where(c) + " row " + std::to_string(row) + " holds " + to_string(v) +
+      throw InvalidArgument(where(c) + " row " + std::to_string(first_row + row) + " holds " + to_string(v) +
                             ", which a DOUBLE (the packed columns' shared type) cannot hold exactly");
     }
     return static_cast<double>(v);
@@ -116,14 +117,14 @@ struct Convert<double> {  // DOUBLE, shared or widened from any number
 
 // out[r * n + j] = column j's value at row r, a block of rows at a time so that both sides stay in cache.
 template <class T>
-void fill_rows(const std::vector<const Column*>& columns, int64_t rows, T* out) {
+void fill_rows(const std::vector<const Column*>& columns, int64_t rows, int64_t first_row, T* out) {
   constexpr int64_t kBlock = 256;
   const int64_t n = static_cast<int64_t>(columns.size());
   for (int64_t begin = 0; begin < rows; begin += kBlock) {
     const int64_t end = std::min(rows, begin + kBlock);
     for (int64_t j = 0; j < n; ++j) {
       const Column& c = *columns[static_cast<size_t>(j)];
-      for (int64_t r = begin; r < end; ++r) out[r * n + j] = Convert<T>::from(c, r);
+      for (int64_t r = begin; r < end; ++r) out[r * n + j] = Convert<T>::from(c, r, first_row);
     }
   }
 }
@@ -147,7 +148,7 @@ ColumnSchema element_schema(const std::vector<const Column*>& columns) {
   return s;
 }
 
-void check_packable(const Column& c, int64_t rows) {
+void check_packable(const Column& c, int64_t rows, int64_t first_row) {
   const ColumnSchema& s = c.schema;
   const bool number = s.type == PhysicalType::kInt32 || s.type == PhysicalType::kInt64 ||
                       s.type == PhysicalType::kFloat || s.type == PhysicalType::kDouble;
@@ -159,28 +160,19 @@ void check_packable(const Column& c, int64_t rows) {
   }
   for (int64_t r = 0; r < rows; ++r) {
     if (c.is_null(r)) {
-      throw InvalidArgument(where(c) + " row " + std::to_string(r) + " is null; packed columns hold no nulls");
+      throw InvalidArgument(where(c) + " row " + std::to_string(first_row + r) +
+                            " is null; packed columns hold no nulls");
     }
   }
 }
 
 }  // namespace
 
-ColumnSchema narrowest_integer_schema(const Column& column) {
-  ColumnSchema s = column.schema;
-  if (!is_integer(s)) return s;
-  bool any = false;
-  Int128 lo = 0, hi = 0;
-  const int64_t slots = slot_count(column);
-  for (int64_t i = 0; i < slots; ++i) {
-    if (slot_is_null(column, i)) continue;
-    const Int128 v = integer_at(column, i);
-    if (!any) lo = hi = v;
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-    any = true;
-  }
-  if (!any) return s;
+namespace {
+
+// The narrowest INT annotation for values in [lo, hi] (`s` unchanged when 32 bits do not hold them: an INT32
+// column always fits, so that one is INT64 already).
+ColumnSchema narrowest_for(ColumnSchema s, Int128 lo, Int128 hi) {
   for (const int bits : {8, 16, 32}) {
     const Int128 span = Int128{1} << bits;
     const bool fits_unsigned = lo >= 0 && hi < span;
@@ -191,26 +183,101 @@ ColumnSchema narrowest_integer_schema(const Column& column) {
       return s;
     }
   }
-  return s;  // 64 bits: an INT32 column always fits above, so this one is INT64 already
+  return s;
 }
 
-void narrow_integer_columns(Table& table) {
-  for (Column& column : table.columns) {
-    const ColumnSchema narrow = narrowest_integer_schema(column);
-    if (narrow.type == column.schema.type && narrow.int_annotation == column.schema.int_annotation) continue;
+}  // namespace
+
+void IntegerRanges::add(const Table& block) {
+  if (schema_.empty()) {
+    for (const Column& c : block.columns) schema_.push_back(c.schema);
+    ranges_.assign(schema_.size(), std::nullopt);
+  }
+  if (block.columns.size() != schema_.size()) {
+    throw InvalidArgument("IntegerRanges: a block of " + std::to_string(block.columns.size()) + " columns after " +
+                          std::to_string(schema_.size()));
+  }
+  for (size_t k = 0; k < schema_.size(); ++k) {
+    const Column& column = block.columns[k];
+    if (column.schema.name != schema_[k].name || column.schema.type != schema_[k].type ||
+        !(column.schema.int_annotation == schema_[k].int_annotation)) {
+      throw InvalidArgument("IntegerRanges: " + where(column) + " differs from the first block's '" +
+                            schema_[k].name + "'");
+    }
+    if (!is_integer(column.schema)) continue;
+    std::optional<std::pair<Int128, Int128>>& range = ranges_[k];
+    const int64_t slots = slot_count(column);
+    for (int64_t i = 0; i < slots; ++i) {
+      if (slot_is_null(column, i)) continue;
+      const Int128 v = integer_at(column, i);
+      if (!range) range.emplace(v, v);
+      range->first = std::min(range->first, v);
+      range->second = std::max(range->second, v);
+    }
+  }
+}
+
+std::vector<ColumnSchema> IntegerRanges::narrowed() const {
+  std::vector<ColumnSchema> out = schema_;
+  for (size_t k = 0; k < out.size(); ++k) {
+    if (ranges_[k]) out[k] = narrowest_for(out[k], ranges_[k]->first, ranges_[k]->second);
+  }
+  return out;
+}
+
+ColumnSchema narrowest_integer_schema(const Column& column) {
+  Table one;
+  one.columns.push_back(column);  // a copy: simple, and only ever used on what is about to be written
+  one.num_rows = column.size();
+  IntegerRanges ranges;
+  ranges.add(one);
+  return ranges.narrowed().front();
+}
+
+void cast_integer_columns(Table& table, const std::vector<ColumnSchema>& schema, int64_t first_row) {
+  if (schema.size() != table.columns.size()) {
+    throw InvalidArgument("cast_integer_columns: " + std::to_string(schema.size()) + " types for " +
+                          std::to_string(table.columns.size()) + " columns");
+  }
+  for (size_t k = 0; k < schema.size(); ++k) {
+    Column& column = table.columns[k];
+    const ColumnSchema& to = schema[k];
+    if (to.type == column.schema.type && to.int_annotation == column.schema.int_annotation) continue;
+    if (!is_integer(column.schema) || to.type != PhysicalType::kInt32 || !to.int_annotation ||
+        to.name != column.schema.name) {
+      throw InvalidArgument("cast_integer_columns: " + where(column) + " cannot become another type than INT(8/16/32)");
+    }
+    const int bits = to.int_annotation->bit_width;
+    const Int128 lo = to.int_annotation->is_signed ? -(Int128{1} << (bits - 1)) : 0;
+    const Int128 hi = to.int_annotation->is_signed ? (Int128{1} << (bits - 1)) - 1 : (Int128{1} << bits) - 1;
     const int64_t slots = slot_count(column);
     std::vector<int32_t> values(static_cast<size_t>(slots));
     for (int64_t i = 0; i < slots; ++i) {
       // Unsigned INT(32) keeps the value's low 32 bits: the stored form of its annotation. A null slot holds 0.
       if (slot_is_null(column, i)) continue;
-      values[static_cast<size_t>(i)] = static_cast<int32_t>(static_cast<uint32_t>(integer_at(column, i)));
+      const Int128 v = integer_at(column, i);
+      if (v < lo || v > hi) {
+        const std::string type = "INT(" + std::to_string(bits) + (to.int_annotation->is_signed ? ",signed)" : ",unsigned)");
+        throw InvalidArgument(where(column) + (column.schema.is_list ? " element " : " row ") +
+                              std::to_string(column.schema.is_list ? i : first_row + i) + " holds " + to_string(v) +
+                              ", beyond " + type);
+      }
+      values[static_cast<size_t>(i)] = static_cast<int32_t>(static_cast<uint32_t>(v));
     }
     column.values = std::move(values);
-    column.schema = narrow;
+    column.schema.type = to.type;
+    column.schema.int_annotation = to.int_annotation;
   }
 }
 
-void pack_columns(Table& table, const std::string& name, const std::vector<std::string>& patterns, PackAs as) {
+void narrow_integer_columns(Table& table) {
+  IntegerRanges ranges;
+  ranges.add(table);
+  cast_integer_columns(table, ranges.narrowed());
+}
+
+void pack_columns(Table& table, const std::string& name, const std::vector<std::string>& patterns, PackAs as,
+                  int64_t first_row) {
   if (name.empty()) throw InvalidArgument("a packed column needs a name");
   std::vector<ColumnSchema> schema;
   for (const Column& c : table.columns) schema.push_back(c.schema);
@@ -227,7 +294,7 @@ void pack_columns(Table& table, const std::string& name, const std::vector<std::
       throw InvalidArgument("cannot name the packed column '" + name + "': a column left in the table has that name");
     }
   }
-  for (const Column* c : columns) check_packable(*c, table.num_rows);
+  for (const Column* c : columns) check_packable(*c, table.num_rows, first_row);
 
   const int64_t rows = table.num_rows;
   const int64_t n = static_cast<int64_t>(columns.size());
@@ -248,7 +315,7 @@ void pack_columns(Table& table, const std::string& name, const std::vector<std::
     out = make_column(packed);
     ByteArrays& bytes = std::get<ByteArrays>(out.values);
     bytes.bytes.resize(static_cast<size_t>(rows * n));
-    fill_rows(columns, rows, reinterpret_cast<uint8_t*>(bytes.bytes.data()));
+    fill_rows(columns, rows, first_row, reinterpret_cast<uint8_t*>(bytes.bytes.data()));
     bytes.offsets.resize(static_cast<size_t>(rows) + 1);
     for (int64_t r = 0; r <= rows; ++r) bytes.offsets[static_cast<size_t>(r)] = r * n;
   } else {
@@ -263,7 +330,7 @@ void pack_columns(Table& table, const std::string& name, const std::vector<std::
           // element_schema() gives INT32, INT64, FLOAT or DOUBLE: never bytes or booleans.
           if constexpr (!std::is_same_v<V, ByteArrays> && !std::is_same_v<V, std::vector<uint8_t>>) {
             values.resize(static_cast<size_t>(rows * n));
-            fill_rows(columns, rows, values.data());
+            fill_rows(columns, rows, first_row, values.data());
           }
         },
         out.values);

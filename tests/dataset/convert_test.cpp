@@ -89,6 +89,31 @@ TEST_P(NarrowTest, PicksTheSmallestTypeAndKeepsEveryValue) {
   for (size_t i = 0; i < c.values.size(); ++i) EXPECT_EQ(stored_value(back.columns[0], i), c.values[i]);
 }
 
+// Narrowed a block of one row at a time (IntegerRanges, then cast_integer_columns), a column comes out as
+// narrow_integer_columns() makes it whole: the range of every block decides, not the first block's.
+TEST_P(NarrowTest, BlockByBlockAsWhole) {
+  const NarrowCase& c = GetParam();
+  Table whole = table_of({int64_column("x", c.values), double_column("d", std::vector<double>(c.values.size()))});
+  std::vector<Table> blocks;
+  IntegerRanges ranges;
+  for (int64_t r = 0; r < whole.num_rows; ++r) {
+    blocks.push_back(slice(whole, r, r + 1));
+    ranges.add(blocks.back());
+  }
+  narrow_integer_columns(whole);
+  const std::vector<ColumnSchema> narrowed = ranges.narrowed();
+  ASSERT_EQ(narrowed.size(), 2u);
+  EXPECT_EQ(narrowed[0].type, whole.columns[0].schema.type);
+  EXPECT_EQ(narrowed[0].int_annotation, whole.columns[0].schema.int_annotation);
+  EXPECT_EQ(narrowed[1].type, PhysicalType::kDouble);
+  Table joined;
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    cast_integer_columns(blocks[k], narrowed, static_cast<int64_t>(k));
+    append_rows(joined, blocks[k], 0, 1);
+  }
+  EXPECT_EQ(joined.columns[0].values, whole.columns[0].values);
+}
+
 constexpr int64_t kMax64 = std::numeric_limits<int64_t>::max();
 
 INSTANTIATE_TEST_SUITE_P(
@@ -133,6 +158,24 @@ TEST(Narrow, NarrowsListElementsAndKeepsTheLists) {
   EXPECT_EQ(x.schema.int_annotation, (IntAnnotation{8, true}));
   EXPECT_EQ(x.as<int32_t>(), (std::vector<int32_t>{1, 2, -3, 4, 5}));
   EXPECT_EQ(x.list_offsets, (std::vector<int64_t>{0, 2, 2, 5}));
+}
+
+// A block whose values the narrowed type cannot hold (a file that changed between the passes) is refused, naming
+// the column and the row in the file; so is a block of other columns.
+TEST(Narrow, CastRefusesValuesBeyondTheNarrowedType) {
+  Table first = table_of({int64_column("x", {1, 200})});
+  IntegerRanges ranges;
+  ranges.add(first);
+  Table later = table_of({int64_column("x", {3, 256})});
+  try {
+    cast_integer_columns(later, ranges.narrowed(), 1000);
+    ADD_FAILURE() << "256 cast to INT(8,unsigned)";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "column 'x' row 1001 holds 256, beyond INT(8,unsigned)");
+  }
+  EXPECT_EQ(later.columns[0].schema.type, PhysicalType::kInt64);  // left as it was
+  Table other = table_of({int64_column("y", {1})});
+  EXPECT_THROW(ranges.add(other), InvalidArgument);
 }
 
 TEST(Narrow, LeavesOtherColumnsAlone) {
@@ -215,10 +258,10 @@ TEST(Pack, ListsTakeTheSharedTypeOrWiden) {
 }
 
 void expect_refused(Table t, const std::string& name, const std::vector<std::string>& patterns, PackAs as,
-                    const std::string& message) {
+                    const std::string& message, int64_t first_row = 0) {
   const Table before = t;
   try {
-    pack_columns(t, name, patterns, as);
+    pack_columns(t, name, patterns, as, first_row);
     ADD_FAILURE() << "packing " << name << " was not refused (expected: " << message << ")";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
@@ -233,10 +276,13 @@ TEST(Pack, RefusesWhatItCannotPackNamingTheColumnAndRow) {
   expect_refused(wide, "img", {"a", "c"}, PackAs::kBytes, "column 'c' row 2 holds 256");
   wide.columns[3].as<int64_t>()[2] = -1;
   expect_refused(wide, "img", {"a", "c"}, PackAs::kBytes, "column 'c' row 2 holds -1");
+  // A block of a file: rows counted from its first.
+  expect_refused(wide, "img", {"a", "c"}, PackAs::kBytes, "column 'c' row 502 holds -1", 500);
   Table nulls = feature_table();
   nulls.columns[1].validity = {1, 0, 1};
   nulls.columns[1].schema.nullable = true;
   expect_refused(nulls, "img", {"a"}, PackAs::kList, "column 'a' row 1 is null");
+  expect_refused(nulls, "img", {"a"}, PackAs::kList, "column 'a' row 8 is null", 7);
   expect_refused(feature_table(), "label", {"a", "c"}, PackAs::kList, "a column left in the table has that name");
   expect_refused(feature_table(), "img", {"z*"}, PackAs::kList, "no column matches 'z*'");
   Table big = feature_table();
