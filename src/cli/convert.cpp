@@ -2,13 +2,19 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
+
+#include "cli/progress.h"
 
 #include "feedline/columns.h"
 #include "feedline/convert.h"
@@ -80,17 +86,94 @@ void check_output(const ConvertArgs& args) {
   }
 }
 
-Table read_input(const ConvertArgs& args) {
-  std::vector<std::string> names;
-  if (!args.columns.empty()) {
-    const std::vector<ColumnSchema> schema = file_schema(args.input);
-    try {
-      names = match_columns(schema, args.columns);
-    } catch (const InvalidArgument& e) {
-      throw InvalidArgument(args.input + ": " + e.what());
+// The input a block of rows at a time, so that a file larger than memory converts: a Parquet file a row group at
+// a time; a CSV file about 64 MB of text at a time. The first block may hold no rows (a file of none still has
+// its columns); blocks stop at --limit.
+class BlockInput {
+ public:
+  BlockInput(const ConvertArgs& args, std::vector<std::string> names) : args_(args), names_(std::move(names)) {
+    if (file_format(args.input) == FileFormat::kParquet) {
+      for (const parquet::RowGroupInfo& rg : parquet::read_file_info(args.input).row_groups) {
+        row_groups_.push_back(rg.num_rows);
+      }
+      total_ = 0;
+      for (int64_t n : row_groups_) total_ += n;
+    } else {
+      csv_ = read_file_columns(args.input, names_, args.threads, {}, /*csv_text_columns=*/true);
+      total_ = csv_.num_rows;
     }
+    if (args.limit > 0) total_ = std::min(total_, args.limit);
   }
-  return read_file_columns(args.input, names, args.threads, {}, /*csv_text_columns=*/true);
+
+  // Rows the blocks hold in all (at most --limit).
+  int64_t total_rows() const { return total_; }
+  // The first row of the block last given, counted from the file's first.
+  int64_t first_row() const { return given_ - last_; }
+
+  bool next(Table* block) {
+    if (started_ && given_ >= total_) return false;
+    if (row_groups_.empty() && !started_ && file_format(args_.input) == FileFormat::kParquet) {
+      *block = read_file_columns(args_.input, names_, args_.threads, {});  // no row group: the columns alone
+    } else if (file_format(args_.input) == FileFormat::kParquet) {
+      while (group_ < static_cast<int64_t>(row_groups_.size()) && row_groups_[static_cast<size_t>(group_)] == 0 &&
+             started_) {
+        ++group_;
+      }
+      if (group_ >= static_cast<int64_t>(row_groups_.size())) return false;
+      *block = read_file_columns(args_.input, names_, args_.threads, {group_++});
+    } else {
+      if (started_) return false;
+      *block = std::move(csv_);
+    }
+    started_ = true;
+    if (block->num_rows > total_ - given_) *block = head(*block, total_ - given_);
+    last_ = block->num_rows;
+    given_ += last_;
+    return true;
+  }
+
+ private:
+  const ConvertArgs& args_;
+  std::vector<std::string> names_;
+  std::vector<int64_t> row_groups_;  // rows of each, Parquet only
+  int64_t group_ = 0;
+  Table csv_;
+  int64_t total_ = 0, given_ = 0, last_ = 0;
+  bool started_ = false;
+};
+
+// The column names to read: every one, or those --columns matches in the input.
+std::vector<std::string> input_columns(const ConvertArgs& args) {
+  if (args.columns.empty()) return {};
+  const std::vector<ColumnSchema> schema = file_schema(args.input);
+  try {
+    return match_columns(schema, args.columns);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(args.input + ": " + e.what());
+  }
+}
+
+// Rows per row group when --row-group-rows leaves it to us: up to 2^20, fewer when a row group of the first
+// block's rows would take more than about 256 MB of memory (what waits for the writer is one row group).
+int64_t auto_row_group_rows(const Table& block) {
+  constexpr int64_t kMaxRows = int64_t{1} << 20, kTargetBytes = int64_t{256} << 20;
+  if (block.num_rows == 0) return kMaxRows;
+  int64_t bytes = 0;
+  for (const Column& c : block.columns) {
+    bytes += std::visit(
+        [](const auto& v) -> int64_t {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, ByteArrays>) {
+            return static_cast<int64_t>(v.bytes.size() + v.offsets.size() * sizeof(int64_t));
+          } else {
+            return static_cast<int64_t>(v.size() * sizeof(typename V::value_type));
+          }
+        },
+        c.values);
+    bytes += static_cast<int64_t>(c.validity.size() + c.list_offsets.size() * sizeof(int64_t));
+  }
+  const int64_t per_row = std::max<int64_t>(1, bytes / block.num_rows);
+  return std::clamp<int64_t>(kTargetBytes / per_row, 1, kMaxRows);
 }
 
 // "pixel1..pixel784 (784 columns)", or the one name.
@@ -105,60 +188,112 @@ int run_convert(const ConvertArgs& args) {
   check_output(args);
   std::vector<std::pair<std::string, std::vector<std::string>>> packs;
   for (const auto& spec : args.packs) packs.push_back(parse_pack(spec));
+  const std::vector<std::string> names = input_columns(args);
+  const PackAs pack_as = args.pack_as == "list" ? PackAs::kList : PackAs::kBytes;
+  const bool to_parquet = file_format(args.output) == FileFormat::kParquet;
 
-  fmt::print("Reading {}\n", args.input);
+  // A block as it is written: packed, then (with the narrowed types of the whole input) narrowed. Messages name
+  // the input; their rows count from its first.
+  auto transform = [&](Table& block, int64_t first_row, const std::vector<ColumnSchema>* narrowed) {
+    try {
+      for (const auto& [name, patterns] : packs) pack_columns(block, name, patterns, pack_as, first_row);
+      if (narrowed != nullptr) cast_integer_columns(block, *narrowed, first_row);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(args.input + ": " + e.what());
+    }
+  };
+
+  fmt::print("Reading {} ({:.1f} MB)\n", args.input, static_cast<double>(file_size(args.input)) / 1e6);
   std::fflush(stdout);
-  auto t = Clock::now();
-  Table table = read_input(args);
-  fmt::print("Read {}, {} ({:.1f} MB) in {:.2f}s\n", counted(table.num_rows, "row"),
-             counted(static_cast<int64_t>(table.columns.size()), "column"),
-             static_cast<double>(file_size(args.input)) / 1e6, seconds_since(t));
-  if (args.limit > 0 && args.limit < table.num_rows) {
-    table = head(table, args.limit);
-    fmt::print("Kept the first {} rows\n", table.num_rows);
+  const auto start = Clock::now();
+  ProgressBar bar;
+  // Narrowing needs every value's range before the first row is written: a first pass over the input.
+  std::optional<std::vector<ColumnSchema>> narrowed;
+  if (args.narrow_ints) {
+    BlockInput input(args, names);
+    IntegerRanges ranges;
+    Table block;
+    while (input.next(&block)) {
+      transform(block, input.first_row(), nullptr);
+      ranges.add(block);
+      bar.update("Ranges", input.first_row() + block.num_rows, input.total_rows());
+    }
+    bar.clear();
+    narrowed = ranges.narrowed();
   }
 
-  try {
-    for (const auto& [name, patterns] : packs) {
+  BlockInput input(args, names);
+  if (args.limit > 0) fmt::print("Keeping the first {}\n", counted(input.total_rows(), "row"));
+  std::optional<parquet::FileWriter> parquet_out;
+  Table csv_out;  // CSV: written whole at the end
+  std::vector<ColumnSchema> unpacked;
+  Table block;
+  while (input.next(&block)) {
+    if (unpacked.empty()) {
+      for (const Column& c : block.columns) unpacked.push_back(c.schema);
+    }
+    transform(block, input.first_row(), narrowed ? &*narrowed : nullptr);
+    if (to_parquet && !parquet_out) {
+      parquet::WriteOptions options;
+      options.codec = parquet::parse_codec(args.codec);
+      if (args.level_given) options.compression_level = args.level;
+      options.dictionary = args.dictionary;
+      options.row_group_rows = args.row_group_rows > 0 ? args.row_group_rows : auto_row_group_rows(block);
+      options.num_threads = args.threads;
       std::vector<ColumnSchema> schema;
-      for (const Column& c : table.columns) schema.push_back(c.schema);
-      const std::vector<std::string> sources = match_columns(schema, patterns);
-      pack_columns(table, name, patterns, args.pack_as == "list" ? PackAs::kList : PackAs::kBytes);
-      fmt::print("Packed {} into '{}' ({})\n", span_of(sources), name, type_name(table.column(name).schema));
+      for (const Column& c : block.columns) schema.push_back(c.schema);
+      parquet_out.emplace(args.output, std::move(schema), options);
     }
-    if (args.narrow_ints) {
-      std::map<std::string, int> narrowed;  // new type -> columns
-      for (const Column& c : table.columns) {
-        const ColumnSchema s = narrowest_integer_schema(c);
-        if (s.type != c.schema.type || !(s.int_annotation == c.schema.int_annotation)) ++narrowed[type_name(s)];
-      }
-      narrow_integer_columns(table);
-      if (narrowed.empty()) fmt::print("Narrowed no column (no integer column's values fit a narrower type)\n");
-      for (const auto& [type, count] : narrowed) {
-        fmt::print("Narrowed {} to {}\n", counted(count, "integer column"), type);
+    if (to_parquet) {
+      parquet_out->write(block);
+    } else {
+      append_rows(csv_out, block, 0, block.num_rows);
+    }
+    bar.update("Converting", input.first_row() + block.num_rows, input.total_rows());
+  }
+  bar.clear();
+
+  // What changed, from the schemas before and after.
+  std::vector<ColumnSchema> schema;
+  if (to_parquet) {
+    schema = parquet_out->schema();
+  } else {
+    for (const Column& c : csv_out.columns) schema.push_back(c.schema);
+  }
+  for (const auto& [name, patterns] : packs) {
+    const std::vector<std::string> sources = match_columns(unpacked, patterns);
+    const auto it = std::find_if(schema.begin(), schema.end(), [&](const ColumnSchema& s) { return s.name == name; });
+    fmt::print("Packed {} into '{}' ({})\n", span_of(sources), name, type_name(*it));
+  }
+  if (narrowed) {
+    std::map<std::string, int> changed;  // new type -> columns
+    Table probe;  // no rows, packed: the types narrowing started from
+    for (const ColumnSchema& s : unpacked) probe.columns.push_back(make_column(s));
+    transform(probe, 0, nullptr);
+    for (size_t k = 0; k < schema.size(); ++k) {
+      const ColumnSchema& before = probe.columns[k].schema;
+      if (schema[k].type != before.type || !(schema[k].int_annotation == before.int_annotation)) {
+        ++changed[type_name(schema[k])];
       }
     }
-  } catch (const InvalidArgument& e) {
-    throw InvalidArgument(args.input + ": " + e.what());
+    if (changed.empty()) fmt::print("Narrowed no column (no integer column's values fit a narrower type)\n");
+    for (const auto& [type, count] : changed) fmt::print("Narrowed {} to {}\n", counted(count, "integer column"), type);
   }
 
-  t = Clock::now();
-  if (file_format(args.output) == FileFormat::kParquet) {
-    parquet::WriteOptions options;
-    options.codec = parquet::parse_codec(args.codec);
-    if (args.level_given) options.compression_level = args.level;
-    options.dictionary = args.dictionary;
-    options.row_group_rows = args.row_group_rows;
-    options.num_threads = args.threads;
-    parquet::write_table(args.output, table, options);
+  int64_t rows = 0;
+  if (to_parquet) {
+    rows = parquet_out->num_rows();
+    parquet_out->close();
   } else {
-    write_csv(args.output, table);
+    rows = csv_out.num_rows;
+    write_csv(args.output, csv_out);
   }
   const int64_t in_bytes = file_size(args.input), out_bytes = file_size(args.output);
   fmt::print("Wrote {}: {}, {}, {:.1f} MB ({:.2f}x the input's size) in {:.2f}s\n", args.output,
-             counted(table.num_rows, "row"), counted(static_cast<int64_t>(table.columns.size()), "column"),
+             counted(rows, "row"), counted(static_cast<int64_t>(schema.size()), "column"),
              static_cast<double>(out_bytes) / 1e6,
-             static_cast<double>(out_bytes) / static_cast<double>(std::max<int64_t>(in_bytes, 1)), seconds_since(t));
+             static_cast<double>(out_bytes) / static_cast<double>(std::max<int64_t>(in_bytes, 1)),
+             seconds_since(start));
   return 0;
 }
 

@@ -18,13 +18,14 @@ struct ConvertArgs {
   std::string codec = "zstd";
   int level = 0;
   bool level_given = false;
-  int64_t row_group_rows = 1 << 20;
+  int64_t row_group_rows = 0;        // 0: up to 2^20, fewer to keep one row group near 256 MB in memory
   bool dictionary = true;
   int threads = 1;
 };
 
-// Reads the input whole, transforms it and writes the output through a temporary file and a rename; prints what
-// it read, changed and wrote. Checks the output's path before reading anything.
+// Reads the input a block at a time (a Parquet row group, or about 64 MB of CSV; with --narrow-ints twice, the
+// first pass for the integer columns' ranges), transforms each block and writes the output through a temporary
+// file and a rename; prints what it read, changed and wrote. Checks the output's path before reading anything.
 int run_convert(const ConvertArgs& args);
 
 }  // namespace feedline::cli

@@ -519,8 +519,9 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"uncompressed", "snappy", "gzip", "zstd", "lz4_raw", "brotli"}))
       ->capture_default_str();
   auto* level_opt = convert->add_option("--level", conv.level, "Compression level (zstd, gzip, brotli)");
-  convert->add_option("--row-group-rows", conv.row_group_rows, "Rows per Parquet row group")
-      ->check(CLI::PositiveNumber)
+  convert->add_option("--row-group-rows", conv.row_group_rows,
+                      "Rows per Parquet row group (0: up to 1048576, fewer to keep one near 256 MB in memory)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   convert->add_flag("!--no-dictionary", conv.dictionary, "Write PLAIN values only (no dictionary pages)");
   convert->add_option("--threads", conv.threads, "Threads (default: every core)")->check(CLI::PositiveNumber);

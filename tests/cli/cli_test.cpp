@@ -343,6 +343,46 @@ TEST(Cli, ConvertPacksNarrowsAndRoundTrips) {
   EXPECT_EQ(slurp(dir + "/ours.parquet"), slurp(dir + "/prepared.parquet"));
 }
 
+// A Parquet input is converted a row group at a time, and comes out as if converted whole: narrowing sees every
+// row group's values first, --limit and the output's row groups cut across the input's, and a refusal names the
+// row in the file.
+TEST(Cli, ConvertStreamsRowGroupsAsOneTable) {
+  const std::string idx = make_idx_dir("cli_convert_stream_idx", 50, 10);
+  const std::string dir = testing::scratch_dir("cli_convert_stream");
+  Table pandas = image_split_to_table(read_idx_split(idx + "/train-images-idx3-ubyte", idx + "/train-labels-idx1-ubyte"),
+                                      ImageTableLayoutKind::kPixelColumnsInt64);
+  pandas.columns[pandas.column_index("pixel5")].as<int64_t>()[48] = 300;  // in the last row group only
+  parquet::WriteOptions groups_of_7;
+  groups_of_7.row_group_rows = 7;
+  parquet::write_table(dir + "/in.parquet", pandas, groups_of_7);
+
+  CliRun r = run_cli("convert " + dir + "/in.parquet " + dir + "/narrow.parquet --narrow-ints --row-group-rows 20");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Narrowed 1 integer column to INT(16,unsigned)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "Narrowed 784 integer columns to INT(8,unsigned)")) << r.output;
+  const parquet::FileInfo info = parquet::read_file_info(dir + "/narrow.parquet");
+  ASSERT_EQ(info.row_groups.size(), 3u);
+  EXPECT_EQ(info.row_groups[2].num_rows, 10);
+  const Table back = parquet::read_table(dir + "/narrow.parquet");
+  ASSERT_EQ(back.num_rows, 50);
+  EXPECT_EQ(back.column("pixel5").as<int32_t>()[48], 300);
+  for (const std::string name : {"label", "pixel1", "pixel400"}) {
+    const std::vector<int32_t>& got = back.column(name).as<int32_t>();
+    const std::vector<int64_t>& want = pandas.column(name).as<int64_t>();
+    EXPECT_EQ(std::vector<int64_t>(got.begin(), got.end()), want) << name;
+  }
+
+  r = run_cli("convert " + dir + "/in.parquet " + dir + "/head.csv --limit 10");
+  ASSERT_EQ(r.status, 0) << r.output;
+  write_csv(dir + "/want.csv", head(pandas, 10));
+  EXPECT_EQ(slurp(dir + "/head.csv"), slurp(dir + "/want.csv"));
+
+  r = run_cli("convert " + dir + "/in.parquet " + dir + "/image.parquet --pack 'image=pixel*'");
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(contains(r.output, dir + "/in.parquet: column 'pixel5' row 48 holds 300")) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/image.parquet"));
+}
+
 TEST(Cli, ConvertKeepsTextColumns) {
   const std::string idx = make_idx_dir("cli_convert_text_idx", 20, 10);
   const std::string dir = testing::scratch_dir("cli_convert_text");
