@@ -89,6 +89,9 @@ struct ColumnBuilder {
   bool is_double = false;
   bool is_text = false;
   int64_t nulls = 0;
+  // Null fields with nothing at all between the commas: the nulls this column would have as text (where " " and
+  // "" are values). Lets CsvStreamReader tell a text column's nullability from blocks it parsed as numbers.
+  int64_t empty_fields = 0;
 };
 
 std::string_view unquote(std::string_view f) {
@@ -212,6 +215,7 @@ void parse_chunk(const std::string& path, std::string_view text, Chunk& chunk, c
         if (b.validity.empty()) b.validity.assign(static_cast<size_t>(chunk.rows), 1);
         b.validity.push_back(0);
         ++b.nulls;
+        b.empty_fields += fields[c].empty();
         if (b.is_double) b.doubles.push_back(0); else b.ints.push_back(0);
         continue;
       }
@@ -299,6 +303,111 @@ void for_each_chunk(std::vector<Chunk>& chunks, Fn&& fn) {
   for (auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
+}
+
+// Cuts text[begin, end), whole records to the end of `text`, into up to `threads` chunks (0: one per core; none
+// under 1 MiB) at record boundaries, for parse_chunk on threads of their own. A line end is a record boundary when
+// an even number of quotes comes before it from `begin` (RFC 4180 quoting). `first_line`: the file line text[begin]
+// is on.
+std::vector<Chunk> split_chunks(std::string_view text, size_t begin, int threads, int64_t first_line) {
+  const size_t end = text.size();
+  if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
+  threads = std::max(1, std::min(threads, static_cast<int>((end - begin) / (1 << 20)) + 1));
+  const bool has_quotes = std::memchr(text.data() + begin, '"', end - begin) != nullptr;
+  std::vector<Chunk> chunks;
+  size_t start = begin, counted_to = begin;
+  int64_t quotes = 0;  // in [begin, counted_to)
+  for (int t = 0; t < threads && start < end; ++t) {
+    size_t stop = t == threads - 1 ? end : begin + (end - begin) * (t + 1) / threads;
+    if (stop < start) stop = start;
+    while (stop < end) {
+      const size_t nl = text.find('\n', stop);
+      if (nl == std::string_view::npos) {
+        stop = end;
+        break;
+      }
+      if (has_quotes) {
+        quotes += std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
+                             text.begin() + static_cast<std::ptrdiff_t>(nl), '"');
+        counted_to = nl;
+      }
+      stop = nl + 1;
+      if (quotes % 2 == 0) break;
+    }
+    chunks.push_back(Chunk{start, stop, 0, {}, 0, has_quotes});
+    start = stop;
+  }
+  // Line numbers: count newlines before each chunk (cheap next to parsing).
+  int64_t line = first_line;
+  for (auto& c : chunks) {
+    c.first_line = line;
+    line += std::count(text.begin() + static_cast<std::ptrdiff_t>(c.begin),
+                       text.begin() + static_cast<std::ptrdiff_t>(c.end), '\n');
+  }
+  return chunks;
+}
+
+// The names of the columns asked for, in their order (`slots` as column_slots gives them).
+std::vector<std::string> names_kept(const std::vector<std::string>& names, const std::vector<int>& slots,
+                                    size_t kept) {
+  std::vector<std::string> out(kept);
+  for (size_t field = 0; field < names.size(); ++field) {
+    if (slots[field] >= 0) out[static_cast<size_t>(slots[field])] = names[field];
+  }
+  return out;
+}
+
+ColumnSchema csv_column_schema(const std::string& name, bool is_double, bool is_text, bool nullable) {
+  ColumnSchema s;
+  s.name = name;
+  s.type = is_text ? PhysicalType::kByteArray : is_double ? PhysicalType::kDouble : PhysicalType::kInt64;
+  s.is_string = is_text;
+  s.nullable = nullable;
+  return s;
+}
+
+// The chunks' values as one table typed as `schema`: a chunk's integers widen to doubles in a DOUBLE column; a
+// column's validity is filled only when some chunk holds a null in it. The chunks must agree with the schema (no
+// doubles in an INT64 column; collect_text run for every BYTE_ARRAY one).
+Table join_chunks(const std::vector<Chunk>& chunks, const std::vector<ColumnSchema>& schema) {
+  Table table;
+  for (const auto& c : chunks) table.num_rows += c.rows;
+  for (size_t col = 0; col < schema.size(); ++col) {
+    int64_t nulls = 0;
+    for (const auto& c : chunks) nulls += c.cols[col].nulls;
+    Column out = make_column(schema[col]);
+    if (schema[col].type == PhysicalType::kByteArray) {
+      auto& v = std::get<ByteArrays>(out.values);
+      for (const auto& c : chunks) {
+        const ByteArrays& part = c.texts[col];
+        const auto base = static_cast<int64_t>(v.bytes.size());
+        v.bytes += part.bytes;
+        for (size_t i = 1; i < part.offsets.size(); ++i) v.offsets.push_back(base + part.offsets[i]);
+      }
+    } else if (schema[col].type == PhysicalType::kDouble) {
+      auto& v = out.as<double>();
+      v.reserve(static_cast<size_t>(table.num_rows));
+      for (const auto& c : chunks) {
+        const auto& b = c.cols[col];
+        if (b.is_double) v.insert(v.end(), b.doubles.begin(), b.doubles.end());
+        else for (int64_t x : b.ints) v.push_back(static_cast<double>(x));
+      }
+    } else {
+      auto& v = out.as<int64_t>();
+      v.reserve(static_cast<size_t>(table.num_rows));
+      for (const auto& c : chunks) v.insert(v.end(), c.cols[col].ints.begin(), c.cols[col].ints.end());
+    }
+    if (nulls > 0) {
+      out.validity.reserve(static_cast<size_t>(table.num_rows));
+      for (const auto& c : chunks) {
+        const auto& b = c.cols[col];
+        if (b.validity.empty()) out.validity.insert(out.validity.end(), static_cast<size_t>(c.rows), 1);
+        else out.validity.insert(out.validity.end(), b.validity.begin(), b.validity.end());
+      }
+    }
+    table.columns.push_back(std::move(out));
+  }
+  return table;
 }
 
 // The column names of a header line (without its line end); a UTF-8 byte-order mark is skipped.
@@ -410,42 +519,9 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
   const std::vector<int> slots = column_slots(path, names, options.columns);
   const size_t kept = options.columns.empty() ? names.size() : options.columns.size();
 
-  // Split the body into per-thread chunks at record boundaries, parse them in parallel, then concatenate. A line
-  // end is a record boundary when an even number of quotes comes before it in the body (RFC 4180 quoting).
+  // Split the body into per-thread chunks, parse them in parallel, then concatenate.
   const size_t body = std::min(header_end + 1, text.size());
-  int threads = options.num_threads > 0 ? options.num_threads : static_cast<int>(std::thread::hardware_concurrency());
-  threads = std::max(1, std::min(threads, static_cast<int>((text.size() - body) / (1 << 20)) + 1));
-  const bool has_quotes = std::memchr(text.data() + body, '"', text.size() - body) != nullptr;
-  std::vector<Chunk> chunks;
-  size_t start = body, counted_to = body;
-  int64_t quotes = 0;  // in [body, counted_to)
-  for (int t = 0; t < threads && start < text.size(); ++t) {
-    size_t end = t == threads - 1 ? text.size() : body + (text.size() - body) * (t + 1) / threads;
-    if (end < start) end = start;
-    while (end < text.size()) {
-      const size_t nl = text.find('\n', end);
-      if (nl == std::string_view::npos) {
-        end = text.size();
-        break;
-      }
-      if (has_quotes) {
-        quotes += std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
-                             text.begin() + static_cast<std::ptrdiff_t>(nl), '"');
-        counted_to = nl;
-      }
-      end = nl + 1;
-      if (quotes % 2 == 0) break;
-    }
-    chunks.push_back(Chunk{start, end, 0, {}, 0, has_quotes});
-    start = end;
-  }
-  // Line numbers: count newlines before each chunk (cheap next to parsing).
-  int64_t line = 2;
-  for (auto& c : chunks) {
-    c.first_line = line;
-    line += std::count(text.begin() + static_cast<std::ptrdiff_t>(c.begin),
-                       text.begin() + static_cast<std::ptrdiff_t>(c.end), '\n');
-  }
+  std::vector<Chunk> chunks = split_chunks(text, body, options.num_threads, 2);
   for_each_chunk(chunks, [&](Chunk& c) { parse_chunk(path, text, c, names, slots, kept, options.text_columns); });
   std::vector<bool> is_text(kept, false);
   for (const auto& c : chunks) {
@@ -455,12 +531,8 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
     for_each_chunk(chunks, [&](Chunk& c) { collect_text(path, text, c, slots, is_text); });
   }
 
-  Table table;
-  for (const auto& c : chunks) table.num_rows += c.rows;
-  std::vector<std::string> kept_names(kept);
-  for (size_t field = 0; field < names.size(); ++field) {
-    if (slots[field] >= 0) kept_names[static_cast<size_t>(slots[field])] = names[field];
-  }
+  const std::vector<std::string> kept_names = names_kept(names, slots, kept);
+  std::vector<ColumnSchema> schema(kept);
   for (size_t col = 0; col < kept; ++col) {
     bool is_double = false;
     int64_t nulls = 0;
@@ -468,44 +540,9 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
       is_double |= c.cols[col].is_double;
       nulls += c.cols[col].nulls;
     }
-    ColumnSchema s;
-    s.name = kept_names[col];
-    s.type = is_text[col] ? PhysicalType::kByteArray : is_double ? PhysicalType::kDouble : PhysicalType::kInt64;
-    s.is_string = is_text[col];
-    s.nullable = nulls > 0;
-    Column out = make_column(std::move(s));
-    if (is_text[col]) {
-      auto& v = std::get<ByteArrays>(out.values);
-      for (const auto& c : chunks) {
-        const ByteArrays& part = c.texts[col];
-        const auto base = static_cast<int64_t>(v.bytes.size());
-        v.bytes += part.bytes;
-        for (size_t i = 1; i < part.offsets.size(); ++i) v.offsets.push_back(base + part.offsets[i]);
-      }
-    } else if (is_double) {
-      auto& v = out.as<double>();
-      v.reserve(static_cast<size_t>(table.num_rows));
-      for (const auto& c : chunks) {
-        const auto& b = c.cols[col];
-        if (b.is_double) v.insert(v.end(), b.doubles.begin(), b.doubles.end());
-        else for (int64_t x : b.ints) v.push_back(static_cast<double>(x));
-      }
-    } else {
-      auto& v = out.as<int64_t>();
-      v.reserve(static_cast<size_t>(table.num_rows));
-      for (const auto& c : chunks) v.insert(v.end(), c.cols[col].ints.begin(), c.cols[col].ints.end());
-    }
-    if (nulls > 0) {
-      out.validity.reserve(static_cast<size_t>(table.num_rows));
-      for (const auto& c : chunks) {
-        const auto& b = c.cols[col];
-        if (b.validity.empty()) out.validity.insert(out.validity.end(), static_cast<size_t>(c.rows), 1);
-        else out.validity.insert(out.validity.end(), b.validity.begin(), b.validity.end());
-      }
-    }
-    table.columns.push_back(std::move(out));
+    schema[col] = csv_column_schema(kept_names[col], is_double, is_text[col], nulls > 0);
   }
-  return table;
+  return join_chunks(chunks, schema);
 }
 
 }  // namespace feedline
