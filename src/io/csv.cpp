@@ -92,7 +92,17 @@ struct ColumnBuilder {
   // Null fields with nothing at all between the commas: the nulls this column would have as text (where " " and
   // "" are values). Lets CsvStreamReader tell a text column's nullability from blocks it parsed as numbers.
   int64_t empty_fields = 0;
+  // Rows of `ints` written "-0" (or "-00"...): -0.0, not 0.0, once the column turns DOUBLE, as the rows that come
+  // after the turn read, wherever the turn falls (chunks and blocks end in different places).
+  std::vector<int64_t> negative_zeros;
 };
+
+// A builder's integers as doubles, negative zeros kept.
+void append_as_doubles(std::vector<double>& out, const ColumnBuilder& b) {
+  const size_t base = out.size();
+  for (int64_t x : b.ints) out.push_back(static_cast<double>(x));
+  for (int64_t row : b.negative_zeros) out[base + static_cast<size_t>(row)] = -0.0;
+}
 
 std::string_view unquote(std::string_view f) {
   if (f.size() >= 2 && f.front() == '"' && f.back() == '"') return f.substr(1, f.size() - 2);
@@ -225,13 +235,15 @@ void parse_chunk(const std::string& path, std::string_view text, Chunk& chunk, c
         const char* first = f.data() + (f.front() == '+' ? 1 : 0);
         auto r = std::from_chars(first, f.data() + f.size(), v);
         if (r.ec == std::errc() && r.ptr == f.data() + f.size()) {
+          if (v == 0 && f.front() == '-') b.negative_zeros.push_back(static_cast<int64_t>(b.ints.size()));
           b.ints.push_back(v);
           continue;
         }
         b.is_double = true;
-        b.doubles.assign(b.ints.begin(), b.ints.end());
+        append_as_doubles(b.doubles, b);
         b.ints.clear();
         b.ints.shrink_to_fit();
+        b.negative_zeros.clear();
       }
       double d = 0;
       const char* first = f.data() + (f.front() == '+' ? 1 : 0);
@@ -390,7 +402,7 @@ Table join_chunks(const std::vector<Chunk>& chunks, const std::vector<ColumnSche
       for (const auto& c : chunks) {
         const auto& b = c.cols[col];
         if (b.is_double) v.insert(v.end(), b.doubles.begin(), b.doubles.end());
-        else for (int64_t x : b.ints) v.push_back(static_cast<double>(x));
+        else append_as_doubles(v, b);
       }
     } else {
       auto& v = out.as<int64_t>();
