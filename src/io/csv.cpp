@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -422,6 +423,41 @@ Table join_chunks(const std::vector<Chunk>& chunks, const std::vector<ColumnSche
   return table;
 }
 
+// Where the last whole record in `text` ends: the index of the last line end with an even number of quotes before
+// it (RFC 4180: a line end inside quotes belongs to the field); npos when none. `text` must start at a record
+// boundary. Walks back from the last line end, so a block costs one count of its quotes.
+size_t last_record_end(std::string_view text) {
+  size_t nl = text.rfind('\n');
+  if (nl == std::string_view::npos) return nl;
+  int64_t quotes = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nl), '"');
+  while (quotes % 2 != 0) {
+    const size_t prev = nl == 0 ? std::string_view::npos : text.rfind('\n', nl - 1);
+    if (prev == std::string_view::npos) return prev;
+    quotes -= std::count(text.begin() + static_cast<std::ptrdiff_t>(prev),
+                         text.begin() + static_cast<std::ptrdiff_t>(nl), '"');
+    nl = prev;
+  }
+  return nl;
+}
+
+// Where the first record that ends in text[from, end) ends: the index of the first line end there with an even
+// number of quotes before it in `text`, given `quotes_before` quotes in text[0, from); npos when none.
+size_t first_record_end(std::string_view text, size_t from, int64_t quotes_before) {
+  int64_t quotes = quotes_before;
+  size_t counted_to = from;
+  for (size_t nl = text.find('\n', from); nl != std::string_view::npos; nl = text.find('\n', nl + 1)) {
+    quotes += std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
+                         text.begin() + static_cast<std::ptrdiff_t>(nl), '"');
+    counted_to = nl;
+    if (quotes % 2 == 0) return nl;
+  }
+  return std::string_view::npos;
+}
+
+[[noreturn]] void changed_while_reading(const std::string& path, const std::string& why) {
+  throw IoError(path + ": changed while reading (" + why + ")");
+}
+
 // The column names of a header line (without its line end); a UTF-8 byte-order mark is skipped.
 std::vector<std::string> parse_header(const std::string& path, std::string_view header) {
   if (!header.empty() && header.back() == '\r') header.remove_suffix(1);
@@ -555,6 +591,215 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
     schema[col] = csv_column_schema(kept_names[col], is_double, is_text[col], nulls > 0);
   }
   return join_chunks(chunks, schema);
+}
+
+CsvStreamReader::CsvStreamReader(const std::string& path, const CsvStreamOptions& options)
+    : path_(path), options_(options) {
+  if (options_.block_bytes <= 0) {
+    throw InvalidArgument(path_ + ": block_bytes must be positive, not " + std::to_string(options_.block_bytes));
+  }
+  if (options_.limit < 0) {
+    throw InvalidArgument(path_ + ": limit must not be negative: " + std::to_string(options_.limit));
+  }
+  file_ = std::make_unique<RandomAccessFile>(path_);
+  file_size_ = file_->size();
+  scan();
+}
+
+CsvStreamReader::~CsvStreamReader() = default;
+CsvStreamReader::CsvStreamReader(CsvStreamReader&&) noexcept = default;
+CsvStreamReader& CsvStreamReader::operator=(CsvStreamReader&&) noexcept = default;
+
+// The first pass: the header, then the body a block at a time, each parsed as read_csv parses the whole body, and
+// what the blocks say about each column folded together as read_csv folds its chunks.
+void CsvStreamReader::scan() {
+  // Reads come in pieces of at least 64 KiB, whatever the block size: `text` holds the file from `text_offset` on.
+  constexpr size_t kMinRead = size_t{64} << 10;
+  std::string text;
+  int64_t text_offset = 0, read_to = 0;
+  const auto read_more = [&](size_t want) {
+    const auto n = static_cast<size_t>(std::min<int64_t>(file_size_ - read_to,
+                                                         static_cast<int64_t>(std::max(want, kMinRead))));
+    const size_t old = text.size();
+    text.resize(old + n);
+    file_->read_at(read_to, n, text.data() + old);
+    read_to += static_cast<int64_t>(n);
+  };
+
+  if (file_size_ == 0) throw InvalidFile(path_ + ": empty file, expected a header row");
+  // The header ends at the first line end, quoted or not, as read_csv has it.
+  size_t header_end = 0;
+  for (;;) {
+    header_end = text.find('\n', header_end);
+    if (header_end != std::string::npos) break;
+    header_end = text.size();
+    if (read_to == file_size_) break;
+    read_more(text.size());
+  }
+  names_ = parse_header(path_, std::string_view(text).substr(0, header_end));
+  slots_ = column_slots(path_, names_, options_.columns);
+  const size_t kept = options_.columns.empty() ? names_.size() : options_.columns.size();
+  const size_t body = std::min(header_end + 1, text.size());
+  text.erase(0, body);
+  text_offset = static_cast<int64_t>(body);
+
+  std::vector<int> number_slots = slots_;  // a column leaves them once it turns text: never parsed again
+  std::vector<bool> is_text(kept, false), is_double(kept, false);
+  std::vector<int64_t> nulls(kept, 0), empty_fields(kept, 0);
+  std::vector<std::pair<int64_t, int64_t>> range(kept, {0, 0});
+  std::vector<bool> has_value(kept, false);
+  const auto block_bytes = static_cast<size_t>(options_.block_bytes);
+  int64_t line = 2, rows = 0;
+  for (;;) {
+    // The block: the whole records in the first block_bytes of what is left, or, when not one record ends there,
+    // the first record alone, looked for in a window twice as long, and so on; the rest of the file when it fits
+    // (its last record may lack a line end, or hold a quote never closed, which parse_chunk reports).
+    size_t window = block_bytes, from = 0, cut = 0;
+    int64_t quotes = 0;  // in text[0, from)
+    for (;;) {
+      if (text.size() < window && read_to < file_size_) read_more(window - text.size());
+      const size_t w = std::min(window, text.size());
+      const bool rest = read_to == file_size_ && w == text.size();
+      if (rest && from == 0) {
+        cut = text.size();
+        break;
+      }
+      const std::string_view in_window = std::string_view(text).substr(0, w);
+      const size_t nl = from == 0 ? last_record_end(in_window) : first_record_end(in_window, from, quotes);
+      if (nl != std::string_view::npos || rest) {
+        cut = nl != std::string_view::npos ? nl + 1 : text.size();
+        break;
+      }
+      quotes += std::count(text.begin() + static_cast<std::ptrdiff_t>(from),
+                           text.begin() + static_cast<std::ptrdiff_t>(w), '"');
+      from = w;
+      window = 2 * w;
+    }
+    if (cut == 0) break;
+    const std::string_view block(text.data(), cut);
+
+    std::vector<Chunk> chunks = split_chunks(block, 0, options_.num_threads, line);
+    for_each_chunk(chunks, [&](Chunk& c) {
+      parse_chunk(path_, block, c, names_, number_slots, kept, options_.text_columns);
+    });
+    std::vector<bool> text_now = is_text;
+    for (const auto& c : chunks) {
+      for (size_t col = 0; col < kept; ++col) text_now[col] = text_now[col] || c.cols[col].is_text;
+    }
+    // A text column's nulls are its empty fields, which collect_text counts (a number's nulls also take " ").
+    if (std::find(text_now.begin(), text_now.end(), true) != text_now.end()) {
+      for_each_chunk(chunks, [&](Chunk& c) { collect_text(path_, block, c, slots_, text_now); });
+    }
+    int64_t block_rows = 0;
+    for (const auto& c : chunks) {
+      block_rows += c.rows;
+      for (size_t col = 0; col < kept; ++col) {
+        const ColumnBuilder& b = c.cols[col];
+        if (text_now[col]) {
+          empty_fields[col] += b.nulls;
+          continue;
+        }
+        nulls[col] += b.nulls;
+        empty_fields[col] += b.empty_fields;
+        if (b.is_double) {
+          is_double[col] = true;
+          continue;
+        }
+        for (size_t r = 0; r < b.ints.size(); ++r) {
+          if (!b.validity.empty() && b.validity[r] == 0) continue;
+          const int64_t v = b.ints[r];
+          if (!has_value[col]) range[col] = {v, v};
+          range[col] = {std::min(range[col].first, v), std::max(range[col].second, v)};
+          has_value[col] = true;
+        }
+      }
+    }
+    is_text = text_now;
+    for (int& slot : number_slots) {
+      if (slot >= 0 && is_text[static_cast<size_t>(slot)]) slot = -1;
+    }
+    if (block_rows > 0) blocks_.push_back(Block{text_offset, static_cast<int64_t>(cut), block_rows, line});
+    rows += block_rows;
+    line += std::count(block.begin(), block.end(), '\n');
+    text.erase(0, cut);
+    text_offset += static_cast<int64_t>(cut);
+  }
+
+  const std::vector<std::string> kept_names = names_kept(names_, slots_, kept);
+  for (size_t col = 0; col < kept; ++col) {
+    const bool nullable = is_text[col] ? empty_fields[col] > 0 : nulls[col] > 0;
+    schema_.push_back(csv_column_schema(kept_names[col], is_double[col], is_text[col], nullable));
+    const bool is_int = schema_.back().type == PhysicalType::kInt64;
+    ranges_.push_back(is_int && has_value[col] ? std::optional(range[col]) : std::nullopt);
+  }
+  num_rows_ = options_.limit > 0 ? std::min(options_.limit, rows) : rows;
+}
+
+std::optional<std::pair<int64_t, int64_t>> CsvStreamReader::int_range(size_t column) const {
+  if (column >= ranges_.size()) {
+    throw InvalidArgument(path_ + ": no column " + std::to_string(column) + " (" + std::to_string(ranges_.size()) +
+                          " columns read)");
+  }
+  return ranges_[column];
+}
+
+bool CsvStreamReader::next(Table* out) {
+  if (next_block_ >= blocks_.size() || rows_given_ >= num_rows_) return false;
+  const Block& block = blocks_[next_block_++];
+  const int64_t size = file_size(path_);
+  if (size != file_size_) {
+    changed_while_reading(path_, std::to_string(file_size_) + " bytes, now " + std::to_string(size));
+  }
+  text_.resize(static_cast<size_t>(block.size));
+  file_->read_at(block.offset, text_.size(), text_.data());
+
+  // Parsed as in the first pass, but with every column's type known: text columns are only collected.
+  const size_t kept = schema_.size();
+  std::vector<bool> is_text(kept);
+  for (size_t col = 0; col < kept; ++col) is_text[col] = schema_[col].type == PhysicalType::kByteArray;
+  std::vector<int> number_slots = slots_;
+  for (int& slot : number_slots) {
+    if (slot >= 0 && is_text[static_cast<size_t>(slot)]) slot = -1;
+  }
+  std::vector<Chunk> chunks = split_chunks(text_, 0, options_.num_threads, block.first_line);
+  for_each_chunk(chunks, [&](Chunk& c) {
+    parse_chunk(path_, text_, c, names_, number_slots, kept, options_.text_columns);
+  });
+  if (std::find(is_text.begin(), is_text.end(), true) != is_text.end()) {
+    for_each_chunk(chunks, [&](Chunk& c) { collect_text(path_, text_, c, slots_, is_text); });
+  }
+  // The first pass saw these bytes; they must read the same now.
+  const std::string where = "the records from line " + std::to_string(block.first_line);
+  int64_t rows = 0;
+  for (const auto& c : chunks) {
+    rows += c.rows;
+    for (size_t col = 0; col < kept; ++col) {
+      const ColumnBuilder& b = c.cols[col];
+      const ColumnSchema& s = schema_[col];
+      if ((s.type == PhysicalType::kInt64 && (b.is_double || b.is_text)) ||
+          (s.type == PhysicalType::kDouble && b.is_text)) {
+        changed_while_reading(path_, "column '" + s.name + "' in " + where + " is no longer " + to_string(s.type));
+      }
+      if (!s.nullable && b.nulls > 0) {
+        changed_while_reading(path_, "column '" + s.name + "' in " + where + " now holds a null");
+      }
+    }
+  }
+  if (rows != block.rows) {
+    changed_while_reading(path_, where + ": " + std::to_string(rows) + " now, " + std::to_string(block.rows) +
+                                     " before");
+  }
+  Table table = join_chunks(chunks, schema_);
+  if (rows_given_ + table.num_rows > num_rows_) {
+    table = head(table, num_rows_ - rows_given_);
+    // head keeps a validity vector whose nulls were all past the limit.
+    for (Column& col : table.columns) {
+      if (std::find(col.validity.begin(), col.validity.end(), 0) == col.validity.end()) col.validity.clear();
+    }
+  }
+  rows_given_ += table.num_rows;
+  *out = std::move(table);
+  return true;
 }
 
 }  // namespace feedline
