@@ -40,6 +40,7 @@ Table read_csv(const std::string& path, const CsvReadOptions& options = {});
 // The column names in the header row of a CSV file (read without the rest of the file). Throws as read_csv.
 std::vector<std::string> read_csv_header(const std::string& path);
 
+class AtomicFile;
 class RandomAccessFile;
 
 // How much CSV text CsvStreamReader reads and parses at a time, unless told.
@@ -102,6 +103,34 @@ class CsvStreamReader {
   int64_t num_rows_ = 0;
   int64_t rows_given_ = 0;
   std::string text_;  // the block being parsed
+};
+
+// Writes a CSV file a table at a time, exactly as write_csv writes their rows as one table: the header when made,
+// each table's rows on write(), and the file in place only on close() (written to a temporary file beside it and
+// renamed), so a writer destroyed without close() leaves nothing at `path`. Not thread-safe.
+class CsvWriter {
+ public:
+  // Writes the header. Throws InvalidArgument naming a list column, IoError when the file cannot be made.
+  CsvWriter(std::string path, std::vector<ColumnSchema> schema);
+  ~CsvWriter();
+  CsvWriter(CsvWriter&&) noexcept;
+  CsvWriter& operator=(CsvWriter&&) noexcept;
+
+  // Appends the table's rows. Its columns must be the schema's, in order: the same names, physical types and
+  // integer annotations (which choose how values are written), else InvalidArgument naming the path and column.
+  // Nullability is not checked: a null is an empty field.
+  void write(const Table& table);
+  // Writes what is buffered and renames the file onto `path`. Returns the bytes written. Throws IoError when the
+  // write or the rename fails (nothing is left at `path` then), InvalidArgument when already closed.
+  int64_t close();
+
+  const std::vector<ColumnSchema>& schema() const { return schema_; }
+
+ private:
+  std::string path_;
+  std::vector<ColumnSchema> schema_;
+  std::unique_ptr<AtomicFile> file_;  // null once closed
+  std::string buf_;
 };
 
 }  // namespace feedline

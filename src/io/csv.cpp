@@ -48,14 +48,15 @@ void append_quoted(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
-void append_field(std::string& out, const Column& col, int64_t row) {
+// One value as write_csv writes it, formatted as `schema` says (the file's schema, which the column's matches).
+void append_field(std::string& out, const ColumnSchema& schema, const Column& col, int64_t row) {
   if (col.is_null(row)) return;
   std::visit(
       [&](const auto& values) {
         using V = std::decay_t<decltype(values)>;
         if constexpr (std::is_same_v<V, ByteArrays>) {
           const auto s = values.at(row);
-          if (col.schema.type == PhysicalType::kFixedLenByteArray) {
+          if (schema.type == PhysicalType::kFixedLenByteArray) {
             append_hex(out, s);  // binary (hashes, UUIDs, whole images), never text
           } else {
             append_quoted(out, s);
@@ -63,13 +64,13 @@ void append_field(std::string& out, const Column& col, int64_t row) {
         } else if constexpr (std::is_same_v<V, std::vector<float>> || std::is_same_v<V, std::vector<double>>) {
           append_double(out, static_cast<double>(values[row]));
         } else if constexpr (std::is_same_v<V, std::vector<int32_t>>) {
-          if (col.schema.int_annotation && !col.schema.int_annotation->is_signed) {
+          if (schema.int_annotation && !schema.int_annotation->is_signed) {
             append_int(out, static_cast<uint32_t>(values[row]));
           } else {
             append_int(out, values[row]);
           }
         } else if constexpr (std::is_same_v<V, std::vector<int64_t>>) {
-          if (col.schema.int_annotation && !col.schema.int_annotation->is_signed) {
+          if (schema.int_annotation && !schema.int_annotation->is_signed) {
             append_int(out, static_cast<uint64_t>(values[row]));
           } else {
             append_int(out, values[row]);
@@ -79,6 +80,19 @@ void append_field(std::string& out, const Column& col, int64_t row) {
         }
       },
       col.values);
+}
+
+// A column's type as CsvWriter's messages name it: "INT32", "INT32 (unsigned 8-bit)", "FIXED_LEN_BYTE_ARRAY(16)",
+// "list of DOUBLE".
+std::string type_name(const ColumnSchema& s) {
+  std::string out = s.is_list ? "list of " : "";
+  out += to_string(s.type);
+  if (s.type == PhysicalType::kFixedLenByteArray) out += "(" + std::to_string(s.type_length) + ")";
+  if (s.int_annotation) {
+    out += std::string(" (") + (s.int_annotation->is_signed ? "signed " : "unsigned ") +
+           std::to_string(s.int_annotation->bit_width) + "-bit)";
+  }
+  return out;
 }
 
 // Where one column's parsed values go while reading: integers until a value needs a double; text (read again in
@@ -528,32 +542,72 @@ std::vector<std::string> read_csv_header(const std::string& path) {
 }
 
 int64_t write_csv(const std::string& path, const Table& table) {
-  for (const Column& col : table.columns) {
-    if (col.schema.is_list) {
-      throw InvalidArgument(path + ": column '" + col.schema.name + "' is a list; CSV holds one value per cell");
+  std::vector<ColumnSchema> schema;
+  schema.reserve(table.columns.size());
+  for (const Column& col : table.columns) schema.push_back(col.schema);
+  CsvWriter writer(path, std::move(schema));
+  writer.write(table);
+  return writer.close();
+}
+
+CsvWriter::CsvWriter(std::string path, std::vector<ColumnSchema> schema)
+    : path_(std::move(path)), schema_(std::move(schema)) {
+  for (const ColumnSchema& s : schema_) {
+    if (s.is_list) throw InvalidArgument(path_ + ": column '" + s.name + "' is a list; CSV holds one value per cell");
+  }
+  file_ = std::make_unique<AtomicFile>(path_);
+  for (size_t c = 0; c < schema_.size(); ++c) {
+    if (c > 0) buf_.push_back(',');
+    append_quoted(buf_, schema_[c].name);
+  }
+  buf_.push_back('\n');
+}
+
+CsvWriter::~CsvWriter() = default;
+CsvWriter::CsvWriter(CsvWriter&&) noexcept = default;
+CsvWriter& CsvWriter::operator=(CsvWriter&&) noexcept = default;
+
+void CsvWriter::write(const Table& table) {
+  if (file_ == nullptr) throw InvalidArgument(path_ + ": written to after close()");
+  if (table.columns.size() != schema_.size()) {
+    throw InvalidArgument(path_ + ": a table of " + std::to_string(table.columns.size()) + " columns, the file has " +
+                          std::to_string(schema_.size()));
+  }
+  for (size_t c = 0; c < schema_.size(); ++c) {
+    const ColumnSchema& want = schema_[c];
+    const ColumnSchema& got = table.columns[c].schema;
+    if (got.name != want.name) {
+      throw InvalidArgument(path_ + ": column " + std::to_string(c + 1) + " is '" + got.name + "', the file's is '" +
+                            want.name + "'");
+    }
+    if (got.type != want.type || got.is_list != want.is_list || got.type_length != want.type_length ||
+        !(got.int_annotation == want.int_annotation)) {
+      throw InvalidArgument(path_ + ": column '" + got.name + "' is " + type_name(got) + ", the file's is " +
+                            type_name(want));
     }
   }
-  AtomicFile file(path);
-  std::string buf;
-  for (size_t c = 0; c < table.columns.size(); ++c) {
-    if (c > 0) buf.push_back(',');
-    append_quoted(buf, table.columns[c].schema.name);
-  }
-  buf.push_back('\n');
   for (int64_t r = 0; r < table.num_rows; ++r) {
-    for (size_t c = 0; c < table.columns.size(); ++c) {
-      if (c > 0) buf.push_back(',');
-      append_field(buf, table.columns[c], r);
+    for (size_t c = 0; c < schema_.size(); ++c) {
+      if (c > 0) buf_.push_back(',');
+      append_field(buf_, schema_[c], table.columns[c], r);
     }
-    buf.push_back('\n');
-    if (buf.size() > (1 << 20)) {
-      file.write(buf);
-      buf.clear();
+    buf_.push_back('\n');
+    if (buf_.size() > (1 << 20)) {
+      file_->write(buf_);
+      buf_.clear();
     }
   }
-  file.write(buf);
-  const int64_t written = file.bytes_written();
-  file.commit();
+}
+
+int64_t CsvWriter::close() {
+  if (file_ == nullptr) throw InvalidArgument(path_ + ": closed twice");
+  // Owned here, so that a failed write or rename still removes the temporary file and leaves the writer closed.
+  const std::unique_ptr<AtomicFile> file = std::move(file_);
+  file->write(buf_);
+  buf_.clear();
+  buf_.shrink_to_fit();
+  const int64_t written = file->bytes_written();
+  file->commit();
   return written;
 }
 

@@ -1,6 +1,6 @@
-// CsvStreamReader against read_csv: the blocks of a stream reader, joined, must be read_csv's table, value for value
-// and schema for schema, with the same errors. Tiny blocks put a block edge inside every record, quote and line end
-// of the small files.
+// CsvStreamReader and CsvWriter against read_csv and write_csv: the blocks of a stream reader, joined, must be
+// read_csv's table, value for value and schema for schema, with the same errors; a writer fed in pieces must write
+// write_csv's bytes. Tiny blocks put a block edge inside every record, quote and line end of the small files.
 #include "feedline/csv.h"
 
 #include <gtest/gtest.h>
@@ -42,6 +42,17 @@ void append_rows(Column& to, const Column& from, int64_t begin, int64_t end) {
   } else {
     to.validity.insert(to.validity.end(), from.validity.begin() + begin, from.validity.begin() + end);
   }
+}
+
+// Rows [begin, end) of a flat table (validity kept for every nullable column).
+Table slice(const Table& table, int64_t begin, int64_t end) {
+  Table out;
+  for (const Column& c : table.columns) {
+    out.columns.push_back(make_column(c.schema));
+    append_rows(out.columns.back(), c, begin, end);
+  }
+  out.num_rows = end - begin;
+  return out;
 }
 
 // Every block of a stream reader joined into one table, after checking each block's own promises: at least one
@@ -549,6 +560,156 @@ TEST(CsvStream, RefusesOptionsOutOfRange) {
   o.limit = -1;
   EXPECT_EQ(stream_error(dir + "/t.csv", o), dir + "/t.csv: limit must not be negative: -1");
   EXPECT_THROW(CsvStreamReader(dir + "/t.csv", o), InvalidArgument);
+}
+
+// A table of every kind of column write_csv writes, with nulls and awkward text.
+Table awkward_table() {
+  Table t;
+  ColumnSchema text{"text, \"quoted\"", PhysicalType::kByteArray, true, std::nullopt, true};
+  ColumnSchema blob{"blob", PhysicalType::kFixedLenByteArray, true};
+  blob.type_length = 2;
+  ColumnSchema small{"small", PhysicalType::kInt32, false, IntAnnotation{8, false}};
+  t.columns = {make_column(ColumnSchema{"id"}), make_column(ColumnSchema{"x", PhysicalType::kDouble, true}),
+               make_column(text), make_column(blob), make_column(small)};
+  const std::vector<std::string> words{"plain", "a,b", "say \"hi\"", "two\nlines", "", "12"};
+  for (int i = 0; i < 23; ++i) {
+    t.columns[0].as<int64_t>().push_back(i * 1000003LL - 5);
+    t.columns[1].as<double>().push_back(i % 5 == 0 ? 0 : 1.0 / (i + 1));
+    t.columns[1].validity.push_back(i % 5 == 0 ? 0 : 1);
+    std::get<ByteArrays>(t.columns[2].values).push_back(i % 7 == 6 ? "" : words[static_cast<size_t>(i) % 6]);
+    t.columns[2].validity.push_back(i % 7 == 6 ? 0 : 1);
+    std::get<ByteArrays>(t.columns[3].values).push_back(std::string{static_cast<char>(i), '\xff'});
+    t.columns[4].as<int32_t>().push_back(static_cast<int32_t>(255 - i) | (i % 2 ? -256 : 0));
+  }
+  t.columns[3].validity.assign(23, 1);
+  t.num_rows = 23;
+  return t;
+}
+
+std::vector<ColumnSchema> schema_of(const Table& t) {
+  std::vector<ColumnSchema> out;
+  for (const Column& c : t.columns) out.push_back(c.schema);
+  return out;
+}
+
+TEST(CsvWriter, PiecesWriteWhatWriteCsvWritesForTheWhole) {
+  const Table t = awkward_table();
+  const auto dir = testing::scratch_dir("csv_writer_pieces");
+  const int64_t whole_bytes = write_csv(dir + "/whole.csv", t);
+  const std::string whole = read_file(dir + "/whole.csv");
+  EXPECT_EQ(whole_bytes, static_cast<int64_t>(whole.size()));
+  EXPECT_NE(whole.find("\"text, \"\"quoted\"\"\""), std::string::npos);
+  for (const std::vector<int64_t>& cuts : std::vector<std::vector<int64_t>>{{0, 23}, {0, 1, 1, 5, 23}, {0, 0, 23, 23},
+                                                                            {0, 7, 8, 9, 10, 22, 23}}) {
+    std::filesystem::remove(dir + "/pieces.csv");
+    CsvWriter writer(dir + "/pieces.csv", schema_of(t));
+    for (size_t i = 0; i + 1 < cuts.size(); ++i) writer.write(slice(t, cuts[i], cuts[i + 1]));
+    EXPECT_FALSE(std::filesystem::exists(dir + "/pieces.csv"));  // not before close()
+    EXPECT_EQ(writer.close(), whole_bytes);
+    EXPECT_EQ(read_file(dir + "/pieces.csv"), whole);
+  }
+  // No rows: the header alone.
+  CsvWriter empty(dir + "/empty.csv", {ColumnSchema{"a"}, ColumnSchema{"b,c"}});
+  EXPECT_EQ(empty.close(), 8);
+  EXPECT_EQ(read_file(dir + "/empty.csv"), "a,\"b,c\"\n");
+}
+
+TEST(CsvWriter, StreamedBlocksRewriteTheFileAsWriteCsvDoes) {
+  const auto dir = testing::scratch_dir("csv_writer_stream");
+  std::string text = "id,v,s\n";
+  for (int i = 0; i < 200; ++i) {
+    text += std::to_string(i) + "," + (i % 9 ? std::to_string(i) + ".25" : "") + "," +
+            (i % 4 ? "\"a,\n" + std::to_string(i) + "\"" : "1.50") + "\n";
+  }
+  write_text(dir + "/in.csv", text);
+  CsvStreamOptions o = text_options();
+  write_csv(dir + "/whole.csv", read_csv(dir + "/in.csv", o));
+  o.block_bytes = 50;
+  CsvStreamReader reader(dir + "/in.csv", o);
+  CsvWriter writer(dir + "/blocks.csv", reader.schema());
+  Table block;
+  int blocks = 0;
+  while (reader.next(&block)) {
+    writer.write(block);
+    ++blocks;
+  }
+  EXPECT_GT(blocks, 20);
+  EXPECT_EQ(writer.close(), file_size(dir + "/whole.csv"));
+  EXPECT_EQ(read_file(dir + "/blocks.csv"), read_file(dir + "/whole.csv"));
+}
+
+TEST(CsvWriter, AWriterNotClosedLeavesNothingBehind) {
+  const auto dir = testing::scratch_dir("csv_writer_unclosed");
+  const Table t = awkward_table();
+  {
+    CsvWriter writer(dir + "/out.csv", schema_of(t));
+    writer.write(t);
+    writer.write(t);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));  // neither the file nor a temporary one
+  // An older file at the path stays as it was.
+  write_text(dir + "/out.csv", "old\n");
+  {
+    CsvWriter writer(dir + "/out.csv", schema_of(t));
+    writer.write(t);
+  }
+  EXPECT_EQ(read_file(dir + "/out.csv"), "old\n");
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) entries += e.is_regular_file();
+  EXPECT_EQ(entries, 1);
+  // A writer moved from is closed by its new owner.
+  CsvWriter first(dir + "/moved.csv", schema_of(t));
+  CsvWriter second = std::move(first);
+  second.write(t);
+  EXPECT_GT(second.close(), 0);
+  EXPECT_EQ(read_file(dir + "/moved.csv"), [&] {
+    write_csv(dir + "/direct.csv", t);
+    return read_file(dir + "/direct.csv");
+  }());
+}
+
+std::string writer_error(const std::vector<ColumnSchema>& schema, const Table& t, const std::string& path) {
+  try {
+    CsvWriter writer(path, schema);
+    writer.write(t);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CsvWriter, RefusesTablesThatDoNotMatchItsSchema) {
+  const auto dir = testing::scratch_dir("csv_writer_mismatch");
+  const std::string path = dir + "/out.csv";
+  const Table t = awkward_table();
+  std::vector<ColumnSchema> schema = schema_of(t);
+  EXPECT_EQ(writer_error(schema, t, path), "");
+  schema[1].name = "y";
+  EXPECT_EQ(writer_error(schema, t, path), path + ": column 2 is 'x', the file's is 'y'");
+  schema = schema_of(t);
+  schema[1].type = PhysicalType::kFloat;
+  EXPECT_EQ(writer_error(schema, t, path), path + ": column 'x' is DOUBLE, the file's is FLOAT");
+  schema = schema_of(t);
+  schema[4].int_annotation = IntAnnotation{8, true};
+  EXPECT_EQ(writer_error(schema, t, path),
+            path + ": column 'small' is INT32 (unsigned 8-bit), the file's is INT32 (signed 8-bit)");
+  schema = schema_of(t);
+  schema[3].type_length = 3;
+  EXPECT_EQ(writer_error(schema, t, path),
+            path + ": column 'blob' is FIXED_LEN_BYTE_ARRAY(2), the file's is FIXED_LEN_BYTE_ARRAY(3)");
+  schema = schema_of(t);
+  schema.pop_back();
+  EXPECT_EQ(writer_error(schema, t, path), path + ": a table of 5 columns, the file has 4");
+  schema = schema_of(t);
+  schema[0].is_list = true;
+  EXPECT_EQ(writer_error(schema, t, path), path + ": column 'id' is a list; CSV holds one value per cell");
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  // Once closed, a writer takes nothing more.
+  CsvWriter writer(path, schema_of(t));
+  writer.close();
+  EXPECT_THROW(writer.write(t), InvalidArgument);
+  EXPECT_THROW(writer.close(), InvalidArgument);
+  EXPECT_EQ(read_file(path), "id,x,\"text, \"\"quoted\"\"\",blob,small\n");
 }
 
 }  // namespace
