@@ -395,36 +395,52 @@ ColumnSchema csv_column_schema(const std::string& name, bool is_double, bool is_
 
 // The chunks' values as one table typed as `schema`: a chunk's integers widen to doubles in a DOUBLE column; a
 // column's validity is filled only when some chunk holds a null in it. The chunks must agree with the schema (no
-// doubles in an INT64 column; collect_text run for every BYTE_ARRAY one).
-Table join_chunks(const std::vector<Chunk>& chunks, const std::vector<ColumnSchema>& schema) {
+// doubles in an INT64 column; collect_text run for every BYTE_ARRAY one). A lone chunk's values are moved, not
+// copied (read_csv on one thread, a small block of CsvStreamReader): the chunks are left spent.
+Table join_chunks(std::vector<Chunk>& chunks, const std::vector<ColumnSchema>& schema) {
   Table table;
   for (const auto& c : chunks) table.num_rows += c.rows;
+  const bool lone = chunks.size() == 1;
   for (size_t col = 0; col < schema.size(); ++col) {
     int64_t nulls = 0;
     for (const auto& c : chunks) nulls += c.cols[col].nulls;
     Column out = make_column(schema[col]);
     if (schema[col].type == PhysicalType::kByteArray) {
       auto& v = std::get<ByteArrays>(out.values);
-      for (const auto& c : chunks) {
-        const ByteArrays& part = c.texts[col];
-        const auto base = static_cast<int64_t>(v.bytes.size());
-        v.bytes += part.bytes;
-        for (size_t i = 1; i < part.offsets.size(); ++i) v.offsets.push_back(base + part.offsets[i]);
+      if (lone) {
+        v = std::move(chunks[0].texts[col]);
+      } else {
+        for (const auto& c : chunks) {
+          const ByteArrays& part = c.texts[col];
+          const auto base = static_cast<int64_t>(v.bytes.size());
+          v.bytes += part.bytes;
+          for (size_t i = 1; i < part.offsets.size(); ++i) v.offsets.push_back(base + part.offsets[i]);
+        }
       }
     } else if (schema[col].type == PhysicalType::kDouble) {
       auto& v = out.as<double>();
-      v.reserve(static_cast<size_t>(table.num_rows));
-      for (const auto& c : chunks) {
-        const auto& b = c.cols[col];
-        if (b.is_double) v.insert(v.end(), b.doubles.begin(), b.doubles.end());
-        else append_as_doubles(v, b);
+      if (lone && chunks[0].cols[col].is_double) {
+        v = std::move(chunks[0].cols[col].doubles);
+      } else {
+        v.reserve(static_cast<size_t>(table.num_rows));
+        for (const auto& c : chunks) {
+          const auto& b = c.cols[col];
+          if (b.is_double) v.insert(v.end(), b.doubles.begin(), b.doubles.end());
+          else append_as_doubles(v, b);
+        }
       }
     } else {
       auto& v = out.as<int64_t>();
-      v.reserve(static_cast<size_t>(table.num_rows));
-      for (const auto& c : chunks) v.insert(v.end(), c.cols[col].ints.begin(), c.cols[col].ints.end());
+      if (lone) {
+        v = std::move(chunks[0].cols[col].ints);
+      } else {
+        v.reserve(static_cast<size_t>(table.num_rows));
+        for (const auto& c : chunks) v.insert(v.end(), c.cols[col].ints.begin(), c.cols[col].ints.end());
+      }
     }
-    if (nulls > 0) {
+    if (nulls > 0 && lone && !chunks[0].cols[col].validity.empty()) {
+      out.validity = std::move(chunks[0].cols[col].validity);
+    } else if (nulls > 0) {
       out.validity.reserve(static_cast<size_t>(table.num_rows));
       for (const auto& c : chunks) {
         const auto& b = c.cols[col];
