@@ -59,11 +59,13 @@ struct CsvStreamOptions : CsvReadOptions {
 // blocks begin; next() then reads the file again, one block per call, every block typed as schema() says. The
 // blocks of next() joined are read_csv(path, options) (its first `limit` rows when a limit is set: the schema
 // and ranges still describe the whole file, as read_csv's do, so the whole file is read once even then).
-// Memory: about two blocks of text and one block's values (a block grows past block_bytes only to hold a record
-// longer than that). Each block is parsed on up to num_threads threads of the reader's own (one per MiB of text).
+// Memory: about two blocks of text and one block's values, and 32 bytes a block to remember where each begins. A
+// block grows past block_bytes only to hold one record longer than that (a quote never closed makes the rest of
+// the file one record, as it does for read_csv). Each block is parsed on up to num_threads threads of the reader's
+// own (one per MiB of text).
 // Throws as read_csv does, with the same messages and line numbers, from the constructor; next() throws IoError
-// naming the path when the file changed between the passes (its size, or a block's records or types differ).
-// Not thread-safe: one thread calls a reader.
+// naming the path when the file changed between the passes (its size, or a block's records or types differ), or
+// read_csv's error should the changed text no longer parse. Not thread-safe: one thread calls a reader.
 class CsvStreamReader {
  public:
   explicit CsvStreamReader(const std::string& path, const CsvStreamOptions& options = {});
