@@ -1,7 +1,8 @@
 // Decoding throughput of each Parquet encoding feedline reads, in bytes of decoded values per second
 // (Google Benchmark's bytes_per_second). Each benchmark encodes 1 Mi values once, checks that decoding gives
-// them back, then times the decoder alone: no file, no codec, no page headers. And the CSV reader on one thread,
-// in bytes of file per second, on a file of the experiment's layout (the file is read from the page cache).
+// them back, then times the decoder alone: no file, no codec, no page headers. And the CSV readers on one thread
+// (read_csv, and CsvStreamReader's two passes), in bytes of file per second, on a file of the experiment's layout
+// (the file is read from the page cache).
 //   build/bench/feedline_decode_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
@@ -11,6 +12,7 @@
 #include <unistd.h>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "feedline/csv.h"
@@ -173,23 +175,31 @@ void BM_DeltaByteArray(benchmark::State& state) {
 }
 BENCHMARK(BM_DeltaByteArray);
 
-// 10,000 rows of `label,pixel1..pixel784`, pixels 0..255 with many zeros, as the experiment's CSV files are.
-void BM_Csv_ReadNumbers(benchmark::State& state) {
-  std::mt19937 gen(3);
-  std::string text = "label";
-  for (int p = 1; p <= 784; ++p) text += ",pixel" + std::to_string(p);
-  text += '\n';
-  for (int r = 0; r < 10000; ++r) {
-    text += std::to_string(gen() % 10);
-    for (int p = 0; p < 784; ++p) text += "," + std::to_string(gen() % 3 == 0 ? gen() % 256 : 0);
+// 10,000 rows of `label,pixel1..pixel784`, pixels 0..255 with many zeros, as the experiment's CSV files are,
+// written to a file once (removed at exit). Returns its path and size.
+std::pair<std::string, int64_t> csv_numbers_file() {
+  static const std::pair<std::string, int64_t> file = [] {
+    std::mt19937 gen(3);
+    std::string text = "label";
+    for (int p = 1; p <= 784; ++p) text += ",pixel" + std::to_string(p);
     text += '\n';
-  }
-  const std::string path = "/tmp/feedline_decode_bench_" + std::to_string(::getpid()) + ".csv";
-  {
+    for (int r = 0; r < 10000; ++r) {
+      text += std::to_string(gen() % 10);
+      for (int p = 0; p < 784; ++p) text += "," + std::to_string(gen() % 3 == 0 ? gen() % 256 : 0);
+      text += '\n';
+    }
+    static const std::string path = "/tmp/feedline_decode_bench_" + std::to_string(::getpid()) + ".csv";
     std::FILE* f = std::fopen(path.c_str(), "wb");
     check(f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fclose(f) == 0,
           "writing the CSV file");
-  }
+    std::atexit([] { std::remove(path.c_str()); });
+    return std::make_pair(path, static_cast<int64_t>(text.size()));
+  }();
+  return file;
+}
+
+void BM_Csv_ReadNumbers(benchmark::State& state) {
+  const auto [path, bytes] = csv_numbers_file();
   CsvReadOptions options;
   options.num_threads = 1;
   int64_t rows = 0;
@@ -198,11 +208,32 @@ void BM_Csv_ReadNumbers(benchmark::State& state) {
     rows = t.num_rows;
     benchmark::DoNotOptimize(t.columns.data());
   }
-  std::remove(path.c_str());
   check(rows == 10000, "CSV");
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+  state.SetBytesProcessed(state.iterations() * bytes);
 }
 BENCHMARK(BM_Csv_ReadNumbers)->Unit(benchmark::kMillisecond);
+
+// The same file through CsvStreamReader, blocks of state.range(0) bytes: the typing pass and every block, as
+// `feedline convert` reads a file larger than memory. Two parses of the text to read_csv's one.
+void BM_Csv_StreamNumbers(benchmark::State& state) {
+  const auto [path, bytes] = csv_numbers_file();
+  CsvStreamOptions options;
+  options.num_threads = 1;
+  options.block_bytes = state.range(0);
+  int64_t rows = 0;
+  for (auto _ : state) {
+    CsvStreamReader reader(path, options);
+    Table block;
+    rows = 0;
+    while (reader.next(&block)) {
+      rows += block.num_rows;
+      benchmark::DoNotOptimize(block.columns.data());
+    }
+  }
+  check(rows == 10000, "CSV stream");
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+BENCHMARK(BM_Csv_StreamNumbers)->Arg(1 << 20)->Arg(64 << 20)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace feedline::parquet

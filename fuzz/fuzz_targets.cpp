@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 #include "feedline/csv.h"
@@ -52,10 +53,74 @@ std::string read_parquet(const uint8_t* data, size_t size) {
   });
 }
 
+// Throws std::logic_error (a bug, not a reader's error) unless rows [first, first + block.num_rows) of `want` are
+// `block`, schema, nulls and values (doubles bit for bit).
+void expect_rows(const Table& want, const Table& block, int64_t first) {
+  const auto differ = [&](const std::string& what) {
+    throw std::logic_error("fuzz: CsvStreamReader and read_csv differ from row " + std::to_string(first) + ": " + what);
+  };
+  if (block.num_rows < 1 || first + block.num_rows > want.num_rows) differ("rows");
+  if (block.columns.size() != want.columns.size()) differ("columns");
+  for (size_t c = 0; c < block.columns.size(); ++c) {
+    const Column &g = block.columns[c], &w = want.columns[c];
+    if (g.schema.name != w.schema.name || g.schema.type != w.schema.type || g.schema.nullable != w.schema.nullable ||
+        g.schema.is_string != w.schema.is_string) {
+      differ("column " + std::to_string(c) + "'s schema");
+    }
+    for (int64_t r = 0; r < block.num_rows; ++r) {
+      const int64_t at = first + r;
+      if (g.is_null(r) != w.is_null(at)) differ("column " + std::to_string(c) + "'s nulls");
+      bool same = true;
+      if (w.schema.type == PhysicalType::kInt64) {
+        same = g.as<int64_t>()[r] == w.as<int64_t>()[at];
+      } else if (w.schema.type == PhysicalType::kDouble) {
+        same = std::memcmp(&g.as<double>()[r], &w.as<double>()[at], sizeof(double)) == 0;
+      } else {
+        same = g.byte_arrays().at(r) == w.byte_arrays().at(at);
+      }
+      if (!same) differ("column " + std::to_string(c) + "'s values");
+    }
+  }
+}
+
+// CsvStreamReader, with blocks small enough that records, quotes and line ends straddle them, must read what
+// read_csv reads, or fail with its message.
+void compare_stream_with_read_csv(const std::string& path, const CsvReadOptions& read_options, int64_t block_bytes) {
+  Table want;
+  std::string want_error, error;
+  try {
+    want = read_csv(path, read_options);
+  } catch (const Error& e) {
+    want_error = e.what();
+  }
+  CsvStreamOptions options;
+  static_cast<CsvReadOptions&>(options) = read_options;
+  options.block_bytes = block_bytes;
+  int64_t rows = 0;
+  try {
+    CsvStreamReader reader(path, options);
+    Table block;
+    while (reader.next(&block)) {
+      if (want_error.empty()) expect_rows(want, block, rows);
+      rows += block.num_rows;
+    }
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  if (error != want_error) {
+    throw std::logic_error("fuzz: CsvStreamReader says '" + error + "', read_csv '" + want_error + "'");
+  }
+  if (error.empty() && rows != want.num_rows) throw std::logic_error("fuzz: CsvStreamReader gave too few rows");
+}
+
 std::string read_csv_file(const uint8_t* data, size_t size) {
-  return feed(".csv", data, size, [](const std::string& path) {
+  return feed(".csv", data, size, [&](const std::string& path) {
     CsvReadOptions text;
     text.text_columns = true;
+    text.num_threads = 1;
+    const int64_t block_bytes = size > 0 ? 1 + data[0] % 32 : 1;  // the input chooses, so that fuzzing varies it
+    compare_stream_with_read_csv(path, text, block_bytes);
+    compare_stream_with_read_csv(path, CsvReadOptions{1}, block_bytes);
     for (int threads : {1, 2}) {
       text.num_threads = threads;
       read_csv(path, text);

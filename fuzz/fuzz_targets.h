@@ -11,7 +11,7 @@ namespace feedline::fuzz {
 
 // The Parquet footer, schema, page headers, levels, every encoding and codec: read_file_info, then read_table.
 void parquet(const uint8_t* data, size_t size);
-// The CSV reader (one and two threads).
+// The CSV reader (one and two threads), and CsvStreamReader with small blocks, which must agree with it.
 void csv(const uint8_t* data, size_t size);
 // The IDX reader, plain or gzip.
 void idx(const uint8_t* data, size_t size);

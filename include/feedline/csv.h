@@ -4,7 +4,11 @@
 // is null.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "feedline/table.h"
@@ -35,5 +39,100 @@ Table read_csv(const std::string& path, const CsvReadOptions& options = {});
 
 // The column names in the header row of a CSV file (read without the rest of the file). Throws as read_csv.
 std::vector<std::string> read_csv_header(const std::string& path);
+
+class AtomicFile;
+class RandomAccessFile;
+
+// How much CSV text CsvStreamReader reads and parses at a time, unless told.
+constexpr int64_t kDefaultCsvBlockBytes = int64_t{64} << 20;
+
+// read_csv's options, and how a CsvStreamReader cuts the file. A CsvStreamOptions is a CsvReadOptions, so the same
+// options can be given to read_csv (for the whole file at once).
+struct CsvStreamOptions : CsvReadOptions {
+  int64_t block_bytes = kDefaultCsvBlockBytes;  // text read and parsed at a time; a block grows to hold one record
+  int64_t limit = 0;                            // > 0: next() gives only the first `limit` records
+};
+
+// Reads a CSV file larger than memory, a block of records at a time, typed as read_csv types the whole file.
+// The constructor reads the file once, a block at a time, to fix every column's type (read_csv's rules: INT64,
+// DOUBLE, or STRING with text_columns; nullable when any field is null), each INT64 column's range, and where the
+// blocks begin; next() then reads the file again, one block per call, every block typed as schema() says. The
+// blocks of next() joined are read_csv(path, options) (its first `limit` rows when a limit is set: the schema
+// and ranges still describe the whole file, as read_csv's do, so the whole file is read once even then).
+// Memory: about two blocks of text and one block's values, and 32 bytes a block to remember where each begins. A
+// block grows past block_bytes only to hold one record longer than that (a quote never closed makes the rest of
+// the file one record, as it does for read_csv). Each block is parsed on up to num_threads threads of the reader's
+// own (one per MiB of text).
+// Throws as read_csv does, with the same messages and line numbers, from the constructor; next() throws IoError
+// naming the path when the file changed between the passes (its size, or a block's records or types differ), or
+// read_csv's error should the changed text no longer parse. Not thread-safe: one thread calls a reader.
+class CsvStreamReader {
+ public:
+  explicit CsvStreamReader(const std::string& path, const CsvStreamOptions& options = {});
+  ~CsvStreamReader();
+  CsvStreamReader(CsvStreamReader&&) noexcept;
+  CsvStreamReader& operator=(CsvStreamReader&&) noexcept;
+
+  // What read_csv(path, options) would give: the columns asked for, in their order.
+  const std::vector<ColumnSchema>& schema() const { return schema_; }
+  // Rows that next() gives in all: the file's records, or `limit` when that is fewer.
+  int64_t num_rows() const { return num_rows_; }
+  // For an INT64 column (an index into schema()), the least and greatest of its non-null values in the whole file;
+  // empty for a column of another type or with no value. Throws InvalidArgument for an index out of range.
+  std::optional<std::pair<int64_t, int64_t>> int_range(size_t column) const;
+  // Reads the next block of records into `out` (at least one record, typed as schema(); a column's validity is
+  // empty when the block holds no null in it). Returns false, leaving `out` alone, when every row was given.
+  bool next(Table* out);
+
+ private:
+  struct Block {
+    int64_t offset, size;  // bytes of whole records in the file
+    int64_t rows;          // records in them
+    int64_t first_line;    // the file line the block starts on
+  };
+  void scan();
+
+  std::string path_;
+  CsvStreamOptions options_;
+  std::unique_ptr<RandomAccessFile> file_;
+  int64_t file_size_ = 0;
+  std::vector<std::string> names_;  // the header's
+  std::vector<int> slots_;          // for each header field, its index in schema_ (-1: not asked for)
+  std::vector<ColumnSchema> schema_;
+  std::vector<std::optional<std::pair<int64_t, int64_t>>> ranges_;
+  std::vector<Block> blocks_;       // those holding at least one record
+  size_t next_block_ = 0;
+  int64_t num_rows_ = 0;
+  int64_t rows_given_ = 0;
+  std::string text_;  // the block being parsed
+};
+
+// Writes a CSV file a table at a time, exactly as write_csv writes their rows as one table: the header when made,
+// each table's rows on write(), and the file in place only on close() (written to a temporary file beside it and
+// renamed), so a writer destroyed without close() leaves nothing at `path`. Not thread-safe.
+class CsvWriter {
+ public:
+  // Writes the header. Throws InvalidArgument naming a list column, IoError when the file cannot be made.
+  CsvWriter(std::string path, std::vector<ColumnSchema> schema);
+  ~CsvWriter();
+  CsvWriter(CsvWriter&&) noexcept;
+  CsvWriter& operator=(CsvWriter&&) noexcept;
+
+  // Appends the table's rows. Its columns must be the schema's, in order: the same names, physical types and
+  // integer annotations (which choose how values are written), else InvalidArgument naming the path and column.
+  // Nullability is not checked: a null is an empty field.
+  void write(const Table& table);
+  // Writes what is buffered and renames the file onto `path`. Returns the bytes written. Throws IoError when the
+  // write or the rename fails (nothing is left at `path` then), InvalidArgument when already closed.
+  int64_t close();
+
+  const std::vector<ColumnSchema>& schema() const { return schema_; }
+
+ private:
+  std::string path_;
+  std::vector<ColumnSchema> schema_;
+  std::unique_ptr<AtomicFile> file_;  // null once closed
+  std::string buf_;
+};
 
 }  // namespace feedline

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -47,14 +48,15 @@ void append_quoted(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
-void append_field(std::string& out, const Column& col, int64_t row) {
+// One value as write_csv writes it, formatted as `schema` says (the file's schema, which the column's matches).
+void append_field(std::string& out, const ColumnSchema& schema, const Column& col, int64_t row) {
   if (col.is_null(row)) return;
   std::visit(
       [&](const auto& values) {
         using V = std::decay_t<decltype(values)>;
         if constexpr (std::is_same_v<V, ByteArrays>) {
           const auto s = values.at(row);
-          if (col.schema.type == PhysicalType::kFixedLenByteArray) {
+          if (schema.type == PhysicalType::kFixedLenByteArray) {
             append_hex(out, s);  // binary (hashes, UUIDs, whole images), never text
           } else {
             append_quoted(out, s);
@@ -62,13 +64,13 @@ void append_field(std::string& out, const Column& col, int64_t row) {
         } else if constexpr (std::is_same_v<V, std::vector<float>> || std::is_same_v<V, std::vector<double>>) {
           append_double(out, static_cast<double>(values[row]));
         } else if constexpr (std::is_same_v<V, std::vector<int32_t>>) {
-          if (col.schema.int_annotation && !col.schema.int_annotation->is_signed) {
+          if (schema.int_annotation && !schema.int_annotation->is_signed) {
             append_int(out, static_cast<uint32_t>(values[row]));
           } else {
             append_int(out, values[row]);
           }
         } else if constexpr (std::is_same_v<V, std::vector<int64_t>>) {
-          if (col.schema.int_annotation && !col.schema.int_annotation->is_signed) {
+          if (schema.int_annotation && !schema.int_annotation->is_signed) {
             append_int(out, static_cast<uint64_t>(values[row]));
           } else {
             append_int(out, values[row]);
@@ -80,6 +82,19 @@ void append_field(std::string& out, const Column& col, int64_t row) {
       col.values);
 }
 
+// A column's type as CsvWriter's messages name it: "INT32", "INT32 (unsigned 8-bit)", "FIXED_LEN_BYTE_ARRAY(16)",
+// "list of DOUBLE".
+std::string type_name(const ColumnSchema& s) {
+  std::string out = s.is_list ? "list of " : "";
+  out += to_string(s.type);
+  if (s.type == PhysicalType::kFixedLenByteArray) out += "(" + std::to_string(s.type_length) + ")";
+  if (s.int_annotation) {
+    out += std::string(" (") + (s.int_annotation->is_signed ? "signed " : "unsigned ") +
+           std::to_string(s.int_annotation->bit_width) + "-bit)";
+  }
+  return out;
+}
+
 // Where one column's parsed values go while reading: integers until a value needs a double; text (read again in
 // a second pass, as written) once a value is not a number and text columns are allowed.
 struct ColumnBuilder {
@@ -89,7 +104,20 @@ struct ColumnBuilder {
   bool is_double = false;
   bool is_text = false;
   int64_t nulls = 0;
+  // Null fields with nothing at all between the commas: the nulls this column would have as text (where " " and
+  // "" are values). Lets CsvStreamReader tell a text column's nullability from blocks it parsed as numbers.
+  int64_t empty_fields = 0;
+  // Rows of `ints` written "-0" (or "-00"...): -0.0, not 0.0, once the column turns DOUBLE, as the rows that come
+  // after the turn read, wherever the turn falls (chunks and blocks end in different places).
+  std::vector<int64_t> negative_zeros;
 };
+
+// A builder's integers as doubles, negative zeros kept.
+void append_as_doubles(std::vector<double>& out, const ColumnBuilder& b) {
+  const size_t base = out.size();
+  for (int64_t x : b.ints) out.push_back(static_cast<double>(x));
+  for (int64_t row : b.negative_zeros) out[base + static_cast<size_t>(row)] = -0.0;
+}
 
 std::string_view unquote(std::string_view f) {
   if (f.size() >= 2 && f.front() == '"' && f.back() == '"') return f.substr(1, f.size() - 2);
@@ -212,6 +240,7 @@ void parse_chunk(const std::string& path, std::string_view text, Chunk& chunk, c
         if (b.validity.empty()) b.validity.assign(static_cast<size_t>(chunk.rows), 1);
         b.validity.push_back(0);
         ++b.nulls;
+        b.empty_fields += fields[c].empty();
         if (b.is_double) b.doubles.push_back(0); else b.ints.push_back(0);
         continue;
       }
@@ -221,13 +250,15 @@ void parse_chunk(const std::string& path, std::string_view text, Chunk& chunk, c
         const char* first = f.data() + (f.front() == '+' ? 1 : 0);
         auto r = std::from_chars(first, f.data() + f.size(), v);
         if (r.ec == std::errc() && r.ptr == f.data() + f.size()) {
+          if (v == 0 && f.front() == '-') b.negative_zeros.push_back(static_cast<int64_t>(b.ints.size()));
           b.ints.push_back(v);
           continue;
         }
         b.is_double = true;
-        b.doubles.assign(b.ints.begin(), b.ints.end());
+        append_as_doubles(b.doubles, b);
         b.ints.clear();
         b.ints.shrink_to_fit();
+        b.negative_zeros.clear();
       }
       double d = 0;
       const char* first = f.data() + (f.front() == '+' ? 1 : 0);
@@ -301,6 +332,162 @@ void for_each_chunk(std::vector<Chunk>& chunks, Fn&& fn) {
   }
 }
 
+// Cuts text[begin, end), whole records to the end of `text`, into up to `threads` chunks (0: one per core; none
+// under 1 MiB) at record boundaries, for parse_chunk on threads of their own. A line end is a record boundary when
+// an even number of quotes comes before it from `begin` (RFC 4180 quoting). `first_line`: the file line text[begin]
+// is on.
+std::vector<Chunk> split_chunks(std::string_view text, size_t begin, int threads, int64_t first_line) {
+  const size_t end = text.size();
+  if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
+  threads = std::max(1, std::min(threads, static_cast<int>((end - begin) / (1 << 20)) + 1));
+  const bool has_quotes = std::memchr(text.data() + begin, '"', end - begin) != nullptr;
+  std::vector<Chunk> chunks;
+  size_t start = begin, counted_to = begin;
+  int64_t quotes = 0;  // in [begin, counted_to)
+  for (int t = 0; t < threads && start < end; ++t) {
+    size_t stop = t == threads - 1 ? end : begin + (end - begin) * (t + 1) / threads;
+    if (stop < start) stop = start;
+    while (stop < end) {
+      const size_t nl = text.find('\n', stop);
+      if (nl == std::string_view::npos) {
+        stop = end;
+        break;
+      }
+      if (has_quotes) {
+        quotes += std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
+                             text.begin() + static_cast<std::ptrdiff_t>(nl), '"');
+        counted_to = nl;
+      }
+      stop = nl + 1;
+      if (quotes % 2 == 0) break;
+    }
+    chunks.push_back(Chunk{start, stop, 0, {}, 0, has_quotes});
+    start = stop;
+  }
+  // Line numbers: count newlines before each chunk (cheap next to parsing).
+  int64_t line = first_line;
+  for (auto& c : chunks) {
+    c.first_line = line;
+    line += std::count(text.begin() + static_cast<std::ptrdiff_t>(c.begin),
+                       text.begin() + static_cast<std::ptrdiff_t>(c.end), '\n');
+  }
+  return chunks;
+}
+
+// The names of the columns asked for, in their order (`slots` as column_slots gives them).
+std::vector<std::string> names_kept(const std::vector<std::string>& names, const std::vector<int>& slots,
+                                    size_t kept) {
+  std::vector<std::string> out(kept);
+  for (size_t field = 0; field < names.size(); ++field) {
+    if (slots[field] >= 0) out[static_cast<size_t>(slots[field])] = names[field];
+  }
+  return out;
+}
+
+ColumnSchema csv_column_schema(const std::string& name, bool is_double, bool is_text, bool nullable) {
+  ColumnSchema s;
+  s.name = name;
+  s.type = is_text ? PhysicalType::kByteArray : is_double ? PhysicalType::kDouble : PhysicalType::kInt64;
+  s.is_string = is_text;
+  s.nullable = nullable;
+  return s;
+}
+
+// The chunks' values as one table typed as `schema`: a chunk's integers widen to doubles in a DOUBLE column; a
+// column's validity is filled only when some chunk holds a null in it. The chunks must agree with the schema (no
+// doubles in an INT64 column; collect_text run for every BYTE_ARRAY one). A lone chunk's values are moved, not
+// copied (read_csv on one thread, a small block of CsvStreamReader): the chunks are left spent.
+Table join_chunks(std::vector<Chunk>& chunks, const std::vector<ColumnSchema>& schema) {
+  Table table;
+  for (const auto& c : chunks) table.num_rows += c.rows;
+  const bool lone = chunks.size() == 1;
+  for (size_t col = 0; col < schema.size(); ++col) {
+    int64_t nulls = 0;
+    for (const auto& c : chunks) nulls += c.cols[col].nulls;
+    Column out = make_column(schema[col]);
+    if (schema[col].type == PhysicalType::kByteArray) {
+      auto& v = std::get<ByteArrays>(out.values);
+      if (lone) {
+        v = std::move(chunks[0].texts[col]);
+      } else {
+        for (const auto& c : chunks) {
+          const ByteArrays& part = c.texts[col];
+          const auto base = static_cast<int64_t>(v.bytes.size());
+          v.bytes += part.bytes;
+          for (size_t i = 1; i < part.offsets.size(); ++i) v.offsets.push_back(base + part.offsets[i]);
+        }
+      }
+    } else if (schema[col].type == PhysicalType::kDouble) {
+      auto& v = out.as<double>();
+      if (lone && chunks[0].cols[col].is_double) {
+        v = std::move(chunks[0].cols[col].doubles);
+      } else {
+        v.reserve(static_cast<size_t>(table.num_rows));
+        for (const auto& c : chunks) {
+          const auto& b = c.cols[col];
+          if (b.is_double) v.insert(v.end(), b.doubles.begin(), b.doubles.end());
+          else append_as_doubles(v, b);
+        }
+      }
+    } else {
+      auto& v = out.as<int64_t>();
+      if (lone) {
+        v = std::move(chunks[0].cols[col].ints);
+      } else {
+        v.reserve(static_cast<size_t>(table.num_rows));
+        for (const auto& c : chunks) v.insert(v.end(), c.cols[col].ints.begin(), c.cols[col].ints.end());
+      }
+    }
+    if (nulls > 0 && lone && !chunks[0].cols[col].validity.empty()) {
+      out.validity = std::move(chunks[0].cols[col].validity);
+    } else if (nulls > 0) {
+      out.validity.reserve(static_cast<size_t>(table.num_rows));
+      for (const auto& c : chunks) {
+        const auto& b = c.cols[col];
+        if (b.validity.empty()) out.validity.insert(out.validity.end(), static_cast<size_t>(c.rows), 1);
+        else out.validity.insert(out.validity.end(), b.validity.begin(), b.validity.end());
+      }
+    }
+    table.columns.push_back(std::move(out));
+  }
+  return table;
+}
+
+// Where the last whole record in `text` ends: the index of the last line end with an even number of quotes before
+// it (RFC 4180: a line end inside quotes belongs to the field); npos when none. `text` must start at a record
+// boundary. Walks back from the last line end, so a block costs one count of its quotes.
+size_t last_record_end(std::string_view text) {
+  size_t nl = text.rfind('\n');
+  if (nl == std::string_view::npos) return nl;
+  int64_t quotes = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nl), '"');
+  while (quotes % 2 != 0) {
+    const size_t prev = nl == 0 ? std::string_view::npos : text.rfind('\n', nl - 1);
+    if (prev == std::string_view::npos) return prev;
+    quotes -= std::count(text.begin() + static_cast<std::ptrdiff_t>(prev),
+                         text.begin() + static_cast<std::ptrdiff_t>(nl), '"');
+    nl = prev;
+  }
+  return nl;
+}
+
+// Where the first record that ends in text[from, end) ends: the index of the first line end there with an even
+// number of quotes before it in `text`, given `quotes_before` quotes in text[0, from); npos when none.
+size_t first_record_end(std::string_view text, size_t from, int64_t quotes_before) {
+  int64_t quotes = quotes_before;
+  size_t counted_to = from;
+  for (size_t nl = text.find('\n', from); nl != std::string_view::npos; nl = text.find('\n', nl + 1)) {
+    quotes += std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
+                         text.begin() + static_cast<std::ptrdiff_t>(nl), '"');
+    counted_to = nl;
+    if (quotes % 2 == 0) return nl;
+  }
+  return std::string_view::npos;
+}
+
+[[noreturn]] void changed_while_reading(const std::string& path, const std::string& why) {
+  throw IoError(path + ": changed while reading (" + why + ")");
+}
+
 // The column names of a header line (without its line end); a UTF-8 byte-order mark is skipped.
 std::vector<std::string> parse_header(const std::string& path, std::string_view header) {
   if (!header.empty() && header.back() == '\r') header.remove_suffix(1);
@@ -371,32 +558,72 @@ std::vector<std::string> read_csv_header(const std::string& path) {
 }
 
 int64_t write_csv(const std::string& path, const Table& table) {
-  for (const Column& col : table.columns) {
-    if (col.schema.is_list) {
-      throw InvalidArgument(path + ": column '" + col.schema.name + "' is a list; CSV holds one value per cell");
+  std::vector<ColumnSchema> schema;
+  schema.reserve(table.columns.size());
+  for (const Column& col : table.columns) schema.push_back(col.schema);
+  CsvWriter writer(path, std::move(schema));
+  writer.write(table);
+  return writer.close();
+}
+
+CsvWriter::CsvWriter(std::string path, std::vector<ColumnSchema> schema)
+    : path_(std::move(path)), schema_(std::move(schema)) {
+  for (const ColumnSchema& s : schema_) {
+    if (s.is_list) throw InvalidArgument(path_ + ": column '" + s.name + "' is a list; CSV holds one value per cell");
+  }
+  file_ = std::make_unique<AtomicFile>(path_);
+  for (size_t c = 0; c < schema_.size(); ++c) {
+    if (c > 0) buf_.push_back(',');
+    append_quoted(buf_, schema_[c].name);
+  }
+  buf_.push_back('\n');
+}
+
+CsvWriter::~CsvWriter() = default;
+CsvWriter::CsvWriter(CsvWriter&&) noexcept = default;
+CsvWriter& CsvWriter::operator=(CsvWriter&&) noexcept = default;
+
+void CsvWriter::write(const Table& table) {
+  if (file_ == nullptr) throw InvalidArgument(path_ + ": written to after close()");
+  if (table.columns.size() != schema_.size()) {
+    throw InvalidArgument(path_ + ": a table of " + std::to_string(table.columns.size()) + " columns, the file has " +
+                          std::to_string(schema_.size()));
+  }
+  for (size_t c = 0; c < schema_.size(); ++c) {
+    const ColumnSchema& want = schema_[c];
+    const ColumnSchema& got = table.columns[c].schema;
+    if (got.name != want.name) {
+      throw InvalidArgument(path_ + ": column " + std::to_string(c + 1) + " is '" + got.name + "', the file's is '" +
+                            want.name + "'");
+    }
+    if (got.type != want.type || got.is_list != want.is_list || got.type_length != want.type_length ||
+        !(got.int_annotation == want.int_annotation)) {
+      throw InvalidArgument(path_ + ": column '" + got.name + "' is " + type_name(got) + ", the file's is " +
+                            type_name(want));
     }
   }
-  AtomicFile file(path);
-  std::string buf;
-  for (size_t c = 0; c < table.columns.size(); ++c) {
-    if (c > 0) buf.push_back(',');
-    append_quoted(buf, table.columns[c].schema.name);
-  }
-  buf.push_back('\n');
   for (int64_t r = 0; r < table.num_rows; ++r) {
-    for (size_t c = 0; c < table.columns.size(); ++c) {
-      if (c > 0) buf.push_back(',');
-      append_field(buf, table.columns[c], r);
+    for (size_t c = 0; c < schema_.size(); ++c) {
+      if (c > 0) buf_.push_back(',');
+      append_field(buf_, schema_[c], table.columns[c], r);
     }
-    buf.push_back('\n');
-    if (buf.size() > (1 << 20)) {
-      file.write(buf);
-      buf.clear();
+    buf_.push_back('\n');
+    if (buf_.size() > (1 << 20)) {
+      file_->write(buf_);
+      buf_.clear();
     }
   }
-  file.write(buf);
-  const int64_t written = file.bytes_written();
-  file.commit();
+}
+
+int64_t CsvWriter::close() {
+  if (file_ == nullptr) throw InvalidArgument(path_ + ": closed twice");
+  // Owned here, so that a failed write or rename still removes the temporary file and leaves the writer closed.
+  const std::unique_ptr<AtomicFile> file = std::move(file_);
+  file->write(buf_);
+  buf_.clear();
+  buf_.shrink_to_fit();
+  const int64_t written = file->bytes_written();
+  file->commit();
   return written;
 }
 
@@ -410,42 +637,9 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
   const std::vector<int> slots = column_slots(path, names, options.columns);
   const size_t kept = options.columns.empty() ? names.size() : options.columns.size();
 
-  // Split the body into per-thread chunks at record boundaries, parse them in parallel, then concatenate. A line
-  // end is a record boundary when an even number of quotes comes before it in the body (RFC 4180 quoting).
+  // Split the body into per-thread chunks, parse them in parallel, then concatenate.
   const size_t body = std::min(header_end + 1, text.size());
-  int threads = options.num_threads > 0 ? options.num_threads : static_cast<int>(std::thread::hardware_concurrency());
-  threads = std::max(1, std::min(threads, static_cast<int>((text.size() - body) / (1 << 20)) + 1));
-  const bool has_quotes = std::memchr(text.data() + body, '"', text.size() - body) != nullptr;
-  std::vector<Chunk> chunks;
-  size_t start = body, counted_to = body;
-  int64_t quotes = 0;  // in [body, counted_to)
-  for (int t = 0; t < threads && start < text.size(); ++t) {
-    size_t end = t == threads - 1 ? text.size() : body + (text.size() - body) * (t + 1) / threads;
-    if (end < start) end = start;
-    while (end < text.size()) {
-      const size_t nl = text.find('\n', end);
-      if (nl == std::string_view::npos) {
-        end = text.size();
-        break;
-      }
-      if (has_quotes) {
-        quotes += std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
-                             text.begin() + static_cast<std::ptrdiff_t>(nl), '"');
-        counted_to = nl;
-      }
-      end = nl + 1;
-      if (quotes % 2 == 0) break;
-    }
-    chunks.push_back(Chunk{start, end, 0, {}, 0, has_quotes});
-    start = end;
-  }
-  // Line numbers: count newlines before each chunk (cheap next to parsing).
-  int64_t line = 2;
-  for (auto& c : chunks) {
-    c.first_line = line;
-    line += std::count(text.begin() + static_cast<std::ptrdiff_t>(c.begin),
-                       text.begin() + static_cast<std::ptrdiff_t>(c.end), '\n');
-  }
+  std::vector<Chunk> chunks = split_chunks(text, body, options.num_threads, 2);
   for_each_chunk(chunks, [&](Chunk& c) { parse_chunk(path, text, c, names, slots, kept, options.text_columns); });
   std::vector<bool> is_text(kept, false);
   for (const auto& c : chunks) {
@@ -455,12 +649,8 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
     for_each_chunk(chunks, [&](Chunk& c) { collect_text(path, text, c, slots, is_text); });
   }
 
-  Table table;
-  for (const auto& c : chunks) table.num_rows += c.rows;
-  std::vector<std::string> kept_names(kept);
-  for (size_t field = 0; field < names.size(); ++field) {
-    if (slots[field] >= 0) kept_names[static_cast<size_t>(slots[field])] = names[field];
-  }
+  const std::vector<std::string> kept_names = names_kept(names, slots, kept);
+  std::vector<ColumnSchema> schema(kept);
   for (size_t col = 0; col < kept; ++col) {
     bool is_double = false;
     int64_t nulls = 0;
@@ -468,44 +658,218 @@ Table read_csv(const std::string& path, const CsvReadOptions& options) {
       is_double |= c.cols[col].is_double;
       nulls += c.cols[col].nulls;
     }
-    ColumnSchema s;
-    s.name = kept_names[col];
-    s.type = is_text[col] ? PhysicalType::kByteArray : is_double ? PhysicalType::kDouble : PhysicalType::kInt64;
-    s.is_string = is_text[col];
-    s.nullable = nulls > 0;
-    Column out = make_column(std::move(s));
-    if (is_text[col]) {
-      auto& v = std::get<ByteArrays>(out.values);
-      for (const auto& c : chunks) {
-        const ByteArrays& part = c.texts[col];
-        const auto base = static_cast<int64_t>(v.bytes.size());
-        v.bytes += part.bytes;
-        for (size_t i = 1; i < part.offsets.size(); ++i) v.offsets.push_back(base + part.offsets[i]);
-      }
-    } else if (is_double) {
-      auto& v = out.as<double>();
-      v.reserve(static_cast<size_t>(table.num_rows));
-      for (const auto& c : chunks) {
-        const auto& b = c.cols[col];
-        if (b.is_double) v.insert(v.end(), b.doubles.begin(), b.doubles.end());
-        else for (int64_t x : b.ints) v.push_back(static_cast<double>(x));
-      }
-    } else {
-      auto& v = out.as<int64_t>();
-      v.reserve(static_cast<size_t>(table.num_rows));
-      for (const auto& c : chunks) v.insert(v.end(), c.cols[col].ints.begin(), c.cols[col].ints.end());
-    }
-    if (nulls > 0) {
-      out.validity.reserve(static_cast<size_t>(table.num_rows));
-      for (const auto& c : chunks) {
-        const auto& b = c.cols[col];
-        if (b.validity.empty()) out.validity.insert(out.validity.end(), static_cast<size_t>(c.rows), 1);
-        else out.validity.insert(out.validity.end(), b.validity.begin(), b.validity.end());
-      }
-    }
-    table.columns.push_back(std::move(out));
+    schema[col] = csv_column_schema(kept_names[col], is_double, is_text[col], nulls > 0);
   }
-  return table;
+  return join_chunks(chunks, schema);
+}
+
+CsvStreamReader::CsvStreamReader(const std::string& path, const CsvStreamOptions& options)
+    : path_(path), options_(options) {
+  if (options_.block_bytes <= 0) {
+    throw InvalidArgument(path_ + ": block_bytes must be positive, not " + std::to_string(options_.block_bytes));
+  }
+  if (options_.limit < 0) {
+    throw InvalidArgument(path_ + ": limit must not be negative: " + std::to_string(options_.limit));
+  }
+  file_ = std::make_unique<RandomAccessFile>(path_);
+  file_size_ = file_->size();
+  scan();
+}
+
+CsvStreamReader::~CsvStreamReader() = default;
+CsvStreamReader::CsvStreamReader(CsvStreamReader&&) noexcept = default;
+CsvStreamReader& CsvStreamReader::operator=(CsvStreamReader&&) noexcept = default;
+
+// The first pass: the header, then the body a block at a time, each parsed as read_csv parses the whole body, and
+// what the blocks say about each column folded together as read_csv folds its chunks.
+void CsvStreamReader::scan() {
+  // Reads come in pieces of at least 64 KiB, whatever the block size: `text` holds the file from `text_offset` on.
+  constexpr size_t kMinRead = size_t{64} << 10;
+  std::string text;
+  int64_t text_offset = 0, read_to = 0;
+  const auto read_more = [&](size_t want) {
+    const auto n = static_cast<size_t>(std::min<int64_t>(file_size_ - read_to,
+                                                         static_cast<int64_t>(std::max(want, kMinRead))));
+    const size_t old = text.size();
+    text.resize(old + n);
+    file_->read_at(read_to, n, text.data() + old);
+    read_to += static_cast<int64_t>(n);
+  };
+
+  if (file_size_ == 0) throw InvalidFile(path_ + ": empty file, expected a header row");
+  // The header ends at the first line end, quoted or not, as read_csv has it.
+  size_t header_end = 0;
+  for (;;) {
+    header_end = text.find('\n', header_end);
+    if (header_end != std::string::npos) break;
+    header_end = text.size();
+    if (read_to == file_size_) break;
+    read_more(text.size());
+  }
+  names_ = parse_header(path_, std::string_view(text).substr(0, header_end));
+  slots_ = column_slots(path_, names_, options_.columns);
+  const size_t kept = options_.columns.empty() ? names_.size() : options_.columns.size();
+  const size_t body = std::min(header_end + 1, text.size());
+  text.erase(0, body);
+  text_offset = static_cast<int64_t>(body);
+
+  std::vector<int> number_slots = slots_;  // a column leaves them once it turns text: never parsed again
+  std::vector<bool> is_text(kept, false), is_double(kept, false);
+  std::vector<int64_t> nulls(kept, 0), empty_fields(kept, 0);
+  std::vector<std::pair<int64_t, int64_t>> range(kept, {0, 0});
+  std::vector<bool> has_value(kept, false);
+  const auto block_bytes = static_cast<size_t>(options_.block_bytes);
+  int64_t line = 2, rows = 0;
+  for (;;) {
+    // The block: the whole records in the first block_bytes of what is left, or, when not one record ends there,
+    // the first record alone, looked for in a window twice as long, and so on; the rest of the file when it fits
+    // (its last record may lack a line end, or hold a quote never closed, which parse_chunk reports).
+    size_t window = block_bytes, from = 0, cut = 0;
+    int64_t quotes = 0;  // in text[0, from)
+    for (;;) {
+      if (text.size() < window && read_to < file_size_) read_more(window - text.size());
+      const size_t w = std::min(window, text.size());
+      const bool rest = read_to == file_size_ && w == text.size();
+      if (rest && from == 0) {
+        cut = text.size();
+        break;
+      }
+      const std::string_view in_window = std::string_view(text).substr(0, w);
+      const size_t nl = from == 0 ? last_record_end(in_window) : first_record_end(in_window, from, quotes);
+      if (nl != std::string_view::npos || rest) {
+        cut = nl != std::string_view::npos ? nl + 1 : text.size();
+        break;
+      }
+      quotes += std::count(text.begin() + static_cast<std::ptrdiff_t>(from),
+                           text.begin() + static_cast<std::ptrdiff_t>(w), '"');
+      from = w;
+      window = 2 * w;
+    }
+    if (cut == 0) break;
+    const std::string_view block(text.data(), cut);
+
+    std::vector<Chunk> chunks = split_chunks(block, 0, options_.num_threads, line);
+    for_each_chunk(chunks, [&](Chunk& c) {
+      parse_chunk(path_, block, c, names_, number_slots, kept, options_.text_columns);
+    });
+    std::vector<bool> text_now = is_text;
+    for (const auto& c : chunks) {
+      for (size_t col = 0; col < kept; ++col) text_now[col] = text_now[col] || c.cols[col].is_text;
+    }
+    // A text column's nulls are its empty fields, which collect_text counts (a number's nulls also take " ").
+    if (std::find(text_now.begin(), text_now.end(), true) != text_now.end()) {
+      for_each_chunk(chunks, [&](Chunk& c) { collect_text(path_, block, c, slots_, text_now); });
+    }
+    int64_t block_rows = 0;
+    for (const auto& c : chunks) {
+      block_rows += c.rows;
+      for (size_t col = 0; col < kept; ++col) {
+        const ColumnBuilder& b = c.cols[col];
+        if (text_now[col]) {
+          empty_fields[col] += b.nulls;
+          continue;
+        }
+        nulls[col] += b.nulls;
+        empty_fields[col] += b.empty_fields;
+        if (b.is_double) {
+          is_double[col] = true;
+          continue;
+        }
+        for (size_t r = 0; r < b.ints.size(); ++r) {
+          if (!b.validity.empty() && b.validity[r] == 0) continue;
+          const int64_t v = b.ints[r];
+          if (!has_value[col]) range[col] = {v, v};
+          range[col] = {std::min(range[col].first, v), std::max(range[col].second, v)};
+          has_value[col] = true;
+        }
+      }
+    }
+    is_text = text_now;
+    for (int& slot : number_slots) {
+      if (slot >= 0 && is_text[static_cast<size_t>(slot)]) slot = -1;
+    }
+    if (block_rows > 0) blocks_.push_back(Block{text_offset, static_cast<int64_t>(cut), block_rows, line});
+    rows += block_rows;
+    line += std::count(block.begin(), block.end(), '\n');
+    text.erase(0, cut);
+    text_offset += static_cast<int64_t>(cut);
+  }
+
+  const std::vector<std::string> kept_names = names_kept(names_, slots_, kept);
+  for (size_t col = 0; col < kept; ++col) {
+    const bool nullable = is_text[col] ? empty_fields[col] > 0 : nulls[col] > 0;
+    schema_.push_back(csv_column_schema(kept_names[col], is_double[col], is_text[col], nullable));
+    const bool is_int = schema_.back().type == PhysicalType::kInt64;
+    ranges_.push_back(is_int && has_value[col] ? std::optional(range[col]) : std::nullopt);
+  }
+  num_rows_ = options_.limit > 0 ? std::min(options_.limit, rows) : rows;
+}
+
+std::optional<std::pair<int64_t, int64_t>> CsvStreamReader::int_range(size_t column) const {
+  if (column >= ranges_.size()) {
+    throw InvalidArgument(path_ + ": no column " + std::to_string(column) + " (" + std::to_string(ranges_.size()) +
+                          " columns read)");
+  }
+  return ranges_[column];
+}
+
+bool CsvStreamReader::next(Table* out) {
+  if (next_block_ >= blocks_.size() || rows_given_ >= num_rows_) return false;
+  const Block& block = blocks_[next_block_++];
+  const int64_t size = file_size(path_);
+  if (size != file_size_) {
+    changed_while_reading(path_, std::to_string(file_size_) + " bytes, now " + std::to_string(size));
+  }
+  text_.resize(static_cast<size_t>(block.size));
+  file_->read_at(block.offset, text_.size(), text_.data());
+
+  // Parsed as in the first pass, but with every column's type known: text columns are only collected.
+  const size_t kept = schema_.size();
+  std::vector<bool> is_text(kept);
+  for (size_t col = 0; col < kept; ++col) is_text[col] = schema_[col].type == PhysicalType::kByteArray;
+  std::vector<int> number_slots = slots_;
+  for (int& slot : number_slots) {
+    if (slot >= 0 && is_text[static_cast<size_t>(slot)]) slot = -1;
+  }
+  std::vector<Chunk> chunks = split_chunks(text_, 0, options_.num_threads, block.first_line);
+  for_each_chunk(chunks, [&](Chunk& c) {
+    parse_chunk(path_, text_, c, names_, number_slots, kept, options_.text_columns);
+  });
+  if (std::find(is_text.begin(), is_text.end(), true) != is_text.end()) {
+    for_each_chunk(chunks, [&](Chunk& c) { collect_text(path_, text_, c, slots_, is_text); });
+  }
+  // The first pass saw these bytes; they must read the same now.
+  const std::string where = "the records from line " + std::to_string(block.first_line);
+  int64_t rows = 0;
+  for (const auto& c : chunks) {
+    rows += c.rows;
+    for (size_t col = 0; col < kept; ++col) {
+      const ColumnBuilder& b = c.cols[col];
+      const ColumnSchema& s = schema_[col];
+      if ((s.type == PhysicalType::kInt64 && (b.is_double || b.is_text)) ||
+          (s.type == PhysicalType::kDouble && b.is_text)) {
+        changed_while_reading(path_, "column '" + s.name + "' in " + where + " is no longer " + to_string(s.type));
+      }
+      if (!s.nullable && b.nulls > 0) {
+        changed_while_reading(path_, "column '" + s.name + "' in " + where + " now holds a null");
+      }
+    }
+  }
+  if (rows != block.rows) {
+    changed_while_reading(path_, where + ": " + std::to_string(rows) + " now, " + std::to_string(block.rows) +
+                                     " before");
+  }
+  Table table = join_chunks(chunks, schema_);
+  if (rows_given_ + table.num_rows > num_rows_) {
+    table = head(table, num_rows_ - rows_given_);
+    // head keeps a validity vector whose nulls were all past the limit.
+    for (Column& col : table.columns) {
+      if (std::find(col.validity.begin(), col.validity.end(), 0) == col.validity.end()) col.validity.clear();
+    }
+  }
+  rows_given_ += table.num_rows;
+  *out = std::move(table);
+  return true;
 }
 
 }  // namespace feedline

@@ -101,6 +101,28 @@ TEST(Csv, ParallelChunksAgreeWithOneThread) {
   EXPECT_EQ(many.columns[1].as<double>()[299989], 299989 % 7);
 }
 
+TEST(Csv, NegativeZeroIsMinusZeroWhereverTheColumnTurnsDouble) {
+  // "-0" reads as the integer 0 until its column needs doubles; then it must be -0.0 like a "-0" read after the turn,
+  // whichever chunk (or CsvStreamReader block) the turn falls in.
+  std::string text = "x\n-0\n-00\n0\n";
+  for (int i = 0; i < 200000; ++i) text += "7\n";
+  text += "0.5\n-0\n";
+  const auto dir = testing::scratch_dir("csv_negative_zero");
+  std::ofstream(dir + "/t.csv", std::ios::binary) << text;
+  for (int threads : {1, 3}) {
+    const Table t = read_csv(dir + "/t.csv", CsvReadOptions{threads});
+    const auto& x = t.columns[0].as<double>();
+    ASSERT_EQ(x.size(), 200005u);
+    EXPECT_TRUE(std::signbit(x[0]));
+    EXPECT_TRUE(std::signbit(x[1]));
+    EXPECT_FALSE(std::signbit(x[2]));
+    EXPECT_TRUE(std::signbit(x[200004]));
+  }
+  // An integer column keeps its 0.
+  std::ofstream(dir + "/ints.csv", std::ios::binary) << "x\n-0\n3\n";
+  EXPECT_EQ(read_csv(dir + "/ints.csv").columns[0].as<int64_t>(), (std::vector<int64_t>{0, 3}));
+}
+
 TEST(Csv, BadInputNamesFileLineAndColumn) {
   const auto dir = testing::scratch_dir("csv_bad");
   std::ofstream(dir + "/ragged.csv") << "a,b\n1,2\n3\n";
