@@ -83,6 +83,11 @@ class CsvStreamReader {
   // Reads the next block of records into `out` (at least one record, typed as schema(); a column's validity is
   // empty when the block holds no null in it). Returns false, leaving `out` alone, when every row was given.
   bool next(Table* out);
+  // Goes back to the first block: next() reads the file again (the constructor's pass is not repeated).
+  void rewind() {
+    next_block_ = 0;
+    rows_given_ = 0;
+  }
 
  private:
   struct Block {

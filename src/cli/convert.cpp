@@ -87,22 +87,26 @@ void check_output(const ConvertArgs& args) {
 }
 
 // The input a block of rows at a time, so that a file larger than memory converts: a Parquet file a row group at
-// a time; a CSV file about 64 MB of text at a time. The first block may hold no rows (a file of none still has
-// its columns); blocks stop at --limit.
+// a time; a CSV file about 64 MB of text at a time (CsvStreamReader). The first block may hold no rows (a file of
+// none still has its columns); blocks stop at --limit.
 class BlockInput {
  public:
   BlockInput(const ConvertArgs& args, std::vector<std::string> names) : args_(args), names_(std::move(names)) {
     if (file_format(args.input) == FileFormat::kParquet) {
       for (const parquet::RowGroupInfo& rg : parquet::read_file_info(args.input).row_groups) {
         row_groups_.push_back(rg.num_rows);
+        total_ += rg.num_rows;
       }
-      total_ = 0;
-      for (int64_t n : row_groups_) total_ += n;
+      if (args.limit > 0) total_ = std::min(total_, args.limit);
     } else {
-      csv_ = read_file_columns(args.input, names_, args.threads, {}, /*csv_text_columns=*/true);
-      total_ = csv_.num_rows;
+      CsvStreamOptions options;
+      options.num_threads = args.threads;
+      options.columns = names_;
+      options.text_columns = true;
+      options.limit = args.limit;
+      csv_.emplace(args.input, options);
+      total_ = csv_->num_rows();
     }
-    if (args.limit > 0) total_ = std::min(total_, args.limit);
   }
 
   // Rows the blocks hold in all (at most --limit).
@@ -112,18 +116,19 @@ class BlockInput {
 
   bool next(Table* block) {
     if (started_ && given_ >= total_) return false;
-    if (row_groups_.empty() && !started_ && file_format(args_.input) == FileFormat::kParquet) {
-      *block = read_file_columns(args_.input, names_, args_.threads, {});  // no row group: the columns alone
-    } else if (file_format(args_.input) == FileFormat::kParquet) {
-      while (group_ < static_cast<int64_t>(row_groups_.size()) && row_groups_[static_cast<size_t>(group_)] == 0 &&
-             started_) {
-        ++group_;
+    if (csv_) {
+      if (!csv_->next(block)) {
+        if (started_) return false;
+        *block = Table();  // a header alone: its columns, no rows
+        for (const ColumnSchema& s : csv_->schema()) block->columns.push_back(make_column(s));
       }
-      if (group_ >= static_cast<int64_t>(row_groups_.size())) return false;
-      *block = read_file_columns(args_.input, names_, args_.threads, {group_++});
     } else {
-      if (started_) return false;
-      *block = std::move(csv_);
+      // Row groups of no rows are skipped, but for the first block: a file's columns come with it.
+      while (started_ && group_ < row_groups_.size() && row_groups_[group_] == 0) ++group_;
+      if (started_ && group_ >= row_groups_.size()) return false;
+      std::vector<int64_t> one;  // empty for a file of no row group: its columns and no rows
+      if (group_ < row_groups_.size()) one.push_back(static_cast<int64_t>(group_++));
+      *block = read_file_columns(args_.input, names_, args_.threads, one);
     }
     started_ = true;
     if (block->num_rows > total_ - given_) *block = head(*block, total_ - given_);
@@ -132,12 +137,20 @@ class BlockInput {
     return true;
   }
 
+  // Back to the first block, for another pass.
+  void rewind() {
+    if (csv_) csv_->rewind();
+    group_ = 0;
+    given_ = last_ = 0;
+    started_ = false;
+  }
+
  private:
   const ConvertArgs& args_;
   std::vector<std::string> names_;
   std::vector<int64_t> row_groups_;  // rows of each, Parquet only
-  int64_t group_ = 0;
-  Table csv_;
+  size_t group_ = 0;
+  std::optional<CsvStreamReader> csv_;
   int64_t total_ = 0, given_ = 0, last_ = 0;
   bool started_ = false;
 };
@@ -209,8 +222,8 @@ int run_convert(const ConvertArgs& args) {
   ProgressBar bar;
   // Narrowing needs every value's range before the first row is written: a first pass over the input.
   std::optional<std::vector<ColumnSchema>> narrowed;
+  BlockInput input(args, names);
   if (args.narrow_ints) {
-    BlockInput input(args, names);
     IntegerRanges ranges;
     Table block;
     while (input.next(&block)) {
@@ -220,19 +233,23 @@ int run_convert(const ConvertArgs& args) {
     }
     bar.clear();
     narrowed = ranges.narrowed();
+    input.rewind();
   }
 
-  BlockInput input(args, names);
   if (args.limit > 0) fmt::print("Keeping the first {}\n", counted(input.total_rows(), "row"));
   std::optional<parquet::FileWriter> parquet_out;
-  Table csv_out;  // CSV: written whole at the end
+  std::optional<CsvWriter> csv_out;
   std::vector<ColumnSchema> unpacked;
+  int64_t rows = 0;
   Table block;
   while (input.next(&block)) {
     if (unpacked.empty()) {
       for (const Column& c : block.columns) unpacked.push_back(c.schema);
     }
     transform(block, input.first_row(), narrowed ? &*narrowed : nullptr);
+    std::vector<ColumnSchema> schema;
+    for (const Column& c : block.columns) schema.push_back(c.schema);
+    if (!to_parquet && !csv_out) csv_out.emplace(args.output, std::move(schema));
     if (to_parquet && !parquet_out) {
       parquet::WriteOptions options;
       options.codec = parquet::parse_codec(args.codec);
@@ -240,26 +257,20 @@ int run_convert(const ConvertArgs& args) {
       options.dictionary = args.dictionary;
       options.row_group_rows = args.row_group_rows > 0 ? args.row_group_rows : auto_row_group_rows(block);
       options.num_threads = args.threads;
-      std::vector<ColumnSchema> schema;
-      for (const Column& c : block.columns) schema.push_back(c.schema);
       parquet_out.emplace(args.output, std::move(schema), options);
     }
     if (to_parquet) {
       parquet_out->write(block);
     } else {
-      append_rows(csv_out, block, 0, block.num_rows);
+      csv_out->write(block);
     }
+    rows += block.num_rows;
     bar.update("Converting", input.first_row() + block.num_rows, input.total_rows());
   }
   bar.clear();
 
   // What changed, from the schemas before and after.
-  std::vector<ColumnSchema> schema;
-  if (to_parquet) {
-    schema = parquet_out->schema();
-  } else {
-    for (const Column& c : csv_out.columns) schema.push_back(c.schema);
-  }
+  const std::vector<ColumnSchema> schema = to_parquet ? parquet_out->schema() : csv_out->schema();
   for (const auto& [name, patterns] : packs) {
     const std::vector<std::string> sources = match_columns(unpacked, patterns);
     const auto it = std::find_if(schema.begin(), schema.end(), [&](const ColumnSchema& s) { return s.name == name; });
@@ -280,13 +291,10 @@ int run_convert(const ConvertArgs& args) {
     for (const auto& [type, count] : changed) fmt::print("Narrowed {} to {}\n", counted(count, "integer column"), type);
   }
 
-  int64_t rows = 0;
   if (to_parquet) {
-    rows = parquet_out->num_rows();
     parquet_out->close();
   } else {
-    rows = csv_out.num_rows;
-    write_csv(args.output, csv_out);
+    csv_out->close();
   }
   const int64_t in_bytes = file_size(args.input), out_bytes = file_size(args.output);
   fmt::print("Wrote {}: {}, {}, {:.1f} MB ({:.2f}x the input's size) in {:.2f}s\n", args.output,

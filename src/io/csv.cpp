@@ -861,11 +861,7 @@ bool CsvStreamReader::next(Table* out) {
   }
   Table table = join_chunks(chunks, schema_);
   if (rows_given_ + table.num_rows > num_rows_) {
-    table = head(table, num_rows_ - rows_given_);
-    // head keeps a validity vector whose nulls were all past the limit.
-    for (Column& col : table.columns) {
-      if (std::find(col.validity.begin(), col.validity.end(), 0) == col.validity.end()) col.validity.clear();
-    }
+    table = head(table, num_rows_ - rows_given_);  // which drops a validity whose nulls were all past the limit
   }
   rows_given_ += table.num_rows;
   *out = std::move(table);

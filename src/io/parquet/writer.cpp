@@ -653,7 +653,8 @@ void check_same_schema(const std::string& path, const ColumnSchema& want, const 
   const bool same = got.type == want.type && got.type_length == want.type_length &&
                     got.int_annotation == want.int_annotation && got.is_string == want.is_string &&
                     got.logical == want.logical && got.is_list == want.is_list &&
-                    got.element_nullable == want.element_nullable && got.inner_list_nullable == want.inner_list_nullable;
+                    got.element_nullable == want.element_nullable &&
+                    got.inner_list_nullable == want.inner_list_nullable;
   if (!same) throw InvalidArgument(where + ": the table's column has another type or annotation than the file's");
   if (got.nullable != want.nullable) {
     throw InvalidArgument(where + (want.nullable ? ": the file's column is optional, the table's required"
