@@ -57,8 +57,9 @@ struct CsvStreamOptions : CsvReadOptions {
 // The constructor reads the file once, a block at a time, to fix every column's type (read_csv's rules: INT64,
 // DOUBLE, or STRING with text_columns; nullable when any field is null), each INT64 column's range, and where the
 // blocks begin; next() then reads the file again, one block per call, every block typed as schema() says. The
-// blocks of next() joined are read_csv(path, options) (its first `limit` rows when a limit is set: the schema
-// and ranges still describe the whole file, as read_csv's do, so the whole file is read once even then).
+// blocks of next() joined are read_csv(path, options). With a limit, both passes stop at the limit-th record:
+// the blocks are what read_csv gives for the file cut after that record (those records alone decide the types
+// and ranges, and nothing past them is read or checked), so taking the first rows of a huge file is quick.
 // Memory: about two blocks of text and one block's values, and 32 bytes a block to remember where each begins. A
 // block grows past block_bytes only to hold one record longer than that (a quote never closed makes the rest of
 // the file one record, as it does for read_csv). Each block is parsed on up to num_threads threads of the reader's

@@ -484,6 +484,22 @@ size_t first_record_end(std::string_view text, size_t from, int64_t quotes_befor
   return std::string_view::npos;
 }
 
+// Where the `n`-th record of `text` (which starts at a record) ends, past its line end: the end of `text` when that
+// record is its last and has no line end; npos when `text` holds fewer than `n` whole records or a quote is never
+// closed (the parser then reports it). Empty lines are not records, as for_each_record has it.
+size_t after_records(std::string_view text, int64_t n) {
+  size_t pos = 0;
+  while (n > 0 && pos < text.size()) {
+    const RecordEnd r = record_end(text, pos, text.size(), true);
+    if (r.unclosed) return std::string_view::npos;
+    std::string_view line = text.substr(pos, r.end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty()) --n;
+    pos = r.end + 1;
+  }
+  return n == 0 ? std::min(pos, text.size()) : std::string_view::npos;
+}
+
 [[noreturn]] void changed_while_reading(const std::string& path, const std::string& why) {
   throw IoError(path + ": changed while reading (" + why + ")");
 }
@@ -746,6 +762,15 @@ void CsvStreamReader::scan() {
       window = 2 * w;
     }
     if (cut == 0) break;
+    // With a limit the scan ends at the limit-th record: the records past it are neither typed nor checked.
+    bool at_limit = false;
+    if (options_.limit > 0) {
+      const size_t at = after_records(std::string_view(text.data(), cut), options_.limit - rows);
+      if (at != std::string_view::npos) {
+        cut = at;
+        at_limit = true;
+      }
+    }
     const std::string_view block(text.data(), cut);
 
     std::vector<Chunk> chunks = split_chunks(block, 0, options_.num_threads, line);
@@ -793,6 +818,7 @@ void CsvStreamReader::scan() {
     line += std::count(block.begin(), block.end(), '\n');
     text.erase(0, cut);
     text_offset += static_cast<int64_t>(cut);
+    if (at_limit) break;
   }
 
   const std::vector<std::string> kept_names = names_kept(names_, slots_, kept);
