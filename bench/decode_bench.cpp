@@ -2,7 +2,8 @@
 // (Google Benchmark's bytes_per_second). Each benchmark encodes 1 Mi values once, checks that decoding gives
 // them back, then times the decoder alone: no file, no codec, no page headers. And the CSV readers on one thread
 // (read_csv, and CsvStreamReader's two passes), in bytes of file per second, on a file of the experiment's layout
-// (the file is read from the page cache).
+// (the file is read from the page cache). And one row group of a wide file read with and without its footer parsed
+// again (BM_RowGroup_*).
 //   build/bench/feedline_decode_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
@@ -10,12 +11,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <unistd.h>
+#include <map>
+#include <mutex>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "feedline/csv.h"
+#include "feedline/file.h"
+#include "feedline/idx.h"
+#include "feedline/parquet.h"
 #include "feedline/table.h"
 #include "io/parquet/delta.h"
 #include "io/parquet/dictionary.h"
@@ -234,6 +240,106 @@ void BM_Csv_StreamNumbers(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * bytes);
 }
 BENCHMARK(BM_Csv_StreamNumbers)->Arg(1 << 20)->Arg(64 << 20)->Unit(benchmark::kMillisecond);
+
+// One row group of a file of the experiment's layout (label + 784 INT(8,unsigned) pixel columns, written with the
+// default options), in row groups of `range(0)` rows, read on one thread as a streamed dataset reads it: through
+// read_table, which parses the footer at each call, or through one FileReader, which parsed it once. The images
+// are FashionMNIST's training set where Debian's dataset-fashion-mnist is installed, else random pixels.
+// Items are rows.
+constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+
+bool have_fashion_mnist() {
+  return ::access((std::string(kFashionMnistDir) + "/train-images-idx3-ubyte.gz").c_str(), R_OK) == 0;
+}
+
+ImageSplit bench_images() {
+  const std::string dir = kFashionMnistDir;
+  if (have_fashion_mnist()) {
+    return read_idx_split(dir + "/train-images-idx3-ubyte.gz", dir + "/train-labels-idx1-ubyte.gz");
+  }
+  std::mt19937 gen(5);
+  ImageSplit s;
+  s.count = 60000;
+  s.rows = s.cols = 28;
+  s.images.resize(static_cast<size_t>(s.count * 784));
+  for (auto& p : s.images) p = static_cast<uint8_t>(gen() % 2 == 0 ? gen() % 256 : 0);
+  for (int64_t i = 0; i < s.count; ++i) s.labels.push_back(static_cast<uint8_t>(gen() % 10));
+  return s;
+}
+
+struct WideFile {
+  std::string path;
+  int64_t row_groups = 0;
+  std::string label;  // its row groups, its footer's size, its images
+};
+
+// Written once a process for each row-group size, removed at exit.
+const WideFile& wide_file(int64_t group_rows) {
+  static std::mutex mutex;
+  static std::map<int64_t, WideFile> files;
+  static const struct Cleanup {
+    ~Cleanup() {
+      for (const auto& [rows, f] : files) std::remove(f.path.c_str());
+    }
+  } cleanup;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = files.find(group_rows);
+  if (it != files.end()) return it->second;
+  static const Table table = image_split_to_table(bench_images());
+  WideFile f;
+  f.path = "/tmp/feedline_decode_bench_" + std::to_string(::getpid()) + "_" + std::to_string(group_rows) + ".parquet";
+  WriteOptions options;
+  options.row_group_rows = group_rows;
+  write_table(f.path, table, options);
+  const std::string bytes = read_file(f.path);
+  uint32_t footer_len;
+  std::memcpy(&footer_len, bytes.data() + bytes.size() - 8, 4);
+  f.row_groups = static_cast<int64_t>(read_file_info(f.path).row_groups.size());
+  f.label = std::to_string(f.row_groups) + " row groups, footer " + std::to_string(footer_len / 1024) + " KiB, " +
+            (have_fashion_mnist() ? "FashionMNIST" : "random pixels");
+  return files.emplace(group_rows, f).first->second;
+}
+
+template <class Read>
+void read_row_groups(benchmark::State& state, const WideFile& f, Read read) {
+  int64_t g = 0, rows = 0;
+  for (auto _ : state) {
+    ReadOptions options;
+    options.row_groups = {g};
+    options.num_threads = 1;
+    const Table t = read(options);
+    rows += t.num_rows;
+    benchmark::DoNotOptimize(t.columns.data());
+    g = (g + 1) % f.row_groups;
+  }
+  check(rows > 0, "the row groups");
+  state.SetItemsProcessed(rows);
+  state.SetLabel(f.label);
+}
+
+void BM_RowGroup_ReadTable(benchmark::State& state) {
+  const WideFile& f = wide_file(state.range(0));
+  read_row_groups(state, f, [&](const ReadOptions& options) { return read_table(f.path, options); });
+}
+BENCHMARK(BM_RowGroup_ReadTable)->Arg(5000)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+void BM_RowGroup_FileReader(benchmark::State& state) {
+  const WideFile& f = wide_file(state.range(0));
+  const FileReader reader(f.path);
+  read_row_groups(state, f, [&](const ReadOptions& options) { return reader.read(options); });
+}
+BENCHMARK(BM_RowGroup_FileReader)->Arg(5000)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+// The footer alone: what each read_table call pays before reading anything.
+void BM_RowGroup_OpenFileReader(benchmark::State& state) {
+  const WideFile& f = wide_file(state.range(0));
+  for (auto _ : state) {
+    const FileReader reader(f.path);
+    benchmark::DoNotOptimize(&reader);
+  }
+  state.SetLabel(f.label);
+}
+BENCHMARK(BM_RowGroup_OpenFileReader)->Arg(5000)->Arg(1000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace feedline::parquet

@@ -10,6 +10,9 @@
 #include "feedline/table.h"
 
 namespace feedline {
+namespace parquet {
+class FileReader;
+}
 
 // The names of the columns of `schema` that match any of `patterns`, in file order, each once. A pattern is an
 // exact name or a glob where `*` matches any run of characters and `?` any one character (nothing else is
@@ -52,5 +55,8 @@ struct DatasetColumns {
 // column, a pattern that matches nothing, a wrong number of features or row groups asked of a CSV file;
 // otherwise as the readers do.
 Table read_dataset_table(const std::string& path, const DatasetColumns& columns, int num_threads = 0);
+// The same of a Parquet file already opened, whose footer is not parsed again: for a caller that reads one file
+// many times (a row group at a time).
+Table read_dataset_table(const parquet::FileReader& file, const DatasetColumns& columns, int num_threads = 0);
 
 }  // namespace feedline

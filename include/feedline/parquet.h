@@ -115,4 +115,33 @@ struct FileInfo {
 // Throws as read_table does for a malformed footer or an encrypted file.
 FileInfo read_file_info(const std::string& path);
 
+// One Parquet file, opened and its footer parsed and checked once, for any number of reads: read_table and
+// read_file_info parse the footer at every call, and the footer of a file of hundreds of columns in many row
+// groups is megabytes of Thrift, which can take longer to parse than one row group takes to decode (a streamed
+// dataset reads one at a time; see BM_RowGroup_* in bench/decode_bench.cpp). It keeps the file open, so it reads
+// the file it opened even after that path is replaced or deleted.
+// Thread-safe: read() and info() may be called from several threads at once (the file is read with pread, and
+// reads leave the parsed footer as it is). Movable; a moved-from FileReader may only be destroyed or assigned.
+class FileReader {
+ public:
+  // Throws IoError when the file cannot be opened, and as read_file_info does for a malformed footer or an
+  // encrypted file.
+  explicit FileReader(const std::string& path);
+  ~FileReader();
+  FileReader(FileReader&&) noexcept;
+  FileReader& operator=(FileReader&&) noexcept;
+  FileReader(const FileReader&) = delete;
+  FileReader& operator=(const FileReader&) = delete;
+
+  const std::string& path() const;
+  // What read_file_info(path()) returns; made on first use.
+  const FileInfo& info() const;
+  // What read_table(path(), options) returns, and throws what it throws for the file opened.
+  Table read(const ReadOptions& options = {}) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace feedline::parquet

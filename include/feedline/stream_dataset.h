@@ -1,7 +1,8 @@
 // A Parquet image dataset larger than memory: it reads and decodes a row group when one of its samples is asked
 // for, and keeps only the few row groups used last. Its row groups are its shuffle blocks (see
 // Dataset::shuffle_blocks()), so a shuffling Loader visits them one at a time and reads each once an epoch.
-// Thread-safe: the row-group cache is locked, and workers that want the same row group wait for one read of it.
+// Thread-safe: the row-group cache is locked, workers that want the same row group wait for one read of it, and
+// different row groups are read at once through the one FileReader.
 #pragma once
 
 #include <torch/types.h>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "feedline/dataset.h"
+#include "feedline/parquet.h"
 
 namespace feedline {
 
@@ -33,8 +35,9 @@ struct ParquetStreamOptions {
 
 class ParquetStreamDataset : public Dataset {
  public:
-  // Reads the footer only. Throws as read_table() and read_dataset_table() do (a missing column, a wrong feature
-  // count), and InvalidArgument for a path that is not a .parquet file or cached_row_groups below 1.
+  // Reads the footer, once for the dataset's life: every row group read after goes through the file opened here.
+  // Throws as read_table() and read_dataset_table() do (a missing column, a wrong feature count), and
+  // InvalidArgument for a path that is not a .parquet file or cached_row_groups below 1.
   ParquetStreamDataset(std::string path, ParquetStreamOptions options);
 
   int64_t size() const override { return size_; }
@@ -55,8 +58,8 @@ class ParquetStreamDataset : public Dataset {
   std::shared_ptr<const Block> block(int64_t row_group) const;
   std::shared_ptr<const Block> read_block(int64_t row_group) const;
 
-  std::string path_;
   ParquetStreamOptions options_;
+  parquet::FileReader file_;
   int64_t size_ = 0;
   std::vector<int64_t> blocks_;  // rows of each row group used (the last cut by `limit`)
   std::vector<int64_t> starts_;  // first index of each row group; starts_.back() == size_

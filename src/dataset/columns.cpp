@@ -180,7 +180,20 @@ Table read_file_columns(const std::string& path, const std::vector<std::string>&
 }
 
 Table read_dataset_table(const std::string& path, const DatasetColumns& columns, int num_threads) {
+  // A Parquet file's footer parsed once for the schema and the read: for 785 columns it is 74 KB of Thrift in one
+  // row group, 3 MB in 60.
+  if (file_format(path) == FileFormat::kParquet) {
+    return read_dataset_table(parquet::FileReader(path), columns, num_threads);
+  }
   return read_file_columns(path, choose_columns(path, file_schema(path), columns), num_threads, columns.row_groups);
+}
+
+Table read_dataset_table(const parquet::FileReader& file, const DatasetColumns& columns, int num_threads) {
+  parquet::ReadOptions options;
+  options.columns = choose_columns(file.path(), file.info().schema, columns);
+  options.row_groups = columns.row_groups;
+  options.num_threads = num_threads;
+  return file.read(options);
 }
 
 }  // namespace feedline

@@ -11,14 +11,22 @@
 #include "feedline/parquet.h"
 
 namespace feedline {
+namespace {
+
+// The options are checked before the file is opened, as they were when the footer was read in the constructor.
+parquet::FileReader open_stream_file(const std::string& path, const ParquetStreamOptions& options) {
+  if (file_format(path) != FileFormat::kParquet) {
+    throw InvalidArgument(path + ": a streamed dataset reads Parquet row groups; this is not a .parquet file");
+  }
+  if (options.cached_row_groups < 1) throw InvalidArgument("cached_row_groups must be at least 1");
+  return parquet::FileReader(path);
+}
+
+}  // namespace
 
 ParquetStreamDataset::ParquetStreamDataset(std::string path, ParquetStreamOptions options)
-    : path_(std::move(path)), options_(std::move(options)) {
-  if (file_format(path_) != FileFormat::kParquet) {
-    throw InvalidArgument(path_ + ": a streamed dataset reads Parquet row groups; this is not a .parquet file");
-  }
-  if (options_.cached_row_groups < 1) throw InvalidArgument("cached_row_groups must be at least 1");
-  const parquet::FileInfo info = parquet::read_file_info(path_);
+    : options_(std::move(options)), file_(open_stream_file(path, options_)) {
+  const parquet::FileInfo& info = file_.info();
   starts_.push_back(0);
   for (const auto& rg : info.row_groups) {
     int64_t rows = rg.num_rows;
@@ -45,18 +53,18 @@ std::shared_ptr<const ParquetStreamDataset::Block> ParquetStreamDataset::read_bl
   columns.columns = options_.columns;
   columns.row_groups = {row_group};
   columns.feature_count = layout.channels * layout.height * layout.width;
-  Table table = read_dataset_table(path_, columns, options_.num_threads);
+  Table table = read_dataset_table(file_, columns, options_.num_threads);
   const int64_t rows = blocks_[static_cast<size_t>(row_group)];
   if (table.num_rows < rows) {
-    throw InvalidFile(path_ + ": row group " + std::to_string(row_group) + " holds " + std::to_string(table.num_rows) +
-                      " rows, its footer says " + std::to_string(rows));
+    throw InvalidFile(file_.path() + ": row group " + std::to_string(row_group) + " holds " +
+                      std::to_string(table.num_rows) + " rows, its footer says " + std::to_string(rows));
   }
   if (table.num_rows > rows) table = head(table, rows);  // cut by `limit`
   try {
     ImageTensors t = decode_image_table(table, layout, options_.as_uint8);
     return std::make_shared<const Block>(Block{t.images.contiguous(), t.labels.contiguous()});
   } catch (const InvalidArgument& e) {
-    throw InvalidArgument(path_ + ": row group " + std::to_string(row_group) + ": " + e.what());
+    throw InvalidArgument(file_.path() + ": row group " + std::to_string(row_group) + ": " + e.what());
   }
 }
 

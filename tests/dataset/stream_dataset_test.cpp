@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <set>
@@ -123,6 +124,21 @@ TEST(ParquetStream, ThreadsSharingOneCachedRowGroupGetTheirOwnRows) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(wrong, (std::vector<int>{0, 0, 0, 0}));
+}
+
+// The footer is parsed once, when the dataset is made: every row group read after goes through the file opened
+// then, so the dataset serves every row even once its path is gone.
+TEST(ParquetStream, ReadsEveryRowGroupThroughTheFileItOpened) {
+  const std::string path = stream_file("stream_opened");
+  const ImageTensors whole = decode_image_table(parquet::read_table(path), small_options().layout);
+  ParquetStreamDataset stream(path, small_options(/*cached=*/1));
+  std::filesystem::remove(path);
+  std::vector<int64_t> all(50);
+  for (int64_t i = 0; i < 50; ++i) all[static_cast<size_t>(i)] = i;
+  const Example batch = stream.get_batch(all);
+  EXPECT_TRUE(torch::equal(batch.data, whole.images));
+  EXPECT_TRUE(torch::equal(batch.target, whole.labels));
+  EXPECT_GE(stream.row_group_reads(), 8);
 }
 
 // A dataset whose shuffle blocks do not add up to its size.

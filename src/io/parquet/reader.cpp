@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -1076,10 +1077,10 @@ std::vector<size_t> select_row_groups(const ParsedFile& f, const std::vector<int
   return groups;
 }
 
-}  // namespace
-
-Table read_table(const std::string& path, const ReadOptions& options) {
-  const ParsedFile f = parse(path);
+// What read_table reads, of a file parse() has read the footer of. Only reads `f` (its file through pread), so
+// several threads may call it on one ParsedFile at once.
+Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
+  const std::string& path = f.path;
 
   // Which leaves, in the order asked for.
   std::vector<size_t> selected;
@@ -1243,8 +1244,7 @@ Table read_table(const std::string& path, const ReadOptions& options) {
   return table;
 }
 
-FileInfo read_file_info(const std::string& path) {
-  const ParsedFile f = parse(path);
+FileInfo file_info(const ParsedFile& f) {
   FileInfo info;
   info.num_rows = f.md.num_rows;
   for (const Leaf& leaf : f.leaves) {
@@ -1289,5 +1289,34 @@ FileInfo read_file_info(const std::string& path) {
   }
   return info;
 }
+
+}  // namespace
+
+struct FileReader::Impl {
+  explicit Impl(const std::string& path) : file(parse(path)) {}
+  const ParsedFile file;
+  // info() is made on first use: read() does not need it, and for a wide file of many row groups it is a copy of
+  // every chunk's statistics.
+  std::once_flag info_once;
+  FileInfo info;
+};
+
+FileReader::FileReader(const std::string& path) : impl_(std::make_unique<Impl>(path)) {}
+FileReader::~FileReader() = default;
+FileReader::FileReader(FileReader&&) noexcept = default;
+FileReader& FileReader::operator=(FileReader&&) noexcept = default;
+
+const std::string& FileReader::path() const { return impl_->file.path; }
+
+const FileInfo& FileReader::info() const {
+  std::call_once(impl_->info_once, [this] { impl_->info = file_info(impl_->file); });
+  return impl_->info;
+}
+
+Table FileReader::read(const ReadOptions& options) const { return read_parsed(impl_->file, options); }
+
+Table read_table(const std::string& path, const ReadOptions& options) { return FileReader(path).read(options); }
+
+FileInfo read_file_info(const std::string& path) { return FileReader(path).info(); }
 
 }  // namespace feedline::parquet
