@@ -91,9 +91,12 @@ void check_output(const ConvertArgs& args) {
 // none still has its columns); blocks stop at --limit.
 class BlockInput {
  public:
-  BlockInput(const ConvertArgs& args, std::vector<std::string> names) : args_(args), names_(std::move(names)) {
+  // Opens the input and resolves --columns against its footer or header.
+  explicit BlockInput(const ConvertArgs& args) : args_(args) {
     if (file_format(args.input) == FileFormat::kParquet) {
-      for (const parquet::RowGroupInfo& rg : parquet::read_file_info(args.input).row_groups) {
+      parquet_.emplace(args.input);  // the footer, parsed once for every block
+      names_ = chosen_columns(parquet_->info().schema);
+      for (const parquet::RowGroupInfo& rg : parquet_->info().row_groups) {
         row_groups_.push_back(rg.num_rows);
         total_ += rg.num_rows;
       }
@@ -101,7 +104,7 @@ class BlockInput {
     } else {
       CsvStreamOptions options;
       options.num_threads = args.threads;
-      options.columns = names_;
+      options.columns = chosen_columns(file_schema(args.input));
       options.text_columns = true;
       options.limit = args.limit;
       csv_.emplace(args.input, options);
@@ -126,9 +129,12 @@ class BlockInput {
       // Row groups of no rows are skipped, but for the first block: a file's columns come with it.
       while (started_ && group_ < row_groups_.size() && row_groups_[group_] == 0) ++group_;
       if (started_ && group_ >= row_groups_.size()) return false;
-      std::vector<int64_t> one;  // empty for a file of no row group: its columns and no rows
-      if (group_ < row_groups_.size()) one.push_back(static_cast<int64_t>(group_++));
-      *block = read_file_columns(args_.input, names_, args_.threads, one);
+      parquet::ReadOptions options;
+      options.columns = names_;
+      options.num_threads = args_.threads;
+      // None for a file of no row group: its columns and no rows.
+      if (group_ < row_groups_.size()) options.row_groups.push_back(static_cast<int64_t>(group_++));
+      *block = parquet_->read(options);
     }
     started_ = true;
     if (block->num_rows > total_ - given_) *block = head(*block, total_ - given_);
@@ -146,25 +152,25 @@ class BlockInput {
   }
 
  private:
+  // The names --columns matches in `schema` (every column when it is not given: none named).
+  std::vector<std::string> chosen_columns(const std::vector<ColumnSchema>& schema) const {
+    if (args_.columns.empty()) return {};
+    try {
+      return match_columns(schema, args_.columns);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(args_.input + ": " + e.what());
+    }
+  }
+
   const ConvertArgs& args_;
-  std::vector<std::string> names_;
-  std::vector<int64_t> row_groups_;  // rows of each, Parquet only
+  std::optional<parquet::FileReader> parquet_;
+  std::vector<std::string> names_;   // Parquet: the columns to read (empty: every one)
+  std::vector<int64_t> row_groups_;  // Parquet: rows of each
   size_t group_ = 0;
   std::optional<CsvStreamReader> csv_;
   int64_t total_ = 0, given_ = 0, last_ = 0;
   bool started_ = false;
 };
-
-// The column names to read: every one, or those --columns matches in the input.
-std::vector<std::string> input_columns(const ConvertArgs& args) {
-  if (args.columns.empty()) return {};
-  const std::vector<ColumnSchema> schema = file_schema(args.input);
-  try {
-    return match_columns(schema, args.columns);
-  } catch (const InvalidArgument& e) {
-    throw InvalidArgument(args.input + ": " + e.what());
-  }
-}
 
 // Rows per row group when --row-group-rows leaves it to us: up to 2^20, fewer when a row group of the first
 // block's rows would take more than about 256 MB of memory (what waits for the writer is one row group).
@@ -201,7 +207,6 @@ int run_convert(const ConvertArgs& args) {
   check_output(args);
   std::vector<std::pair<std::string, std::vector<std::string>>> packs;
   for (const auto& spec : args.packs) packs.push_back(parse_pack(spec));
-  const std::vector<std::string> names = input_columns(args);
   const PackAs pack_as = args.pack_as == "list" ? PackAs::kList : PackAs::kBytes;
   const bool to_parquet = file_format(args.output) == FileFormat::kParquet;
 
@@ -222,7 +227,7 @@ int run_convert(const ConvertArgs& args) {
   ProgressBar bar;
   // Narrowing needs every value's range before the first row is written: a first pass over the input.
   std::optional<std::vector<ColumnSchema>> narrowed;
-  BlockInput input(args, names);
+  BlockInput input(args);
   if (args.narrow_ints) {
     IntegerRanges ranges;
     Table block;
