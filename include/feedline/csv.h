@@ -60,12 +60,15 @@ struct CsvStreamOptions : CsvReadOptions {
 // blocks of next() joined are read_csv(path, options). With a limit, both passes stop at the limit-th record:
 // the blocks are what read_csv gives for the file cut after that record (those records alone decide the types
 // and ranges, and nothing past them is read or checked), so taking the first rows of a huge file is quick.
+// A file whose records fit in one block is parsed once: the first pass keeps that block's values, and next()
+// hands out a copy of them.
 // Memory: about two blocks of text and one block's values, and 32 bytes a block to remember where each begins. A
 // block grows past block_bytes only to hold one record longer than that (a quote never closed makes the rest of
 // the file one record, as it does for read_csv). Each block is parsed on up to num_threads threads of the reader's
 // own (one per MiB of text).
 // Throws as read_csv does, with the same messages and line numbers, from the constructor; next() throws IoError
-// naming the path when the file changed between the passes (its size, or a block's records or types differ), or
+// naming the path when the file changed between the passes (its size, or the records or types of a block it reads
+// again differ), or
 // read_csv's error should the changed text no longer parse. Not thread-safe: one thread calls a reader.
 class CsvStreamReader {
  public:
@@ -111,6 +114,8 @@ class CsvStreamReader {
   int64_t num_rows_ = 0;
   int64_t rows_given_ = 0;
   std::string text_;  // the block being parsed
+  // When the records read fit in one block: its values from the first pass, which next() hands out as a copy.
+  std::unique_ptr<Table> whole_;
 };
 
 // Writes a CSV file a table at a time, exactly as write_csv writes their rows as one table: the header when made,

@@ -87,10 +87,12 @@ void check_output(const ConvertArgs& args) {
 }
 
 // The input a block of rows at a time, so that a file larger than memory converts: a Parquet file a row group at
-// a time; a CSV file about 64 MB of text at a time (CsvStreamReader). The first block may hold no rows (a file of
-// none still has its columns); blocks stop at --limit.
+// a time; a CSV file about 64 MB of text at a time (CsvStreamReader), or whole up to 256 MB. The first block may
+// hold no rows (a file of none still has its columns); blocks stop at --limit.
 class BlockInput {
  public:
+  static constexpr int64_t kWholeCsvBytes = int64_t{256} << 20;
+
   // Opens the input and resolves --columns against its footer or header.
   explicit BlockInput(const ConvertArgs& args) : args_(args) {
     if (file_format(args.input) == FileFormat::kParquet) {
@@ -107,6 +109,10 @@ class BlockInput {
       options.columns = chosen_columns(file_schema(args.input));
       options.text_columns = true;
       options.limit = args.limit;
+      // A file of up to 256 MB is one block, parsed once, its values (about 3x its text) held whole; a larger one
+      // goes in blocks of 64 MB, each parsed twice (three times with --narrow-ints).
+      const int64_t size = file_size(args.input);
+      if (size <= kWholeCsvBytes) options.block_bytes = std::max(size, kDefaultCsvBlockBytes);
       csv_.emplace(args.input, options);
       total_ = csv_->num_rows();
     }

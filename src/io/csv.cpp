@@ -736,6 +736,7 @@ void CsvStreamReader::scan() {
   std::vector<bool> has_value(kept, false);
   const auto block_bytes = static_cast<size_t>(options_.block_bytes);
   int64_t line = 2, rows = 0;
+  std::vector<Chunk> only_block;
   for (;;) {
     // The block: the whole records in the first block_bytes of what is left, or, when not one record ends there,
     // the first record alone, looked for in a window twice as long, and so on; the rest of the file when it fits
@@ -813,6 +814,11 @@ void CsvStreamReader::scan() {
     for (int& slot : number_slots) {
       if (slot >= 0 && is_text[static_cast<size_t>(slot)]) slot = -1;
     }
+    // The first block with records is also the last (the file's body fits in it, or the limit falls in it): its
+    // values are kept, so that next() does not parse it again.
+    if (blocks_.empty() && block_rows > 0 && (at_limit || (cut == text.size() && read_to == file_size_))) {
+      only_block = std::move(chunks);
+    }
     if (block_rows > 0) blocks_.push_back(Block{text_offset, static_cast<int64_t>(cut), block_rows, line});
     rows += block_rows;
     line += std::count(block.begin(), block.end(), '\n');
@@ -829,6 +835,7 @@ void CsvStreamReader::scan() {
     ranges_.push_back(is_int && has_value[col] ? std::optional(range[col]) : std::nullopt);
   }
   num_rows_ = options_.limit > 0 ? std::min(options_.limit, rows) : rows;
+  if (!only_block.empty()) whole_ = std::make_unique<Table>(join_chunks(only_block, schema_));
 }
 
 std::optional<std::pair<int64_t, int64_t>> CsvStreamReader::int_range(size_t column) const {
@@ -841,6 +848,12 @@ std::optional<std::pair<int64_t, int64_t>> CsvStreamReader::int_range(size_t col
 
 bool CsvStreamReader::next(Table* out) {
   if (next_block_ >= blocks_.size() || rows_given_ >= num_rows_) return false;
+  if (whole_) {  // the one block, parsed by the first pass
+    ++next_block_;
+    *out = *whole_;
+    rows_given_ += out->num_rows;
+    return true;
+  }
   const Block& block = blocks_[next_block_++];
   const int64_t size = file_size(path_);
   if (size != file_size_) {

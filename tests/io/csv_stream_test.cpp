@@ -537,15 +537,45 @@ TEST(CsvStream, AFileChangedBetweenThePassesIsRefused) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(next_error("a\n11\n22\n", "a\n11\n22\n33\n", 1 << 20),
+  EXPECT_EQ(next_error("a\n11\n22\n", "a\n11\n22\n33\n", 3),
             path + ": changed while reading (8 bytes, now 11)");
   // The same size, other records.
-  EXPECT_EQ(next_error("a\n11\n22\n", "a\n1\n2\n3\n", 1 << 20),
-            path + ": changed while reading (the records from line 2: 3 now, 2 before)");
+  EXPECT_EQ(next_error("a\n11\n22\n", "a\n1\n2\n3\n", 3),
+            path + ": changed while reading (the records from line 2: 2 now, 1 before)");
+  // A file of one block is parsed once: next() gives the first pass's values, whatever the file holds by then.
+  EXPECT_EQ(next_error("a\n11\n22\n", "a\n11\n22\n33\n", 1 << 20), "no error");
+  write_text(path, "a\n11\n22\n");
+  CsvStreamReader reader(path, CsvStreamOptions{});
+  write_text(path, "a\n33\n44\n");
+  Table t;
+  ASSERT_TRUE(reader.next(&t));
+  EXPECT_EQ(t.columns[0].as<int64_t>(), (std::vector<int64_t>{11, 22}));
+  reader.rewind();
+  ASSERT_TRUE(reader.next(&t));  // and again after a rewind
+  EXPECT_EQ(t.columns[0].as<int64_t>(), (std::vector<int64_t>{11, 22}));
+  EXPECT_FALSE(reader.next(&t));
   EXPECT_EQ(next_error("a\n11\n22\n", "a\n11\n2.\n", 3),
             path + ": changed while reading (column 'a' in the records from line 3 is no longer INT64)");
   EXPECT_EQ(next_error("a\n11\n22\n", "a\n11\n  \n", 3),
             path + ": changed while reading (column 'a' in the records from line 3 now holds a null)");
+}
+
+// rewind() hands out the same blocks again, from a file of many blocks or of one, and after a partial pass.
+TEST(CsvStream, RewindGivesTheBlocksAgain) {
+  const auto dir = testing::scratch_dir("csv_stream_rewind");
+  write_text(dir + "/t.csv", "a,b\n1,x\n2,\n3,\"z\"\n");
+  for (int64_t bytes : {1, 4, 1 << 20}) {
+    CsvStreamOptions o = text_options();
+    o.block_bytes = bytes;
+    const Table want = read_blocks(dir + "/t.csv", o);
+    CsvStreamReader reader(dir + "/t.csv", o);
+    Table t;
+    ASSERT_TRUE(reader.next(&t));
+    reader.rewind();
+    Table again;
+    while (reader.next(&t)) append_rows(again, t, 0, t.num_rows);
+    EXPECT_TRUE(same_table(again, want)) << bytes;
+  }
 }
 
 TEST(CsvStream, RefusesOptionsOutOfRange) {
