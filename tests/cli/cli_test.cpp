@@ -383,6 +383,24 @@ TEST(Cli, ConvertStreamsRowGroupsAsOneTable) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/image.parquet"));
 }
 
+// With --limit a CSV file is read up to that row: what comes after is neither typed nor checked.
+TEST(Cli, ConvertLimitReadsACsvOnlyToItsLastRow) {
+  const std::string dir = testing::scratch_dir("cli_convert_limit");
+  std::string text = "label,x\n";
+  for (int i = 0; i < 5; ++i) text += std::to_string(i) + "," + std::to_string(i * 10) + "\n";
+  text += "5,text\n6,60,ragged\n";
+  std::ofstream(dir + "/in.csv") << text;
+  CliRun r = run_cli("convert " + dir + "/in.csv " + dir + "/head.parquet --limit 5 --narrow-ints");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Table head = parquet::read_table(dir + "/head.parquet");
+  ASSERT_EQ(head.num_rows, 5);
+  EXPECT_EQ(head.column("x").schema.int_annotation, (IntAnnotation{8, false}));  // a number column: "text" unread
+  EXPECT_EQ(head.column("x").as<int32_t>()[4], 40);
+  r = run_cli("convert " + dir + "/in.csv " + dir + "/all.parquet");
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(contains(r.output, dir + "/in.csv:8: 3 fields, the header has 2")) << r.output;
+}
+
 TEST(Cli, ConvertKeepsTextColumns) {
   const std::string idx = make_idx_dir("cli_convert_text_idx", 20, 10);
   const std::string dir = testing::scratch_dir("cli_convert_text");
