@@ -113,6 +113,46 @@ void compare_stream_with_read_csv(const std::string& path, const CsvReadOptions&
   if (error.empty() && rows != want.num_rows) throw std::logic_error("fuzz: CsvStreamReader gave too few rows");
 }
 
+// CsvStreamReader with a limit reads what read_csv reads of the file cut after that many records (the same
+// table, or the same message, naming the whole file).
+void compare_limit_with_cut_file(const std::string& path, const uint8_t* data, size_t size, int64_t limit,
+                                 int64_t block_bytes) {
+  const std::string cut_path = path + ".cut.csv";
+  const std::string cut = csv_first_records(std::string(reinterpret_cast<const char*>(data), size), limit);
+  write_bytes(cut_path, reinterpret_cast<const uint8_t*>(cut.data()), cut.size());
+  Table want;
+  std::string want_error, error;
+  try {
+    want = read_csv(cut_path, CsvReadOptions{1});
+  } catch (const Error& e) {
+    want_error = e.what();
+    for (size_t at = want_error.find(cut_path); at != std::string::npos; at = want_error.find(cut_path, at + 1)) {
+      want_error.replace(at, cut_path.size(), path);
+    }
+  }
+  std::remove(cut_path.c_str());
+  CsvStreamOptions options;
+  options.num_threads = 1;
+  options.block_bytes = block_bytes;
+  options.limit = limit;
+  int64_t rows = 0;
+  try {
+    CsvStreamReader reader(path, options);
+    Table block;
+    while (reader.next(&block)) {
+      if (want_error.empty()) expect_rows(want, block, rows);
+      rows += block.num_rows;
+    }
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  if (error != want_error) {
+    throw std::logic_error("fuzz: CsvStreamReader with limit " + std::to_string(limit) + " says '" + error +
+                           "', read_csv of the cut file '" + want_error + "'");
+  }
+  if (error.empty() && rows != want.num_rows) throw std::logic_error("fuzz: the limit gave another row count");
+}
+
 std::string read_csv_file(const uint8_t* data, size_t size) {
   return feed(".csv", data, size, [&](const std::string& path) {
     CsvReadOptions text;
@@ -121,6 +161,7 @@ std::string read_csv_file(const uint8_t* data, size_t size) {
     const int64_t block_bytes = size > 0 ? 1 + data[0] % 32 : 1;  // the input chooses, so that fuzzing varies it
     compare_stream_with_read_csv(path, text, block_bytes);
     compare_stream_with_read_csv(path, CsvReadOptions{1}, block_bytes);
+    compare_limit_with_cut_file(path, data, size, size > 1 ? 1 + data[size - 1] % 8 : 1, block_bytes);
     for (int threads : {1, 2}) {
       text.num_threads = threads;
       read_csv(path, text);
@@ -135,6 +176,21 @@ std::string read_idx_file(const uint8_t* data, size_t size) {
 }
 
 }  // namespace
+
+std::string csv_first_records(const std::string& text, int64_t n) {
+  size_t start = text.find('\n');
+  if (start == std::string::npos) return text;
+  ++start;
+  bool quoted = false;
+  for (size_t i = start; i < text.size(); ++i) {
+    if (text[i] == '"') quoted = !quoted;
+    if (text[i] != '\n' || quoted) continue;
+    const size_t length = i - start - (i > start && text[i - 1] == '\r' ? 1 : 0);
+    if (length > 0 && --n == 0) return text.substr(0, i + 1);
+    start = i + 1;
+  }
+  return text;
+}
 
 void parquet(const uint8_t* data, size_t size) { read_parquet(data, size); }
 void csv(const uint8_t* data, size_t size) { read_csv_file(data, size); }

@@ -15,6 +15,7 @@
 
 #include "feedline/error.h"
 #include "feedline/file.h"
+#include "fuzz_targets.h"
 #include "test_paths.h"
 
 namespace feedline {
@@ -101,30 +102,13 @@ Table read_blocks(const std::string& path, const CsvStreamOptions& options,
   return ::testing::AssertionSuccess();
 }
 
-// `text` (a CSV file) cut after the header and its first `n` records; whole when it holds fewer. Records end at a
-// line end outside quotes; empty lines are not records.
-std::string first_records(const std::string& text, int64_t n) {
-  size_t start = text.find('\n');
-  if (start == std::string::npos) return text;
-  ++start;
-  bool quoted = false;
-  for (size_t i = start; i < text.size(); ++i) {
-    if (text[i] == '"') quoted = !quoted;
-    if (text[i] != '\n' || quoted) continue;
-    const size_t length = i - start - (i > start && text[i - 1] == '\r' ? 1 : 0);
-    if (length > 0 && --n == 0) return text.substr(0, i + 1);
-    start = i + 1;
-  }
-  return text;
-}
-
 // What read_csv gives, or its error message. With a limit, what it gives for the file cut after that many records
 // (the error naming `path` all the same).
 std::string read_csv_outcome(const std::string& path, const CsvStreamOptions& options, Table* out) {
   std::string read_path = path;
   if (options.limit > 0) {
     read_path = path + ".first.csv";
-    write_text(read_path, first_records(read_file(path), options.limit));
+    write_text(read_path, fuzz::csv_first_records(read_file(path), options.limit));
   }
   try {
     *out = read_csv(read_path, options);
