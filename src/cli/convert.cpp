@@ -240,7 +240,7 @@ int run_convert(const ConvertArgs& args) {
     while (input.next(&block)) {
       transform(block, input.first_row(), nullptr);
       ranges.add(block);
-      bar.update("Ranges", input.first_row() + block.num_rows, input.total_rows());
+      bar.update("Integer ranges", input.first_row() + block.num_rows, input.total_rows());
     }
     bar.clear();
     narrowed = ranges.narrowed();
@@ -258,17 +258,20 @@ int run_convert(const ConvertArgs& args) {
       for (const Column& c : block.columns) unpacked.push_back(c.schema);
     }
     transform(block, input.first_row(), narrowed ? &*narrowed : nullptr);
-    std::vector<ColumnSchema> schema;
-    for (const Column& c : block.columns) schema.push_back(c.schema);
-    if (!to_parquet && !csv_out) csv_out.emplace(args.output, std::move(schema));
-    if (to_parquet && !parquet_out) {
-      parquet::WriteOptions options;
-      options.codec = parquet::parse_codec(args.codec);
-      if (args.level_given) options.compression_level = args.level;
-      options.dictionary = args.dictionary;
-      options.row_group_rows = args.row_group_rows > 0 ? args.row_group_rows : auto_row_group_rows(block);
-      options.num_threads = args.threads;
-      parquet_out.emplace(args.output, std::move(schema), options);
+    if (!parquet_out && !csv_out) {  // the first block: the output's columns
+      std::vector<ColumnSchema> schema;
+      for (const Column& c : block.columns) schema.push_back(c.schema);
+      if (!to_parquet) {
+        csv_out.emplace(args.output, std::move(schema));
+      } else {
+        parquet::WriteOptions options;
+        options.codec = parquet::parse_codec(args.codec);
+        if (args.level_given) options.compression_level = args.level;
+        options.dictionary = args.dictionary;
+        options.row_group_rows = args.row_group_rows > 0 ? args.row_group_rows : auto_row_group_rows(block);
+        options.num_threads = args.threads;
+        parquet_out.emplace(args.output, std::move(schema), options);
+      }
     }
     if (to_parquet) {
       parquet_out->write(block);

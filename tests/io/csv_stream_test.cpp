@@ -113,10 +113,9 @@ std::string read_csv_outcome(const std::string& path, const CsvStreamOptions& op
   try {
     *out = read_csv(read_path, options);
   } catch (const Error& e) {
-    std::string message = e.what();
-    if (read_path == path) return message;
-    for (size_t at = message.find(read_path); at != std::string::npos; at = message.find(read_path, at + 1)) {
-      message.replace(at, read_path.size(), path);
+    std::string message = e.what();  // it starts with the path read
+    if (read_path != path && message.compare(0, read_path.size(), read_path) == 0) {
+      message.replace(0, read_path.size(), path);
     }
     return message;
   }
