@@ -617,6 +617,13 @@ void CsvWriter::write(const Table& table) {
       throw InvalidArgument(path_ + ": column '" + got.name + "' is " + type_name(got) + ", the file's is " +
                             type_name(want));
     }
+    const Column& col = table.columns[c];
+    const bool validity_fits = col.validity.empty() || static_cast<int64_t>(col.validity.size()) == table.num_rows;
+    if (col.size() != table.num_rows || !validity_fits) {
+      throw InvalidArgument(path_ + ": column '" + got.name + "' holds " + std::to_string(col.size()) + " values and " +
+                            std::to_string(col.validity.size()) + " validity entries for " +
+                            std::to_string(table.num_rows) + " rows");
+    }
   }
   for (int64_t r = 0; r < table.num_rows; ++r) {
     for (size_t c = 0; c < schema_.size(); ++c) {

@@ -714,6 +714,15 @@ TEST(CsvWriter, RefusesTablesThatDoNotMatchItsSchema) {
   schema = schema_of(t);
   schema[0].is_list = true;
   EXPECT_EQ(writer_error(schema, t, path), path + ": column 'id' is a list; CSV holds one value per cell");
+  // A table whose columns do not hold its rows is refused, not read past its end.
+  Table short_column = t;
+  short_column.columns[0].as<int64_t>().pop_back();
+  EXPECT_EQ(writer_error(schema_of(t), short_column, path),
+            path + ": column 'id' holds 22 values and 0 validity entries for 23 rows");
+  Table short_validity = t;
+  short_validity.columns[1].validity.pop_back();
+  EXPECT_EQ(writer_error(schema_of(t), short_validity, path),
+            path + ": column 'x' holds 23 values and 22 validity entries for 23 rows");
   EXPECT_TRUE(std::filesystem::is_empty(dir));
   // Once closed, a writer takes nothing more.
   CsvWriter writer(path, schema_of(t));
