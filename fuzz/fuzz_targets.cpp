@@ -83,19 +83,11 @@ void expect_rows(const Table& want, const Table& block, int64_t first) {
   }
 }
 
-// CsvStreamReader, with blocks small enough that records, quotes and line ends straddle them, must read what
-// read_csv reads, or fail with its message.
-void compare_stream_with_read_csv(const std::string& path, const CsvReadOptions& read_options, int64_t block_bytes) {
-  Table want;
-  std::string want_error, error;
-  try {
-    want = read_csv(path, read_options);
-  } catch (const Error& e) {
-    want_error = e.what();
-  }
-  CsvStreamOptions options;
-  static_cast<CsvReadOptions&>(options) = read_options;
-  options.block_bytes = block_bytes;
+// Reads `path` through CsvStreamReader with `options` and throws std::logic_error unless it gives `want`, block by
+// block, or fails with `want_error`. `how` and `against` name the two sides in the message.
+void expect_stream_reads(const std::string& path, const CsvStreamOptions& options, const Table& want,
+                         const std::string& want_error, const std::string& how, const std::string& against) {
+  std::string error;
   int64_t rows = 0;
   try {
     CsvStreamReader reader(path, options);
@@ -108,9 +100,29 @@ void compare_stream_with_read_csv(const std::string& path, const CsvReadOptions&
     error = e.what();
   }
   if (error != want_error) {
-    throw std::logic_error("fuzz: CsvStreamReader says '" + error + "', read_csv '" + want_error + "'");
+    throw std::logic_error("fuzz: CsvStreamReader" + how + " says '" + error + "', " + against + " '" + want_error +
+                           "'");
   }
-  if (error.empty() && rows != want.num_rows) throw std::logic_error("fuzz: CsvStreamReader gave too few rows");
+  if (error.empty() && rows != want.num_rows) {
+    throw std::logic_error("fuzz: CsvStreamReader" + how + " gave " + std::to_string(rows) + " rows, " + against +
+                           " " + std::to_string(want.num_rows));
+  }
+}
+
+// CsvStreamReader, with blocks small enough that records, quotes and line ends straddle them, must read what
+// read_csv reads, or fail with its message.
+void compare_stream_with_read_csv(const std::string& path, const CsvReadOptions& read_options, int64_t block_bytes) {
+  Table want;
+  std::string want_error;
+  try {
+    want = read_csv(path, read_options);
+  } catch (const Error& e) {
+    want_error = e.what();
+  }
+  CsvStreamOptions options;
+  static_cast<CsvReadOptions&>(options) = read_options;
+  options.block_bytes = block_bytes;
+  expect_stream_reads(path, options, want, want_error, "", "read_csv");
 }
 
 // CsvStreamReader with a limit reads what read_csv reads of the file cut after that many records (the same
@@ -121,7 +133,7 @@ void compare_limit_with_cut_file(const std::string& path, const uint8_t* data, s
   const std::string cut = csv_first_records(std::string(reinterpret_cast<const char*>(data), size), limit);
   write_bytes(cut_path, reinterpret_cast<const uint8_t*>(cut.data()), cut.size());
   Table want;
-  std::string want_error, error;
+  std::string want_error;
   try {
     want = read_csv(cut_path, CsvReadOptions{1});
   } catch (const Error& e) {
@@ -134,22 +146,8 @@ void compare_limit_with_cut_file(const std::string& path, const uint8_t* data, s
   options.num_threads = 1;
   options.block_bytes = block_bytes;
   options.limit = limit;
-  int64_t rows = 0;
-  try {
-    CsvStreamReader reader(path, options);
-    Table block;
-    while (reader.next(&block)) {
-      if (want_error.empty()) expect_rows(want, block, rows);
-      rows += block.num_rows;
-    }
-  } catch (const Error& e) {
-    error = e.what();
-  }
-  if (error != want_error) {
-    throw std::logic_error("fuzz: CsvStreamReader with limit " + std::to_string(limit) + " says '" + error +
-                           "', read_csv of the cut file '" + want_error + "'");
-  }
-  if (error.empty() && rows != want.num_rows) throw std::logic_error("fuzz: the limit gave another row count");
+  expect_stream_reads(path, options, want, want_error, " with limit " + std::to_string(limit),
+                      "read_csv of the cut file");
 }
 
 std::string read_csv_file(const uint8_t* data, size_t size) {

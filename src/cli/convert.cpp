@@ -106,7 +106,7 @@ class BlockInput {
     } else {
       CsvStreamOptions options;
       options.num_threads = args.threads;
-      options.columns = chosen_columns(file_schema(args.input));
+      if (!args.columns.empty()) options.columns = chosen_columns(file_schema(args.input));  // the header's names
       options.text_columns = true;
       options.limit = args.limit;
       // A file of up to 256 MB is one block, parsed once, its values (about 3x its text) held whole; a larger one
@@ -233,12 +233,16 @@ int run_convert(const ConvertArgs& args) {
   ProgressBar bar;
   // Narrowing needs every value's range before the first row is written: a first pass over the input.
   std::optional<std::vector<ColumnSchema>> narrowed;
+  std::vector<ColumnSchema> packed;  // the columns before narrowing, for the summary
   BlockInput input(args);
   if (args.narrow_ints) {
     IntegerRanges ranges;
     Table block;
     while (input.next(&block)) {
       transform(block, input.first_row(), nullptr);
+      if (packed.empty()) {
+        for (const Column& c : block.columns) packed.push_back(c.schema);
+      }
       ranges.add(block);
       bar.update("Integer ranges", input.first_row() + block.num_rows, input.total_rows());
     }
@@ -292,11 +296,8 @@ int run_convert(const ConvertArgs& args) {
   }
   if (narrowed) {
     std::map<std::string, int> changed;  // new type -> columns
-    Table probe;  // no rows, packed: the types narrowing started from
-    for (const ColumnSchema& s : unpacked) probe.columns.push_back(make_column(s));
-    transform(probe, 0, nullptr);
     for (size_t k = 0; k < schema.size(); ++k) {
-      const ColumnSchema& before = probe.columns[k].schema;
+      const ColumnSchema& before = packed[k];
       if (schema[k].type != before.type || !(schema[k].int_annotation == before.int_annotation)) {
         ++changed[type_name(schema[k])];
       }

@@ -662,6 +662,13 @@ void check_same_schema(const std::string& path, const ColumnSchema& want, const 
   }
 }
 
+// A table of `schema`'s columns and no rows.
+Table empty_table(const std::vector<ColumnSchema>& schema) {
+  Table t;
+  for (const ColumnSchema& s : schema) t.columns.push_back(make_column(s));
+  return t;
+}
+
 }  // namespace
 
 struct FileWriter::Impl {
@@ -705,16 +712,10 @@ struct FileWriter::Impl {
     md.num_rows += r1 - r0;
   }
 
-  Table empty_table() const {
-    Table t;
-    for (const ColumnSchema& s : schema) t.columns.push_back(make_column(s));
-    return t;
-  }
 };
 
 FileWriter::FileWriter(std::string path, std::vector<ColumnSchema> schema, WriteOptions options) {
-  Table empty;
-  for (const ColumnSchema& s : schema) empty.columns.push_back(make_column(s));
+  Table empty = empty_table(schema);
   try {
     validate(empty, options);  // names, types and options, before the file is created
   } catch (const InvalidArgument& e) {
@@ -765,7 +766,7 @@ void FileWriter::write(const Table& table) {
     append_rows(w.pending, table, 0, r);
     if (w.pending.num_rows == group) {
       w.write_row_group(w.pending, 0, group);
-      w.pending = w.empty_table();
+      w.pending = empty_table(w.schema);
     }
   }
   for (; table.num_rows - r >= group; r += group) w.write_row_group(table, r, r + group);
