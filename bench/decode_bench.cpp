@@ -3,7 +3,7 @@
 // them back, then times the decoder alone: no file, no codec, no page headers. And the CSV readers on one thread
 // (read_csv, and CsvStreamReader's two passes), in bytes of file per second, on a file of the experiment's layout
 // (the file is read from the page cache). And one row group of a wide file read with and without its footer parsed
-// again (BM_RowGroup_*).
+// again, or with the dataset's columns resolved by name again (BM_RowGroup_*).
 //   build/bench/feedline_decode_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "feedline/columns.h"
 #include "feedline/csv.h"
 #include "feedline/file.h"
 #include "feedline/idx.h"
@@ -329,6 +330,20 @@ void BM_RowGroup_FileReader(benchmark::State& state) {
   read_row_groups(state, f, [&](const ReadOptions& options) { return reader.read(options); });
 }
 BENCHMARK(BM_RowGroup_FileReader)->Arg(5000)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+// Through read_dataset_table(), which also resolves the label and the `pixel*` features against the schema at each
+// call, as a streamed dataset once did at each row group (it now resolves them once: BM_RowGroup_FileReader).
+void BM_RowGroup_ReadDatasetTable(benchmark::State& state) {
+  const WideFile& f = wide_file(state.range(0));
+  const FileReader reader(f.path);
+  DatasetColumns columns;
+  columns.feature_count = 784;
+  read_row_groups(state, f, [&](const ReadOptions& options) {
+    columns.row_groups = options.row_groups;
+    return read_dataset_table(reader, columns, options.num_threads);
+  });
+}
+BENCHMARK(BM_RowGroup_ReadDatasetTable)->Arg(5000)->Arg(1000)->Unit(benchmark::kMillisecond);
 
 // The footer alone: what each read_table call pays before reading anything.
 void BM_RowGroup_OpenFileReader(benchmark::State& state) {

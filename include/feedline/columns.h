@@ -49,6 +49,13 @@ struct DatasetColumns {
   int64_t feature_count = 0;
 };
 
+// The names of the columns read_dataset_table() reads of a file (called `path` in messages) with this schema: the
+// label and feature columns, in file order. Throws InvalidArgument as read_dataset_table() does for a missing
+// column, a pattern that matches nothing or a wrong number of features. For a caller that reads one file many
+// times: the names resolved once are read with parquet::FileReader::read().
+std::vector<std::string> dataset_column_names(const std::string& path, const std::vector<ColumnSchema>& schema,
+                                              const DatasetColumns& columns);
+
 // Reads the label and feature columns of a `.parquet` or `.csv` file (chosen by the extension), and nothing
 // else: the patterns are resolved against the Parquet footer or the CSV header first. The table holds the
 // chosen columns in file order. Throws InvalidArgument naming the file for an unknown extension, a missing

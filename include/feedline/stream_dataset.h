@@ -60,6 +60,7 @@ class ParquetStreamDataset : public Dataset {
 
   ParquetStreamOptions options_;
   parquet::FileReader file_;
+  parquet::ReadOptions read_options_;  // the dataset's columns, resolved once; row_groups set at each read
   int64_t size_ = 0;
   std::vector<int64_t> blocks_;  // rows of each row group used (the last cut by `limit`)
   std::vector<int64_t> starts_;  // first index of each row group; starts_.back() == size_

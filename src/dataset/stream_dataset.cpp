@@ -35,6 +35,15 @@ ParquetStreamDataset::ParquetStreamDataset(std::string path, ParquetStreamOption
     starts_.push_back(starts_.back() + rows);
   }
   size_ = starts_.back();
+  const ImageTableLayout& layout = options_.layout;
+  DatasetColumns columns;
+  columns.label_column = layout.label_column;
+  columns.feature_columns = layout.feature_columns;
+  columns.image_column = layout.image_column;
+  columns.columns = options_.columns;
+  columns.feature_count = layout.channels * layout.height * layout.width;
+  read_options_.columns = dataset_column_names(file_.path(), info.schema, columns);
+  read_options_.num_threads = options_.num_threads;
   // The first row group now: a missing column or a wrong feature count is an error here, not in a worker.
   for (size_t rg = 0; rg < blocks_.size(); ++rg) {
     if (blocks_[rg] > 0) {
@@ -45,15 +54,9 @@ ParquetStreamDataset::ParquetStreamDataset(std::string path, ParquetStreamOption
 }
 
 std::shared_ptr<const ParquetStreamDataset::Block> ParquetStreamDataset::read_block(int64_t row_group) const {
-  const ImageTableLayout& layout = options_.layout;
-  DatasetColumns columns;
-  columns.label_column = layout.label_column;
-  columns.feature_columns = layout.feature_columns;
-  columns.image_column = layout.image_column;
-  columns.columns = options_.columns;
-  columns.row_groups = {row_group};
-  columns.feature_count = layout.channels * layout.height * layout.width;
-  Table table = read_dataset_table(file_, columns, options_.num_threads);
+  parquet::ReadOptions read = read_options_;
+  read.row_groups = {row_group};
+  Table table = file_.read(read);
   const int64_t rows = blocks_[static_cast<size_t>(row_group)];
   if (table.num_rows < rows) {
     throw InvalidFile(file_.path() + ": row group " + std::to_string(row_group) + " holds " +
@@ -61,7 +64,7 @@ std::shared_ptr<const ParquetStreamDataset::Block> ParquetStreamDataset::read_bl
   }
   if (table.num_rows > rows) table = head(table, rows);  // cut by `limit`
   try {
-    ImageTensors t = decode_image_table(table, layout, options_.as_uint8);
+    ImageTensors t = decode_image_table(table, options_.layout, options_.as_uint8);
     return std::make_shared<const Block>(Block{t.images.contiguous(), t.labels.contiguous()});
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(file_.path() + ": row group " + std::to_string(row_group) + ": " + e.what());

@@ -345,6 +345,23 @@ TEST(ReadDatasetTable, ReadsOnlyTheLabelAndFeatureColumns) {
             dir + "/groups.parquet: no row group 2 (the file has 2)");
 }
 
+TEST(ReadDatasetTable, ColumnNamesComeInFileOrderWithTheLabelWhereverItIs) {
+  std::vector<ColumnSchema> schema;
+  for (const char* name : {"f2", "y", "note", "f1", "f10"}) schema.push_back(ColumnSchema{name});
+  DatasetColumns want;
+  want.label_column = "y";
+  want.image_column.clear();
+  want.feature_columns = {"f1*", "f2"};
+  EXPECT_EQ(dataset_column_names("t.parquet", schema, want), (Names{"f2", "y", "f1", "f10"}));
+  want.feature_columns = {"*"};  // the label and the note too: the label is read once
+  EXPECT_EQ(dataset_column_names("t.parquet", schema, want), (Names{"f2", "y", "note", "f1", "f10"}));
+  want.columns = {"f10", "y", "f2"};
+  EXPECT_EQ(dataset_column_names("t.parquet", schema, want), (Names{"f2", "y", "f10"}));
+  want.columns = {"f10", "z"};
+  EXPECT_TRUE(contains(error_of([&] { dataset_column_names("t.parquet", schema, want); }),
+                       "t.parquet: no column 'z' (the file has f2, y, note, f1, f10)"));
+}
+
 TEST(ReadDatasetTable, PrefersTheImageColumnWhenTheFileHasOne) {
   const std::string dir = testing::scratch_dir("dataset_image_column");
   const ImageSplit s = small_split();

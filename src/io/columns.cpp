@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <string_view>
+#include <unordered_set>
 
 #include "feedline/csv.h"
 #include "feedline/error.h"
@@ -62,22 +63,25 @@ std::string joined(const std::vector<std::string>& v) {
   return out;
 }
 
-// The columns to read, in file order: the label and the features, checked against `want`.
-std::vector<std::string> choose_columns(const std::string& path, const std::vector<ColumnSchema>& file_schema,
-                                        const DatasetColumns& want) {
-  std::vector<ColumnSchema> schema;
-  if (want.columns.empty()) {
-    schema = file_schema;
-  } else {
+}  // namespace
+
+std::vector<std::string> dataset_column_names(const std::string& path, const std::vector<ColumnSchema>& file_schema,
+                                              const DatasetColumns& want) {
+  std::vector<ColumnSchema> subset;  // of want.columns; the file's schema itself is not copied
+  if (!want.columns.empty()) {
+    std::unordered_set<std::string_view> in_file;
+    for (const auto& c : file_schema) in_file.insert(c.name);
     for (const auto& name : want.columns) {
-      if (find(file_schema, name) == nullptr) {
+      if (in_file.count(name) == 0) {
         throw InvalidArgument(path + ": no column '" + name + "' (the file has " + some_columns(file_schema) + ")");
       }
     }
+    const std::unordered_set<std::string_view> wanted(want.columns.begin(), want.columns.end());
     for (const auto& c : file_schema) {
-      if (std::find(want.columns.begin(), want.columns.end(), c.name) != want.columns.end()) schema.push_back(c);
+      if (wanted.count(c.name) > 0) subset.push_back(c);
     }
   }
+  const std::vector<ColumnSchema>& schema = want.columns.empty() ? file_schema : subset;
   if (find(schema, want.label_column) == nullptr) {
     throw InvalidArgument(path + ": no label column '" + want.label_column + "' (" +
                           (find(file_schema, want.label_column) != nullptr ? "not among the columns to read; "
@@ -115,16 +119,21 @@ std::vector<std::string> choose_columns(const std::string& path, const std::vect
     }
   }
 
+  // In file order. The features are in file order too (match_columns() keeps it), so one merge, not a search a
+  // column: 785 columns made that 300,000 string comparisons a read, 10% of reading a row group of 1,000 rows.
   std::vector<std::string> out;
+  out.reserve(features.size() + 1);
+  auto next_feature = features.begin();
   for (const auto& c : schema) {
-    if (c.name == want.label_column || std::find(features.begin(), features.end(), c.name) != features.end()) {
+    if (next_feature != features.end() && c.name == *next_feature) {
+      out.push_back(c.name);
+      ++next_feature;
+    } else if (c.name == want.label_column) {
       out.push_back(c.name);
     }
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<std::string> match_columns(const std::vector<ColumnSchema>& schema, const std::vector<std::string>& patterns) {
   std::vector<bool> chosen(schema.size(), false);
@@ -185,12 +194,13 @@ Table read_dataset_table(const std::string& path, const DatasetColumns& columns,
   if (file_format(path) == FileFormat::kParquet) {
     return read_dataset_table(parquet::FileReader(path), columns, num_threads);
   }
-  return read_file_columns(path, choose_columns(path, file_schema(path), columns), num_threads, columns.row_groups);
+  return read_file_columns(path, dataset_column_names(path, file_schema(path), columns), num_threads,
+                           columns.row_groups);
 }
 
 Table read_dataset_table(const parquet::FileReader& file, const DatasetColumns& columns, int num_threads) {
   parquet::ReadOptions options;
-  options.columns = choose_columns(file.path(), file.info().schema, columns);
+  options.columns = dataset_column_names(file.path(), file.info().schema, columns);
   options.row_groups = columns.row_groups;
   options.num_threads = num_threads;
   return file.read(options);
