@@ -383,6 +383,50 @@ TEST(Cli, ConvertStreamsRowGroupsAsOneTable) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/image.parquet"));
 }
 
+// --row-group-rows 0 (the default): row groups of up to 2^20 rows, fewer when that many would take more than
+// 256 MiB in memory (measured on the first block).
+TEST(Cli, ConvertChoosesRowGroupsByRowsAndBytes) {
+  const std::string dir = testing::scratch_dir("cli_convert_auto_row_groups");
+  constexpr int64_t kMaxRows = int64_t{1} << 20;
+  {
+    std::ofstream csv(dir + "/long.csv");
+    csv << "label\n";
+    for (int64_t i = 0; i < kMaxRows + 1000; ++i) csv << i % 10 << '\n';
+  }
+  CliRun r = run_cli("convert " + dir + "/long.csv " + dir + "/long.parquet");
+  ASSERT_EQ(r.status, 0) << r.output;
+  parquet::FileInfo info = parquet::read_file_info(dir + "/long.parquet");
+  ASSERT_EQ(info.row_groups.size(), 2u);
+  EXPECT_EQ(info.row_groups[0].num_rows, kMaxRows);
+  EXPECT_EQ(info.row_groups[1].num_rows, 1000);
+
+  // Rows of 64 KiB (and an 8-byte offset each): 4,095 of them make 256 MiB. Zeros, so the files stay small.
+  constexpr int32_t kRowBytes = 64 << 10;
+  constexpr int64_t kRows = 4200;
+  ColumnSchema image_schema{"image", PhysicalType::kFixedLenByteArray};
+  image_schema.type_length = kRowBytes;
+  Table wide;
+  wide.num_rows = kRows;
+  wide.columns.push_back(make_column(image_schema));
+  ByteArrays& images = std::get<ByteArrays>(wide.columns[0].values);
+  images.bytes.assign(static_cast<size_t>(kRows * kRowBytes), '\0');
+  images.offsets.resize(kRows + 1);
+  for (int64_t i = 0; i <= kRows; ++i) images.offsets[static_cast<size_t>(i)] = i * kRowBytes;
+  parquet::WriteOptions one_group;
+  one_group.row_group_rows = kRows;
+  parquet::write_table(dir + "/wide.parquet", wide, one_group);
+  wide = Table();
+  r = run_cli("convert " + dir + "/wide.parquet " + dir + "/wide_out.parquet");
+  ASSERT_EQ(r.status, 0) << r.output;
+  info = parquet::read_file_info(dir + "/wide_out.parquet");
+  const int64_t per_group = (int64_t{256} << 20) / (kRowBytes + 8);
+  ASSERT_EQ(per_group, 4095);
+  ASSERT_EQ(info.row_groups.size(), 2u);
+  EXPECT_EQ(info.row_groups[0].num_rows, per_group);
+  EXPECT_EQ(info.row_groups[1].num_rows, kRows - per_group);
+  std::filesystem::remove_all(dir);
+}
+
 // With --limit a CSV file is read up to that row: what comes after is neither typed nor checked.
 TEST(Cli, ConvertLimitReadsACsvOnlyToItsLastRow) {
   const std::string dir = testing::scratch_dir("cli_convert_limit");
