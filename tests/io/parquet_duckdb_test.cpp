@@ -89,6 +89,30 @@ INSTANTIATE_TEST_SUITE_P(Parquet, DuckDbReadsOurLists,
                            return std::string(to_string(info.param.codec)) + (info.param.dictionary ? "_dict" : "_plain");
                          });
 
+// Lists of lists, two and three levels, every combination of nullable levels and elements, with null, empty and
+// long lists at every level, cut into row groups and small pages.
+TEST(ParquetDuckDb, ReadsOurListsOfLists) {
+  for (const int depth : {2, 3}) {
+    for (const bool dictionary : {false, true}) {
+      SCOPED_TRACE("depth " + std::to_string(depth) + (dictionary ? ", dictionary" : ", plain"));
+      RandomTableSpec spec;
+      spec.rows = 700;
+      spec.distinct = dictionary ? 30 : 0;
+      const Table t = feedline::testing::random_nested_list_table(21 + depth, spec, depth);
+      WriteOptions w;
+      w.codec = dictionary ? Codec::kZstd : Codec::kSnappy;
+      w.dictionary = dictionary;
+      w.row_group_rows = 300;
+      w.page_bytes = 1200;
+      const std::string path = scratch_dir("duckdb-reads-our-nested") + "/nested.parquet";
+      write_table(path, t, w);
+      std::string out;
+      ASSERT_TRUE(run_duckdb({"dump", path}, &out));
+      expect_same_values(t, parse_dump(out));
+    }
+  }
+}
+
 class OursReadsDuckDb : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(OursReadsDuckDb, EveryValue) {
@@ -307,7 +331,8 @@ TEST(ParquetDuckDb, ReadsListColumns) {
 }
 
 // Lists of lists written by DuckDB (three-level LIST at every level, nulls and empty lists at every level, two
-// and three levels, several row groups and pages): every value, and the levels' nullability.
+// and three levels, several row groups and pages): every value, and the levels' nullability; and DuckDB reads
+// the same values from the file written back by us.
 TEST(ParquetDuckDb, ReadsListsOfLists) {
   for (const char* codec : {"uncompressed", "zstd"}) {
     SCOPED_TRACE(codec);
@@ -331,6 +356,16 @@ TEST(ParquetDuckDb, ReadsListsOfLists) {
       EXPECT_FALSE(t.column("ragged").inner_lists[0].validity.empty());
       EXPECT_EQ(t.column("deep").schema.list_depth(), 3);
     }
+    // Written back by us, DuckDB reads the same values.
+    const std::string ours = scratch_dir("duckdb-nested-ours") + "/ours_" + codec + ".parquet";
+    WriteOptions w;
+    w.row_group_rows = 4000;
+    w.page_bytes = 4096;
+    write_table(ours, read_table(path), w);
+    std::string ours_out;
+    ASSERT_TRUE(run_duckdb({"dump", ours}, &ours_out));
+    expect_same_values(read_table(path), parse_dump(ours_out));
+    EXPECT_EQ(parse_dump(ours_out).rows, duck.rows);
     // Row groups read in another order: each level's offsets follow the rows asked for.
     ReadOptions r;
     r.row_groups = {2, 0};

@@ -193,7 +193,68 @@ inline Table random_list_table(uint64_t seed, const RandomTableSpec& spec) {
   return t;
 }
 
-// Asserts schema, values (bitwise for floats), validity and list structure are equal.
+// Lists of lists of `depth` levels (2 or more): a column for each combination of nullable levels and elements
+// (2^(depth + 1) of them), their values taken in turn from the value kinds. Each level holds null lists (where
+// it may), empty lists and lists of up to four entries, and now and then a long one (up to 150 entries), so
+// that pages are cut inside long runs. Validity vectors without a null are left empty, as the reader gives them.
+inline Table random_nested_list_table(uint64_t seed, const RandomTableSpec& spec, int depth) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0, 1);
+  Table t;
+  t.num_rows = spec.rows;
+  const std::vector<ValueKind>& kinds = value_kinds();
+  for (int mask = 0; mask < (1 << (depth + 1)); ++mask) {
+    const ValueKind& k = kinds[static_cast<size_t>(mask * 5 + depth) % kinds.size()];
+    ColumnSchema s = kind_schema(k, "d" + std::to_string(depth) + "_" + std::to_string(mask) + "_" + k.name);
+    s.is_list = true;
+    s.nullable = (mask & 1) != 0;
+    for (int level = 1; level < depth; ++level) s.inner_list_nullable.push_back(((mask >> level) & 1) != 0);
+    s.element_nullable = ((mask >> depth) & 1) != 0;
+    t.columns.push_back(make_column(s));
+    Column* c = &t.columns.back();
+    const auto offsets = [&](int level) -> std::vector<int64_t>& {
+      return level == 0 ? c->list_offsets : c->inner_lists[static_cast<size_t>(level - 1)].offsets;
+    };
+    const auto validity = [&](int level) -> std::vector<uint8_t>& {
+      return level == 0 ? c->validity : c->inner_lists[static_cast<size_t>(level - 1)].validity;
+    };
+    const auto nullable = [&](int level) {
+      return level == 0 ? s.nullable : static_cast<bool>(s.inner_list_nullable[static_cast<size_t>(level - 1)]);
+    };
+    // One list at `level`: its entries first (lists of the next level, or values), then its end offset.
+    const auto add_list = [&](int level, const auto& self) -> void {
+      const bool null = nullable(level) && unit(rng) < spec.null_fraction / 2;
+      int64_t length = 0;
+      if (!null) length = unit(rng) < 0.02 ? 20 + static_cast<int64_t>(rng() % 131) : static_cast<int64_t>(rng() % 5);
+      for (int64_t e = 0; e < length; ++e) {
+        if (level + 1 < depth) {
+          self(level + 1, self);
+        } else {
+          const bool present = !s.element_nullable || unit(rng) >= spec.null_fraction;
+          if (s.element_nullable) c->element_validity.push_back(present ? 1 : 0);
+          push_random_value(c, k, draw_bits(rng, spec.distinct), present);
+        }
+      }
+      if (nullable(level)) validity(level).push_back(null ? 0 : 1);
+      const int64_t end = level + 1 < depth ? static_cast<int64_t>(offsets(level + 1).size()) - 1
+                                            : std::visit([](const auto& v) { return static_cast<int64_t>(v.size()); },
+                                                         c->values);
+      offsets(level).push_back(end);
+    };
+    for (int64_t r = 0; r < spec.rows; ++r) add_list(0, add_list);
+    for (int level = 0; level < depth; ++level) {
+      std::vector<uint8_t>& v = validity(level);
+      if (std::find(v.begin(), v.end(), 0) == v.end()) v.clear();
+    }
+    if (std::find(c->element_validity.begin(), c->element_validity.end(), 0) == c->element_validity.end()) {
+      c->element_validity.clear();
+    }
+  }
+  return t;
+}
+
+// Asserts schema, values (bitwise for floats), validity and list structure (every level of lists of lists) are
+// equal.
 inline void expect_tables_equal(const Table& expected, const Table& actual) {
   ASSERT_EQ(expected.num_rows, actual.num_rows);
   ASSERT_EQ(expected.columns.size(), actual.columns.size());
@@ -211,8 +272,14 @@ inline void expect_tables_equal(const Table& expected, const Table& actual) {
     EXPECT_TRUE(e.schema.logical == a.schema.logical);
     EXPECT_EQ(e.schema.is_list, a.schema.is_list);
     EXPECT_EQ(e.schema.element_nullable, a.schema.element_nullable);
+    EXPECT_EQ(e.schema.inner_list_nullable, a.schema.inner_list_nullable);
     ASSERT_EQ(e.validity, a.validity);
     ASSERT_EQ(e.list_offsets, a.list_offsets);
+    ASSERT_EQ(e.inner_lists.size(), a.inner_lists.size());
+    for (size_t k = 0; k < e.inner_lists.size(); ++k) {
+      ASSERT_EQ(e.inner_lists[k].offsets, a.inner_lists[k].offsets) << "inner level " << k;
+      ASSERT_EQ(e.inner_lists[k].validity, a.inner_lists[k].validity) << "inner level " << k;
+    }
     ASSERT_EQ(e.element_validity, a.element_validity);
     ASSERT_EQ(e.values.index(), a.values.index());
     if (e.values.index() == value_index(PhysicalType::kByteArray)) {

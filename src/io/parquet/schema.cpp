@@ -504,29 +504,43 @@ fmt::SchemaElement to_schema_element(const ColumnSchema& c) {
 
 std::vector<fmt::SchemaElement> to_schema_elements(const ColumnSchema& c) {
   if (!c.is_list) return {to_schema_element(c)};
-  fmt::SchemaElement group;
-  group.name = c.name;
-  group.repetition_type = c.nullable ? fmt::repetition::kOptional : fmt::repetition::kRequired;
-  group.num_children = 1;
-  fmt::LogicalType lt;
-  lt.kind = fmt::logical::kList;
-  group.logical_type = lt;
-  group.converted_type = fmt::converted::kList;  // readers that predate LogicalType look for this
-  fmt::SchemaElement repeated;
-  repeated.name = "list";
-  repeated.repetition_type = fmt::repetition::kRepeated;
-  repeated.num_children = 1;
+  // A group (LIST) and its repeated `list` group for each level of lists, outside in; inner levels are the
+  // outer level's `element`.
+  std::vector<fmt::SchemaElement> out;
+  for (int k = 0; k < c.list_depth(); ++k) {
+    const bool optional = k == 0 ? c.nullable : c.inner_list_nullable[static_cast<size_t>(k - 1)];
+    fmt::SchemaElement group;
+    group.name = k == 0 ? c.name : "element";
+    group.repetition_type = optional ? fmt::repetition::kOptional : fmt::repetition::kRequired;
+    group.num_children = 1;
+    fmt::LogicalType lt;
+    lt.kind = fmt::logical::kList;
+    group.logical_type = lt;
+    group.converted_type = fmt::converted::kList;  // readers that predate LogicalType look for this
+    fmt::SchemaElement repeated;
+    repeated.name = "list";
+    repeated.repetition_type = fmt::repetition::kRepeated;
+    repeated.num_children = 1;
+    out.push_back(std::move(group));
+    out.push_back(std::move(repeated));
+  }
   ColumnSchema element = c;
   element.name = "element";
   element.is_list = false;
   element.nullable = c.element_nullable;
   element.element_nullable = false;
-  return {group, repeated, to_schema_element(element)};
+  element.inner_list_nullable.clear();
+  out.push_back(to_schema_element(element));
+  return out;
 }
 
 std::vector<std::string> path_in_schema(const ColumnSchema& c) {
-  if (!c.is_list) return {c.name};
-  return {c.name, "list", "element"};
+  std::vector<std::string> path{c.name};
+  for (int k = 0; k < c.list_depth(); ++k) {
+    path.push_back("list");
+    path.push_back("element");
+  }
+  return path;
 }
 
 }  // namespace feedline::parquet

@@ -50,10 +50,13 @@ format::SchemaElement to_schema_element(const ColumnSchema& column);
 
 // Every SchemaElement of `column`, in schema order: its one element for a flat column; for a list column the
 // three-level LIST form, `<required|optional> group name (LIST) { repeated group list { <required|optional>
-// element } }`, the form the spec asks writers for.
+// element } }`, the form the spec asks writers for. In a list of lists each inner level is the outer level's
+// `element`: `group name (LIST) { repeated group list { group element (LIST) { repeated group list { element }
+// } } }`.
 std::vector<format::SchemaElement> to_schema_elements(const ColumnSchema& column);
 
-// A leaf's path_in_schema: {name} for a flat column, {name, "list", "element"} for a list column.
+// A leaf's path_in_schema: {name} for a flat column, {name, "list", "element"} for a list column, and one more
+// "list", "element" for each inner level of a list of lists.
 std::vector<std::string> path_in_schema(const ColumnSchema& column);
 
 }  // namespace feedline::parquet

@@ -1,6 +1,6 @@
-// Writes a Table as a Parquet file of flat and list columns (a list as the three-level LIST form): each row
-// group's column chunks are encoded (dictionary or PLAIN, repetition and definition levels, compression) on a
-// pool of threads, then written in order with the footer.
+// Writes a Table as a Parquet file of flat and list columns (a list, and each level of a list of lists, as the
+// three-level LIST form): each row group's column chunks are encoded (dictionary or PLAIN, repetition and
+// definition levels, compression) on a pool of threads, then written in order with the footer.
 #include <zlib.h>
 
 #include <algorithm>
@@ -196,11 +196,73 @@ struct ChunkShape {
   }
 };
 
+// The levels of lists of a list column, outside in: level 0 the rows' lists (list_offsets, validity), level k > 0
+// inner_lists[k - 1]. The lists of the last level hold the value slots; those of any other, the next level's lists.
+struct ListLevels {
+  const Column& col;
+  int depth;
+  std::vector<int> null_def, empty_def;  // per level: the definition level of a null / an empty list
+  int null_slot_def = 0, max_def = 0;    // of a null element / a present one
+
+  explicit ListLevels(const Column& c) : col(c), depth(c.schema.list_depth()) {
+    // Dremel's definition levels count the defined optional or repeated ancestors: a list that may be null adds
+    // one when present, its repeated field one more when it holds an element, and an optional element one.
+    int def = 0;
+    for (int k = 0; k < depth; ++k) {
+      null_def.push_back(def);
+      def += nullable(k) ? 1 : 0;
+      empty_def.push_back(def);
+      ++def;
+    }
+    null_slot_def = def;
+    max_def = def + (c.schema.element_nullable ? 1 : 0);
+  }
+  bool nullable(int k) const {
+    return k == 0 ? col.schema.nullable : col.schema.inner_list_nullable[static_cast<size_t>(k - 1)];
+  }
+  const std::vector<int64_t>& offsets(int k) const {
+    return k == 0 ? col.list_offsets : col.inner_lists[static_cast<size_t>(k - 1)].offsets;
+  }
+  const std::vector<uint8_t>& validity(int k) const {
+    return k == 0 ? col.validity : col.inner_lists[static_cast<size_t>(k - 1)].validity;
+  }
+  bool is_null(int k, int64_t list) const {
+    const std::vector<uint8_t>& v = validity(k);
+    return !v.empty() && v[static_cast<size_t>(list)] == 0;
+  }
+  // The first value slot of row `row` (or the slot count, for the row after the last).
+  int64_t first_slot(int64_t row) const {
+    int64_t i = row;
+    for (int k = 0; k < depth; ++k) i = offsets(k)[static_cast<size_t>(i)];
+    return i;
+  }
+  // The level entries of list `list` at level k, the first of them with repetition level `rep`: one for a null
+  // or empty list, else those of its elements, each after the first repeating at level k + 1.
+  void append(int k, int64_t list, int rep, ChunkShape* sh) const {
+    if (is_null(k, list) || offsets(k)[static_cast<size_t>(list)] == offsets(k)[static_cast<size_t>(list + 1)]) {
+      sh->own_rep.push_back(static_cast<uint8_t>(rep));
+      sh->own_def.push_back(static_cast<uint8_t>(is_null(k, list) ? null_def[static_cast<size_t>(k)]
+                                                                   : empty_def[static_cast<size_t>(k)]));
+      return;
+    }
+    const int64_t b = offsets(k)[static_cast<size_t>(list)], e = offsets(k)[static_cast<size_t>(list + 1)];
+    for (int64_t i = b; i < e; ++i) {
+      const int r = i == b ? rep : k + 1;
+      if (k + 1 < depth) {
+        append(k + 1, i, r, sh);
+      } else {
+        sh->own_rep.push_back(static_cast<uint8_t>(r));
+        sh->own_def.push_back(static_cast<uint8_t>(col.element_is_null(i) ? null_slot_def : max_def));
+      }
+    }
+  }
+};
+
 // The shape of rows [r0, r1) of `col`. Flat: no levels for a required column, the validity bytes when there
-// are nulls, else all ones. A list: repetition level 0 starts each row, 1 continues its list; definition
-// levels count the defined optional or repeated ancestors (Dremel's encoding): with list_def 1 for an optional
-// list (else 0), a null list is 0, an empty list list_def, a null element list_def + 1 and a present element
-// max_def (list_def + 1, + 1 when elements are optional).
+// are nulls, else all ones. A list: repetition level 0 starts each row, k continues a list at level k (1 the
+// rows' lists); definition levels as ListLevels says. For a list of values, with list_def 1 for an optional list
+// (else 0): a null list is 0, an empty list list_def, a null element list_def + 1 and a present element max_def
+// (list_def + 1, + 1 when elements are optional).
 void make_shape(const Column& col, int64_t r0, int64_t r1, ChunkShape* shape) {
   ChunkShape& sh = *shape;
   if (!col.schema.is_list) {
@@ -219,26 +281,15 @@ void make_shape(const Column& col, int64_t r0, int64_t r1, ChunkShape* shape) {
     }
     return;
   }
-  sh.s0 = col.list_offsets[static_cast<size_t>(r0)];
-  sh.s1 = col.list_offsets[static_cast<size_t>(r1)];
+  const ListLevels levels(col);
+  sh.s0 = levels.first_slot(r0);
+  sh.s1 = levels.first_slot(r1);
   sh.slot_valid = col.element_validity.empty() ? nullptr : col.element_validity.data() + sh.s0;
-  const int list_def = col.schema.nullable ? 1 : 0;
-  sh.max_rep = 1;
-  sh.max_def = list_def + 1 + (col.schema.element_nullable ? 1 : 0);
+  sh.max_rep = levels.depth;
+  sh.max_def = levels.max_def;
   sh.own_def.reserve(static_cast<size_t>(sh.s1 - sh.s0 + (r1 - r0)));
   sh.own_rep.reserve(sh.own_def.capacity());
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t e0 = col.list_offsets[static_cast<size_t>(r)], e1 = col.list_offsets[static_cast<size_t>(r + 1)];
-    if (e0 == e1) {  // a null or empty list: one entry and no slot
-      sh.own_rep.push_back(0);
-      sh.own_def.push_back(static_cast<uint8_t>(col.is_null(r) ? 0 : list_def));
-      continue;
-    }
-    for (int64_t e = e0; e < e1; ++e) {
-      sh.own_rep.push_back(e == e0 ? 0 : 1);
-      sh.own_def.push_back(static_cast<uint8_t>(col.element_is_null(e) ? list_def + 1 : sh.max_def));
-    }
-  }
+  for (int64_t r = r0; r < r1; ++r) levels.append(0, r, 0, &sh);
   sh.entries = static_cast<int64_t>(sh.own_def.size());
   sh.def = sh.own_def.data();
   sh.rep = sh.own_rep.data();
@@ -498,31 +549,76 @@ EncodedChunk encode_chunk(const Column& col, int64_t r0, int64_t r1, const Write
   return chunk;
 }
 
-// A list column's offsets and element validity describe its values (Column's contract, table.h); checked
-// before anything reads them.
+// A list column's offsets, validity and element validity describe its values (Column's contract, table.h), at
+// every level of a list of lists; checked before anything reads them.
 void validate_list(const Column& col, int64_t rows) {
   const std::string where = column_where(col);
-  if (col.schema.list_depth() > 1 || !col.inner_lists.empty()) {
-    throw InvalidArgument(where + " is a list of lists (" + std::to_string(col.schema.list_depth()) +
-                          " levels): writing lists of lists is not supported, only lists of values");
+  const int depth = col.schema.list_depth();
+  // Two schema elements a level: deeper lists would make a schema that readers refuse as hostile (feedline's
+  // at 64 levels of nesting), and levels past uint8_t.
+  constexpr int kMaxListDepth = 30;
+  if (depth > kMaxListDepth) {
+    throw InvalidArgument(where + " nests lists " + std::to_string(depth) + " deep; at most " +
+                          std::to_string(kMaxListDepth) + " are written");
   }
-  const std::vector<int64_t>& offsets = col.list_offsets;
-  if (static_cast<int64_t>(offsets.size()) != rows + 1) {
-    throw InvalidArgument(where + ": list_offsets holds " + std::to_string(offsets.size()) + " entries for " +
-                          std::to_string(rows) + " rows (rows + 1 needed)");
-  }
-  if (offsets.front() != 0) {
-    throw InvalidArgument(where + ": list_offsets starts at " + std::to_string(offsets.front()) + ", not 0");
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    if (offsets[static_cast<size_t>(r + 1)] < offsets[static_cast<size_t>(r)]) {
-      throw InvalidArgument(where + ": list_offsets decreases at row " + std::to_string(r));
-    }
+  if (col.inner_lists.size() != static_cast<size_t>(depth - 1)) {
+    throw InvalidArgument(where + ": inner_lists holds " + std::to_string(col.inner_lists.size()) +
+                          " levels, its schema " + std::to_string(depth - 1));
   }
   const int64_t elements = std::visit([](const auto& v) { return static_cast<int64_t>(v.size()); }, col.values);
-  if (offsets.back() != elements) {
-    throw InvalidArgument(where + ": list_offsets ends at " + std::to_string(offsets.back()) + ", its values hold " +
-                          std::to_string(elements) + " elements");
+  const ListLevels levels(col);
+  int64_t lists = rows;  // at level k
+  for (int k = 0; k < depth; ++k) {
+    const std::string name = k == 0 ? "list_offsets" : "inner_lists[" + std::to_string(k - 1) + "].offsets";
+    const std::string what = k == 0 ? "rows" : "lists";
+    const std::vector<int64_t>& offsets = levels.offsets(k);
+    if (static_cast<int64_t>(offsets.size()) != lists + 1) {
+      throw InvalidArgument(where + ": " + name + " holds " + std::to_string(offsets.size()) + " entries for " +
+                            std::to_string(lists) + " " + what + " (" + what + " + 1 needed)");
+    }
+    if (offsets.front() != 0) {
+      throw InvalidArgument(where + ": " + name + " starts at " + std::to_string(offsets.front()) + ", not 0");
+    }
+    for (int64_t i = 0; i < lists; ++i) {
+      if (offsets[static_cast<size_t>(i + 1)] < offsets[static_cast<size_t>(i)]) {
+        throw InvalidArgument(where + ": " + name + " decreases at " + (k == 0 ? "row " : "list ") +
+                              std::to_string(i));
+      }
+    }
+    const std::vector<uint8_t>& valid = levels.validity(k);
+    // The rows' validity is checked with the flat columns' (its size, its bytes, nulls in a required column).
+    if (k > 0 && !valid.empty()) {
+      const std::string vname = "inner_lists[" + std::to_string(k - 1) + "].validity";
+      if (static_cast<int64_t>(valid.size()) != lists) {
+        throw InvalidArgument(where + ": " + vname + " holds " + std::to_string(valid.size()) + " entries for " +
+                              std::to_string(lists) + " lists");
+      }
+      for (int64_t i = 0; i < lists; ++i) {
+        const uint8_t v = valid[static_cast<size_t>(i)];
+        if (v > 1) throw InvalidArgument(where + ": " + vname + " bytes must be 0 or 1");
+        if (v == 0 && !levels.nullable(k)) {
+          throw InvalidArgument(where + ": its lists at level " + std::to_string(k + 1) +
+                                " are not nullable but list " + std::to_string(i) + " is null");
+        }
+      }
+    }
+    if (static_cast<int64_t>(valid.size()) == lists) {  // a null list holds nothing
+      for (int64_t i = 0; i < lists; ++i) {
+        const int64_t size = offsets[static_cast<size_t>(i + 1)] - offsets[static_cast<size_t>(i)];
+        if (valid[static_cast<size_t>(i)] == 0 && size != 0) {
+          throw InvalidArgument(where + (k == 0 ? " row " : " level " + std::to_string(k + 1) + " list ") +
+                                std::to_string(i) + " is a null list holding " + std::to_string(size) +
+                                (k + 1 < depth ? " lists" : " elements"));
+        }
+      }
+    }
+    lists = offsets.back();
+  }
+  if (lists != elements) {
+    throw InvalidArgument(where + ": " + (depth == 1 ? "list_offsets" : "inner_lists[" + std::to_string(depth - 2) +
+                                                                           "].offsets") +
+                          " ends at " + std::to_string(lists) + ", its values hold " + std::to_string(elements) +
+                          " elements");
   }
   const std::vector<uint8_t>& ev = col.element_validity;
   if (!ev.empty()) {
@@ -534,14 +630,6 @@ void validate_list(const Column& col, int64_t rows) {
       if (ev[e] > 1) throw InvalidArgument(where + ": element_validity bytes must be 0 or 1");
       if (ev[e] == 0 && !col.schema.element_nullable) {
         throw InvalidArgument(where + ": its elements are not nullable but element " + std::to_string(e) + " is null");
-      }
-    }
-  }
-  if (static_cast<int64_t>(col.validity.size()) == rows) {  // other validity sizes are refused with the flat columns'
-    for (int64_t r = 0; r < rows; ++r) {
-      if (col.validity[static_cast<size_t>(r)] == 0 && col.list_size(r) != 0) {
-        throw InvalidArgument(where + " row " + std::to_string(r) + " is a null list holding " +
-                              std::to_string(col.list_size(r)) + " elements");
       }
     }
   }
