@@ -1,8 +1,8 @@
 // feedline's own Parquet reader and writer (Debian ships no C++ Parquet library).
 // Tables of required/optional BOOLEAN, INT32, INT64, FLOAT, DOUBLE, BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY
-// columns, and lists of them (LIST of a primitive; written in the three-level form) and, read only, lists of
-// lists of them at any depth; codecs UNCOMPRESSED, SNAPPY, GZIP, ZSTD, LZ4_RAW and BROTLI (and the deprecated
-// LZ4, read only).
+// columns, lists of them (LIST of a primitive) and lists of lists of them at any depth (written up to 30
+// levels, each in the three-level LIST form); codecs UNCOMPRESSED, SNAPPY, GZIP, ZSTD, LZ4_RAW and BROTLI (and
+// the deprecated LZ4, read only).
 // The writer makes data page v1 with PLAIN and RLE_DICTIONARY; the reader also takes data page v2 and the
 // DELTA_* and BYTE_STREAM_SPLIT encodings.
 // Every function is safe to call from several threads on different files; the reader parallelises itself.
