@@ -81,8 +81,9 @@ class CsvStreamReader {
   const std::vector<ColumnSchema>& schema() const { return schema_; }
   // Rows that next() gives in all: the file's records, or `limit` when that is fewer.
   int64_t num_rows() const { return num_rows_; }
-  // For an INT64 column (an index into schema()), the least and greatest of its non-null values in the whole file;
-  // empty for a column of another type or with no value. Throws InvalidArgument for an index out of range.
+  // For an INT64 column (an index into schema()), the least and greatest of its non-null values in the rows next()
+  // gives (the whole file, or its first `limit` records); empty for a column of another type or with no value.
+  // Throws InvalidArgument for an index out of range.
   std::optional<std::pair<int64_t, int64_t>> int_range(size_t column) const;
   // Reads the next block of records into `out` (at least one record, typed as schema(); a column's validity is
   // empty when the block holds no null in it). Returns false, leaving `out` alone, when every row was given.

@@ -110,7 +110,7 @@ class BlockInput {
       options.text_columns = true;
       options.limit = args.limit;
       // A file of up to 256 MB is one block, parsed once, its values (about 3x its text) held whole; a larger one
-      // goes in blocks of 64 MB, each parsed twice (three times with --narrow-ints).
+      // goes in blocks of 64 MB, each parsed twice (the first pass types the columns and finds their ranges).
       const int64_t size = file_size(args.input);
       if (size <= kWholeCsvBytes) options.block_bytes = std::max(size, kDefaultCsvBlockBytes);
       csv_.emplace(args.input, options);
@@ -147,6 +147,35 @@ class BlockInput {
     last_ = block->num_rows;
     given_ += last_;
     return true;
+  }
+
+  // For a CSV input, two rows holding each integer column's least and greatest value in the rows the blocks
+  // hold (found by the reader's first pass; nulls for a column of no value), zeros and empty strings in its other
+  // columns: what the integer ranges of the whole input need, without another pass. Empty for a Parquet input
+  // and for a CSV one of no rows.
+  std::optional<Table> extremes() const {
+    if (!csv_ || total_ == 0) return std::nullopt;
+    Table t;
+    t.num_rows = 2;
+    const std::vector<ColumnSchema>& schema = csv_->schema();
+    for (size_t k = 0; k < schema.size(); ++k) {
+      Column c = make_column(schema[k]);
+      if (schema[k].type == PhysicalType::kInt64) {
+        const auto range = csv_->int_range(k);
+        if (!range && !schema[k].nullable) return std::nullopt;
+        c.as<int64_t>() = range ? std::vector<int64_t>{range->first, range->second} : std::vector<int64_t>{0, 0};
+        if (!range) c.validity = {0, 0};
+      } else if (schema[k].type == PhysicalType::kDouble) {
+        c.as<double>() = {0.0, 0.0};
+      } else if (schema[k].type == PhysicalType::kByteArray) {
+        std::get<ByteArrays>(c.values).push_back("");
+        std::get<ByteArrays>(c.values).push_back("");
+      } else {
+        return std::nullopt;
+      }
+      t.columns.push_back(std::move(c));
+    }
+    return t;
   }
 
   // Back to the first block, for another pass.
@@ -231,24 +260,39 @@ int run_convert(const ConvertArgs& args) {
   std::fflush(stdout);
   const auto start = Clock::now();
   ProgressBar bar;
-  // Narrowing needs every value's range before the first row is written: a first pass over the input.
+  // Narrowing needs every value's range before the first row is written. A CSV reader's first pass found each
+  // column's: its two extreme rows, packed as every block is, give the ranges of the columns written. Otherwise
+  // (a Parquet input, or extremes that a pack refuses, for the pass to name the row) a pass over the input.
   std::optional<std::vector<ColumnSchema>> narrowed;
   std::vector<ColumnSchema> packed;  // the columns before narrowing, for the summary
   BlockInput input(args);
   if (args.narrow_ints) {
     IntegerRanges ranges;
-    Table block;
-    while (input.next(&block)) {
-      transform(block, input.first_row(), nullptr);
-      if (packed.empty()) {
-        for (const Column& c : block.columns) packed.push_back(c.schema);
+    bool known = false;
+    if (std::optional<Table> extremes = input.extremes()) {
+      try {
+        transform(*extremes, 0, nullptr);
+        for (const Column& c : extremes->columns) packed.push_back(c.schema);
+        ranges.add(*extremes);
+        known = true;
+      } catch (const InvalidArgument&) {
+        packed.clear();
       }
-      ranges.add(block);
-      bar.update("Integer ranges", input.first_row() + block.num_rows, input.total_rows());
     }
-    bar.clear();
+    if (!known) {
+      Table block;
+      while (input.next(&block)) {
+        transform(block, input.first_row(), nullptr);
+        if (packed.empty()) {
+          for (const Column& c : block.columns) packed.push_back(c.schema);
+        }
+        ranges.add(block);
+        bar.update("Integer ranges", input.first_row() + block.num_rows, input.total_rows());
+      }
+      bar.clear();
+      input.rewind();
+    }
     narrowed = ranges.narrowed();
-    input.rewind();
   }
 
   if (args.limit > 0) fmt::print("Keeping the first {}\n", counted(input.total_rows(), "row"));

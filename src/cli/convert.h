@@ -24,9 +24,9 @@ struct ConvertArgs {
 };
 
 // Reads the input a block at a time (a Parquet row group, or about 64 MB of CSV, a CSV file of up to 256 MB whole;
-// with --narrow-ints twice, the first pass for the integer columns' ranges), transforms each block and writes the
-// output through a temporary file and a rename; prints what it read, changed and wrote. Checks the output's path
-// before reading anything.
+// a Parquet file with --narrow-ints twice, the first pass for the integer columns' ranges, which a CSV reader's
+// typing pass finds), transforms each block and writes the output through a temporary file and a rename; prints
+// what it read, changed and wrote. Checks the output's path before reading anything.
 int run_convert(const ConvertArgs& args);
 
 }  // namespace feedline::cli

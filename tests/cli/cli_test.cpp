@@ -383,6 +383,50 @@ TEST(Cli, ConvertStreamsRowGroupsAsOneTable) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/image.parquet"));
 }
 
+// --narrow-ints on a CSV file takes each column's range from the reader's typing pass (packed lists get the
+// union of their columns'), and narrows as a pass over the blocks does: the same file from the CSV as from the
+// same table in Parquet, whose values are read twice. A value a pack refuses is still named by its row.
+TEST(Cli, ConvertNarrowsACsvFromItsFirstPass) {
+  const std::string dir = testing::scratch_dir("cli_convert_csv_ranges");
+  // a: 0..10, b: -5..3, c: 1000, label: 0..2; empty: all null; note: text; x: doubles.
+  std::string text = "label,a,b,c,empty,note,x\n";
+  for (int i = 0; i < 40; ++i) {
+    text += std::to_string(i % 3) + "," + std::to_string(i % 11) + "," + std::to_string(i % 9 - 5) + ",1000,," +
+            "n" + std::to_string(i) + "," + std::to_string(i) + ".5\n";
+  }
+  std::ofstream(dir + "/in.csv") << text;
+  CliRun r = run_cli("convert " + dir + "/in.csv " + dir + "/wide.parquet");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const std::string pack : {"", " --pack 'v=a,b,c' --pack-as list", " --pack 'v=a,c' --pack-as list",
+                                 " --pack 'v=a' --pack-as bytes", " --columns 'label,a' --limit 5"}) {
+    SCOPED_TRACE(pack);
+    r = run_cli("convert " + dir + "/in.csv " + dir + "/from_csv.parquet --narrow-ints" + pack);
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_cli("convert " + dir + "/wide.parquet " + dir + "/from_parquet.parquet --narrow-ints" + pack);
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(slurp(dir + "/from_csv.parquet"), slurp(dir + "/from_parquet.parquet"));
+  }
+  const parquet::FileInfo info = parquet::read_file_info(dir + "/from_csv.parquet");
+  EXPECT_EQ(info.schema.at(1).int_annotation, (IntAnnotation{8, false}));  // a, of the first 5 rows
+  const Table lists = [&] {
+    run_cli("convert " + dir + "/in.csv " + dir + "/lists.parquet --narrow-ints --pack 'v=a,b,c' --pack-as list");
+    return parquet::read_table(dir + "/lists.parquet");
+  }();
+  EXPECT_EQ(lists.column("v").schema.int_annotation, (IntAnnotation{16, true}));  // -5..1000
+  EXPECT_EQ(lists.column("label").schema.int_annotation, (IntAnnotation{8, false}));
+  EXPECT_EQ(lists.column("empty").schema.type, PhysicalType::kInt64);  // no value: its type kept
+  EXPECT_FALSE(lists.column("empty").schema.int_annotation.has_value());
+
+  // c holds 1000, which no byte holds: the error names the first row that does, as without --narrow-ints.
+  r = run_cli("convert " + dir + "/in.csv " + dir + "/bytes.parquet --narrow-ints --pack 'v=a,c'");
+  EXPECT_NE(r.status, 0);
+  const CliRun plain = run_cli("convert " + dir + "/in.csv " + dir + "/bytes.parquet --pack 'v=a,c'");
+  EXPECT_NE(plain.status, 0);
+  EXPECT_TRUE(contains(r.output, dir + "/in.csv: column 'c' row 0 holds 1000")) << r.output;
+  EXPECT_EQ(r.output.substr(r.output.find("error")), plain.output.substr(plain.output.find("error")));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/bytes.parquet"));
+}
+
 // --row-group-rows 0 (the default): row groups of up to 2^20 rows, fewer when that many would take more than
 // 256 MiB in memory (measured on the first block).
 TEST(Cli, ConvertChoosesRowGroupsByRowsAndBytes) {
