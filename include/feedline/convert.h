@@ -21,9 +21,6 @@ namespace feedline {
 // non-null value keeps its type. Values are unchanged; other columns are untouched.
 void narrow_integer_columns(Table& table);
 
-// What narrow_integer_columns() would make of `column`'s type (its schema unchanged when it does not apply).
-ColumnSchema narrowest_integer_schema(const Column& column);
-
 // narrow_integer_columns() for a table read a block at a time: add() every block, then cast each block (read
 // again) to narrowed() with cast_integer_columns().
 class IntegerRanges {

@@ -225,15 +225,6 @@ std::vector<ColumnSchema> IntegerRanges::narrowed() const {
   return out;
 }
 
-ColumnSchema narrowest_integer_schema(const Column& column) {
-  Table one;
-  one.columns.push_back(column);  // a copy: simple, and only ever used on what is about to be written
-  one.num_rows = column.size();
-  IntegerRanges ranges;
-  ranges.add(one);
-  return ranges.narrowed().front();
-}
-
 void cast_integer_columns(Table& table, const std::vector<ColumnSchema>& schema, int64_t first_row) {
   if (schema.size() != table.columns.size()) {
     throw InvalidArgument("cast_integer_columns: " + std::to_string(schema.size()) + " types for " +
