@@ -92,6 +92,16 @@ std::vector<ListPage> list_pages(const std::string& file, const fmt::FileMetaDat
   return pages;
 }
 
+// write_table refuses the table with InvalidArgument: `message`, after the path.
+void expect_write_refused(const std::string& path, const Table& t, const std::string& message) {
+  try {
+    write_table(path, t);
+    ADD_FAILURE() << "written: " << message;
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": " + message), std::string::npos) << e.what();
+  }
+}
+
 using Case = feedline::testing::RoundTripCase;
 
 class ListRoundTrip : public ::testing::TestWithParam<Case> {};
@@ -319,13 +329,8 @@ TEST(ParquetListWrite, RejectsInconsistentListColumns) {
     t.columns.push_back(c);
     return t;
   };
-  auto expect_refused = [&](const Table& t, const std::string& message) {
-    try {
-      write_table(path, t);
-      ADD_FAILURE() << "written: " << message;
-    } catch (const InvalidArgument& e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
+  const auto expect_refused = [&](const Table& t, const std::string& message) {
+    expect_write_refused(path, t, message);
   };
   write_table(path, good());
   std::remove(path.c_str());
@@ -574,13 +579,8 @@ TEST(ParquetListWrite, RejectsInconsistentListsOfLists) {
     t.columns.push_back(c);
     return t;
   };
-  auto expect_refused = [&](const Table& t, const std::string& message) {
-    try {
-      write_table(path, t);
-      ADD_FAILURE() << "written: " << message;
-    } catch (const InvalidArgument& e) {
-      EXPECT_EQ(e.what(), path + ": " + message);
-    }
+  const auto expect_refused = [&](const Table& t, const std::string& message) {
+    expect_write_refused(path, t, message);
   };
   write_table(path, good());
   expect_tables_equal(good(), read_table(path));
