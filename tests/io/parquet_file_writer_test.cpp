@@ -34,11 +34,12 @@ std::vector<std::string> files_in(const std::string& dir) {
 }
 
 // Pieces of uneven sizes, some empty, some larger than a row group, cut across row groups: the same bytes as
-// write_table(), for flat columns of every type and for lists.
+// write_table(), for flat columns of every type, for lists and for lists of lists.
 TEST(FileWriter, PiecesGiveTheBytesOfWriteTable) {
   RandomTableSpec spec;
   spec.rows = 1300;
-  for (const Table& t : {random_table(7, spec), random_list_table(8, spec)}) {
+  for (const Table& t : {random_table(7, spec), random_list_table(8, spec),
+                         feedline::testing::random_nested_list_table(9, spec, 3)}) {
     const std::string dir = scratch_dir("file_writer_pieces");
     WriteOptions options;
     options.row_group_rows = 300;
