@@ -12,7 +12,8 @@ namespace feedline::fuzz {
 // The Parquet footer, schema, page headers, levels, every encoding and codec: read_file_info, then read_table;
 // a table read is written back by our writer (which may refuse it) and must read back the same.
 void parquet(const uint8_t* data, size_t size);
-// The CSV reader (one and two threads), and CsvStreamReader with small blocks, which must agree with it.
+// The CSV reader (one and two threads), and CsvStreamReader with small blocks, which must agree with it; a table
+// read is written back by write_csv and must read back the same.
 void csv(const uint8_t* data, size_t size);
 // The IDX reader, plain or gzip.
 void idx(const uint8_t* data, size_t size);

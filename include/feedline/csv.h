@@ -15,11 +15,15 @@
 
 namespace feedline {
 
-// Writes `table` as CSV (header, '\n' line ends, integers as integers, floats in shortest round-trip form,
-// nulls empty) through a temporary file and a rename. Returns the bytes written. BYTE_ARRAY values are written
-// as they are (quoted when they hold a comma, quote or line end, or are empty, so that an empty string differs
-// from a null; many writers leave strings unannotated); names in the header are quoted the same way;
-// FIXED_LEN_BYTE_ARRAY values, which are binary, as lowercase hex (two digits a byte, as DuckDB's hex()).
+// Writes `table` as CSV (header, '\n' line ends, integers as integers, floats in shortest round-trip form with
+// ".0" where that has no point or exponent, so that they read back as DOUBLE; nulls empty) through a temporary
+// file and a rename. Returns the bytes written. BYTE_ARRAY values are written as they are (quoted when they hold
+// a comma, quote or line end, or are empty, so that an empty string differs from a null; many writers leave
+// strings unannotated); names in the header are quoted the same way (and a first one that starts with a byte
+// order mark, which readers would drop); FIXED_LEN_BYTE_ARRAY values, which are binary, as lowercase hex (two
+// digits a byte, as DuckDB's hex()). In a table of one column a null is written `""`, since an empty line is no
+// record: it reads back as a null number, but as an empty string in a text column. A table read_csv() made is
+// read back the same by it, types, nulls and values (but for that case). A table of no columns is refused.
 int64_t write_csv(const std::string& path, const Table& table);
 
 struct CsvReadOptions {

@@ -22,9 +22,11 @@ namespace {
 
 void append_double(std::string& out, double v) {
   char buf[64];
-  // Shortest representation that reads back to the same double.
+  // Shortest representation that reads back to the same double, with ".0" when it would read as an integer
+  // (1.0 as "1.0", not "1"), so that the column reads back as DOUBLE.
   auto res = std::to_chars(buf, buf + sizeof buf, v);
   out.append(buf, res.ptr);
+  if (std::all_of(buf, res.ptr, [](char c) { return (c >= '0' && c <= '9') || c == '-'; })) out.append(".0");
 }
 
 template <class T>
@@ -34,9 +36,10 @@ void append_int(std::string& out, T v) {
   out.append(buf, res.ptr);
 }
 
-// Text as a CSV field: as it is, or quoted (quotes doubled) when it holds a comma, quote or line end, or is empty.
-void append_quoted(std::string& out, std::string_view s) {
-  if (!s.empty() && s.find_first_of(",\"\n\r") == std::string_view::npos) {
+// Text as a CSV field: as it is, or quoted (quotes doubled) when it holds a comma, quote or line end, is empty,
+// or when `always`.
+void append_quoted(std::string& out, std::string_view s, bool always = false) {
+  if (!always && !s.empty() && s.find_first_of(",\"\n\r") == std::string_view::npos) {
     out.append(s);
     return;
   }
@@ -584,13 +587,16 @@ int64_t write_csv(const std::string& path, const Table& table) {
 
 CsvWriter::CsvWriter(std::string path, std::vector<ColumnSchema> schema)
     : path_(std::move(path)), schema_(std::move(schema)) {
+  if (schema_.empty()) throw InvalidArgument(path_ + ": a CSV file needs at least one column");
   for (const ColumnSchema& s : schema_) {
     if (s.is_list) throw InvalidArgument(path_ + ": column '" + s.name + "' is a list; CSV holds one value per cell");
   }
   file_ = std::make_unique<AtomicFile>(path_);
   for (size_t c = 0; c < schema_.size(); ++c) {
     if (c > 0) buf_.push_back(',');
-    append_quoted(buf_, schema_[c].name);
+    // A first name that starts with a byte order mark is quoted: readers drop one that starts the file.
+    const bool bom = c == 0 && schema_[c].name.rfind("\xEF\xBB\xBF", 0) == 0;
+    append_quoted(buf_, schema_[c].name, bom);
   }
   buf_.push_back('\n');
 }
@@ -626,10 +632,13 @@ void CsvWriter::write(const Table& table) {
     }
   }
   for (int64_t r = 0; r < table.num_rows; ++r) {
+    const size_t row_start = buf_.size();
     for (size_t c = 0; c < schema_.size(); ++c) {
       if (c > 0) buf_.push_back(',');
       append_field(buf_, schema_[c], table.columns[c], r);
     }
+    // One null field would make an empty line, which readers skip (feedline's, pandas'): "" keeps the row.
+    if (buf_.size() == row_start) buf_.append("\"\"");
     buf_.push_back('\n');
     if (buf_.size() > (1 << 20)) {
       file_->write(buf_);

@@ -82,6 +82,68 @@ TEST(Csv, RoundTripsIntegersDoublesAndNulls) {
   }
 }
 
+// A double with no fraction is written with ".0" (as pandas writes it), so that a column of them reads back as
+// DOUBLE, not INT64; other forms stay the shortest that round-trips.
+TEST(Csv, WholeDoublesReadBackAsDoubles) {
+  Table t;
+  t.num_rows = 6;
+  t.columns = {make_column(ColumnSchema{"x", PhysicalType::kDouble})};
+  t.columns[0].as<double>() = {1.0, -0.0, 0.0, -3.0, 2.5e20, 1e300};
+  const auto dir = testing::scratch_dir("csv_whole_doubles");
+  write_csv(dir + "/t.csv", t);
+  EXPECT_EQ(read_file(dir + "/t.csv"), "x\n1.0\n-0.0\n0.0\n-3.0\n2.5e+20\n1e+300\n");
+  const Table back = read_csv(dir + "/t.csv");
+  ASSERT_EQ(back.columns[0].schema.type, PhysicalType::kDouble);
+  ASSERT_EQ(back.num_rows, 6);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(std::signbit(back.columns[0].as<double>()[i]), std::signbit(t.columns[0].as<double>()[i])) << i;
+    EXPECT_EQ(back.columns[0].as<double>()[i], t.columns[0].as<double>()[i]) << i;
+  }
+}
+
+// In a table of one column a null would be an empty line, which is no record: it is written "", so the row
+// stays. A number column reads it back as null; a text column as an empty string (CSV has no other way).
+TEST(Csv, OneColumnKeepsItsNullRows) {
+  Table t;
+  t.num_rows = 3;
+  t.columns = {make_column(ColumnSchema{"n", PhysicalType::kInt64, true})};
+  t.columns[0].as<int64_t>() = {1, 0, 3};
+  t.columns[0].validity = {1, 0, 1};
+  const auto dir = testing::scratch_dir("csv_one_column_nulls");
+  write_csv(dir + "/n.csv", t);
+  EXPECT_EQ(read_file(dir + "/n.csv"), "n\n1\n\"\"\n3\n");
+  const Table back = read_csv(dir + "/n.csv");
+  ASSERT_EQ(back.num_rows, 3);
+  EXPECT_EQ(back.columns[0].validity, t.columns[0].validity);
+  EXPECT_EQ(back.columns[0].as<int64_t>(), t.columns[0].as<int64_t>());
+
+  ColumnSchema text{"s", PhysicalType::kByteArray, true};
+  text.is_string = true;
+  Table s;
+  s.num_rows = 3;
+  s.columns = {make_column(text)};
+  for (const char* v : {"x", "", ""}) std::get<ByteArrays>(s.columns[0].values).push_back(v);
+  s.columns[0].validity = {1, 0, 1};
+  write_csv(dir + "/s.csv", s);
+  CsvReadOptions with_text;
+  with_text.text_columns = true;
+  const Table text_back = read_csv(dir + "/s.csv", with_text);
+  ASSERT_EQ(text_back.num_rows, 3);
+  EXPECT_EQ(text_back.columns[0].byte_arrays().at(1), "");
+  EXPECT_FALSE(text_back.columns[0].is_null(1));
+
+  // Two columns need no quotes: the comma makes the line.
+  t.columns.push_back(t.columns[0]);
+  t.columns[1].schema.name = "m";
+  write_csv(dir + "/nm.csv", t);
+  EXPECT_EQ(read_file(dir + "/nm.csv"), "n,m\n1,1\n,\n3,3\n");
+  // A table of no columns makes no CSV file.
+  Table none;
+  none.num_rows = 2;
+  EXPECT_THROW(write_csv(dir + "/none.csv", none), InvalidArgument);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/none.csv"));
+}
+
 TEST(Csv, ParallelChunksAgreeWithOneThread) {
   // Large enough to be split into several chunks; a column turns double in a late chunk only.
   std::string text = "x,y\n";
