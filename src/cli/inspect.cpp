@@ -371,10 +371,12 @@ int run_cat(const CatArgs& args) {
     for (size_t c = 0; c < t.columns.size(); ++c) out += (c ? "," : "") + csv_field(t.columns[c].schema.name);
     out += '\n';
     for (int64_t r = 0; r < rows; ++r) {
+      const size_t row_start = out.size();
       for (size_t c = 0; c < t.columns.size(); ++c) {
         if (c) out += ',';
         if (auto text = cell_text(t.columns[c], r)) out += csv_field(*text);
       }
+      if (out.size() == row_start) out += "\"\"";  // a lone null: an empty line would be no record
       out += '\n';
       if (out.size() > (1 << 16)) flush();
     }

@@ -927,11 +927,12 @@ TEST(Cli, CatAndInspectShowListColumns) {
 }
 
 TEST(Cli, CatPrintsRowsAsCsvOrJsonLines) {
-  // Nulls: empty in CSV, null in JSON; FIXED_LEN_BYTE_ARRAY as hex.
+  // Nulls: empty in CSV (`""` for a lone column's, since an empty line is no record), null in JSON;
+  // FIXED_LEN_BYTE_ARRAY as hex.
   const std::string flba = corpus_file("fixed_length_byte_array.parquet");
   CliRun r = run_cli("cat " + flba + " --limit 2");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(r.output, "flba_field\n000003e8\n\n");
+  EXPECT_EQ(r.output, "flba_field\n000003e8\n\"\"\n");
   r = run_cli("cat " + flba + " --limit 2 --format jsonl");
   EXPECT_EQ(r.output, "{\"flba_field\":\"000003e8\"}\n{\"flba_field\":null}\n");
   // Floats in shortest round-trip form; columns chosen and ordered.
