@@ -86,7 +86,7 @@ struct ReadOptions {
 // groups, in the order asked for, into memory. Only the footer and those column chunks are read from disk.
 // Throws InvalidFile naming the file, column, row group and page offset for anything malformed (including a
 // page CRC mismatch), Unsupported for valid features outside the list above (naming the column and the
-// feature: maps, lists of structs or maps, lists inside structs, encryption), InvalidArgument for an unknown or
+// feature: maps, lists of structs or maps, repeated groups, encryption), InvalidArgument for an unknown or
 // repeated column or row group. Output larger than max(1 GiB, 1024 x the file size) is refused as hostile.
 Table read_table(const std::string& path, const ReadOptions& options = {});
 

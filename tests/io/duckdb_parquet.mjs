@@ -16,8 +16,8 @@
 //       writes lists of lists (regular [3, 4] boxes; ragged lists of lists with nulls and empty lists at every
 //       level; three levels of strings) beside a plain column, and prints the table's values in the same form.
 //   node duckdb_parquet.mjs <npm_cache_dir> structs <file.parquet> <rows>
-//       writes nullable structs (one inside another, one holding a list) and prints the values of their
-//       primitive fields, flattened and named by dotted path as feedline reads them.
+//       writes nullable structs (one inside another, one holding a list and a list of lists) and prints the
+//       values of their fields, flattened and named by dotted path as feedline reads them.
 //   node duckdb_parquet.mjs <npm_cache_dir> hf <flat.parquet> <out.parquet>
 //       rewrites the flat columns `image.bytes` and `image.path` as one struct column `image`, the layout of
 //       Hugging Face image datasets.
@@ -201,11 +201,16 @@ try {
           'x': CASE WHEN i % 3 = 0 THEN NULL ELSE (i * 2)::INTEGER END,
           'y': 'v' || i::VARCHAR,
           'inner': CASE WHEN i % 7 = 0 THEN NULL ELSE {'z': (i * 0.5)::DOUBLE} END} END AS s,
-        {'a': i::BIGINT, 'l': [i, i + 1]} AS with_list
+        CASE WHEN i % 4 = 0 THEN NULL ELSE {
+          'a': i::BIGINT,
+          'l': CASE WHEN i % 6 = 1 THEN NULL WHEN i % 6 = 2 THEN []::BIGINT[]
+                    ELSE [i, CASE WHEN i % 9 = 0 THEN NULL ELSE i + 1 END]::BIGINT[] END,
+          'boxes': [[i * 0.5, 1.0], CASE WHEN i % 10 = 3 THEN NULL ELSE [] END]::DOUBLE[][]} END AS with_list
       FROM range(${Number(rows)}) r(i) ORDER BY i`);
     await connection.run(`COPY t TO ${quote(file)} (FORMAT parquet)`);
     await dump(connection, `SELECT id, s.x AS "s.x", s.y AS "s.y", s.inner.z AS "s.inner.z",
-                                   with_list.a AS "with_list.a" FROM t`);
+                                   with_list.a AS "with_list.a", with_list.l AS "with_list.l",
+                                   with_list.boxes AS "with_list.boxes" FROM t`);
   } else if (mode === 'hf') {
     // A flat table's `image.bytes` and `image.path` columns as Hugging Face stores images: one struct column.
     const [out] = rest;

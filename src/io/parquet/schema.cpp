@@ -269,9 +269,10 @@ class SchemaWalker {
                                                           : "structs holding lists or maps are not supported";
   }
 
-  // A struct (a plain group, not repeated) at schema[i]: its primitive fields, at any depth of structs, become
-  // flat leaves named by their dotted path, null wherever the field or a struct above it is. Fields holding
-  // repetition (lists, maps, repeated groups) are unsupported, alone. Returns the index after the struct.
+  // A struct (a plain group, not repeated) at schema[i]: its primitive fields and its lists (LIST groups and bare
+  // repeated primitives, of values or of lists), at any depth of structs, become flat leaves named by their
+  // dotted path, null wherever the field or a struct above it is. Maps and repeated groups are unsupported,
+  // alone. Returns the index after the struct.
   size_t struct_fields(size_t i, const std::string& prefix, const std::string& field, int def, int depth) {
     if (depth > kMaxSchemaDepth) throw InvalidFile("schema nested deeper than " + std::to_string(kMaxSchemaDepth));
     const fmt::SchemaElement& g = at(i);
@@ -283,22 +284,35 @@ class SchemaWalker {
     for (int64_t c = 0; c < children; ++c) {
       const fmt::SchemaElement& e = at(next);
       const int32_t rep = repetition_of(e);
-      if (!is_group(e) && rep != fmt::repetition::kRepeated) {
+      if (!is_group(e)) {
         Leaf& leaf = add_leaf(path + "." + e.name, field);
         set_primitive(&leaf, e);
-        leaf.max_def = group_def + (rep == fmt::repetition::kOptional ? 1 : 0);
-        leaf.schema.nullable = leaf.max_def > 0;
+        if (rep == fmt::repetition::kRepeated) {  // a bare repeated primitive: a list of required values
+          mark_list(&leaf, {false}, false, group_def);
+        } else {
+          leaf.max_def = group_def + (rep == fmt::repetition::kOptional ? 1 : 0);
+          leaf.schema.nullable = leaf.max_def > 0;
+        }
         ++next;
         continue;
       }
       std::string other;
-      const char kind = is_group(e) ? group_kind(e, &other) : 'R';
+      const char kind = group_kind(e, &other);
       if (kind == 'S' && rep != fmt::repetition::kRepeated) {
         next = struct_fields(next, path, field, group_def, depth + 1);
+      } else if (kind == 'L' && rep != fmt::repetition::kRepeated) {
+        ListShape shape;
+        const size_t after = list_levels(next, rep == fmt::repetition::kOptional, &shape, depth + 1);
+        if (after != 0) {
+          Leaf& leaf = add_leaf(path + "." + e.name, field);
+          set_primitive(&leaf, at(shape.leaf));
+          mark_list(&leaf, shape.list_optional, shape.element_optional, group_def);
+          next = after;
+        } else {
+          next = unsupported_subtree(next, path, field, shape.why, depth + 1);
+        }
       } else {
-        const std::string why = kind == 'R' || kind == 'L' ? "lists inside structs are not supported"
-                                                           : unsupported_group(e, kind, other);
-        next = unsupported_subtree(next, path, field, why, depth + 1);
+        next = unsupported_subtree(next, path, field, unsupported_group(e, kind, other), depth + 1);
       }
     }
     return next;
@@ -366,10 +380,12 @@ class SchemaWalker {
   }
 
   // Sets the levels of a list leaf: a list at each level adds one to the definition level when it may be null,
-  // and its repeated field one more (an element, or the next level's list, is there).
-  static void mark_list(Leaf* leaf, const std::vector<bool>& list_optional, bool element_optional) {
+  // and its repeated field one more (an element, or the next level's list, is there). A list inside structs
+  // starts at `struct_def`, the optional structs above it: where one of them is null, so is the row's list.
+  static void mark_list(Leaf* leaf, const std::vector<bool>& list_optional, bool element_optional,
+                        int struct_def = 0) {
     leaf->max_rep = static_cast<int>(list_optional.size());
-    int def = 0;
+    int def = struct_def;
     for (size_t k = 0; k < list_optional.size(); ++k) {
       def += list_optional[k] ? 1 : 0;
       if (k == 0) {
@@ -381,7 +397,7 @@ class SchemaWalker {
     }
     leaf->max_def = def + (element_optional ? 1 : 0);
     leaf->schema.is_list = true;
-    leaf->schema.nullable = list_optional[0];
+    leaf->schema.nullable = list_optional[0] || struct_def > 0;
     leaf->schema.inner_list_nullable.assign(list_optional.begin() + 1, list_optional.end());
     leaf->schema.element_nullable = element_optional;
     if (leaf->int96 && leaf->unsupported.empty()) leaf->unsupported = "lists of INT96 timestamps are not supported";

@@ -33,10 +33,10 @@ struct Leaf {
 // The schema a leaf's column has once read (an INT96 leaf becomes INT64 TIMESTAMP(MICROS)).
 ColumnSchema output_schema(const Leaf& leaf);
 
-// Every leaf of the schema, in column-chunk order. Top-level primitives, the primitive fields of structs (as
-// flat columns named by their dotted path) and lists of primitives or of lists of them, at any depth (LIST in
-// its three-level form and the legacy two-level forms, and bare repeated primitives) are read; the leaves of
-// other nested fields (maps, lists of structs or maps, lists inside structs) and of types outside our scope
+// Every leaf of the schema, in column-chunk order. Top-level primitives and lists of primitives or of lists of
+// them, at any depth (LIST in its three-level form and the legacy two-level forms, and bare repeated
+// primitives), and the same as fields of structs (flat columns named by their dotted path) are read; the leaves
+// of other nested fields (maps, lists of structs or maps, repeated groups) and of types outside our scope
 // come back with `unsupported` set, naming the feature, so that projection can skip them. Throws InvalidFile
 // for a malformed schema.
 std::vector<Leaf> schema_leaves(const format::FileMetaData& md);
