@@ -305,6 +305,24 @@ TEST(ParquetCorpus, AllTypesPlainKnownValues) {
   EXPECT_NE(spark.message.find("column 'a' row 5: INT96 timestamp"), std::string::npos) << spark.message;
 }
 
+// The lists inside repeated_primitive_no_list's struct `group_of_lists` hold what its top-level lists hold (the
+// file was written so), bare repeated primitives at both places.
+TEST(ParquetCorpus, ListsInsideAStructKnownValues) {
+  using feedline::testing::cell;
+  const Table t = read_table(data_file("repeated_primitive_no_list.parquet"));
+  ASSERT_EQ(t.num_rows, 4);
+  for (const auto& [top, inner] : {std::pair<std::string, std::string>{"Int32_list", "group_of_lists.Int32_list_in_group"},
+                                   {"String_list", "group_of_lists.String_list_in_group"}}) {
+    const Column& a = t.column(top);
+    const Column& b = t.column(inner);
+    ASSERT_TRUE(b.schema.is_list) << inner;
+    EXPECT_FALSE(b.schema.nullable) << inner;  // a required struct of required lists
+    for (int64_t r = 0; r < 4; ++r) EXPECT_EQ(cell(b, r), cell(a, r)) << inner << " row " << r;
+  }
+  EXPECT_EQ(cell(t.column("group_of_lists.Int32_list_in_group"), 1), "L[]");
+  EXPECT_EQ(t.column("group_of_lists.Int32_list_in_group").list_size(3), 4);
+}
+
 // DECIMAL in every physical form, and FLOAT16, by value.
 TEST(ParquetCorpus, DecimalsAndFloat16) {
   for (const char* file : {"int32_decimal.parquet", "int64_decimal.parquet", "fixed_length_decimal.parquet",
