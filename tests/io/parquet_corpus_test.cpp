@@ -311,8 +311,9 @@ TEST(ParquetCorpus, ListsInsideAStructKnownValues) {
   using feedline::testing::cell;
   const Table t = read_table(data_file("repeated_primitive_no_list.parquet"));
   ASSERT_EQ(t.num_rows, 4);
-  for (const auto& [top, inner] : {std::pair<std::string, std::string>{"Int32_list", "group_of_lists.Int32_list_in_group"},
-                                   {"String_list", "group_of_lists.String_list_in_group"}}) {
+  using Names = std::pair<std::string, std::string>;
+  for (const auto& [top, inner] : {Names{"Int32_list", "group_of_lists.Int32_list_in_group"},
+                                   Names{"String_list", "group_of_lists.String_list_in_group"}}) {
     const Column& a = t.column(top);
     const Column& b = t.column(inner);
     ASSERT_TRUE(b.schema.is_list) << inner;
