@@ -239,13 +239,14 @@ struct ListLevels {
   // The level entries of list `list` at level k, the first of them with repetition level `rep`: one for a null
   // or empty list, else those of its elements, each after the first repeating at level k + 1.
   void append(int k, int64_t list, int rep, ChunkShape* sh) const {
-    if (is_null(k, list) || offsets(k)[static_cast<size_t>(list)] == offsets(k)[static_cast<size_t>(list + 1)]) {
+    const bool null = is_null(k, list);
+    const int64_t b = offsets(k)[static_cast<size_t>(list)], e = offsets(k)[static_cast<size_t>(list + 1)];
+    if (null || b == e) {
       sh->own_rep.push_back(static_cast<uint8_t>(rep));
-      sh->own_def.push_back(static_cast<uint8_t>(is_null(k, list) ? null_def[static_cast<size_t>(k)]
-                                                                   : empty_def[static_cast<size_t>(k)]));
+      const int def = null ? null_def[static_cast<size_t>(k)] : empty_def[static_cast<size_t>(k)];
+      sh->own_def.push_back(static_cast<uint8_t>(def));
       return;
     }
-    const int64_t b = offsets(k)[static_cast<size_t>(list)], e = offsets(k)[static_cast<size_t>(list + 1)];
     for (int64_t i = b; i < e; ++i) {
       const int r = i == b ? rep : k + 1;
       if (k + 1 < depth) {
