@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "feedline/columns.h"
 #include "feedline/table.h"
 
 namespace feedline {
@@ -58,6 +59,10 @@ struct ImageTableLayout {
   std::string image_column = "image";                   // used when the table has it; empty: never
   int64_t channels = 1, height = 28, width = 28;
 };
+
+// The columns of a file that make the layout's dataset: its label, feature patterns and image column, and
+// channels x height x width features (DatasetColumns::columns and row_groups left empty, for the caller).
+DatasetColumns layout_columns(const ImageTableLayout& layout);
 
 // The experiment's naive dataset (its v1, pandas `df.iloc[idx]`): keeps the table as loaded and, for every
 // sample, gathers the row's values one by one, converts each to float, builds a tensor and divides by 255.

@@ -102,13 +102,9 @@ ImageTableLayout image_layout(const ColumnChoice& choice, const ImageShape& shap
 Table load_image_table(const std::string& path, const ColumnChoice& choice, const ImageShape& shape, int64_t limit,
                        int threads) {
   const ImageTableLayout layout = image_layout(choice, shape);
-  DatasetColumns columns;
-  columns.label_column = layout.label_column;
-  columns.feature_columns = layout.feature_columns;
-  columns.image_column = layout.image_column;
+  DatasetColumns columns = layout_columns(layout);
   columns.columns = choice.only;
   columns.row_groups = choice.row_groups;
-  columns.feature_count = layout.channels * layout.height * layout.width;
   Table table = read_dataset_table(path, columns, threads);
   if (limit > 0 && limit < table.num_rows) table = head(table, limit);
   return table;

@@ -480,4 +480,13 @@ ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layo
   return {images, label_tensor(table.column(layout.label_column))};
 }
 
+DatasetColumns layout_columns(const ImageTableLayout& layout) {
+  DatasetColumns columns;
+  columns.label_column = layout.label_column;
+  columns.feature_columns = layout.feature_columns;
+  columns.image_column = layout.image_column;
+  columns.feature_count = layout.channels * layout.height * layout.width;
+  return columns;
+}
+
 }  // namespace feedline

@@ -35,13 +35,8 @@ ParquetStreamDataset::ParquetStreamDataset(std::string path, ParquetStreamOption
     starts_.push_back(starts_.back() + rows);
   }
   size_ = starts_.back();
-  const ImageTableLayout& layout = options_.layout;
-  DatasetColumns columns;
-  columns.label_column = layout.label_column;
-  columns.feature_columns = layout.feature_columns;
-  columns.image_column = layout.image_column;
+  DatasetColumns columns = layout_columns(options_.layout);
   columns.columns = options_.columns;
-  columns.feature_count = layout.channels * layout.height * layout.width;
   read_options_.columns = dataset_column_names(file_.path(), info.schema, columns);
   read_options_.num_threads = options_.num_threads;
   // The first row group now: a missing column or a wrong feature count is an error here, not in a worker.
