@@ -2,7 +2,9 @@
 // Tables of required/optional BOOLEAN, INT32, INT64, FLOAT, DOUBLE, BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY
 // columns, lists of them (LIST of a primitive) and lists of lists of them at any depth (written up to 30
 // levels, each in the three-level LIST form); codecs UNCOMPRESSED, SNAPPY, GZIP, ZSTD, LZ4_RAW and BROTLI (and
-// the deprecated LZ4, read only).
+// the deprecated LZ4, read only). Nested fields read as such columns, named by their dotted path: a struct's
+// field as a column (`s.x`), a list of structs' field as a list (`objects.bbox`, one entry per struct, null
+// where the struct is), a map as lists of its keys and values (`m.key`, `m.value`).
 // The writer makes data page v1 with PLAIN and RLE_DICTIONARY; the reader also takes data page v2 and the
 // DELTA_* and BYTE_STREAM_SPLIT encodings.
 // Every function is safe to call from several threads on different files; the reader parallelises itself.
@@ -86,8 +88,9 @@ struct ReadOptions {
 // groups, in the order asked for, into memory. Only the footer and those column chunks are read from disk.
 // Throws InvalidFile naming the file, column, row group and page offset for anything malformed (including a
 // page CRC mismatch), Unsupported for valid features outside the list above (naming the column and the
-// feature: maps, lists of structs or maps, repeated groups, encryption), InvalidArgument for an unknown or
-// repeated column or row group. Output larger than max(1 GiB, 1024 x the file size) is refused as hostile.
+// feature: encryption, an unknown logical type, a LIST or MAP group of a shape the spec does not give),
+// InvalidArgument for an unknown or repeated column or row group. Output larger than max(1 GiB, 1024 x the
+// file size) is refused as hostile.
 Table read_table(const std::string& path, const ReadOptions& options = {});
 
 // What a file holds, from its footer alone.

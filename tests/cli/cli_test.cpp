@@ -854,25 +854,35 @@ TEST(Cli, InspectShowsSchemaRowGroupsAndMetadata) {
   EXPECT_EQ(j["row_groups"][0]["columns"][1]["null_count"].get<int64_t>(), 30);
   EXPECT_EQ(j["row_groups"][0]["columns"][0]["encodings"][0], "DELTA_BYTE_ARRAY");
 
-  // A file with a nested field: inspect shows the readable columns and why the rest is not; cat reads those
-  // columns when asked for them, and refuses the nested one naming it.
+  // A file with a field we do not read: inspect shows the readable columns and why the rest is not; cat reads
+  // those columns when asked for them, and refuses the other naming it.
+  const std::string unknown = corpus_file("unknown-logical-type.parquet");
+  r = run_cli("inspect " + unknown);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Schema (1 columns)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "column with unknown type logical type with unknown id 2555 is not supported"))
+      << r.output;
+  r = run_cli("inspect --json " + unknown);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto ju = nlohmann::json::parse(r.output);
+  EXPECT_EQ(ju["schema"][0]["name"], "column with known type");
+  EXPECT_EQ(ju["unsupported_columns"][0]["name"], "column with unknown type");
+  r = run_cli("cat " + unknown);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, "column 'column with unknown type': logical type with unknown id 2555")) << r.output;
+  r = run_cli("cat --columns 'column with known type' " + unknown);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "column with known type\nknown string 1\nknown string 2\nknown string 3\n");
+  // A map of maps: lists of its keys and values, the inner map's lists of lists.
   const std::string nested = corpus_file("nested_maps.snappy.parquet");
   r = run_cli("inspect " + nested);
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "Schema (2 columns)")) << r.output;
-  EXPECT_TRUE(contains(r.output, "a.key_value.key")) << r.output;
-  EXPECT_TRUE(contains(r.output, "maps are not supported")) << r.output;
-  r = run_cli("inspect --json " + nested);
-  ASSERT_EQ(r.status, 0) << r.output;
-  const auto jn = nlohmann::json::parse(r.output);
-  EXPECT_EQ(jn["schema"][0]["name"], "b");
-  EXPECT_EQ(jn["unsupported_columns"][0]["name"], "a.key_value.key");
-  r = run_cli("cat " + nested);
-  EXPECT_EQ(r.status, 1);
-  EXPECT_TRUE(contains(r.output, "column 'a' (its leaf 'a.key_value.key'): maps are not supported")) << r.output;
-  r = run_cli("cat --columns b " + nested);
+  EXPECT_TRUE(contains(r.output, "Schema (5 columns)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "a.value.key")) << r.output;
+  EXPECT_FALSE(contains(r.output, "Not readable")) << r.output;
+  r = run_cli("cat --format jsonl --columns a.key,a.value.value " + nested);
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(r.output, "b\n1\n1\n1\n1\n1\n1\n");
+  EXPECT_EQ(r.output.substr(0, r.output.find('\n')), R"({"a.key":["a"],"a.value.value":[[true,false]]})");
   r = run_cli("inspect /no/such/file.parquet");
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(contains(r.output, "/no/such/file.parquet")) << r.output;

@@ -2,7 +2,8 @@
 //
 //   node duckdb_parquet.mjs <npm_cache_dir> dump <file.parquet> [<json array of column names>]
 //       reads the file (or those columns) with DuckDB and prints every value in the canonical text form below;
-//       a dotted name that is no top-level column is a struct's field, as feedline names them.
+//       a dotted name that is no top-level column is a nested field, as feedline names them: a struct's field, a
+//       list of structs' field (a list of it), a map's `key` or `value` (a list of them).
 //   node duckdb_parquet.mjs <npm_cache_dir> write <file.parquet> <codec> <rows> <row_group_size>
 //       makes a table of every type feedline reads (with nulls), COPYs it to the file with the codec, and
 //       prints the table's values in the same form.
@@ -18,6 +19,9 @@
 //   node duckdb_parquet.mjs <npm_cache_dir> structs <file.parquet> <rows>
 //       writes nullable structs (one inside another, one holding a list and a list of lists) and prints the
 //       values of their fields, flattened and named by dotted path as feedline reads them.
+//   node duckdb_parquet.mjs <npm_cache_dir> liststructs <file.parquet> <rows> <row_group_size>
+//       writes lists of nullable structs (a list and a struct among their fields), maps (null, empty, with null
+//       values, of lists) and lists of lists of structs; `dump` then reads them by feedline's names.
 //   node duckdb_parquet.mjs <npm_cache_dir> hf <flat.parquet> <out.parquet>
 //       rewrites the flat columns `image.bytes` and `image.path` as one struct column `image`, the layout of
 //       Hugging Face image datasets.
@@ -137,21 +141,44 @@ function makeTableSql(rows) {
   return `CREATE TABLE t AS SELECT ${exprs.join(', ')} FROM range(${rows}) r(i) ORDER BY i`;
 }
 
+const ident = (c) => `"${c.replaceAll('"', '""')}"`;
+
+// The SQL for a field inside a column of DuckDB type `type` (the SQL `expr`), named as feedline names it: the
+// dotted path of struct fields, lists and maps taken element by element (a map's `key` and `value` as the
+// fields of its entries). A list of structs' field is the list of that field of each struct.
+function extraction(expr, type, fields, depth) {
+  if (fields.length === 0) return expr;
+  const x = `x${depth}`;
+  if (type instanceof duckdb.DuckDBListType) {
+    return `list_transform(${expr}, ${x} -> ${extraction(x, type.valueType, fields, depth + 1)})`;
+  }
+  const [field, ...more] = fields;
+  if (type instanceof duckdb.DuckDBMapType) {
+    const which = field === 'key' ? 'key' : 'value';
+    const inner = extraction(`struct_extract(${x}, '${which}')`, which === 'key' ? type.keyType : type.valueType,
+                             more, depth + 1);
+    return `list_transform(map_entries(${expr}), ${x} -> ${inner})`;
+  }
+  if (!(type instanceof duckdb.DuckDBStructType) || !(field in type.entryIndexes)) {
+    throw new Error(`no field '${field}' in ${expr} of type ${type}`);
+  }
+  return extraction(`struct_extract(${expr}, ${quote(field)})`, type.entryTypes[type.entryIndexes[field]], more, depth);
+}
+
 const instance = await duckdb.DuckDBInstance.create(':memory:');
 const connection = await instance.connect();
 try {
   if (mode === 'dump') {
-    // Columns by name; a dotted name that is no top-level column is a struct's field (feedline's flattening).
+    // Columns by name; a dotted name that is no top-level column is a nested field (feedline's flattening).
     const columns = rest.length > 0 ? JSON.parse(rest[0]) : null;
-    const ident = (c) => `"${c.replaceAll('"', '""')}"`;
     let select = '*';
     if (columns) {
-      const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quote(file)})`);
-      const topLevel = new Set(described.getRows().map((row) => row[0]));
+      const described = await connection.runAndReadAll(`SELECT * FROM read_parquet(${quote(file)}) LIMIT 0`);
+      const types = new Map(described.columnNames().map((n, i) => [n, described.columnTypes()[i]]));
       select = columns.map((c) => {
-        if (topLevel.has(c) || !c.includes('.')) return ident(c);
+        if (types.has(c) || !c.includes('.')) return ident(c);
         const [head, ...fields] = c.split('.');
-        return fields.reduce((e, f) => `struct_extract(${e}, ${quote(f)})`, ident(head)) + ` AS ${ident(c)}`;
+        return `${extraction(ident(head), types.get(head), fields, 0)} AS ${ident(c)}`;
       }).join(', ');
     }
     await dump(connection, `SELECT ${select} FROM read_parquet(${quote(file)})`);
@@ -211,6 +238,26 @@ try {
     await dump(connection, `SELECT id, s.x AS "s.x", s.y AS "s.y", s.inner.z AS "s.inner.z",
                                    with_list.a AS "with_list.a", with_list.l AS "with_list.l",
                                    with_list.boxes AS "with_list.boxes" FROM t`);
+  } else if (mode === 'liststructs') {
+    // Lists of structs (nullable at every level, a list and a struct among the fields), maps (null, empty, with
+    // null values, of lists) and lists of lists of structs; written only (`dump` reads them back by name).
+    const [rows, rowGroupSize] = rest;
+    await connection.run(`CREATE TABLE t AS SELECT
+        i::INTEGER AS id,
+        CASE WHEN i % 7 = 0 THEN NULL ELSE list_transform(range((i % 4)::BIGINT), k -> CASE WHEN (i + k) % 5 = 0 THEN NULL
+          ELSE {'label': CASE WHEN (i + k) % 3 = 0 THEN NULL ELSE (i * 10 + k)::INTEGER END,
+                'name': 'o' || (i + k)::VARCHAR,
+                'bbox': CASE WHEN (i + k) % 11 = 1 THEN NULL ELSE list_transform(range(4), j -> (i + k * 0.5 + j)::FLOAT) END,
+                'inner': CASE WHEN (i + k) % 6 = 2 THEN NULL ELSE {'z': (i - k)::BIGINT} END} END) END AS objects,
+        CASE WHEN i % 9 = 0 THEN NULL ELSE map_from_entries(list_transform(range((i % 3)::BIGINT),
+          k -> {'key': 'k' || k::VARCHAR, 'value': CASE WHEN (i + k) % 4 = 0 THEN NULL ELSE (i + k)::DOUBLE END})) END AS attrs,
+        map_from_entries(list_transform(range((i % 2 + 1)::BIGINT), k -> {'key': k::INTEGER,
+          'value': CASE WHEN i % 5 = 3 THEN NULL ELSE list_transform(range(((i + k) % 3)::BIGINT), j -> j::SMALLINT) END}))
+          AS tags,
+        list_transform(range((i % 3)::BIGINT), k -> list_transform(range(((i + k) % 2 + 1)::BIGINT),
+          j -> {'v': (i + k + j)::INTEGER})) AS grid
+      FROM range(${Number(rows)}) r(i) ORDER BY i`);
+    await connection.run(`COPY t TO ${quote(file)} (FORMAT parquet, ROW_GROUP_SIZE ${Number(rowGroupSize)})`);
   } else if (mode === 'hf') {
     // A flat table's `image.bytes` and `image.path` columns as Hugging Face stores images: one struct column.
     const [out] = rest;

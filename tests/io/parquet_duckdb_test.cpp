@@ -455,5 +455,42 @@ TEST(ParquetDuckDb, ReadsStructFieldsFlattened) {
   feedline::testing::expect_tables_equal(t, read_table(back));
 }
 
+// Lists of structs, maps and lists of lists of structs, as DuckDB writes them: each field a list (of lists), the
+// values DuckDB gives for the same field taken element by element.
+TEST(ParquetDuckDb, ReadsListsOfStructsAndMaps) {
+  const std::string path = scratch_dir("duckdb-liststructs") + "/liststructs.parquet";
+  std::string out;
+  ASSERT_TRUE(run_duckdb({"liststructs", path, "3000", "1000"}, &out));
+  const FileInfo info = read_file_info(path);
+  std::vector<std::string> names;
+  for (const ColumnSchema& c : info.schema) names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"id", "objects.label", "objects.name", "objects.bbox", "objects.inner.z",
+                                             "attrs.key", "attrs.value", "tags.key", "tags.value", "grid.v"}));
+  EXPECT_TRUE(info.unsupported_columns.empty());
+  const Table t = read_table(path);
+  std::string json = "[";
+  for (size_t i = 0; i < names.size(); ++i) json += (i ? ",\"" : "\"") + names[i] + "\"";
+  ASSERT_TRUE(run_duckdb({"dump", path, json + "]"}, &out));
+  expect_same_values(t, parse_dump(out), /*check_types=*/false);
+
+  // Row 1 holds one struct, of label 10. Row 3 holds three: a null label ((3 + 0) % 3 = 0), label 31, and a null
+  // struct ((3 + 2) % 5 = 0), whose label is null too.
+  const Column& label = t.column("objects.label");
+  EXPECT_TRUE(label.schema.nullable);
+  EXPECT_TRUE(label.schema.element_nullable);
+  EXPECT_TRUE(label.is_null(0));  // a null list of structs
+  EXPECT_EQ(feedline::testing::cell(label, 1), "L[10]");
+  EXPECT_EQ(feedline::testing::cell(label, 3), "L[N,31,N]");
+  EXPECT_EQ(t.column("objects.bbox").schema.list_depth(), 2);
+  EXPECT_EQ(t.column("objects.bbox").schema.inner_list_nullable, (std::vector<bool>{true}));
+  EXPECT_EQ(t.column("tags.value").schema.list_depth(), 2);
+  EXPECT_EQ(t.column("grid.v").schema.list_depth(), 2);
+  EXPECT_FALSE(t.column("attrs.key").schema.element_nullable);  // a map's keys are required
+  // Written back by us as top-level list columns, they read back the same.
+  const std::string back = scratch_dir("duckdb-liststructs-back") + "/back.parquet";
+  write_table(back, t);
+  feedline::testing::expect_tables_equal(t, read_table(back));
+}
+
 }  // namespace
 }  // namespace feedline::parquet

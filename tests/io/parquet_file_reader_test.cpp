@@ -257,10 +257,10 @@ TEST(ParquetFileReader, ThrowsWhatReadTableThrows) {
     EXPECT_THROW(reader.read(bad), InvalidArgument);
   }
   // Valid features we do not read fail the read, not the opening, as they fail read_table.
-  const std::string maps = parquet_testing_dir() + "/data/nested_maps.snappy.parquet";
-  const FileReader map_reader(maps);
-  EXPECT_THROW(map_reader.read(), Unsupported);
-  EXPECT_EQ(error_of([&] { map_reader.read(); }), error_of([&] { read_table(maps); }));
+  const std::string unknown = parquet_testing_dir() + "/data/unknown-logical-type.parquet";
+  const FileReader unknown_reader(unknown);
+  EXPECT_THROW(unknown_reader.read(), Unsupported);
+  EXPECT_EQ(error_of([&] { unknown_reader.read(); }), error_of([&] { read_table(unknown); }));
   // Files that fail in a page (a checksum) or in a value (an INT96 out of range) fail the read alike.
   for (const char* name : {"datapage_v1-corrupt-checksum.parquet", "int96_from_spark.parquet"}) {
     const std::string bad = parquet_testing_dir() + "/data/" + name;

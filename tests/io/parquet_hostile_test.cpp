@@ -269,16 +269,20 @@ TEST(ParquetHostile, HandMadeMetadata) {
   md = one_column_metadata(3);
   md.schema[0].num_children = 2;
   expect_throw_with<InvalidFile>(path, make_file(md), "children");
-  md = one_column_metadata(3);  // a repeated group of one field: nested, not a list of primitives
+  md = one_column_metadata(3);  // a LIST group whose one field is not repeated: no list the spec knows
   {
     fmt::SchemaElement group;
     group.name = "x";
-    group.repetition_type = fmt::repetition::kRepeated;
+    group.repetition_type = fmt::repetition::kOptional;
+    group.converted_type = fmt::converted::kList;
     group.num_children = 1;
     md.schema[1].name = "y";
     md.schema.insert(md.schema.begin() + 1, group);
   }
-  expect_throw_with<Unsupported>(path, make_file(md), "column 'x' (its leaf 'x.y'): repeated groups");
+  expect_throw_with<Unsupported>(path, make_file(md),
+                                 "column 'x' (its leaf 'x.y'): LIST groups other than one repeated field");
+  md.schema[1].converted_type = fmt::converted::kMap;  // nor a map
+  expect_throw_with<Unsupported>(path, make_file(md), "column 'x' (its leaf 'x.y'): MAP groups other than one");
   md = one_column_metadata(3);
   md.schema[1].converted_type = fmt::converted::kDecimal;  // without its precision
   expect_throw_with<InvalidFile>(path, make_file(md), "DECIMAL(0, 0)");

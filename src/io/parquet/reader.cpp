@@ -332,7 +332,8 @@ class ChunkReader {
 void ChunkReader::check_crc(const fmt::PageHeader& h, const uint8_t* data) const {
   if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0) throw InvalidFile("negative page size");
   if (h.uncompressed_page_size > kMaxPageBytes) {
-    throw InvalidFile("page of " + std::to_string(h.uncompressed_page_size) + " bytes exceeds the limit");
+    throw InvalidFile("page of " + std::to_string(h.uncompressed_page_size) + " bytes exceeds the limit of " +
+                      std::to_string(kMaxPageBytes));
   }
   if (h.crc) {
     const uint32_t crc = static_cast<uint32_t>(

@@ -194,6 +194,35 @@ char group_kind(const fmt::SchemaElement& e, std::string* other) {
   return 'S';
 }
 
+// Where a walk down the schema stands: Dremel's definition level so far and the repeated fields passed, each a
+// level of lists.
+struct Levels {
+  int def = 0;                  // optional and repeated fields passed
+  int after_repeated = 0;       // the definition level just below the last repeated field (0 above the first)
+  std::vector<int> empty_defs;  // for each repeated field: the level of a present but empty list there
+  std::vector<bool> nullable;   // for each: whether an optional field between it and the one above (or the
+                                // root) can make its list null
+
+  // The levels below a field of repetition `rep`.
+  Levels below(int32_t rep) const {
+    Levels l = *this;
+    if (rep == fmt::repetition::kOptional) ++l.def;
+    if (rep == fmt::repetition::kRepeated) {
+      l.empty_defs.push_back(l.def);
+      l.nullable.push_back(l.def > l.after_repeated);
+      l.after_repeated = ++l.def;
+    }
+    return l;
+  }
+};
+
+// Every leaf of the schema as a flat column, by one walk (Dremel's model): a primitive under no repeated field is
+// a flat column, null below its maximum definition level; under repeated fields, a list with a level for each.
+// Structs (plain groups), LIST and MAP groups, and repeated groups are walked through: a struct's fields are
+// named by their dotted path, a list's element and a map's entries by the list's or map's, so that a list of
+// structs `objects` of fields `bbox`, `label` gives lists `objects.bbox` and `objects.label`, and a map `m` lists
+// `m.key` and `m.value`. A list is null where an optional field above it, and below the repeated field above it,
+// is null; an element, where an optional field below its innermost repeated field is.
 class SchemaWalker {
  public:
   explicit SchemaWalker(const fmt::FileMetaData& md) : md_(md) {}
@@ -203,7 +232,10 @@ class SchemaWalker {
     const int64_t children = md_.schema[0].num_children.value_or(0);
     if (children < 0) throw InvalidFile("negative child count in the schema root");
     size_t next = 1;
-    for (int64_t c = 0; c < children; ++c) next = field(next);
+    for (int64_t c = 0; c < children; ++c) {
+      const std::string& name = at(next).name;
+      next = field(next, name, name, Levels(), 0);
+    }
     if (next != md_.schema.size()) {
       throw InvalidFile("schema root has " + std::to_string(children) + " children but " +
                         std::to_string(md_.schema.size() - 1) + " elements follow");
@@ -220,9 +252,86 @@ class SchemaWalker {
     return md_.schema[i];
   }
 
-  Leaf& add_leaf(std::string name, const std::string& field) {
+  static void check_depth(int depth) {
+    if (depth > kMaxSchemaDepth) throw InvalidFile("schema nested deeper than " + std::to_string(kMaxSchemaDepth));
+  }
+
+  static int64_t children_of(const fmt::SchemaElement& g, const std::string& path) {
+    const int64_t children = g.num_children.value_or(0);
+    if (children < 0) throw InvalidFile("column '" + path + "': negative child count");
+    return children;
+  }
+
+  // The field at schema[i], named `path`, in the top-level field `top`, below `above`: its repetition counted,
+  // then a leaf or the group's content. Returns the index after its subtree.
+  size_t field(size_t i, const std::string& path, const std::string& top, const Levels& above, int depth) {
+    check_depth(depth);
+    const fmt::SchemaElement& e = at(i);
+    const Levels levels = above.below(repetition_of(e));
+    if (is_group(e)) return group(i, path, top, levels, depth);
+    Leaf& leaf = add_leaf(path, top);
+    set_primitive(&leaf, e);
+    set_levels(&leaf, levels);
+    return i + 1;
+  }
+
+  // The content of the group at schema[i], whose own repetition `levels` counts already.
+  size_t group(size_t i, const std::string& path, const std::string& top, const Levels& levels, int depth) {
+    check_depth(depth);
+    const fmt::SchemaElement& g = at(i);
+    const int64_t children = children_of(g, path);
+    std::string other;
+    char kind = group_kind(g, &other);
+    // MAP_KEY_VALUE on the repeated group of a map's entries (legacy writers): those entries, a struct.
+    if (kind == 'M' && repetition_of(g) == fmt::repetition::kRepeated) kind = 'S';
+    if (kind == '?') return unsupported_subtree(i, path, top, other + " is not supported", depth);
+    if (kind == 'S') {  // a struct (repeated: a list of them)
+      size_t next = i + 1;
+      for (int64_t c = 0; c < children; ++c) {
+        const std::string& name = at(next).name;
+        next = field(next, path + "." + name, top, levels, depth + 1);
+      }
+      return next;
+    }
+    const bool one_repeated = children == 1 && repetition_of(at(i + 1)) == fmt::repetition::kRepeated;
+    if (kind == 'M') {
+      // MAP: one repeated group of entries (key and value, whatever their names): a list of them, named by the map.
+      if (!one_repeated || !is_group(at(i + 1))) {
+        return unsupported_subtree(i, path, top, "MAP groups other than one repeated group are not supported", depth);
+      }
+      const fmt::SchemaElement& entries = at(i + 1);
+      const Levels inner = levels.below(fmt::repetition::kRepeated);
+      size_t next = i + 2;
+      for (int64_t c = 0; c < children_of(entries, path); ++c) {
+        const std::string& name = at(next).name;
+        next = field(next, path + "." + name, top, inner, depth + 1);
+      }
+      return next;
+    }
+    // LIST: one repeated field, whose levels the elements take, named by the list.
+    if (!one_repeated) {
+      return unsupported_subtree(i, path, top, "LIST groups other than one repeated field are not supported", depth);
+    }
+    const fmt::SchemaElement& r = at(i + 1);
+    const Levels inner = levels.below(fmt::repetition::kRepeated);
+    if (!is_group(r)) {  // two-level: the repeated field is the (required) element
+      Leaf& leaf = add_leaf(path, top);
+      set_primitive(&leaf, r);
+      set_levels(&leaf, inner);
+      return i + 2;
+    }
+    // The spec's backward-compatibility rules: a repeated group of several fields, or of one named "array" or
+    // "<list>_tuple", is itself the (required) element (a struct, or a list or map by its annotation);
+    // otherwise its one field is the element, of its own repetition (the three-level form).
+    if (children_of(r, path) != 1 || r.name == "array" || r.name == g.name + "_tuple") {
+      return group(i + 1, path, top, inner, depth + 1);
+    }
+    return field(i + 2, path, top, inner, depth + 1);
+  }
+
+  Leaf& add_leaf(std::string name, const std::string& top) {
     Leaf leaf;
-    leaf.field = field;
+    leaf.field = top;
     leaf.name = name;
     leaf.schema.name = std::move(name);
     leaf.index = leaves_.size();
@@ -230,196 +339,42 @@ class SchemaWalker {
     return leaves_.back();
   }
 
-  // A top-level field at schema[i]; returns the index after its subtree.
-  size_t field(size_t i) {
-    const fmt::SchemaElement& e = at(i);
-    const int32_t rep = repetition_of(e);
-    if (!is_group(e)) {
-      Leaf& leaf = add_leaf(e.name, e.name);
-      set_primitive(&leaf, e);
-      if (rep == fmt::repetition::kRepeated) {  // a bare repeated primitive: a required list of required values
-        mark_list(&leaf, {false}, false);
-      } else {
-        leaf.max_def = rep == fmt::repetition::kOptional ? 1 : 0;
-        leaf.schema.nullable = leaf.max_def == 1;
-      }
-      return i + 1;
+  // A leaf's levels and nullability from the fields above it: flat under no repeated field, else a list with a
+  // level for each.
+  static void set_levels(Leaf* leaf, const Levels& levels) {
+    leaf->max_def = levels.def;
+    if (levels.empty_defs.empty()) {
+      leaf->schema.nullable = levels.def > 0;
+      return;
     }
-    std::string other;
-    const char kind = group_kind(e, &other);
-    if (kind == 'L' && rep != fmt::repetition::kRepeated) {
-      ListShape shape;
-      if (const size_t next = list_levels(i, rep == fmt::repetition::kOptional, &shape, 0); next != 0) {
-        Leaf& leaf = add_leaf(e.name, e.name);
-        set_primitive(&leaf, at(shape.leaf));
-        mark_list(&leaf, shape.list_optional, shape.element_optional);
-        return next;
-      }
-      return unsupported_subtree(i, "", e.name, shape.why, 0);
-    }
-    if (kind == 'S' && rep != fmt::repetition::kRepeated) return struct_fields(i, "", e.name, 0, 0);
-    return unsupported_subtree(i, "", e.name, unsupported_group(e, kind, other), 0);
-  }
-
-  static std::string unsupported_group(const fmt::SchemaElement& e, char kind, const std::string& other) {
-    if (kind == 'L') return "repeated LIST groups are not supported";
-    if (kind == 'M') return "maps are not supported";
-    if (kind == '?') return other + " is not supported";
-    return repetition_of(e) == fmt::repetition::kRepeated ? "repeated groups are not supported"
-                                                          : "structs holding lists or maps are not supported";
-  }
-
-  // A struct (a plain group, not repeated) at schema[i]: its primitive fields and its lists (LIST groups and bare
-  // repeated primitives, of values or of lists), at any depth of structs, become flat leaves named by their
-  // dotted path, null wherever the field or a struct above it is. Maps and repeated groups are unsupported,
-  // alone. Returns the index after the struct.
-  size_t struct_fields(size_t i, const std::string& prefix, const std::string& field, int def, int depth) {
-    if (depth > kMaxSchemaDepth) throw InvalidFile("schema nested deeper than " + std::to_string(kMaxSchemaDepth));
-    const fmt::SchemaElement& g = at(i);
-    const std::string path = prefix.empty() ? g.name : prefix + "." + g.name;
-    const int group_def = def + (repetition_of(g) == fmt::repetition::kOptional ? 1 : 0);
-    const int64_t children = g.num_children.value_or(0);
-    if (children < 0) throw InvalidFile("column '" + path + "': negative child count");
-    size_t next = i + 1;
-    for (int64_t c = 0; c < children; ++c) {
-      const fmt::SchemaElement& e = at(next);
-      const int32_t rep = repetition_of(e);
-      if (!is_group(e)) {
-        Leaf& leaf = add_leaf(path + "." + e.name, field);
-        set_primitive(&leaf, e);
-        if (rep == fmt::repetition::kRepeated) {  // a bare repeated primitive: a list of required values
-          mark_list(&leaf, {false}, false, group_def);
-        } else {
-          leaf.max_def = group_def + (rep == fmt::repetition::kOptional ? 1 : 0);
-          leaf.schema.nullable = leaf.max_def > 0;
-        }
-        ++next;
-        continue;
-      }
-      std::string other;
-      const char kind = group_kind(e, &other);
-      if (kind == 'S' && rep != fmt::repetition::kRepeated) {
-        next = struct_fields(next, path, field, group_def, depth + 1);
-      } else if (kind == 'L' && rep != fmt::repetition::kRepeated) {
-        ListShape shape;
-        const size_t after = list_levels(next, rep == fmt::repetition::kOptional, &shape, depth + 1);
-        if (after != 0) {
-          Leaf& leaf = add_leaf(path + "." + e.name, field);
-          set_primitive(&leaf, at(shape.leaf));
-          mark_list(&leaf, shape.list_optional, shape.element_optional, group_def);
-          next = after;
-        } else {
-          next = unsupported_subtree(next, path, field, shape.why, depth + 1);
-        }
-      } else {
-        next = unsupported_subtree(next, path, field, unsupported_group(e, kind, other), depth + 1);
-      }
-    }
-    return next;
-  }
-
-  // What a LIST group holds, down to its primitive values: one entry per level of lists, outside in.
-  struct ListShape {
-    std::vector<bool> list_optional;  // whether a list at that level may be null
-    bool element_optional = false;
-    size_t leaf = 0;  // the values' SchemaElement
-    std::string why;  // when the lists hold something else: what, as an unsupported feature
-  };
-
-  // The LIST-annotated group at schema[i] (null when `optional`) and, while its elements are lists, the lists
-  // inside it, down to a primitive: adds their levels to *shape and returns the index after the subtree, or
-  // returns 0 with shape->why set when the innermost elements are not primitives (structs, maps).
-  size_t list_levels(size_t i, bool optional, ListShape* shape, int depth) {
-    if (depth > kMaxSchemaDepth) throw InvalidFile("schema nested deeper than " + std::to_string(kMaxSchemaDepth));
-    const fmt::SchemaElement& g = at(i);
-    if (g.num_children.value_or(0) != 1 || repetition_of(at(i + 1)) != fmt::repetition::kRepeated) {
-      shape->why = "LIST groups other than one repeated field are not supported";
-      return 0;
-    }
-    const fmt::SchemaElement& r = at(i + 1);
-    shape->list_optional.push_back(optional);
-    if (!is_group(r)) {  // two-level: the repeated field is the element
-      shape->leaf = i + 1;
-      return i + 2;
-    }
-    std::string other;
-    // A repeated group named "array" or "<name>_tuple" is the legacy two-level form whose element is that group
-    // (the spec's backward-compatibility rules): read when it is itself a list, whose every list is present
-    // (old_list_structure.parquet), otherwise a struct.
-    if (r.num_children.value_or(0) == 1 && (r.name == "array" || r.name == g.name + "_tuple")) {
-      if (group_kind(r, &other) == 'L') return list_levels(i + 1, false, shape, depth + 1);
-      shape->why = "lists of structs are not supported";
-      return 0;
-    }
-    // Three-level: repeated group `list` of one `element`.
-    if (r.num_children.value_or(0) != 1) {
-      shape->why = "lists of structs are not supported";
-      return 0;
-    }
-    const fmt::SchemaElement& el = at(i + 2);
-    const int32_t el_rep = repetition_of(el);
-    if (!is_group(el) && el_rep != fmt::repetition::kRepeated) {
-      shape->leaf = i + 2;
-      shape->element_optional = el_rep == fmt::repetition::kOptional;
-      return i + 3;
-    }
-    const char kind = is_group(el) ? group_kind(el, &other) : 'R';
-    if (kind == 'L' && el_rep != fmt::repetition::kRepeated) {
-      return list_levels(i + 2, el_rep == fmt::repetition::kOptional, shape, depth + 1);
-    }
-    if (kind == 'M') {
-      shape->why = "lists of maps are not supported";
-    } else if (kind == '?') {
-      shape->why = other + " is not supported";
-    } else if (kind == 'S' && el_rep != fmt::repetition::kRepeated) {
-      shape->why = "lists of structs are not supported";
-    } else {
-      shape->why = "repeated fields inside lists are not supported";
-    }
-    return 0;
-  }
-
-  // Sets the levels of a list leaf: a list at each level adds one to the definition level when it may be null,
-  // and its repeated field one more (an element, or the next level's list, is there). A list inside structs
-  // starts at `struct_def`, the optional structs above it: where one of them is null, so is the row's list.
-  static void mark_list(Leaf* leaf, const std::vector<bool>& list_optional, bool element_optional,
-                        int struct_def = 0) {
-    leaf->max_rep = static_cast<int>(list_optional.size());
-    int def = struct_def;
-    for (size_t k = 0; k < list_optional.size(); ++k) {
-      def += list_optional[k] ? 1 : 0;
-      if (k == 0) {
-        leaf->list_def = def;
-      } else {
-        leaf->inner_list_defs.push_back(def);
-      }
-      ++def;
-    }
-    leaf->max_def = def + (element_optional ? 1 : 0);
+    leaf->max_rep = static_cast<int>(levels.empty_defs.size());
+    leaf->list_def = levels.empty_defs[0];
+    leaf->inner_list_defs.assign(levels.empty_defs.begin() + 1, levels.empty_defs.end());
     leaf->schema.is_list = true;
-    leaf->schema.nullable = list_optional[0] || struct_def > 0;
-    leaf->schema.inner_list_nullable.assign(list_optional.begin() + 1, list_optional.end());
-    leaf->schema.element_nullable = element_optional;
+    leaf->schema.nullable = levels.nullable[0];
+    leaf->schema.inner_list_nullable.assign(levels.nullable.begin() + 1, levels.nullable.end());
+    leaf->schema.element_nullable = levels.def > levels.after_repeated;
     if (leaf->int96 && leaf->unsupported.empty()) leaf->unsupported = "lists of INT96 timestamps are not supported";
   }
 
-  // Adds every leaf under schema[i] as unsupported (named by its dotted path); returns the index after it.
-  size_t unsupported_subtree(size_t i, const std::string& prefix, const std::string& field, const std::string& why,
+  // Adds every leaf under schema[i] (named `path`, its fields by their dotted paths below it) as unsupported;
+  // returns the index after it.
+  size_t unsupported_subtree(size_t i, const std::string& path, const std::string& top, const std::string& why,
                              int depth) {
-    if (depth > kMaxSchemaDepth) throw InvalidFile("schema nested deeper than " + std::to_string(kMaxSchemaDepth));
+    check_depth(depth);
     const fmt::SchemaElement& e = at(i);
     repetition_of(e);
-    const std::string path = prefix.empty() ? e.name : prefix + "." + e.name;
     if (!is_group(e)) {
-      Leaf& leaf = add_leaf(path, field);
+      Leaf& leaf = add_leaf(path, top);
       leaf.physical_type = *e.type;
       leaf.unsupported = why;
       return i + 1;
     }
-    const int64_t children = e.num_children.value_or(0);
-    if (children < 0) throw InvalidFile("column '" + path + "': negative child count");
     size_t next = i + 1;
-    for (int64_t c = 0; c < children; ++c) next = unsupported_subtree(next, path, field, why, depth + 1);
+    for (int64_t c = 0, n = children_of(e, path); c < n; ++c) {
+      const std::string& name = at(next).name;
+      next = unsupported_subtree(next, path + "." + name, top, why, depth + 1);
+    }
     return next;
   }
 

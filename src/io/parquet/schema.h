@@ -13,16 +13,16 @@ namespace feedline::parquet {
 // The largest FIXED_LEN_BYTE_ARRAY value we accept (16 MiB): a bound against hostile type lengths.
 constexpr int32_t kMaxTypeLength = 1 << 24;
 
-// One leaf column of the schema: a top-level primitive (flat), a list of a primitive, or a leaf of a nested
-// field we do not read (then `unsupported` says why, and `name` is its dotted path).
+// One leaf column of the schema, read as a flat column (under no repeated field) or a list with a level for each
+// repeated field above it; or a leaf we do not read (then `unsupported` says why). `name` is its dotted path
+// (see schema_leaves).
 struct Leaf {
   std::string name;
   std::string field;          // the top-level field it belongs to (its name, for a flat or list column)
   size_t index = 0;           // position among the leaves, and so in each row group's column chunks
   int32_t physical_type = 0;  // parquet.thrift Type
-  int max_def = 0;            // flat: 1 for OPTIONAL, 0 for REQUIRED, more inside optional structs;
-                              // lists: up to 3 (list, repeated, element), two more for each inner list
-  int max_rep = 0;            // 0 flat, 1 for a list, its depth for a list of lists
+  int max_def = 0;            // the optional and repeated fields on its path
+  int max_rep = 0;            // the repeated fields on its path: 0 flat, 1 a list, more a list of lists
   int list_def = 0;           // lists: the definition level of a present but empty list (below it: null list)
   std::vector<int> inner_list_defs;  // lists of lists: list_def of each inner level, outside in
   ColumnSchema schema;
@@ -33,12 +33,13 @@ struct Leaf {
 // The schema a leaf's column has once read (an INT96 leaf becomes INT64 TIMESTAMP(MICROS)).
 ColumnSchema output_schema(const Leaf& leaf);
 
-// Every leaf of the schema, in column-chunk order. Top-level primitives and lists of primitives or of lists of
-// them, at any depth (LIST in its three-level form and the legacy two-level forms, and bare repeated
-// primitives), and the same as fields of structs (flat columns named by their dotted path) are read; the leaves
-// of other nested fields (maps, lists of structs or maps, repeated groups) and of types outside our scope
-// come back with `unsupported` set, naming the feature, so that projection can skip them. Throws InvalidFile
-// for a malformed schema.
+// Every leaf of the schema, in column-chunk order, each a flat or list column named by its dotted path: the
+// fields of structs (`s.inner.z`), of lists of structs and of repeated groups (`objects.bbox`, a list of each
+// struct's bbox), and a map's keys and values (`m.key`, `m.value`); a list's element and a map's entries take
+// the list's or map's name (LIST in its three-level form and the legacy two-level forms, bare repeated
+// primitives, MAP and MAP_KEY_VALUE). Leaves under groups of another shape or annotation, and of types outside
+// our scope, come back with `unsupported` set, naming the feature, so that projection can skip them. Throws
+// InvalidFile for a malformed schema.
 std::vector<Leaf> schema_leaves(const format::FileMetaData& md);
 
 // Whether the deprecated min/max statistics (signed comparison) mean what min_value/max_value would.
