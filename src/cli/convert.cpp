@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -149,12 +150,14 @@ class BlockInput {
     return true;
   }
 
-  // For a CSV input, two rows holding each integer column's least and greatest value in the rows the blocks
-  // hold (found by the reader's first pass; nulls for a column of no value), zeros and empty strings in its other
-  // columns: what the integer ranges of the whole input need, without another pass. Empty for a Parquet input
-  // and for a CSV one of no rows.
+  // Rows that hold each integer column's least and greatest value in the rows the blocks hold, zeros and empty
+  // values in its other columns: what the integer ranges of the whole input need, without another pass. For a
+  // CSV input, two rows, from the reader's first pass (nulls for a column of no value); for a Parquet input, two
+  // rows a row group, from the footer's statistics. Empty when they cannot tell: a CSV input of no rows, a
+  // Parquet input cut by --limit, or a chunk of an integer column without statistics.
   std::optional<Table> extremes() const {
-    if (!csv_ || total_ == 0) return std::nullopt;
+    if (parquet_) return parquet_extremes();
+    if (total_ == 0) return std::nullopt;
     Table t;
     t.num_rows = 2;
     const std::vector<ColumnSchema>& schema = csv_->schema();
@@ -176,6 +179,89 @@ class BlockInput {
       t.columns.push_back(std::move(c));
     }
     return t;
+  }
+
+  // The footer's statistics of each row group as two rows, its minima and maxima (see extremes()). A chunk of
+  // no minimum and maximum is all nulls when its null count says so (two null rows; for a list column, two
+  // empty lists), and otherwise unknown. Integer lists of lists are not handled (their element ranges would
+  // need rows of lists of lists).
+  std::optional<Table> parquet_extremes() const {
+    const parquet::FileInfo& info = parquet_->info();
+    int64_t file_rows = 0;
+    for (const int64_t n : row_groups_) file_rows += n;
+    if (total_ < file_rows || info.row_groups.empty()) return std::nullopt;
+    std::vector<size_t> chosen;  // the read's columns, as indices into info.schema
+    for (size_t k = 0; k < info.schema.size(); ++k) {
+      if (names_.empty()) chosen.push_back(k);
+    }
+    for (const std::string& name : names_) {
+      const auto it = std::find_if(info.schema.begin(), info.schema.end(),
+                                   [&](const ColumnSchema& s) { return s.name == name; });
+      if (it == info.schema.end()) return std::nullopt;
+      chosen.push_back(static_cast<size_t>(it - info.schema.begin()));
+    }
+    const int64_t rows = 2 * static_cast<int64_t>(info.row_groups.size());
+    Table t;
+    t.num_rows = rows;
+    for (const size_t k : chosen) {
+      const ColumnSchema& schema = info.schema[k];
+      Column c = make_column(schema);
+      const bool integer = (schema.type == PhysicalType::kInt32 || schema.type == PhysicalType::kInt64) &&
+                           schema.logical.kind == LogicalKind::kNone;
+      if (integer && schema.list_depth() > 1) return std::nullopt;
+      std::vector<uint8_t> present(static_cast<size_t>(rows), 1);
+      std::vector<int64_t> values(static_cast<size_t>(rows), 0);
+      for (size_t g = 0; integer && g < info.row_groups.size(); ++g) {
+        const parquet::ColumnChunkInfo& chunk = info.row_groups[g].columns[k];
+        const size_t width = schema.type == PhysicalType::kInt32 ? 4 : 8;
+        if (chunk.min.size() == width && chunk.max.size() == width) {
+          values[2 * g] = plain_integer(chunk.min);
+          values[2 * g + 1] = plain_integer(chunk.max);
+        } else if (schema.nullable && !schema.is_list && chunk.null_count == info.row_groups[g].num_rows) {
+          present[2 * g] = present[2 * g + 1] = 0;
+        } else {
+          return std::nullopt;
+        }
+      }
+      if (schema.is_list) {  // a row a value: lists of one, or empty where the chunk holds none
+        c.list_offsets.assign(1, 0);
+        for (int64_t r = 0; r < rows; ++r) c.list_offsets.push_back(c.list_offsets.back() + (integer && present[r]));
+        for (ListLevel& level : c.inner_lists) level.offsets.assign(1, 0);  // no inner list
+      }
+      const int64_t slots = schema.is_list ? c.list_offsets.back() : rows;
+      std::visit(
+          [&](auto& v) {
+            using V = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<V, ByteArrays>) {
+              const std::string zero(static_cast<size_t>(std::max(schema.type_length, 0)), '\0');
+              for (int64_t i = 0; i < slots; ++i) v.push_back(zero);
+            } else if constexpr (std::is_same_v<typename V::value_type, int32_t> ||
+                                 std::is_same_v<typename V::value_type, int64_t>) {
+              if (!integer) v.assign(static_cast<size_t>(slots), 0);
+              for (int64_t r = 0; integer && r < rows; ++r) {
+                if (!schema.is_list || present[r]) v.push_back(static_cast<typename V::value_type>(values[r]));
+              }
+            } else {
+              v.assign(static_cast<size_t>(slots), {});
+            }
+          },
+          c.values);
+      if (!schema.is_list && std::count(present.begin(), present.end(), 0) > 0) c.validity = present;
+      t.columns.push_back(std::move(c));
+    }
+    return t;
+  }
+
+  // A PLAIN-encoded INT32 or INT64 statistic as the column holds it (an unsigned INT32 keeps its bits).
+  static int64_t plain_integer(const std::string& bytes) {
+    if (bytes.size() == 4) {
+      int32_t v;
+      std::memcpy(&v, bytes.data(), 4);
+      return v;
+    }
+    int64_t v;
+    std::memcpy(&v, bytes.data(), 8);
+    return v;
   }
 
   // Back to the first block, for another pass.
@@ -247,10 +333,16 @@ int run_convert(const ConvertArgs& args) {
 
   // A block as it is written: packed, then (with the narrowed types of the whole input) narrowed. Messages name
   // the input; their rows count from its first.
-  auto transform = [&](Table& block, int64_t first_row, const std::vector<ColumnSchema>* narrowed) {
+  auto pack = [&](Table& block, int64_t first_row) {
     try {
       for (const auto& [name, patterns] : packs) pack_columns(block, name, patterns, pack_as, first_row);
-      if (narrowed != nullptr) cast_integer_columns(block, *narrowed, first_row);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(args.input + ": " + e.what());
+    }
+  };
+  auto narrow = [&](Table& block, int64_t first_row, const std::vector<ColumnSchema>& narrowed) {
+    try {
+      cast_integer_columns(block, narrowed, first_row);
     } catch (const InvalidArgument& e) {
       throw InvalidArgument(args.input + ": " + e.what());
     }
@@ -260,39 +352,46 @@ int run_convert(const ConvertArgs& args) {
   std::fflush(stdout);
   const auto start = Clock::now();
   ProgressBar bar;
-  // Narrowing needs every value's range before the first row is written. A CSV reader's first pass found each
-  // column's: its two extreme rows, packed as every block is, give the ranges of the columns written. Otherwise
-  // (a Parquet input, or extremes that a pack refuses, for the pass to name the row) a pass over the input.
-  std::optional<std::vector<ColumnSchema>> narrowed;
-  std::vector<ColumnSchema> packed;  // the columns before narrowing, for the summary
   BlockInput input(args);
-  if (args.narrow_ints) {
+  std::vector<ColumnSchema> packed;  // the columns before narrowing, for the summary
+  // The narrowed columns from a pass over the input, as packed blocks.
+  auto ranges_by_pass = [&]() {
     IntegerRanges ranges;
-    bool known = false;
+    packed.clear();
+    Table block;
+    while (input.next(&block)) {
+      pack(block, input.first_row());
+      if (packed.empty()) {
+        for (const Column& c : block.columns) packed.push_back(c.schema);
+      }
+      ranges.add(block);
+      bar.update("Integer ranges", input.first_row() + block.num_rows, input.total_rows());
+    }
+    bar.clear();
+    input.rewind();
+    return ranges.narrowed();
+  };
+  // Narrowing needs every value's range before the first row is written. A CSV reader's first pass found each
+  // column's, and a Parquet footer's statistics hold each row group's: those extreme rows, packed as every block
+  // is, give the ranges of the columns written. Otherwise (statistics missing, --limit cutting a Parquet input,
+  // or extremes that a pack refuses, for the pass to name the row) a pass over the input. Should a value lie
+  // outside its chunk's statistics (a file that misstates them), the cast refuses it and the conversion starts
+  // again from a pass.
+  std::optional<std::vector<ColumnSchema>> narrowed;
+  bool from_statistics = false;
+  if (args.narrow_ints) {
     if (std::optional<Table> extremes = input.extremes()) {
       try {
-        transform(*extremes, 0, nullptr);
-        for (const Column& c : extremes->columns) packed.push_back(c.schema);
+        pack(*extremes, 0);
+        IntegerRanges ranges;
         ranges.add(*extremes);
-        known = true;
+        for (const Column& c : extremes->columns) packed.push_back(c.schema);
+        narrowed = ranges.narrowed();
+        from_statistics = file_format(args.input) == FileFormat::kParquet;
       } catch (const InvalidArgument&) {
-        packed.clear();
       }
     }
-    if (!known) {
-      Table block;
-      while (input.next(&block)) {
-        transform(block, input.first_row(), nullptr);
-        if (packed.empty()) {
-          for (const Column& c : block.columns) packed.push_back(c.schema);
-        }
-        ranges.add(block);
-        bar.update("Integer ranges", input.first_row() + block.num_rows, input.total_rows());
-      }
-      bar.clear();
-      input.rewind();
-    }
-    narrowed = ranges.narrowed();
+    if (!narrowed) narrowed = ranges_by_pass();
   }
 
   if (args.limit > 0) fmt::print("Keeping the first {}\n", counted(input.total_rows(), "row"));
@@ -300,36 +399,60 @@ int run_convert(const ConvertArgs& args) {
   std::optional<CsvWriter> csv_out;
   std::vector<ColumnSchema> unpacked;
   int64_t rows = 0;
-  Table block;
-  while (input.next(&block)) {
-    if (unpacked.empty()) {
-      for (const Column& c : block.columns) unpacked.push_back(c.schema);
-    }
-    transform(block, input.first_row(), narrowed ? &*narrowed : nullptr);
-    if (!parquet_out && !csv_out) {  // the first block: the output's columns
-      std::vector<ColumnSchema> schema;
-      for (const Column& c : block.columns) schema.push_back(c.schema);
-      if (!to_parquet) {
-        csv_out.emplace(args.output, std::move(schema));
-      } else {
-        parquet::WriteOptions options;
-        options.codec = parquet::parse_codec(args.codec);
-        if (args.level_given) options.compression_level = args.level;
-        options.dictionary = args.dictionary;
-        options.row_group_rows = args.row_group_rows > 0 ? args.row_group_rows : auto_row_group_rows(block);
-        options.num_threads = args.threads;
-        parquet_out.emplace(args.output, std::move(schema), options);
+  // Writes every block; false when a value lies outside the statistics the narrowed types came from.
+  auto write_blocks = [&]() {
+    Table block;
+    while (input.next(&block)) {
+      if (unpacked.empty()) {
+        for (const Column& c : block.columns) unpacked.push_back(c.schema);
       }
+      pack(block, input.first_row());
+      if (narrowed) {
+        try {
+          narrow(block, input.first_row(), *narrowed);
+        } catch (const InvalidArgument& e) {
+          if (!from_statistics) throw;
+          bar.clear();
+          fmt::print("{}; the footer's statistics do not hold it, so the ranges come from a pass\n", e.what());
+          return false;
+        }
+      }
+      if (!parquet_out && !csv_out) {  // the first block: the output's columns
+        std::vector<ColumnSchema> schema;
+        for (const Column& c : block.columns) schema.push_back(c.schema);
+        if (!to_parquet) {
+          csv_out.emplace(args.output, std::move(schema));
+        } else {
+          parquet::WriteOptions options;
+          options.codec = parquet::parse_codec(args.codec);
+          if (args.level_given) options.compression_level = args.level;
+          options.dictionary = args.dictionary;
+          options.row_group_rows = args.row_group_rows > 0 ? args.row_group_rows : auto_row_group_rows(block);
+          options.num_threads = args.threads;
+          parquet_out.emplace(args.output, std::move(schema), options);
+        }
+      }
+      if (to_parquet) {
+        parquet_out->write(block);
+      } else {
+        csv_out->write(block);
+      }
+      rows += block.num_rows;
+      bar.update("Converting", input.first_row() + block.num_rows, input.total_rows());
     }
-    if (to_parquet) {
-      parquet_out->write(block);
-    } else {
-      csv_out->write(block);
-    }
-    rows += block.num_rows;
-    bar.update("Converting", input.first_row() + block.num_rows, input.total_rows());
+    bar.clear();
+    return true;
+  };
+  if (!write_blocks()) {
+    parquet_out.reset();  // its temporary file is removed: nothing was written at the output's path
+    csv_out.reset();
+    unpacked.clear();
+    rows = 0;
+    input.rewind();
+    narrowed = ranges_by_pass();
+    from_statistics = false;
+    write_blocks();
   }
-  bar.clear();
 
   // What changed, from the schemas before and after.
   const std::vector<ColumnSchema> schema = to_parquet ? parquet_out->schema() : csv_out->schema();

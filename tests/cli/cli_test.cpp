@@ -24,6 +24,7 @@
 #include "feedline/error.h"
 #include "feedline/model.h"
 #include "feedline/parquet.h"
+#include "io/parquet_test_support.h"
 #include "test_paths.h"
 
 namespace feedline {
@@ -425,6 +426,105 @@ TEST(Cli, ConvertNarrowsACsvFromItsFirstPass) {
   EXPECT_TRUE(contains(r.output, dir + "/in.csv: column 'c' row 0 holds 1000")) << r.output;
   EXPECT_EQ(r.output.substr(r.output.find("error")), plain.output.substr(plain.output.find("error")));
   EXPECT_FALSE(std::filesystem::exists(dir + "/bytes.parquet"));
+}
+
+// --narrow-ints on a Parquet file takes each integer column's range from the footer's statistics, and narrows as
+// a pass over the values does: the same output as from the same file written without statistics (which takes
+// the pass), with packs, chosen columns, a null chunk and a list column. A footer whose statistics leave out a
+// value still converts right: the conversion starts again from a pass.
+TEST(Cli, ConvertNarrowsAParquetFileFromItsStatistics) {
+  const std::string dir = testing::scratch_dir("cli_convert_parquet_stats");
+  const auto int64_column = [](const std::string& name, bool nullable) {
+    ColumnSchema s;
+    s.name = name;
+    s.type = PhysicalType::kInt64;
+    s.nullable = nullable;
+    return make_column(s);
+  };
+  // 40 rows in row groups of 10. a: 0..250; b: -5..30000; c: null but in the last row group (100030..100039);
+  // e: lists of 0..1000, some empty; x: doubles; s: text.
+  Table t;
+  t.num_rows = 40;
+  Column a = int64_column("a", false), b = int64_column("b", false), c = int64_column("c", true);
+  ColumnSchema es;
+  es.name = "e";
+  es.type = PhysicalType::kInt64;
+  es.is_list = true;
+  Column e = make_column(es);
+  ColumnSchema xs;
+  xs.name = "x";
+  xs.type = PhysicalType::kDouble;
+  Column x = make_column(xs);
+  ColumnSchema ss;
+  ss.name = "s";
+  ss.type = PhysicalType::kByteArray;
+  ss.is_string = true;
+  Column text = make_column(ss);
+  for (int64_t i = 0; i < 40; ++i) {
+    a.as<int64_t>().push_back(i * 250 / 39);
+    b.as<int64_t>().push_back(i == 7 ? -5 : i == 33 ? 30000 : i);
+    c.as<int64_t>().push_back(i >= 30 ? 100000 + i : 0);
+    c.validity.push_back(i >= 30);
+    for (int64_t k = 0; k < i % 3; ++k) e.as<int64_t>().push_back((i * 25 + k) % 1001);
+    e.list_offsets.push_back(static_cast<int64_t>(e.as<int64_t>().size()));
+    x.as<double>().push_back(static_cast<double>(i) / 4);
+    std::get<ByteArrays>(text.values).push_back("row " + std::to_string(i));
+  }
+  for (Column* col : {&a, &b, &c, &e, &x, &text}) t.columns.push_back(std::move(*col));
+  parquet::WriteOptions options;
+  options.row_group_rows = 10;
+  parquet::write_table(dir + "/stats.parquet", t, options);
+  options.statistics = false;
+  parquet::write_table(dir + "/bare.parquet", t, options);
+  ASSERT_FALSE(parquet::read_file_info(dir + "/stats.parquet").row_groups[0].columns[0].min.empty());
+  ASSERT_TRUE(parquet::read_file_info(dir + "/bare.parquet").row_groups[0].columns[0].min.empty());
+
+  for (const std::string more : {"", " --pack 'v=a,b' --pack-as list", " --pack 'v=a' --pack-as bytes",
+                                 " --columns 'e,c,a'", " --limit 15"}) {
+    SCOPED_TRACE(more);
+    CliRun r = run_cli("convert " + dir + "/stats.parquet " + dir + "/from_stats.parquet --narrow-ints" + more);
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_cli("convert " + dir + "/bare.parquet " + dir + "/from_pass.parquet --narrow-ints" + more);
+    ASSERT_EQ(r.status, 0) << r.output;
+    // The outputs differ only in the statistics the inputs had (kept or not): compare their tables and schemas.
+    const Table from_stats = parquet::read_table(dir + "/from_stats.parquet");
+    testing::expect_tables_equal(from_stats, parquet::read_table(dir + "/from_pass.parquet"));
+  }
+  CliRun r = run_cli("convert " + dir + "/stats.parquet " + dir + "/narrow.parquet --narrow-ints");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Table narrow = parquet::read_table(dir + "/narrow.parquet");
+  EXPECT_EQ(narrow.column("a").schema.int_annotation, (IntAnnotation{8, false}));
+  EXPECT_EQ(narrow.column("b").schema.int_annotation, (IntAnnotation{16, true}));
+  EXPECT_EQ(narrow.column("c").schema.int_annotation, (IntAnnotation{32, false}));
+  EXPECT_EQ(narrow.column("e").schema.int_annotation, (IntAnnotation{16, false}));
+  EXPECT_EQ(narrow.column("x").schema.type, PhysicalType::kDouble);
+  EXPECT_EQ(narrow.column("c").as<int32_t>()[39], 100039);
+  EXPECT_TRUE(narrow.column("c").is_null(29));
+
+  // A footer whose statistics say b's greatest value is 100, where row 33 holds 30000: INT(8,signed), which
+  // would not hold it, so the conversion starts again from a pass, and nothing half-written is left behind.
+  std::string bytes = slurp(dir + "/stats.parquet");
+  const std::string footer_len = bytes.substr(bytes.size() - 8, 4);
+  const size_t footer = bytes.size() - 8 - static_cast<size_t>(static_cast<uint8_t>(footer_len[0]) |
+                                                               static_cast<uint8_t>(footer_len[1]) << 8);
+  const std::string max_30000("\x08\x30\x75\0\0\0\0\0\0", 9), max_100("\x08\x64\0\0\0\0\0\0\0", 9);
+  int patched = 0;
+  for (size_t at = bytes.find(max_30000, footer); at != std::string::npos; at = bytes.find(max_30000, at + 1)) {
+    bytes.replace(at, max_100.size(), max_100);
+    ++patched;
+  }
+  ASSERT_GT(patched, 0);
+  std::ofstream(dir + "/lying.parquet", std::ios::binary) << bytes;
+  ASSERT_EQ(parquet::read_file_info(dir + "/lying.parquet").row_groups[3].columns[1].max,
+            std::string("\x64\0\0\0\0\0\0\0", 8));
+  r = run_cli("convert " + dir + "/lying.parquet " + dir + "/fixed.parquet --narrow-ints");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "column 'b' row 33 holds 30000")) << r.output;
+  EXPECT_TRUE(contains(r.output, "the footer's statistics do not hold it")) << r.output;
+  testing::expect_tables_equal(parquet::read_table(dir + "/fixed.parquet"), narrow);
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) files += entry.is_regular_file();
+  EXPECT_EQ(files, 7u);  // stats, bare, from_stats, from_pass, narrow, lying, fixed, and no temporary file
 }
 
 // --row-group-rows 0 (the default): row groups of up to 2^20 rows, fewer when that many would take more than
