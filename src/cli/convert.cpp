@@ -191,9 +191,7 @@ class BlockInput {
     for (const int64_t n : row_groups_) file_rows += n;
     if (total_ < file_rows || info.row_groups.empty()) return std::nullopt;
     std::vector<size_t> chosen;  // the read's columns, as indices into info.schema
-    for (size_t k = 0; k < info.schema.size(); ++k) {
-      if (names_.empty()) chosen.push_back(k);
-    }
+    for (size_t k = 0; names_.empty() && k < info.schema.size(); ++k) chosen.push_back(k);
     for (const std::string& name : names_) {
       const auto it = std::find_if(info.schema.begin(), info.schema.end(),
                                    [&](const ColumnSchema& s) { return s.name == name; });
