@@ -283,6 +283,42 @@ TEST(ParquetHostile, HandMadeMetadata) {
                                  "column 'x' (its leaf 'x.y'): LIST groups other than one repeated field");
   md.schema[1].converted_type = fmt::converted::kMap;  // nor a map
   expect_throw_with<Unsupported>(path, make_file(md), "column 'x' (its leaf 'x.y'): MAP groups other than one");
+  // Lists of structs of lists ... 100 deep: refused as hostile before any recursion runs away (a list of structs
+  // 20 deep is read: its leaf is one list of 20 levels, 'x.f.f...').
+  for (const int depth : {20, 100}) {
+    md = one_column_metadata(3);
+    std::vector<fmt::SchemaElement> groups;
+    for (int k = 0; k < depth; ++k) {
+      fmt::SchemaElement list;
+      list.name = k == 0 ? "x" : "f";
+      list.repetition_type = fmt::repetition::kOptional;
+      list.converted_type = fmt::converted::kList;
+      list.num_children = 1;
+      fmt::SchemaElement repeated;
+      repeated.name = "list";
+      repeated.repetition_type = fmt::repetition::kRepeated;
+      repeated.num_children = 1;
+      fmt::SchemaElement element;  // a struct of one field, the next list (or the leaf)
+      element.name = "element";
+      element.repetition_type = fmt::repetition::kOptional;
+      element.num_children = 1;
+      groups.insert(groups.end(), {list, repeated, element});
+    }
+    md.schema.insert(md.schema.begin() + 1, groups.begin(), groups.end());
+    md.schema.back().name = "f";
+    if (depth == 100) {
+      expect_throw_with<InvalidFile>(path, make_file(md), "schema nested deeper than 64");
+    } else {
+      write_bytes(path, make_file(md));
+      const FileInfo info = read_file_info(path);
+      ASSERT_EQ(info.schema.size(), 1u);
+      std::string name = "x";
+      for (int k = 0; k < depth; ++k) name += ".f";
+      EXPECT_EQ(info.schema[0].name, name);
+      EXPECT_EQ(info.schema[0].list_depth(), depth);
+      EXPECT_TRUE(info.schema[0].element_nullable);
+    }
+  }
   md = one_column_metadata(3);
   md.schema[1].converted_type = fmt::converted::kDecimal;  // without its precision
   expect_throw_with<InvalidFile>(path, make_file(md), "DECIMAL(0, 0)");
