@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -323,19 +324,27 @@ int run_inspect(const InspectArgs& args) {
   fmt::print("File: {} ({} bytes)\nCreated by: {}\nRows: {} in {} row group{}\n\nSchema ({} columns):\n", args.path,
              bytes, info.created_by.empty() ? "(not recorded)" : info.created_by, info.num_rows,
              info.row_groups.size(), info.row_groups.size() == 1 ? "" : "s", info.schema.size());
+  // Columns as wide as the longest name and type (within bounds): nested fields' dotted paths run long.
+  size_t name_w = 24, type_w = 20;
   for (const auto& s : info.schema) {
-    fmt::print("  {:<24} {:<20} {:<18} {}\n", s.name, type_text(s), logical_type(s), nullability_text(s));
+    name_w = std::max(name_w, std::min<size_t>(s.name.size(), 48));
+    type_w = std::max(type_w, std::min<size_t>(type_text(s).size(), 32));
+  }
+  for (const auto& [name, why] : info.unsupported_columns) name_w = std::max(name_w, std::min<size_t>(name.size(), 48));
+  for (const auto& s : info.schema) {
+    fmt::print("  {:<{}} {:<{}} {:<18} {}\n", s.name, name_w, type_text(s), type_w, logical_type(s),
+               nullability_text(s));
   }
   if (!info.unsupported_columns.empty()) {
     fmt::print("\nNot readable ({} leaf columns; `cat` and `train` can read the columns above):\n",
                info.unsupported_columns.size());
-    for (const auto& [name, why] : info.unsupported_columns) fmt::print("  {:<24} {}\n", name, why);
+    for (const auto& [name, why] : info.unsupported_columns) fmt::print("  {:<{}} {}\n", name, name_w, why);
   }
   for (size_t g = 0; g < info.row_groups.size(); ++g) {
     const auto& rg = info.row_groups[g];
     fmt::print("\nRow group {}: {} rows\n", g, rg.num_rows);
-    fmt::print("  {:<24} {:<12} {:<36} {:>12} {:>12} {:>6}  {}\n", "column", "codec", "encodings", "compressed",
-               "uncompressed", "nulls", "min .. max");
+    fmt::print("  {:<{}} {:<12} {:<36} {:>12} {:>12} {:>6}  {}\n", "column", name_w, "codec", "encodings",
+               "compressed", "uncompressed", "nulls", "min .. max");
     for (size_t c = 0; c < rg.columns.size(); ++c) {
       const auto& ci = rg.columns[c];
       std::string encodings;
@@ -344,7 +353,7 @@ int run_inspect(const InspectArgs& args) {
                                     ? std::string("-")
                                     : shorten(statistic_text(info.schema[c], ci.min), 24) + " .. " +
                                           shorten(statistic_text(info.schema[c], ci.max), 24);
-      fmt::print("  {:<24} {:<12} {:<36} {:>12} {:>12} {:>6}  {}\n", info.schema[c].name, ci.codec, encodings,
+      fmt::print("  {:<{}} {:<12} {:<36} {:>12} {:>12} {:>6}  {}\n", info.schema[c].name, name_w, ci.codec, encodings,
                  ci.compressed_bytes, ci.uncompressed_bytes, ci.null_count >= 0 ? std::to_string(ci.null_count) : "-",
                  range);
     }
