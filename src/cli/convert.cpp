@@ -87,6 +87,45 @@ void check_output(const ConvertArgs& args) {
   }
 }
 
+// Whether --narrow-ints ranges the column's values: INT32 or INT64 without a logical type (as IntegerRanges does).
+bool ranged_integer(const ColumnSchema& s) {
+  return (s.type == PhysicalType::kInt32 || s.type == PhysicalType::kInt64) && s.logical.kind == LogicalKind::kNone;
+}
+
+// A column of extremes rows (see BlockInput::extremes()), one a value of `values`: for an integer column the value
+// where `present` says so and a null elsewhere (for a list column of integers, a list of that one value, or an
+// empty list); for any other column zeros, empty values or empty lists.
+Column extremes_column(const ColumnSchema& schema, const std::vector<int64_t>& values,
+                       const std::vector<uint8_t>& present) {
+  Column c = make_column(schema);
+  const bool integer = ranged_integer(schema);
+  const int64_t rows = static_cast<int64_t>(values.size());
+  if (schema.is_list) {
+    for (int64_t r = 0; r < rows; ++r) c.list_offsets.push_back(c.list_offsets.back() + (integer && present[r]));
+    for (ListLevel& level : c.inner_lists) level.offsets.assign(1, 0);  // no inner list
+  }
+  const int64_t slots = schema.is_list ? c.list_offsets.back() : rows;
+  std::visit(
+      [&](auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, ByteArrays>) {
+          const std::string zero(static_cast<size_t>(std::max(schema.type_length, 0)), '\0');
+          for (int64_t i = 0; i < slots; ++i) v.push_back(zero);
+        } else if constexpr (std::is_same_v<typename V::value_type, int32_t> ||
+                             std::is_same_v<typename V::value_type, int64_t>) {
+          if (!integer) v.assign(static_cast<size_t>(slots), 0);
+          for (int64_t r = 0; integer && r < rows; ++r) {
+            if (!schema.is_list || present[r]) v.push_back(static_cast<typename V::value_type>(values[r]));
+          }
+        } else {
+          v.assign(static_cast<size_t>(slots), {});
+        }
+      },
+      c.values);
+  if (!schema.is_list && std::count(present.begin(), present.end(), 0) > 0) c.validity = present;
+  return c;
+}
+
 // The input a block of rows at a time, so that a file larger than memory converts: a Parquet file a row group at
 // a time; a CSV file about 64 MB of text at a time (CsvStreamReader), or whole up to 256 MB. The first block may
 // hold no rows (a file of none still has its columns); blocks stop at --limit.
@@ -162,21 +201,12 @@ class BlockInput {
     t.num_rows = 2;
     const std::vector<ColumnSchema>& schema = csv_->schema();
     for (size_t k = 0; k < schema.size(); ++k) {
-      Column c = make_column(schema[k]);
-      if (schema[k].type == PhysicalType::kInt64) {
-        const auto range = csv_->int_range(k);
-        if (!range && !schema[k].nullable) return std::nullopt;
-        c.as<int64_t>() = range ? std::vector<int64_t>{range->first, range->second} : std::vector<int64_t>{0, 0};
-        if (!range) c.validity = {0, 0};
-      } else if (schema[k].type == PhysicalType::kDouble) {
-        c.as<double>() = {0.0, 0.0};
-      } else if (schema[k].type == PhysicalType::kByteArray) {
-        std::get<ByteArrays>(c.values).push_back("");
-        std::get<ByteArrays>(c.values).push_back("");
-      } else {
-        return std::nullopt;
-      }
-      t.columns.push_back(std::move(c));
+      const bool integer = ranged_integer(schema[k]);
+      const auto range = integer ? csv_->int_range(k) : std::nullopt;
+      if (integer && !range && !schema[k].nullable) return std::nullopt;
+      t.columns.push_back(extremes_column(schema[k], range ? std::vector<int64_t>{range->first, range->second}
+                                                           : std::vector<int64_t>{0, 0},
+                                          std::vector<uint8_t>(2, !integer || range)));
     }
     return t;
   }
@@ -203,15 +233,13 @@ class BlockInput {
     t.num_rows = rows;
     for (const size_t k : chosen) {
       const ColumnSchema& schema = info.schema[k];
-      Column c = make_column(schema);
-      const bool integer = (schema.type == PhysicalType::kInt32 || schema.type == PhysicalType::kInt64) &&
-                           schema.logical.kind == LogicalKind::kNone;
+      const bool integer = ranged_integer(schema);
       if (integer && schema.list_depth() > 1) return std::nullopt;
       std::vector<uint8_t> present(static_cast<size_t>(rows), 1);
       std::vector<int64_t> values(static_cast<size_t>(rows), 0);
+      const size_t width = schema.type == PhysicalType::kInt32 ? 4 : 8;
       for (size_t g = 0; integer && g < info.row_groups.size(); ++g) {
         const parquet::ColumnChunkInfo& chunk = info.row_groups[g].columns[k];
-        const size_t width = schema.type == PhysicalType::kInt32 ? 4 : 8;
         if (chunk.min.size() == width && chunk.max.size() == width) {
           values[2 * g] = plain_integer(chunk.min);
           values[2 * g + 1] = plain_integer(chunk.max);
@@ -221,31 +249,7 @@ class BlockInput {
           return std::nullopt;
         }
       }
-      if (schema.is_list) {  // a row a value: lists of one, or empty where the chunk holds none
-        c.list_offsets.assign(1, 0);
-        for (int64_t r = 0; r < rows; ++r) c.list_offsets.push_back(c.list_offsets.back() + (integer && present[r]));
-        for (ListLevel& level : c.inner_lists) level.offsets.assign(1, 0);  // no inner list
-      }
-      const int64_t slots = schema.is_list ? c.list_offsets.back() : rows;
-      std::visit(
-          [&](auto& v) {
-            using V = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<V, ByteArrays>) {
-              const std::string zero(static_cast<size_t>(std::max(schema.type_length, 0)), '\0');
-              for (int64_t i = 0; i < slots; ++i) v.push_back(zero);
-            } else if constexpr (std::is_same_v<typename V::value_type, int32_t> ||
-                                 std::is_same_v<typename V::value_type, int64_t>) {
-              if (!integer) v.assign(static_cast<size_t>(slots), 0);
-              for (int64_t r = 0; integer && r < rows; ++r) {
-                if (!schema.is_list || present[r]) v.push_back(static_cast<typename V::value_type>(values[r]));
-              }
-            } else {
-              v.assign(static_cast<size_t>(slots), {});
-            }
-          },
-          c.values);
-      if (!schema.is_list && std::count(present.begin(), present.end(), 0) > 0) c.validity = present;
-      t.columns.push_back(std::move(c));
+      t.columns.push_back(extremes_column(schema, values, present));
     }
     return t;
   }
