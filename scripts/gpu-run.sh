@@ -78,10 +78,11 @@ prepare() {
 case "$stage" in
   build) ;;
   test)
-    # PngImages.AHuggingFace* needs DuckDB (node); Cli.Inspect*/Cli.Cat* read the Parquet corpus in ../shared.
+    # PngImages.AHuggingFace* needs DuckDB (node); Cli.Inspect*/Cli.Cat* read the Parquet corpus in ../shared;
+    # Package.* installs the build and builds a project against it (checked by scripts/check-libtorch2.sh).
     # Memory.* and Blas.* change process-wide settings: each runs in a process of its own, as under CTest.
     {
-      "$build/tests/feedline_tests" --gtest_filter='-PngImages.AHuggingFace*:Cli.Inspect*:Cli.Cat*:Memory.*:Blas.*' "$@"
+      "$build/tests/feedline_tests" --gtest_filter='-PngImages.AHuggingFace*:Cli.Inspect*:Cli.Cat*:Package.*:Memory.*:Blas.*' "$@"
       for alone in $("$build/tests/feedline_tests" --gtest_list_tests --gtest_filter='Memory.*:Blas.*' |
                        awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }'); do
         "$build/tests/feedline_tests" --gtest_filter="$alone" --gtest_brief=1
