@@ -15,6 +15,10 @@
 
 namespace feedline {
 
+// Whether narrow_integer_columns() and IntegerRanges range a column's values: INT32 or INT64 with no logical type
+// but INT (for a list column, its elements').
+bool is_narrowable_integer(const ColumnSchema& schema);
+
 // The narrowest type that holds every non-null value of an integer column (INT32 or INT64 with no logical type
 // but INT; for a list column, of its elements): INT(8), INT(16) or INT(32) stored as INT32, unsigned when no
 // value is negative, signed otherwise, else INT64 (unsigned INT(64) when a value needs it). A column with no

@@ -87,18 +87,13 @@ void check_output(const ConvertArgs& args) {
   }
 }
 
-// Whether --narrow-ints ranges the column's values: INT32 or INT64 without a logical type (as IntegerRanges does).
-bool ranged_integer(const ColumnSchema& s) {
-  return (s.type == PhysicalType::kInt32 || s.type == PhysicalType::kInt64) && s.logical.kind == LogicalKind::kNone;
-}
-
 // A column of extremes rows (see BlockInput::extremes()), one a value of `values`: for an integer column the value
 // where `present` says so and a null elsewhere (for a list column of integers, a list of that one value, or an
 // empty list); for any other column zeros, empty values or empty lists.
 Column extremes_column(const ColumnSchema& schema, const std::vector<int64_t>& values,
                        const std::vector<uint8_t>& present) {
   Column c = make_column(schema);
-  const bool integer = ranged_integer(schema);
+  const bool integer = is_narrowable_integer(schema);
   const int64_t rows = static_cast<int64_t>(values.size());
   if (schema.is_list) {
     for (int64_t r = 0; r < rows; ++r) c.list_offsets.push_back(c.list_offsets.back() + (integer && present[r]));
@@ -201,7 +196,7 @@ class BlockInput {
     t.num_rows = 2;
     const std::vector<ColumnSchema>& schema = csv_->schema();
     for (size_t k = 0; k < schema.size(); ++k) {
-      const bool integer = ranged_integer(schema[k]);
+      const bool integer = is_narrowable_integer(schema[k]);
       const auto range = integer ? csv_->int_range(k) : std::nullopt;
       if (integer && !range && !schema[k].nullable) return std::nullopt;
       t.columns.push_back(extremes_column(schema[k], range ? std::vector<int64_t>{range->first, range->second}
@@ -233,7 +228,7 @@ class BlockInput {
     t.num_rows = rows;
     for (const size_t k : chosen) {
       const ColumnSchema& schema = info.schema[k];
-      const bool integer = ranged_integer(schema);
+      const bool integer = is_narrowable_integer(schema);
       if (integer && schema.list_depth() > 1) return std::nullopt;
       std::vector<uint8_t> present(static_cast<size_t>(rows), 1);
       std::vector<int64_t> values(static_cast<size_t>(rows), 0);

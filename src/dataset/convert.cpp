@@ -14,6 +14,11 @@
 #include "feedline/error.h"
 
 namespace feedline {
+
+bool is_narrowable_integer(const ColumnSchema& s) {
+  return (s.type == PhysicalType::kInt32 || s.type == PhysicalType::kInt64) && s.logical.kind == LogicalKind::kNone;
+}
+
 namespace {
 
 using Int128 = __int128;
@@ -25,10 +30,6 @@ std::string to_string(Int128 v) {
   std::string digits;
   for (; u != 0; u /= 10) digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
   return negative ? "-" + digits : digits;
-}
-
-bool is_integer(const ColumnSchema& s) {
-  return (s.type == PhysicalType::kInt32 || s.type == PhysicalType::kInt64) && s.logical.kind == LogicalKind::kNone;
 }
 
 bool is_unsigned(const ColumnSchema& s) { return s.int_annotation && !s.int_annotation->is_signed; }
@@ -137,7 +138,7 @@ ColumnSchema element_schema(const std::vector<const Column*>& columns) {
     return c->schema.type == first.type && c->schema.int_annotation == first.int_annotation;
   });
   const bool integers =
-      std::all_of(columns.begin(), columns.end(), [](const Column* c) { return is_integer(c->schema); });
+      std::all_of(columns.begin(), columns.end(), [](const Column* c) { return is_narrowable_integer(c->schema); });
   if (same) {
     s.type = first.type;
     s.int_annotation = first.int_annotation;
@@ -204,7 +205,7 @@ void IntegerRanges::add(const Table& block) {
       throw InvalidArgument("IntegerRanges: " + where(column) + " differs from the first block's '" +
                             schema_[k].name + "'");
     }
-    if (!is_integer(column.schema)) continue;
+    if (!is_narrowable_integer(column.schema)) continue;
     std::optional<std::pair<Int128, Int128>>& range = ranges_[k];
     const int64_t slots = slot_count(column);
     for (int64_t i = 0; i < slots; ++i) {
@@ -234,7 +235,7 @@ void cast_integer_columns(Table& table, const std::vector<ColumnSchema>& schema,
     Column& column = table.columns[k];
     const ColumnSchema& to = schema[k];
     if (to.type == column.schema.type && to.int_annotation == column.schema.int_annotation) continue;
-    if (!is_integer(column.schema) || to.type != PhysicalType::kInt32 || !to.int_annotation ||
+    if (!is_narrowable_integer(column.schema) || to.type != PhysicalType::kInt32 || !to.int_annotation ||
         to.name != column.schema.name) {
       throw InvalidArgument("cast_integer_columns: " + where(column) + " cannot become another type than INT(8/16/32)");
     }
@@ -296,7 +297,7 @@ void pack_columns(Table& table, const std::string& name, const std::vector<std::
   if (as == PackAs::kBytes) {
     if (n > std::numeric_limits<int32_t>::max()) throw InvalidArgument("too many columns to pack as bytes");
     for (const Column* c : columns) {
-      if (!is_integer(c->schema)) {
+      if (!is_narrowable_integer(c->schema)) {
         throw InvalidArgument(where(*c) + " holds " + to_string(c->schema.type) +
                               " values; packing as bytes needs integer columns (pack as a list to keep them)");
       }
