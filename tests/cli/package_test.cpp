@@ -41,48 +41,73 @@ std::string readme_snippets(int* blocks) {
   return includes + "\n" + bodies;
 }
 
+// Configures examples/consumer in `build` as a user would, but with this build's compiler, generator and
+// LibTorch, and the package installed at `prefix`; then builds it.
+CliRun configure_and_build(const std::string& prefix, const std::string& build, const std::string& options) {
+  const std::string cmake = quoted(FEEDLINE_CMAKE_COMMAND);
+  CliRun r = run_command(cmake + " -S " + quoted(testing::source_dir() + "/examples/consumer") + " -B " +
+                         quoted(build) + " -G " + quoted(FEEDLINE_CMAKE_GENERATOR) +
+                         " -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=" + quoted(FEEDLINE_CXX_COMPILER) +
+                         " -DCMAKE_PREFIX_PATH=" + quoted(prefix) + " " + options);
+  if (r.status != 0) return r;
+  return run_command(cmake + " --build " + quoted(build));
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
 TEST(Package, AProjectOfItsOwnBuildsAgainstTheInstalledLibrary) {
   const std::string dir = testing::scratch_dir("package");
-  const std::string cmake = quoted(FEEDLINE_CMAKE_COMMAND);
-  CliRun r = run_command(cmake + " --install " + quoted(FEEDLINE_BINARY_DIR) + " --prefix " + quoted(dir + "/prefix"));
+  const std::string prefix = dir + "/prefix";
+  CliRun r = run_command(quoted(FEEDLINE_CMAKE_COMMAND) + " --install " + quoted(FEEDLINE_BINARY_DIR) + " --prefix " +
+                         quoted(prefix));
   ASSERT_EQ(r.status, 0) << r.output;
 
   int blocks = 0;
   const std::string snippets = readme_snippets(&blocks);
   ASSERT_GE(blocks, 2) << "the README's section \"Using the library from C++\" has lost its examples";
   std::ofstream(dir + "/readme_snippets.cpp") << snippets;
-
-  // The example is configured as a user would, but with this build's compiler, generator and LibTorch.
-  r = run_command(cmake + " -S " + quoted(testing::source_dir() + "/examples/consumer") + " -B " +
-                  quoted(dir + "/build") + " -G " + quoted(FEEDLINE_CMAKE_GENERATOR) +
-                  " -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=" + quoted(FEEDLINE_CXX_COMPILER) +
-                  " -DCMAKE_PREFIX_PATH=" + quoted(dir + "/prefix") + " -DTorch_DIR=" + quoted(FEEDLINE_TORCH_DIR) +
-                  " -DEXAMPLE_EXTRA_SOURCES=" + quoted(dir + "/readme_snippets.cpp"));
-  ASSERT_EQ(r.status, 0) << r.output;
-  r = run_command(cmake + " --build " + quoted(dir + "/build"));
+  r = configure_and_build(prefix, dir + "/build",
+                          "-DTorch_DIR=" + quoted(FEEDLINE_TORCH_DIR) +
+                              " -DEXAMPLE_EXTRA_SOURCES=" + quoted(dir + "/readme_snippets.cpp"));
   ASSERT_EQ(r.status, 0) << snippets << "\n" << r.output;
+  // The component feedline_io alone: a project that cannot find LibTorch still builds against it.
+  r = configure_and_build(prefix, dir + "/build-io", "-DEXAMPLE_IO_ONLY=ON -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(std::ifstream(dir + "/build-io/feedline_example").good());
 
   const std::string idx = testing::make_idx_dir("package_idx", 600, 200);
   r = testing::run_cli("prepare --dataset mnist --mnist-idx " + idx + " --data-dir " + dir + "/data");
   ASSERT_EQ(r.status, 0) << r.output;
-  const std::string example = quoted(dir + "/build/feedline_example");
   const std::string data = dir + "/data/MNIST/";
+  const std::string example = quoted(dir + "/build/feedline_example");
   r = run_command(example + " " + data + "train.parquet " + data + "test.parquet 3 32");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("SimpleCNN: 206922 parameters; 600 train and 200 test samples"), std::string::npos)
-      << r.output;
+  EXPECT_TRUE(contains(r.output, "SimpleCNN: 206922 parameters; 600 train and 200 test samples")) << r.output;
   for (const char* line : {"Average Train Time per Epoch: ", "Average Test Time per Epoch: ", "Total Train Time: ",
                            "Total Test Time: "}) {
-    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, line)) << line << "\n" << r.output;
   }
   const auto at = r.output.find("Test Accuracy: ");
   ASSERT_NE(at, std::string::npos) << r.output;
   EXPECT_GE(std::stod(r.output.substr(at + 15)), 80.0) << r.output;
-
   // Its errors name the file and the problem.
   r = run_command(example + " " + data + "missing.parquet " + data + "test.parquet");
   EXPECT_EQ(r.status, 1) << r.output;
-  EXPECT_NE(r.output.find(data + "missing.parquet"), std::string::npos) << r.output;
+  EXPECT_TRUE(contains(r.output, data + "missing.parquet")) << r.output;
+
+  // The labels of make_idx_dir are i % 10: a mean of 4.5 over 600 rows, in the Parquet file and in the CSV file.
+  for (const std::string build : {"/build/", "/build-io/"}) {
+    for (const std::string file : {"train.parquet", "train.csv"}) {
+      r = run_command(quoted(dir + build + "feedline_columns") + " " + data + file + " label pixel1");
+      ASSERT_EQ(r.status, 0) << r.output;
+      EXPECT_TRUE(contains(r.output, file + ": 600 rows, 2 columns\nlabel: 0 nulls, mean 4.5\n")) << r.output;
+    }
+  }
+  r = run_command(quoted(dir + "/build-io/feedline_columns") + " " + data + "test.csv label lable");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, data + "test.csv: no column 'lable'")) << r.output;
 }
 
 }  // namespace
