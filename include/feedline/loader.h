@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -24,6 +25,19 @@ namespace feedline {
 namespace detail {
 struct WorkerPool;
 }  // namespace detail
+
+// Where a batch stands, for LoaderOptions::transform: its epoch (0, 1, ... as Loader::epoch() counts them), its
+// number in the epoch, and a seed for the transform's randomness drawn from (LoaderOptions::seed, epoch, batch)
+// alone, so that the same seed gives the same transformed batches for any num_workers.
+struct BatchInfo {
+  int64_t epoch = 0;
+  int64_t batch = 0;
+  uint64_t seed = 0;
+};
+
+// A batch transform (augmentation, normalisation, ...): takes a batch as the dataset made it and returns the
+// batch to hand out. See LoaderOptions::transform.
+using BatchTransform = std::function<Example(Example batch, const BatchInfo& info)>;
 
 struct LoaderOptions {
   LoaderOptions() = default;
@@ -45,6 +59,13 @@ struct LoaderOptions {
   // Use the dataset's get_batch() when it offers one (has_batch_fetch()); false forces per-sample get + stack
   // (except for a device-resident dataset, always gathered in one call).
   FEEDLINE_ARG(bool, batch_fetch) = true;
+  // Applied to every batch by the thread that made it (a worker; the consumer with no workers or a
+  // device-resident dataset, whose batches are then on its device), after the dataset and before pinning. It
+  // may run in several workers at once, so it must not change shared state unguarded; its exception reaches
+  // the consumer as a dataset's does. For randomness, a generator of its own seeded with info.seed (say
+  // at::detail::createCPUGenerator(info.seed)), never torch's global one, whose draws depend on which worker runs
+  // first. Empty (the default): none.
+  FEEDLINE_ARG(BatchTransform, transform);
 };
 
 // Where an epoch's wall time went, seen from the consumer.

@@ -102,11 +102,17 @@ struct BatchMaker {
   std::shared_ptr<const Dataset> dataset;
   bool batch_fetch = false;
   bool pin = false;
+  BatchTransform transform;  // may be empty
 
-  Example make(const std::vector<int64_t>& indices) const {
+  Example make(const std::vector<int64_t>& indices, const BatchInfo& info) const {
     // The qualified call forces the per-sample path (get + collate) even when the dataset overrides it.
     Example batch = batch_fetch ? dataset->get_batch(indices) : dataset->Dataset::get_batch(indices);
+    batch = transformed(std::move(batch), info);
     return pin ? stage_pinned(std::move(batch)) : batch;
+  }
+
+  Example transformed(Example batch, const BatchInfo& info) const {
+    return transform ? transform(std::move(batch), info) : batch;
   }
 
   // Pinned staging: page-locked host copies, so the consumer's .to(cuda, non_blocking) can overlap the copy.
@@ -126,8 +132,14 @@ struct BatchResult {
 
 // What one epoch's tasks share. Outlives the epoch while a task still holds it.
 struct EpochRun {
-  EpochRun(std::vector<int64_t> order, int64_t batch, BatchMaker m, size_t window)
-      : indices(std::move(order)), batch_size(batch), maker(std::move(m)), results(window) {}
+  EpochRun(std::vector<int64_t> order, int64_t batch, BatchMaker m, size_t window, int64_t epoch_number,
+           uint64_t seed)
+      : indices(std::move(order)),
+        batch_size(batch),
+        maker(std::move(m)),
+        results(window),
+        epoch(epoch_number),
+        epoch_seed(mix(seed ^ mix(~static_cast<uint64_t>(epoch_number)))) {}
 
   std::vector<int64_t> batch_indices(int64_t k) const {
     const int64_t begin = k * batch_size;
@@ -137,10 +149,12 @@ struct EpochRun {
 
   // Batch k: a slice of the uploaded order for a device-resident dataset, else the maker's work.
   Example make_batch(int64_t k) const {
-    if (!device_order.defined()) return maker.make(batch_indices(k));
+    // The transform's seed: a stream of its own (the sampler's is mix(seed ^ mix(epoch))), one value a batch.
+    const BatchInfo info{epoch, k, mix(epoch_seed ^ mix(static_cast<uint64_t>(k)))};
+    if (!device_order.defined()) return maker.make(batch_indices(k), info);
     const int64_t begin = k * batch_size;
     const int64_t end = std::min<int64_t>(begin + batch_size, device_order.size(0));
-    return maker.dataset->gather(device_order.slice(0, begin, end));
+    return maker.transformed(maker.dataset->gather(device_order.slice(0, begin, end)), info);
   }
 
   // A worker's task for batch k. Never throws: a failure travels to the consumer as an exception_ptr.
@@ -181,6 +195,8 @@ struct EpochRun {
   const int64_t batch_size;
   const BatchMaker maker;
   BoundedQueue<BatchResult> results;
+  const int64_t epoch;
+  const uint64_t epoch_seed;
   std::atomic<bool> cancelled{false};
 
  private:
@@ -352,9 +368,10 @@ Epoch Loader::epoch() {
   state->window = std::max<int64_t>(1, workers * options_.prefetch_factor());
   const auto window = static_cast<size_t>(state->window);
   detail::BatchMaker maker{dataset_, (options_.batch_fetch() || resident.has_value()) && dataset_->has_batch_fetch(),
-                           pin_memory_active_};
-  state->run =
-      std::make_shared<detail::EpochRun>(epoch_indices(next_epoch_++), options_.batch_size(), std::move(maker), window);
+                           pin_memory_active_, options_.transform()};
+  const int64_t epoch = next_epoch_++;
+  state->run = std::make_shared<detail::EpochRun>(epoch_indices(epoch), options_.batch_size(), std::move(maker),
+                                                  window, epoch, options_.seed());
   if (upload_order) {
     const auto& order = state->run->indices;
     // One upload per epoch (a copy, so the tensor never aliases the host vector).
