@@ -93,6 +93,22 @@ std::vector<int64_t> drain(Loader& loader) {
   return out;
 }
 
+// Drains `epoch`, which must fail with a SampleError saying `message` (its type and words, not a copy or wrapper);
+// returns the indices of the batches handed out before the failure.
+std::vector<int64_t> drain_until_failure(Epoch& epoch, const char* message, int64_t workers) {
+  std::vector<int64_t> good;
+  try {
+    for (auto& b : epoch) {
+      const auto v = flatten(b);
+      good.insert(good.end(), v.begin(), v.end());
+    }
+    ADD_FAILURE() << "no exception with " << workers << " workers";
+  } catch (const SampleError& e) {
+    EXPECT_STREQ(e.what(), message);
+  }
+  return good;
+}
+
 std::vector<int64_t> iota(int64_t n) {
   std::vector<int64_t> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;
@@ -324,17 +340,7 @@ TEST(Loader, WorkerExceptionIsRethrownWithItsTypeAndMessage) {
       ds->throw_at = 37;
       Loader loader(ds, LoaderOptions(8).num_workers(workers).persistent_workers(persistent));
       auto epoch = loader.epoch();
-      std::vector<int64_t> good;
-      try {
-        for (auto& b : epoch) {
-          const auto v = flatten(b);
-          good.insert(good.end(), v.begin(), v.end());
-        }
-        ADD_FAILURE() << "no exception with " << workers << " workers";
-      } catch (const SampleError& e) {
-        EXPECT_STREQ(e.what(), "bad sample 37");
-      }
-      EXPECT_EQ(good, iota(32)) << "the four batches before the failing one arrived, in order";
+      EXPECT_EQ(drain_until_failure(epoch, "bad sample 37", workers), iota(32)) << "the four batches before the failing one arrived, in order";
       EXPECT_FALSE(epoch.next().has_value());  // poisoned: finished, no hang, no second throw
       EXPECT_FALSE(epoch.next().has_value());
     }
@@ -671,17 +677,7 @@ TEST(LoaderTransform, AnExceptionReachesTheConsumerAndTheNextEpochWorks) {
     }));
     {
       auto epoch = loader.epoch();
-      std::vector<int64_t> good;
-      try {
-        for (auto& b : epoch) {
-          const auto v = flatten(b);
-          good.insert(good.end(), v.begin(), v.end());
-        }
-        ADD_FAILURE() << "no exception with " << workers << " workers";
-      } catch (const SampleError& e) {
-        EXPECT_STREQ(e.what(), "bad batch 3");
-      }
-      EXPECT_EQ(good, iota(24)) << "the three batches before the failing one arrived, in order";
+      EXPECT_EQ(drain_until_failure(epoch, "bad batch 3", workers), iota(24)) << "the three batches before the failing one arrived, in order";
       EXPECT_FALSE(epoch.next().has_value());
     }
     EXPECT_EQ(drain(loader), iota(100)) << workers << " workers";
