@@ -1,7 +1,7 @@
-// feedline_example TRAIN.parquet TEST.parquet [EPOCHS [BATCH]]: the experiment's recipe through feedline's library, from a
-// project of its own. Reads an MNIST-shaped pair of Parquet files (a `label` column and 784 pixel columns, as
-// `feedline prepare` writes them), decodes each once into tensors, and trains SimpleCNN with Adam, reporting as
-// the experiment did.
+// feedline_example TRAIN.parquet TEST.parquet [EPOCHS [BATCH]]: the experiment's recipe through feedline's
+// library, from a project of its own (EPOCHS 1 and BATCH 512 unless given). Reads an MNIST-shaped pair of
+// Parquet files (a `label` column and 784 pixel columns, as `feedline prepare` writes them), decodes each once
+// into tensors, and trains SimpleCNN with Adam, reporting as the experiment did.
 #include <feedline/blas.h>
 #include <feedline/dataset.h>
 #include <feedline/error.h>

@@ -340,7 +340,8 @@ TEST(Loader, WorkerExceptionIsRethrownWithItsTypeAndMessage) {
       ds->throw_at = 37;
       Loader loader(ds, LoaderOptions(8).num_workers(workers).persistent_workers(persistent));
       auto epoch = loader.epoch();
-      EXPECT_EQ(drain_until_failure(epoch, "bad sample 37", workers), iota(32)) << "the four batches before the failing one arrived, in order";
+      EXPECT_EQ(drain_until_failure(epoch, "bad sample 37", workers), iota(32))
+          << "the four batches before the failing one arrived, in order";
       EXPECT_FALSE(epoch.next().has_value());  // poisoned: finished, no hang, no second throw
       EXPECT_FALSE(epoch.next().has_value());
     }
@@ -677,7 +678,8 @@ TEST(LoaderTransform, AnExceptionReachesTheConsumerAndTheNextEpochWorks) {
     }));
     {
       auto epoch = loader.epoch();
-      EXPECT_EQ(drain_until_failure(epoch, "bad batch 3", workers), iota(24)) << "the three batches before the failing one arrived, in order";
+      EXPECT_EQ(drain_until_failure(epoch, "bad batch 3", workers), iota(24))
+          << "the three batches before the failing one arrived, in order";
       EXPECT_FALSE(epoch.next().has_value());
     }
     EXPECT_EQ(drain(loader), iota(100)) << workers << " workers";
