@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,6 +104,16 @@ struct ColumnChunkInfo {
   int64_t null_count = -1;  // -1: not recorded
   std::string min, max;      // statistics as raw PLAIN bytes; empty when absent
 };
+// A statistic (ColumnChunkInfo::min or max) of a fixed-size type from its PLAIN bytes: T is int32_t for INT32
+// (an unsigned one keeps its bits), int64_t for INT64, float or double. nullopt when it is absent or not T's size.
+template <class T>
+std::optional<T> plain_statistic(const std::string& raw) {
+  if (raw.size() != sizeof(T)) return std::nullopt;
+  T v;
+  std::memcpy(&v, raw.data(), sizeof v);
+  return v;
+}
+
 struct RowGroupInfo {
   int64_t num_rows = 0;
   std::vector<ColumnChunkInfo> columns;

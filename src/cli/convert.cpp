@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -232,12 +231,17 @@ class BlockInput {
       if (integer && schema.list_depth() > 1) return std::nullopt;
       std::vector<uint8_t> present(static_cast<size_t>(rows), 1);
       std::vector<int64_t> values(static_cast<size_t>(rows), 0);
-      const size_t width = schema.type == PhysicalType::kInt32 ? 4 : 8;
+      // An INT32 statistic as the column holds it (an unsigned one keeps its bits), or an INT64 one.
+      auto statistic = [&](const std::string& raw) -> std::optional<int64_t> {
+        if (schema.type == PhysicalType::kInt32) return parquet::plain_statistic<int32_t>(raw);
+        return parquet::plain_statistic<int64_t>(raw);
+      };
       for (size_t g = 0; integer && g < info.row_groups.size(); ++g) {
         const parquet::ColumnChunkInfo& chunk = info.row_groups[g].columns[k];
-        if (chunk.min.size() == width && chunk.max.size() == width) {
-          values[2 * g] = plain_integer(chunk.min);
-          values[2 * g + 1] = plain_integer(chunk.max);
+        const std::optional<int64_t> min = statistic(chunk.min), max = statistic(chunk.max);
+        if (min && max) {
+          values[2 * g] = *min;
+          values[2 * g + 1] = *max;
         } else if (schema.nullable && !schema.is_list && chunk.null_count == info.row_groups[g].num_rows) {
           present[2 * g] = present[2 * g + 1] = 0;
         } else {
@@ -247,18 +251,6 @@ class BlockInput {
       t.columns.push_back(extremes_column(schema, values, present));
     }
     return t;
-  }
-
-  // A PLAIN-encoded INT32 or INT64 statistic as the column holds it (an unsigned INT32 keeps its bits).
-  static int64_t plain_integer(const std::string& bytes) {
-    if (bytes.size() == 4) {
-      int32_t v;
-      std::memcpy(&v, bytes.data(), 4);
-      return v;
-    }
-    int64_t v;
-    std::memcpy(&v, bytes.data(), 8);
-    return v;
   }
 
   // Back to the first block, for another pass.

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -107,20 +106,14 @@ std::optional<std::string> logical_text(const ColumnSchema& s, int64_t integer, 
 
 // A statistics value (raw PLAIN bytes) as text for its column's type; hex when the size does not fit.
 std::string statistic_text(const ColumnSchema& s, const std::string& raw) {
-  auto fixed = [&](auto zero) -> std::optional<decltype(zero)> {
-    if (raw.size() != sizeof zero) return std::nullopt;
-    decltype(zero) v;
-    std::memcpy(&v, raw.data(), sizeof v);
-    return v;
-  };
   if (s.logical.kind != LogicalKind::kNone) {
-    int64_t integer = 0;
-    if (s.type == PhysicalType::kInt32 && raw.size() == 4) integer = *fixed(int32_t{});
-    if (s.type == PhysicalType::kInt64 && raw.size() == 8) integer = *fixed(int64_t{});
-    const bool fits = (s.type == PhysicalType::kInt32 && raw.size() == 4) || (s.type == PhysicalType::kInt64 && raw.size() == 8) ||
+    std::optional<int64_t> integer;
+    if (s.type == PhysicalType::kInt32) integer = parquet::plain_statistic<int32_t>(raw);
+    if (s.type == PhysicalType::kInt64) integer = parquet::plain_statistic<int64_t>(raw);
+    const bool fits = integer.has_value() ||
                       ((s.type == PhysicalType::kByteArray || s.type == PhysicalType::kFixedLenByteArray) && raw.size() <= 16);
     if (fits) {
-      if (auto text = logical_text(s, integer, raw)) return *text;
+      if (auto text = logical_text(s, integer.value_or(0), raw)) return *text;
     }
     return "0x" + hex(raw);
   }
@@ -129,16 +122,20 @@ std::string statistic_text(const ColumnSchema& s, const std::string& raw) {
       if (raw.size() == 1) return raw[0] ? "true" : "false";
       break;
     case PhysicalType::kInt32:
-      if (auto v = fixed(int32_t{})) return is_unsigned(s) ? std::to_string(static_cast<uint32_t>(*v)) : std::to_string(*v);
+      if (auto v = parquet::plain_statistic<int32_t>(raw)) {
+        return is_unsigned(s) ? std::to_string(static_cast<uint32_t>(*v)) : std::to_string(*v);
+      }
       break;
     case PhysicalType::kInt64:
-      if (auto v = fixed(int64_t{})) return is_unsigned(s) ? std::to_string(static_cast<uint64_t>(*v)) : std::to_string(*v);
+      if (auto v = parquet::plain_statistic<int64_t>(raw)) {
+        return is_unsigned(s) ? std::to_string(static_cast<uint64_t>(*v)) : std::to_string(*v);
+      }
       break;
     case PhysicalType::kFloat:
-      if (auto v = fixed(float{})) return float_text(*v);
+      if (auto v = parquet::plain_statistic<float>(raw)) return float_text(*v);
       break;
     case PhysicalType::kDouble:
-      if (auto v = fixed(double{})) return float_text(*v);
+      if (auto v = parquet::plain_statistic<double>(raw)) return float_text(*v);
       break;
     case PhysicalType::kByteArray:
       if (s.is_string) return raw;
