@@ -4,6 +4,11 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "feedline/file.h"
 
 namespace feedline::testing {
 
@@ -16,19 +21,28 @@ std::string npm_cache_dir() {
   return source_dir() + "/.cache/npm";
 }
 
+namespace {
+
+std::filesystem::path scratch_root() {
+  return std::filesystem::temp_directory_path() / ("feedline-test-" + std::to_string(::getpid()));
+}
+
+// Removes this process's scratch folders when the tests end, inside RUN_ALL_TESTS rather than in a static's
+// destructor during exit; with remove_tree(), not std::filesystem::remove_all() (see feedline/file.h).
+class ScratchCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override { remove_tree(scratch_root().string()); }
+};
+[[maybe_unused]] ::testing::Environment* const scratch_cleanup =
+    ::testing::AddGlobalTestEnvironment(new ScratchCleanup);  // gtest owns and deletes it
+
+}  // namespace
+
 std::string scratch_dir(const std::string& name) {
   namespace fs = std::filesystem;
-  const fs::path root = fs::temp_directory_path() / ("feedline-test-" + std::to_string(::getpid()));
-  const fs::path dir = root / name;
-  fs::remove_all(dir);
+  const fs::path dir = scratch_root() / name;
+  if (!remove_tree(dir.string())) throw std::runtime_error(dir.string() + ": cannot empty this scratch folder");
   fs::create_directories(dir);
-  static const struct Cleanup {
-    fs::path root;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(root, ec);
-    }
-  } cleanup{root};
   return dir.string();
 }
 

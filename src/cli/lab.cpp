@@ -305,10 +305,7 @@ void Lab::storage() {
   // The files written here are scratch: gone however this step ends.
   struct RemoveOnExit {
     std::string dir;
-    ~RemoveOnExit() {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
+    ~RemoveOnExit() { remove_tree(dir); }
   } cleanup{tmp};
   struct Format {
     std::string name, layout, extension;

@@ -1,11 +1,13 @@
 #include "feedline/file.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -37,6 +39,18 @@ int64_t file_size(const std::string& path) {
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw IoError(path + ": " + ec.message());
   return static_cast<int64_t>(size);
+}
+
+bool remove_tree(const std::string& path) noexcept {
+  // Depth first (FTW_DEPTH), so a folder comes after what is in it; FTW_PHYS: links are not followed. A callback
+  // that returns 0 lets the walk go on past an entry it could not remove.
+  const auto remove_entry = [](const char* entry, const struct stat*, int, struct FTW*) -> int {
+    std::remove(entry);
+    return 0;
+  };
+  ::nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) != 0 && errno == ENOENT;
 }
 
 RandomAccessFile::RandomAccessFile(std::string path) : path_(std::move(path)) {

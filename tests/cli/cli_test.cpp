@@ -20,6 +20,7 @@
 #include "feedline/csv.h"
 #include "feedline/idx.h"
 #include "feedline/dataset.h"
+#include "feedline/file.h"
 #include "feedline/error.h"
 #include "feedline/model.h"
 #include "feedline/parquet.h"
@@ -523,7 +524,7 @@ TEST(Cli, ConvertChoosesRowGroupsByRowsAndBytes) {
   ASSERT_EQ(info.row_groups.size(), 2u);
   EXPECT_EQ(info.row_groups[0].num_rows, per_group);
   EXPECT_EQ(info.row_groups[1].num_rows, kRows - per_group);
-  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(remove_tree(dir));
 }
 
 // With --limit a CSV file is read up to that row: what comes after is neither typed nor checked.
