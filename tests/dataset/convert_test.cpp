@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,16 @@ struct NarrowCase {
   int bits;  // 0: no annotation expected
   bool is_signed;
 };
+
+// How a case is named in test listings (CTest's names too): its values and what they narrow to, rather than the
+// struct's bytes, which hold heap addresses.
+void PrintTo(const NarrowCase& c, std::ostream* os) {
+  *os << "{";
+  for (size_t i = 0; i < c.values.size(); ++i) *os << (i ? ", " : "") << c.values[i];
+  *os << "} as ";
+  if (c.bits == 0) *os << (c.type == PhysicalType::kInt32 ? "INT32" : "INT64");
+  else *os << (c.is_signed ? "INT" : "UINT") << c.bits;
+}
 
 class NarrowTest : public ::testing::TestWithParam<NarrowCase> {};
 
