@@ -3,8 +3,11 @@
 # training) and `feedline bench` with the same data, subset and epochs, then both ladders side by side.
 #   scripts/compare-python.sh [--dataset fashion-mnist] [--format csv] [--epochs 1] [--train-limit 20000]
 #                             [--test-limit 5000] [--loader-epochs 2] [--threads N] [--out results/compare]
+#                             [--skip-loader] [--python-rungs 6,7]
 # The defaults are feedline bench's own (its ladder: 1 epoch on the first 20,000/5,000 samples; its loader
-# ladder: 2 epochs of the whole train split), so the two sides run the same protocol.
+# ladder: 2 epochs of the whole train split), so the two sides run the same protocol. --skip-loader leaves out
+# both loader ladders; --python-rungs runs only those rungs of the Python ladder (numbered from 1: 1-5 are the
+# naive dataset's, 6 and 7 the pre-decoded one's, the experiment's best and its no-worker twin).
 # --threads goes to both sides (default: every core). On a machine busy with other work, --threads 1 avoids
 # PyTorch's OpenMP threads spinning against it (a batch-16 step measured 90 ms with 2 threads, 6 ms with 1).
 # OpenBLAS runs 1 thread per call on both sides (feedline's default), unless OPENBLAS_NUM_THREADS is set.
@@ -16,6 +19,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
 dataset=fashion-mnist format=csv epochs=1 train_limit=20000 test_limit=5000 loader_epochs=2 threads=$(nproc) out=results/compare
+skip_loader=0 python_rungs=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --dataset) dataset=$2; shift 2 ;;
@@ -26,7 +30,9 @@ while [ $# -gt 0 ]; do
     --loader-epochs) loader_epochs=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --skip-loader) skip_loader=1; shift ;;
+    --python-rungs) python_rungs=(--rungs "$2"); shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare-python.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -91,19 +97,26 @@ echo "OpenBLAS threads per call on both sides: $OPENBLAS_NUM_THREADS (OPENBLAS_N
 
 common=(--data-dir data --dataset "$dataset" --format "$format" --threads "$threads")
 # The loader ladders run on the whole train split (as feedline bench's does); training on the subset.
-echo "== Python experiment: loader alone =="
-"$python" scripts/python/experiment.py "${common[@]}" --ladder --loader-only --loader-epochs "$loader_epochs" \
-  --json "$out/python-loader.json"
-echo
+loader_json=()
+rm -f "$out/python-loader.json"
+if [ "$skip_loader" = 0 ]; then
+  echo "== Python experiment: loader alone =="
+  "$python" scripts/python/experiment.py "${common[@]}" --ladder "${python_rungs[@]}" --loader-only \
+    --loader-epochs "$loader_epochs" --json "$out/python-loader.json"
+  loader_json=(--python-loader "$out/python-loader.json")
+  echo
+fi
 echo "== Python experiment: training =="
 "$python" scripts/python/experiment.py "${common[@]}" --train-limit "$train_limit" --test-limit "$test_limit" \
-  --ladder --epochs "$epochs" --json "$out/python-training.json"
+  --ladder "${python_rungs[@]}" --epochs "$epochs" --json "$out/python-training.json"
 echo
 echo "== feedline bench =="
+skip=(--skip-storage --skip-sweeps --skip-plots)
+[ "$skip_loader" = 0 ] || skip+=(--skip-loader)
 "$bin" bench --data-dir data --datasets "$dataset" --train-datasets "$dataset" --epochs "$epochs" \
-  --train-limit "$train_limit" --test-limit "$test_limit" --loader-epochs "$loader_epochs" --skip-storage \
-  --skip-sweeps --skip-plots --threads "$threads" --out "$out/feedline"
+  --train-limit "$train_limit" --test-limit "$test_limit" --loader-epochs "$loader_epochs" "${skip[@]}" \
+  --threads "$threads" --out "$out/feedline"
 echo
-"$python" scripts/python/compare.py --python-loader "$out/python-loader.json" \
-  --python-training "$out/python-training.json" --feedline "$out/feedline/results.json" --markdown "$out/compare.md"
+"$python" scripts/python/compare.py "${loader_json[@]}" --python-training "$out/python-training.json" \
+  --feedline "$out/feedline/results.json" --markdown "$out/compare.md"
 echo "Side-by-side tables written to $out/compare.md"

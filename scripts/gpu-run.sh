@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # On a lent GPU machine (the device tool), from the repository root, with .gpu carried (made here by
 # scripts/gpu-pack.sh): builds feedline against that machine's pip torch (LibTorch 2.x with CUDA) into build-gpu/
-# (configured once, rebuilt where the sources changed), then runs one stage. Each stage's log, and its results, go to $OUT (out-gpu/ when
-# OUT is unset); extra arguments go to the stage's command.
+# (configured once, rebuilt where the sources changed), then runs one stage. Each stage's log, and its results,
+# go to $OUT (out-gpu/ when OUT is unset); extra arguments go to the stage's command.
 #   scripts/gpu-run.sh build              configure and build only
-#   scripts/gpu-run.sh test [GTEST ARGS]  the LibTorch tests, the CUDA ones included (not the few that need
-#                                         DuckDB or the Parquet corpus, which are not carried)
+#   scripts/gpu-run.sh test [CTEST ARGS]  the LibTorch tests through CTest, a process each, the CUDA ones included
+#                                         (not the few that need DuckDB or the Parquet corpus, which are not
+#                                         carried, nor the torch-free io tests)
 #   scripts/gpu-run.sh train [ARGS]       prepare the data; train FashionMNIST 5 epochs eager (tensor dataset)
 #                                         and with the device-resident dataset + CUDA graph step
 #   scripts/gpu-run.sh bench [ARGS]       feedline bench --full --device cuda --skip-sweeps --skip-plots
 #   scripts/gpu-run.sh sweeps [ARGS]      feedline bench --full --device cuda, the sweeps alone
-#   scripts/gpu-run.sh compare [ARGS]     scripts/compare-python.sh (the experiment's PyTorch code beside feedline)
+#   scripts/gpu-run.sh compare [ARGS]     scripts/compare-python.sh (the experiment's PyTorch code beside feedline):
+#                                         the experiment's protocol (5 epochs, all data), training only, the
+#                                         Python side's pre-decoded rungs alone (its naive ones take minutes each)
 # A machine is bare at every start and stays warm 30 s after a call: a stage run on a fresh one builds first
-# (a few minutes on 16 cores).
+# (about 2 minutes on 16 cores, configuring included).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -20,7 +23,7 @@ stage=${1:-}
 [ $# -gt 0 ] && shift
 case "$stage" in
   build|test|train|bench|sweeps|compare) ;;
-  *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
 out=${OUT:-$here/out-gpu}
 mkdir -p "$out"
@@ -80,14 +83,10 @@ case "$stage" in
   test)
     # PngImages.AHuggingFace* needs DuckDB (node); Cli.Inspect*/Cli.Cat* read the Parquet corpus in ../shared;
     # Package.* installs the build and builds a project against it (checked by scripts/check-libtorch2.sh).
-    # Memory.* and Blas.* change process-wide settings: each runs in a process of its own, as under CTest.
-    {
-      "$build/tests/feedline_tests" --gtest_filter='-PngImages.AHuggingFace*:Cli.Inspect*:Cli.Cat*:Package.*:Memory.*:Blas.*' "$@"
-      for alone in $("$build/tests/feedline_tests" --gtest_list_tests --gtest_filter='Memory.*:Blas.*' |
-                       awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }'); do
-        "$build/tests/feedline_tests" --gtest_filter="$alone" --gtest_brief=1
-      done
-    } 2>&1 | tee "$out/test.log"
+    # A process per test (CTest), as in CI: one test's crash is its own failure, and Memory.* and Blas.*, which
+    # change process-wide settings, run alone.
+    (cd "$build" && ctest -j "$(( $(nproc) * 3 / 4 ))" --timeout 300 --output-on-failure \
+       -E 'NOT_BUILT|^PngImages\.AHuggingFace|^Cli\.(Inspect|Cat)|^Package\.' "$@") 2>&1 | tee "$out/test.log"
     ;;
   train)
     {
@@ -113,10 +112,13 @@ case "$stage" in
     [ -n "$python" ] || { echo "gpu-run.sh: compare needs a Python with torch" >&2; exit 1; }
     {
       prepare
-      FEEDLINE_BIN=$bin FEEDLINE_PYTHON=$python scripts/compare-python.sh --out results-gpu/compare "$@"
+      FEEDLINE_BIN=$bin FEEDLINE_PYTHON=$python scripts/compare-python.sh --out results-gpu/compare --skip-loader \
+        --python-rungs 6,7 --epochs 5 --train-limit 0 --test-limit 0 "$@"
     } 2>&1 | tee "$out/compare.log"
     cp results-gpu/compare/compare.md "$out/compare.md"
-    for f in python-loader python-training; do cp "results-gpu/compare/$f.json" "$out/compare-$f.json"; done
+    for f in python-loader python-training; do
+      [ ! -f "results-gpu/compare/$f.json" ] || cp "results-gpu/compare/$f.json" "$out/compare-$f.json"
+    done
     cp results-gpu/compare/feedline/results.json "$out/compare-feedline.json"
     ;;
 esac

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Prints the Python experiment's ladders beside feedline's, from the JSON both wrote in the same run.
 
-  compare.py --python-loader PL.json --python-training PT.json --feedline results.json [--markdown OUT.md]
+  compare.py [--python-loader PL.json] --python-training PT.json --feedline results.json [--markdown OUT.md]
 
 Rungs are matched by name (the experiment's six are named alike on both sides). The loader target is the best
-feedline loader rung over the Python experiment's pre-decoded DataLoader at batch 512 with no workers.
+feedline loader rung over the Python experiment's pre-decoded DataLoader at batch 512 with no workers. Without
+--python-loader the loader ladders are left out. The best per epoch is given twice: averaged over every epoch, as
+both sides print it, and as the median of the epochs after the first, which carries each side's warm-up (CUDA's
+libraries starting, DataLoader workers starting; feedline's CUDA graph capture is already outside its epochs).
 """
+import statistics
 import argparse
 import json
 import os
@@ -62,14 +66,24 @@ def table(headers, rows, markdown):
     return "\n".join(out)
 
 
+def steady_epoch_seconds(r):
+    """Median train + test seconds of the epochs after the first, or None with fewer than two epochs."""
+    epochs = r.get("epochs") or []
+    if len(epochs) < 2:
+        return None
+    return statistics.median(e["train_seconds"] + e["test_seconds"] for e in epochs[1:])
+
+
 def report(py_loader, py_training, feedline, markdown):
-    dataset = py_loader.get("dataset") or py_training.get("dataset")
+    py_side = py_loader or py_training
+    dataset = py_training.get("dataset") or (py_loader or {}).get("dataset")
     out = []
     head = "## " if markdown else ""
+    sub = "### " if markdown else ""
     out.append(f"{head}Python experiment beside feedline: {dataset}, same machine, one run")
     out.append("")
-    out.append(f"Python {py_loader.get('python')}, PyTorch {py_loader.get('torch')} on {py_loader.get('device')}, "
-               f"{py_loader.get('threads')} threads, {py_loader.get('format')} files; feedline with LibTorch "
+    out.append(f"Python {py_side.get('python')}, PyTorch {py_side.get('torch')} on {py_side.get('device')}, "
+               f"{py_side.get('threads')} threads, {py_side.get('format')} files; feedline with LibTorch "
                f"{feedline.get('libtorch_version')} on {device_name(feedline.get('device'))}, "
                f"{feedline.get('threads')} threads.")
     out.append(f"BLAS: Python with OPENBLAS_NUM_THREADS={py_training.get('openblas_num_threads', 'unset')}; "
@@ -80,41 +94,42 @@ def report(py_loader, py_training, feedline, markdown):
         a, b = py_training.get(key), proto.get(key)
         if a is not None and b is not None and a != b:
             out.append(f"Warning: the training ladders differ in {key}: Python {a}, feedline {b}.")
-    for key in ("loader_epochs", "loader_min_seconds", "train_limit"):
-        a = py_loader.get(key)
-        b = 0 if key == "train_limit" else proto.get(key)  # feedline's loader ladder reads the whole train split
-        if a is not None and b is not None and a != b:
-            out.append(f"Warning: the loader ladders differ in {key}: Python {a}, feedline {b}.")
+    if py_loader is not None:
+        for key in ("loader_epochs", "loader_min_seconds", "train_limit"):
+            a = py_loader.get(key)
+            b = 0 if key == "train_limit" else proto.get(key)  # feedline's loader ladder reads the whole train split
+            if a is not None and b is not None and a != b:
+                out.append(f"Warning: the loader ladders differ in {key}: Python {a}, feedline {b}.")
     out.append("")
+    if py_loader is not None:
 
-    # Loader ladder.
-    fl = {r["rung"]: r for r in feedline.get("loader_ladder", []) if r.get("dataset") == dataset}
-    py = {r["rung"]: r for r in py_loader.get("loader_ladder", [])}
-    names = [r["rung"] for r in py_loader.get("loader_ladder", [])]
-    names += [n for n in fl if n not in names]
-    rows = []
-    for n in names:
-        a = py.get(n, {}).get("samples_per_second")
-        b = fl.get(n, {}).get("samples_per_second")
-        rows.append([n, fmt_rate(a), fmt_rate(b), fmt_ratio(b / a if a and b else None)])
-    sub = "### " if markdown else ""
-    out.append(f"{sub}Loader ladder (samples/s, no model)" + ("" if markdown else ":"))
-    out.append("")
-    out.append(table(["Rung", "Python", "feedline", "feedline/Python"], rows, markdown))
-    out.append("")
-    ref_row = python_reference(py_loader.get("loader_ladder", []))
-    ref = ref_row.get("samples_per_second") if ref_row else None
-    if fl and ref:
-        best_name, best = max(((n, r["samples_per_second"]) for n, r in fl.items()), key=lambda x: x[1])
-        out.append(f"Best feedline loader rung ({best_name}): {best:,.0f} samples/s = {best / ref:.1f}x the Python "
-                   f"experiment's pre-decoded DataLoader at batch 512 with no workers ({ref:,.0f} samples/s).")
+        # Loader ladder.
+        fl = {r["rung"]: r for r in feedline.get("loader_ladder", []) if r.get("dataset") == dataset}
+        py = {r["rung"]: r for r in py_loader.get("loader_ladder", [])}
+        names = [r["rung"] for r in py_loader.get("loader_ladder", [])]
+        names += [n for n in fl if n not in names]
+        rows = []
+        for n in names:
+            a = py.get(n, {}).get("samples_per_second")
+            b = fl.get(n, {}).get("samples_per_second")
+            rows.append([n, fmt_rate(a), fmt_rate(b), fmt_ratio(b / a if a and b else None)])
+        out.append(f"{sub}Loader ladder (samples/s, no model)" + ("" if markdown else ":"))
         out.append("")
-    elif not fl:
-        out.append(f"(feedline's results hold no loader ladder for {dataset}.)")
+        out.append(table(["Rung", "Python", "feedline", "feedline/Python"], rows, markdown))
         out.append("")
-    else:
-        out.append("(The Python loader ladder has no v2, batch 512, 0-worker rung: no loader ratio.)")
-        out.append("")
+        ref_row = python_reference(py_loader.get("loader_ladder", []))
+        ref = ref_row.get("samples_per_second") if ref_row else None
+        if fl and ref:
+            best_name, best = max(((n, r["samples_per_second"]) for n, r in fl.items()), key=lambda x: x[1])
+            out.append(f"Best feedline loader rung ({best_name}): {best:,.0f} samples/s = {best / ref:.1f}x the Python "
+                       f"experiment's pre-decoded DataLoader at batch 512 with no workers ({ref:,.0f} samples/s).")
+            out.append("")
+        elif not fl:
+            out.append(f"(feedline's results hold no loader ladder for {dataset}.)")
+            out.append("")
+        else:
+            out.append("(The Python loader ladder has no v2, batch 512, 0-worker rung: no loader ratio.)")
+            out.append("")
 
     # Training ladder.
     fl = {r["rung"]: r for r in feedline.get("training_ladder", [])
@@ -144,17 +159,28 @@ def report(py_loader, py_training, feedline, markdown):
         verdict = f"feedline {pt / ft:.2f}x faster" if pt >= ft else f"feedline {ft / pt:.2f}x slower"
         out.append(f"Best per epoch (train + test): Python {pt:.2f}s ({pb['rung']}), feedline {ft:.2f}s ({fb['rung']}): "
                    f"{verdict}.")
+        py_steady = [(steady_epoch_seconds(r), r) for r in py_runs if steady_epoch_seconds(r) is not None]
+        fl_steady = [(steady_epoch_seconds(r), r) for r in fl_runs if steady_epoch_seconds(r) is not None]
+        if py_steady and fl_steady:
+            ps, pr = min(py_steady, key=lambda x: x[0])
+            fs, fr = min(fl_steady, key=lambda x: x[0])
+            verdict = f"feedline {ps / fs:.2f}x faster" if ps >= fs else f"feedline {fs / ps:.2f}x slower"
+            spans = sorted({len(pr["epochs"]), len(fr["epochs"])})
+            which = " and ".join("epoch 2" if n == 2 else f"epochs 2-{n}" for n in spans)
+            out.append(f"Best per epoch after the first (median of {which}, train + test): Python {ps:.2f}s "
+                       f"({pr['rung']}), feedline {fs:.2f}s ({fr['rung']}): {verdict}.")
     return "\n".join(out) + "\n"
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--python-loader", required=True)
+    p.add_argument("--python-loader", help="the Python loader ladder's JSON (left out: no loader ladders)")
     p.add_argument("--python-training", required=True)
     p.add_argument("--feedline", required=True)
     p.add_argument("--markdown", help="also write the tables as Markdown here")
     args = p.parse_args()
-    py_loader, py_training, feedline = load(args.python_loader), load(args.python_training), load(args.feedline)
+    py_loader = load(args.python_loader) if args.python_loader else None
+    py_training, feedline = load(args.python_training), load(args.feedline)
     print(report(py_loader, py_training, feedline, markdown=False))
     if args.markdown:
         with open(args.markdown + ".tmp", "w") as f:

@@ -219,6 +219,7 @@ def main():
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--loader-only", action="store_true", help="time the DataLoader alone, no model")
     p.add_argument("--ladder", action="store_true", help="run the experiment's whole ladder")
+    p.add_argument("--rungs", help="--ladder: only these rungs, by number from 1 (e.g. 6,7: the pre-decoded ones)")
     p.add_argument("--json", help="write every configuration and per-epoch figure here")
     args = p.parse_args()
     for name in ("train_limit", "test_limit"):
@@ -230,6 +231,17 @@ def main():
     for name in ("batch_size", "epochs", "threads", "loader_epochs"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.rungs is not None:
+        if not args.ladder:
+            p.error("--rungs picks rungs of --ladder")
+        count = len(rungs(args))
+        try:
+            picked = sorted({int(n) for n in args.rungs.split(",")})
+        except ValueError:
+            p.error(f"--rungs: '{args.rungs}' is not a list of rung numbers such as 6,7")
+        if not picked or picked[0] < 1 or picked[-1] > count:
+            p.error(f"--rungs: the ladder's rungs are numbered 1 to {count}, not '{args.rungs}'")
+        args.rungs = picked
 
     torch.set_num_threads(args.threads)
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -251,7 +263,8 @@ def main():
             datasets[key] = MNISTDatasetV1(df) if version == 1 else MNISTDatasetV2(df)
         return datasets[key]
 
-    configs = rungs(args) if args.ladder else [dict(
+    ladder = [c for i, c in enumerate(rungs(args), 1) if args.rungs is None or i in args.rungs]
+    configs = ladder if args.ladder else [dict(
         name=f"v{args.version}, batch {args.batch_size}, {args.num_workers} workers", version=args.version,
         batch_size=args.batch_size, num_workers=args.num_workers, persistent=args.persistent_workers,
         pin=args.pin_memory)]
