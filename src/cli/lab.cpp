@@ -652,24 +652,7 @@ void Lab::sweeps(const Source& source) {
 }
 
 void Lab::write_outputs() {
-  std::filesystem::create_directories(args_.out_dir);
-  const std::string json_path = args_.out_dir + "/results.json";
-  const std::string md_path = args_.out_dir + "/results.md";
-  for (const auto& [path, text] : {std::pair{json_path, to_json(results_)}, std::pair{md_path, to_markdown(results_)}}) {
-    AtomicFile f(path);
-    f.write(text);
-    f.commit();
-  }
-  fmt::print("\nWrote {} and {}\n", json_path, md_path);
-  if (!args_.skip_plots) {
-    std::string problem;
-    const auto plots = write_plots(results_, args_.out_dir + "/plots", &problem);
-    if (!problem.empty()) {
-      fmt::print("Plots: {}\n", problem);
-    } else {
-      fmt::print("Plots: {} files in {}/plots\n", plots.size(), args_.out_dir);
-    }
-  }
+  write_lab_outputs(results_, args_.out_dir, !args_.skip_plots);
   flush();
 }
 
@@ -746,6 +729,14 @@ void apply_full_protocol(LabArgs& args, bool epochs_set, bool limits_set, bool s
   if (!epochs_set) args.epochs = 5;
   if (!limits_set) args.train_limit = args.test_limit = 0;
   if (!sweep_limits_set) args.sweep_train_limit = args.sweep_test_limit = 0;
+}
+
+int run_lab_from(const std::string& results_json, const std::string& out_dir, bool plots) {
+  const LabResults results = from_json(read_file(results_json), results_json);
+  fmt::print("{} (from {}: {}, {} on {})\n{}", results.context.command, results_json, results.context.date,
+             results.context.device, results.context.device_name, all_tables(results));
+  write_lab_outputs(results, out_dir, plots);
+  return 0;
 }
 
 int run_lab(const LabArgs& args) {

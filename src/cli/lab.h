@@ -45,4 +45,8 @@ void apply_full_protocol(LabArgs& args, bool epochs_set, bool limits_set, bool s
 
 int run_lab(const LabArgs& args);
 
+// `feedline bench --from results.json`: the tables, results.md and plots of a run made earlier, perhaps elsewhere
+// (a GPU machine without gnuplot), written into `out_dir` without running anything.
+int run_lab_from(const std::string& results_json, const std::string& out_dir, bool plots);
+
 }  // namespace feedline::cli

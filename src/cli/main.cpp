@@ -477,6 +477,10 @@ int run(int argc, char** argv) {
   bench->add_option("--num-classes", lab.num_classes, "With --data: classes (default: the largest label + 1)")
       ->needs(bench_data_opt)
       ->check(CLI::Range(int64_t{2}, int64_t{1} << 24));
+  std::string bench_from;
+  auto* bench_from_opt = bench->add_option("--from", bench_from,
+                                           "A results.json written earlier (on a GPU machine, say): its tables, "
+                                           "results.md and plots again in --out, nothing run");
   bench->add_option("--mnist-idx", lab.mnist_idx, "Folder with MNIST's IDX files, for the storage table");
   bench->add_option("--fashion-mnist-idx", lab.fashion_idx, "Folder with FashionMNIST's IDX files, for the storage table");
 
@@ -560,6 +564,16 @@ int run(int argc, char** argv) {
     return run_convert(conv);
   }
   if (*bench_loader) return run_loader_bench(lb);
+  if (*bench && bench_from_opt->count() > 0) {
+    for (const CLI::Option* o : bench->get_options()) {
+      const std::string name = o->get_name();
+      if (o->count() > 0 && name != "--from" && name != "--out" && name != "--skip-plots") {
+        throw InvalidArgument("bench --from makes the outputs of an earlier run again: it takes --out and "
+                              "--skip-plots only, not " + name);
+      }
+    }
+    return run_lab_from(bench_from, lab.out_dir, !lab.skip_plots);
+  }
   if (*bench) {
     lab.columns.features_given = bench_features_opt->count() > 0;
     lab.shape = parse_image_shape(bench_shape);

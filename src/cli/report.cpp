@@ -9,11 +9,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
+#include <utility>
 #include <nlohmann/json.hpp>
 
+#include "feedline/error.h"
 #include "feedline/file.h"
 
 namespace feedline::cli {
@@ -308,6 +312,136 @@ std::string to_json(const LabResults& r) {
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+PipelineConfig config_from_json(const json& j) {
+  PipelineConfig c;
+  c.name = j.at("name").get<std::string>();
+  c.dataset_mode = j.at("dataset_mode").get<std::string>();
+  c.batch_size = j.at("batch_size").get<int64_t>();
+  c.num_workers = j.at("num_workers").get<int64_t>();
+  c.persistent_workers = j.at("persistent_workers").get<bool>();
+  c.pin_memory = j.at("pin_memory").get<bool>();
+  c.batch_fetch = j.at("batch_fetch").get<bool>();
+  c.cuda_graph = j.at("cuda_graph").get<bool>();
+  return c;
+}
+
+TrainResult train_from_json(const json& j, std::string group, std::string pipeline) {
+  TrainResult t;
+  t.dataset = j.at("dataset").get<std::string>();
+  t.group = std::move(group);
+  t.pipeline = std::move(pipeline);
+  t.config = config_from_json(j.at("config"));
+  t.skipped = j.at("skipped").get<bool>();
+  t.note = j.at("note").get<std::string>();
+  t.capture_seconds = j.at("capture_seconds").get<double>();
+  for (const json& e : j.at("epochs")) {
+    EpochFigures f;
+    f.train_seconds = e.at("train_seconds").get<double>();
+    f.test_seconds = e.at("test_seconds").get<double>();
+    f.train_loss = e.at("train_loss").get<double>();
+    f.test_loss = e.at("test_loss").get<double>();
+    f.test_accuracy = e.at("test_accuracy").get<double>();
+    f.train_wait_seconds = e.at("train_wait_seconds").get<double>();
+    f.test_wait_seconds = e.at("test_wait_seconds").get<double>();
+    f.train_samples = e.at("train_samples").get<int64_t>();
+    f.train_graph_replays = e.at("train_graph_replays").get<int64_t>();
+    f.test_graph_replays = e.at("test_graph_replays").get<int64_t>();
+    t.epochs.push_back(f);
+  }
+  // As written, not summarised again: a skipped row has no epochs but may carry figures of its own.
+  t.avg_train_seconds = j.at("avg_train_seconds").get<double>();
+  t.avg_test_seconds = j.at("avg_test_seconds").get<double>();
+  t.total_seconds = j.at("total_seconds").get<double>();
+  t.speedup = j.at("speedup").get<double>();
+  t.wait_share = j.at("wait_share").get<double>();
+  t.test_accuracy = j.at("test_accuracy").get<double>();
+  t.samples_per_second = j.at("train_samples_per_second").get<double>();
+  return t;
+}
+
+LabResults results_from_json(const json& j) {
+  if (!j.is_object() || j.value("tool", "") != "feedline bench") {
+    throw std::runtime_error("not the results.json of feedline bench (its \"tool\" is not \"feedline bench\")");
+  }
+  LabResults r;
+  LabContext& c = r.context;
+  c.date = j.at("date").get<std::string>();
+  c.command = j.at("command").get<std::string>();
+  const json& machine = j.at("machine");
+  c.cpu = machine.at("cpu").get<std::string>();
+  c.cores = machine.at("cores").get<int>();
+  c.memory_gib = machine.at("memory_gib").get<double>();
+  c.libtorch = j.at("libtorch_version").get<std::string>();
+  c.device = j.at("device").at("name").get<std::string>();
+  c.device_name = j.at("device").at("description").get<std::string>();
+  c.threads = j.at("threads").get<int>();
+  c.allocator = j.at("allocator").get<std::string>();
+  c.blas = j.at("blas").get<std::string>();
+  const json& protocol = j.at("protocol");
+  c.protocol = protocol.at("description").get<std::string>();
+  c.epochs = protocol.at("epochs").get<int64_t>();
+  c.train_limit = protocol.at("train_limit").get<int64_t>();
+  c.test_limit = protocol.at("test_limit").get<int64_t>();
+  c.sweep_train_limit = protocol.at("sweep_train_limit").get<int64_t>();
+  c.sweep_test_limit = protocol.at("sweep_test_limit").get<int64_t>();
+  c.loader_epochs = protocol.at("loader_epochs").get<int64_t>();
+  c.loader_min_seconds = protocol.at("loader_min_seconds").get<double>();
+  c.notes = j.at("notes").get<std::vector<std::string>>();
+  for (const json& s : j.at("storage")) {
+    r.storage.push_back({s.at("dataset").get<std::string>(), s.at("split").get<std::string>(),
+                         s.at("format").get<std::string>(), s.at("layout").get<std::string>(),
+                         s.at("bytes").get<int64_t>(), s.at("ratio_to_csv").get<double>(),
+                         s.at("write_seconds").get<double>(), s.at("read_to_tensor_seconds").get<double>()});
+  }
+  for (const json& z : j.at("idx_zstd3")) {
+    r.idx_zstd.push_back({z.at("dataset").get<std::string>(), z.at("split").get<std::string>(),
+                          z.at("raw_bytes").get<int64_t>(), z.at("zstd3_bytes").get<int64_t>()});
+  }
+  for (const json& l : j.at("loader_ladder")) {
+    LoaderResult x;
+    x.dataset = l.at("dataset").get<std::string>();
+    x.config = config_from_json(l.at("config"));
+    x.samples_per_epoch = l.at("samples_per_epoch").get<int64_t>();
+    x.epoch_seconds = l.at("epoch_seconds").get<std::vector<double>>();
+    x.epoch_wait_seconds = l.at("epoch_wait_seconds").get<std::vector<double>>();
+    x.samples_per_second = l.at("samples_per_second").get<double>();
+    x.speedup = l.at("speedup").get<double>();
+    r.loader.push_back(std::move(x));
+  }
+  for (const json& t : j.at("training_ladder")) r.training.push_back(train_from_json(t, "ladder", ""));
+  for (const json& t : j.at("sweeps")) {
+    const std::string sweep = t.at("sweep").get<std::string>();
+    if (sweep != "batch_size" && sweep != "num_workers") {
+      throw std::runtime_error("a sweep of \"" + sweep + "\", not of batch_size or num_workers");
+    }
+    r.training.push_back(train_from_json(t, sweep == "batch_size" ? "sweep-batch" : "sweep-workers",
+                                         t.at("pipeline").get<std::string>()));
+  }
+  for (const json& f : j.at("floor_check")) {
+    r.floor_checks.push_back({f.at("dataset").get<std::string>(), f.at("best_rung").get<std::string>(),
+                              f.at("floor_rung").get<std::string>(),
+                              f.at("best_train_seconds").get<std::vector<double>>(),
+                              f.at("floor_train_seconds").get<std::vector<double>>(),
+                              f.at("best_median").get<double>(), f.at("floor_median").get<double>(),
+                              f.at("floor_spread").get<double>()});
+  }
+  return r;
+}
+
+}  // namespace
+
+LabResults from_json(const std::string& text, const std::string& path) {
+  try {
+    return results_from_json(json::parse(text));
+  } catch (const json::exception& e) {
+    throw Error(path + ": not a results.json that feedline bench wrote: " + e.what());
+  } catch (const std::runtime_error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
 std::string to_markdown(const LabResults& r) {
   const auto& c = r.context;
   std::string md = "# feedline bench results\n\n";
@@ -360,6 +494,39 @@ std::string to_markdown(const LabResults& r) {
     }
   }
   return md;
+}
+
+std::string all_tables(const LabResults& r) {
+  std::string out;
+  if (!r.storage.empty()) out += storage_table(r);
+  if (!r.loader.empty()) out += "\n" + loader_table(r);
+  for (const char* group : {"ladder", "sweep-batch", "sweep-workers"}) {
+    const std::string table = training_table(r, group);
+    if (!table.empty()) out += "\n" + table;
+  }
+  return out;
+}
+
+void write_lab_outputs(const LabResults& r, const std::string& out_dir, bool plots) {
+  std::filesystem::create_directories(out_dir);
+  const std::string json_path = out_dir + "/results.json";
+  const std::string md_path = out_dir + "/results.md";
+  for (const auto& [path, text] : {std::pair{json_path, to_json(r)}, std::pair{md_path, to_markdown(r)}}) {
+    AtomicFile f(path);
+    f.write(text);
+    f.commit();
+  }
+  fmt::print("\nWrote {} and {}\n", json_path, md_path);
+  if (plots) {
+    std::string problem;
+    const auto files = write_plots(r, out_dir + "/plots", &problem);
+    if (!problem.empty()) {
+      fmt::print("Plots: {}\n", problem);
+    } else {
+      fmt::print("Plots: {} files in {}/plots\n", files.size(), out_dir);
+    }
+  }
+  std::fflush(stdout);
 }
 
 std::vector<std::string> write_plots(const LabResults& r, const std::string& dir, std::string* problem) {

@@ -119,7 +119,18 @@ std::string loader_table(const LabResults& r);
 std::string training_table(const LabResults& r, const std::string& group);
 
 std::string to_json(const LabResults& r);
+// Reads back what to_json() wrote (`feedline bench --from`), so that its tables, results.md and plots can be made
+// again elsewhere: from a GPU machine's run, say, on one with gnuplot. Throws Error naming `path` and what is
+// wrong (not JSON, not feedline bench's, a field missing or of the wrong type).
+LabResults from_json(const std::string& text, const std::string& path);
 std::string to_markdown(const LabResults& r);
+
+// Every table on the terminal, as a run prints them one by one.
+std::string all_tables(const LabResults& r);
+
+// Writes results.json and results.md into `out_dir` (each to a temporary file, then renamed), then the plots into
+// `out_dir`/plots unless `plots` is false, and says on the terminal what it wrote.
+void write_lab_outputs(const LabResults& r, const std::string& out_dir, bool plots);
 
 // Writes gnuplot data and scripts into `dir` and runs gnuplot for SVG and PNG versions of each plot. Returns the
 // files made; when gnuplot is missing or fails, returns none and sets `problem`.

@@ -890,6 +890,39 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
       EXPECT_EQ(slurp(out + "/plots/" + plot + ".png").substr(1, 3), "PNG") << plot;
     }
   }
+
+  // --from makes the same outputs again from results.json alone (a GPU machine's run, plotted elsewhere).
+  const std::string again = testing::scratch_dir("cli_bench_again");
+  const CliRun from = run_cli("bench --from " + out + "/results.json --out " + again +
+                              (gnuplot_installed() ? "" : " --skip-plots"));
+  ASSERT_EQ(from.status, 0) << from.output;
+  EXPECT_EQ(slurp(again + "/results.json"), slurp(out + "/results.json"));
+  EXPECT_EQ(slurp(again + "/results.md"), md);
+  EXPECT_TRUE(contains(from.output, "vs the compute floor")) << from.output;
+  EXPECT_EQ(count_of(from.output, "MNIST (sweep-"), 2u) << from.output;
+  if (gnuplot_installed()) {
+    for (const char* plot : {"loader_ladder", "training_ladder_MNIST", "sweep_batch_MNIST", "sweep_workers_MNIST"}) {
+      EXPECT_EQ(slurp(again + "/plots/" + plot + ".svg"), slurp(out + "/plots/" + plot + ".svg")) << plot;
+    }
+  }
+  // What it refuses, naming the file or the flag, and writing nothing.
+  const std::string refused = testing::scratch_dir("cli_bench_refused");
+  std::string bad = slurp(out + "/results.json");
+  bad.replace(bad.find("\"loader_ladder\""), 15, "\"loader_ladders\"");
+  std::ofstream(refused + "/renamed.json") << bad;
+  std::ofstream(refused + "/other.json") << "{\"tool\": \"something else\"}";
+  std::ofstream(refused + "/cut.json") << slurp(out + "/results.json").substr(0, 500);
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--from " + refused + "/missing.json", refused + "/missing.json"},
+           {"--from " + refused + "/renamed.json", "loader_ladder"},
+           {"--from " + refused + "/other.json", "not the results.json of feedline bench"},
+           {"--from " + refused + "/cut.json", refused + "/cut.json: not a results.json"},
+           {"--from " + out + "/results.json --epochs 2", "not --epochs"}}) {
+    const CliRun r2 = run_cli("bench " + args + " --skip-plots --out " + refused + "/out");
+    EXPECT_NE(r2.status, 0) << args;
+    EXPECT_TRUE(contains(r2.output, says)) << args << "\n" << r2.output;
+    EXPECT_FALSE(std::filesystem::exists(refused + "/out")) << args;
+  }
 }
 
 std::string corpus_file(const std::string& name) { return testing::parquet_testing_dir() + "/data/" + name; }
