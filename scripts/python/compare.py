@@ -66,6 +66,12 @@ def table(headers, rows, markdown):
     return "\n".join(out)
 
 
+def verdict(python_seconds, feedline_seconds):
+    if python_seconds >= feedline_seconds:
+        return f"feedline {python_seconds / feedline_seconds:.2f}x faster"
+    return f"feedline {feedline_seconds / python_seconds:.2f}x slower"
+
+
 def steady_epoch_seconds(r):
     """Median train + test seconds of the epochs after the first, or None with fewer than two epochs."""
     epochs = r.get("epochs") or []
@@ -101,9 +107,7 @@ def report(py_loader, py_training, feedline, markdown):
             if a is not None and b is not None and a != b:
                 out.append(f"Warning: the loader ladders differ in {key}: Python {a}, feedline {b}.")
     out.append("")
-    if py_loader is not None:
-
-        # Loader ladder.
+    if py_loader is not None:  # the loader ladders
         fl = {r["rung"]: r for r in feedline.get("loader_ladder", []) if r.get("dataset") == dataset}
         py = {r["rung"]: r for r in py_loader.get("loader_ladder", [])}
         names = [r["rung"] for r in py_loader.get("loader_ladder", [])]
@@ -156,19 +160,17 @@ def report(py_loader, py_training, feedline, markdown):
         fb = min(fl_runs, key=lambda r: r["avg_train_seconds"] + r["avg_test_seconds"])
         pt = pb["avg_train_seconds"] + pb["avg_test_seconds"]
         ft = fb["avg_train_seconds"] + fb["avg_test_seconds"]
-        verdict = f"feedline {pt / ft:.2f}x faster" if pt >= ft else f"feedline {ft / pt:.2f}x slower"
         out.append(f"Best per epoch (train + test): Python {pt:.2f}s ({pb['rung']}), feedline {ft:.2f}s ({fb['rung']}): "
-                   f"{verdict}.")
-        py_steady = [(steady_epoch_seconds(r), r) for r in py_runs if steady_epoch_seconds(r) is not None]
-        fl_steady = [(steady_epoch_seconds(r), r) for r in fl_runs if steady_epoch_seconds(r) is not None]
+                   f"{verdict(pt, ft)}.")
+        py_steady = [(s, r) for r in py_runs if (s := steady_epoch_seconds(r)) is not None]
+        fl_steady = [(s, r) for r in fl_runs if (s := steady_epoch_seconds(r)) is not None]
         if py_steady and fl_steady:
             ps, pr = min(py_steady, key=lambda x: x[0])
             fs, fr = min(fl_steady, key=lambda x: x[0])
-            verdict = f"feedline {ps / fs:.2f}x faster" if ps >= fs else f"feedline {fs / ps:.2f}x slower"
             spans = sorted({len(pr["epochs"]), len(fr["epochs"])})
             which = " and ".join("epoch 2" if n == 2 else f"epochs 2-{n}" for n in spans)
             out.append(f"Best per epoch after the first (median of {which}, train + test): Python {ps:.2f}s "
-                       f"({pr['rung']}), feedline {fs:.2f}s ({fr['rung']}): {verdict}.")
+                       f"({pr['rung']}), feedline {fs:.2f}s ({fr['rung']}): {verdict(ps, fs)}.")
     return "\n".join(out) + "\n"
 
 
