@@ -63,6 +63,20 @@ TEST(Package, AProjectOfItsOwnBuildsAgainstTheInstalledLibrary) {
   CliRun r = run_command(quoted(FEEDLINE_CMAKE_COMMAND) + " --install " + quoted(FEEDLINE_BINARY_DIR) + " --prefix " +
                          quoted(prefix));
   ASSERT_EQ(r.status, 0) << r.output;
+  // The package names what it links with by target, found again where it is used: no library of this machine by
+  // its absolute path (LibTorch's libc10.so was one), which would break the package on any other machine.
+  for (const char* name : {"feedlineTargets.cmake", "feedlineIoTargets.cmake"}) {
+    std::ifstream targets(prefix + "/lib/cmake/feedline/" + name);
+    ASSERT_TRUE(targets.good()) << name;
+    std::string line;
+    int link_lines = 0;
+    while (std::getline(targets, line)) {
+      if (!contains(line, "INTERFACE_LINK_LIBRARIES")) continue;
+      ++link_lines;
+      EXPECT_FALSE(contains(line, "\"/") || contains(line, ";/")) << name << ": " << line;
+    }
+    EXPECT_GE(link_lines, 1) << name;
+  }
 
   int blocks = 0;
   const std::string snippets = readme_snippets(&blocks);
