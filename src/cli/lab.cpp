@@ -19,6 +19,7 @@
 #include "cli/loader_timing.h"
 #include "cli/progress.h"
 #include "cli/report.h"
+#include "cli/stats.h"
 #include "feedline/csv.h"
 #include "feedline/dataset.h"
 #include "feedline/error.h"
@@ -538,16 +539,6 @@ std::vector<EpochResult> Lab::train_config(const SimpleCNNOptions& model_options
   Loader train_loader(train.get(c.dataset_mode), loader_options(c, true, args_.seed));
   Loader test_loader(test.get(c.dataset_mode), loader_options(c, false, args_.seed));
   return train_model(model, train_loader, test_loader, options, callbacks);
-}
-
-// The q-quantile of v, interpolating between the two nearest ranks (q = 0.5: the median).
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double at = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<size_t>(at);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
 // The best pipeline (the ladder's last rung that runs here) against the compute floor, alternating

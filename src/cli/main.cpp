@@ -441,7 +441,8 @@ int run(int argc, char** argv) {
       ->check(kSeconds)
       ->capture_default_str();
   bench->add_option("--floor-repeats", lab.floor_repeats,
-                    "Alternating runs of the best pipeline and the compute floor, compared by medians")
+                    "Alternating runs of the best pipeline and the compute floor, compared by medians and run by run "
+                    "(a 95% confidence interval takes 6 or more)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   bench->add_option("--device", lab.device, "auto, cpu or cuda")->capture_default_str();

@@ -17,10 +17,20 @@
 #include <utility>
 #include <nlohmann/json.hpp>
 
+#include "cli/stats.h"
 #include "feedline/error.h"
 #include "feedline/file.h"
 
 namespace feedline::cli {
+
+std::vector<double> FloorCheck::paired_gaps() const {
+  std::vector<double> gaps;
+  for (size_t k = 0; k < std::min(best_train_seconds.size(), floor_train_seconds.size()); ++k) {
+    if (floor_train_seconds[k] > 0) gaps.push_back(best_train_seconds[k] / floor_train_seconds[k] - 1.0);
+  }
+  return gaps;
+}
+
 namespace {
 
 using nlohmann::json;
@@ -38,12 +48,24 @@ const FloorCheck* floor_check(const LabResults& r, const std::string& dataset) {
   return nullptr;
 }
 
+// The pairs' median gap and its confidence interval, in words (no final full stop).
+std::string paired_line(const FloorCheck& f) {
+  const std::vector<double> gaps = f.paired_gaps();
+  std::string line = fmt::format("Run by run, each best run against the floor run beside it: {:+.1f}% (median of {} pairs",
+                                 100.0 * quantile(gaps, 0.5), gaps.size());
+  if (const auto ci = median_interval(gaps)) {
+    return line + fmt::format("; with {:.1f}% confidence the median gap lies between {:+.1f}% and {:+.1f}%)",
+                              100.0 * ci->coverage, 100.0 * ci->low, 100.0 * ci->high);
+  }
+  return line + "; too few for a 95% confidence interval, which takes 6 pairs: --floor-repeats 6 or more)";
+}
+
 std::string floor_line(const FloorCheck& f) {
   return fmt::format("Best pipeline ({}) vs the compute floor ({}): {:+.1f}% train time per epoch (medians of {} "
                      "alternating runs each: {:.2f}s vs {:.2f}s; the floor's own runs spread {:.1f}% between "
-                     "quartiles)",
+                     "quartiles). {}",
                      f.best_rung, f.floor_rung, 100.0 * f.gap(), f.best_train_seconds.size(), f.best_median,
-                     f.floor_median, 100.0 * f.floor_spread);
+                     f.floor_median, 100.0 * f.floor_spread, paired_line(f));
 }
 
 std::vector<std::string> datasets_of(const LabResults& r, const std::string& group) {
@@ -308,6 +330,14 @@ std::string to_json(const LabResults& r) {
                                 {"floor_median", f.floor_median},
                                 {"floor_spread", f.floor_spread},
                                 {"gap", f.gap()}});
+    // Derived from the runs, as gap is; --from computes them again rather than reading them.
+    const std::vector<double> gaps = f.paired_gaps();
+    json& out = j["floor_check"].back();
+    out["paired_gaps"] = gaps;
+    out["paired_gap_median"] = quantile(gaps, 0.5);
+    const auto ci = median_interval(gaps);
+    out["paired_gap_interval"] =
+        ci ? json{{"low", ci->low}, {"high", ci->high}, {"coverage", ci->coverage}} : json(nullptr);
   }
   return j.dump(2) + "\n";
 }

@@ -95,13 +95,17 @@ struct TrainResult {
 };
 
 // How close the best pipeline comes to the compute floor: the two run alternately (floor, best, best, floor,
-// ...) so that drift in the machine's speed falls on both, compared by their medians.
+// ...) so that drift in the machine's speed falls on both, compared by their medians, and run by run.
 struct FloorCheck {
   std::string dataset, best_rung, floor_rung;
   std::vector<double> best_train_seconds, floor_train_seconds;  // per run, one epoch each
   double best_median = 0, floor_median = 0;
   double floor_spread = 0;  // the floor runs' interquartile range over their median: the machine's noise
   double gap() const { return floor_median > 0 ? best_median / floor_median - 1.0 : 0; }
+  // Each best run against the floor run beside it, as best / floor - 1, in run order. The alternation makes
+  // the k-th runs of each neighbours (floor, best | best, floor | ...), so a pair shares the machine's state of
+  // the moment, and the pairs' median, with its confidence interval, says what the data path costs.
+  std::vector<double> paired_gaps() const;
 };
 
 struct LabResults {

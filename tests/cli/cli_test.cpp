@@ -876,6 +876,14 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
     EXPECT_NEAR(f["best_median"].get<double>(), best_mean, 1e-9);
     EXPECT_NEAR(f["floor_spread"].get<double>(), std::abs(a - b) / 2 / ((a + b) / 2), 1e-9);
     EXPECT_NEAR(f["gap"].get<double>(), best_mean / ((a + b) / 2) - 1, 1e-9);
+    // Run by run: each best run against its neighbour among the floor runs; two pairs give no 95% interval.
+    ASSERT_EQ(f["paired_gaps"].size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_NEAR(f["paired_gaps"][k].get<double>(),
+                  f["best_train_seconds"][k].get<double>() / f["floor_train_seconds"][k].get<double>() - 1, 1e-9);
+    }
+    EXPECT_TRUE(f["paired_gap_interval"].is_null());
+    EXPECT_TRUE(contains(r.output, "(median of 2 pairs; too few for a 95% confidence interval")) << r.output;
   }
   EXPECT_EQ(j["sweeps"].size(), 22u);
 
@@ -904,6 +912,28 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
     for (const char* plot : {"loader_ladder", "training_ladder_MNIST", "sweep_batch_MNIST", "sweep_workers_MNIST"}) {
       EXPECT_EQ(slurp(again + "/plots/" + plot + ".svg"), slurp(out + "/plots/" + plot + ".svg")) << plot;
     }
+  }
+  {
+    // Nine pairs, the floor at 1 s and the best 0% to 8% above it: the pairs' median is +4%, and the sign test's
+    // 96.1% interval runs from the second smallest gap to the second largest, read from the runs alone.
+    auto nine = nlohmann::json::parse(slurp(out + "/results.json"));
+    auto& f = nine["floor_check"][0];
+    f["floor_train_seconds"] = std::vector<double>(9, 1.0);
+    f["best_train_seconds"] = std::vector<double>{1.05, 1.01, 1.08, 1.00, 1.03, 1.07, 1.02, 1.06, 1.04};
+    f.erase("paired_gaps");
+    f.erase("paired_gap_interval");
+    const std::string crafted = testing::scratch_dir("cli_bench_nine");
+    std::ofstream(crafted + "/results.json") << nine.dump(2);
+    const CliRun nine_run = run_cli("bench --from " + crafted + "/results.json --skip-plots --out " + crafted + "/out");
+    ASSERT_EQ(nine_run.status, 0) << nine_run.output;
+    EXPECT_TRUE(contains(nine_run.output, "+4.0% (median of 9 pairs; with 96.1% confidence the median gap lies "
+                                          "between +1.0% and +7.0%)"))
+        << nine_run.output;
+    const auto written = nlohmann::json::parse(slurp(crafted + "/out/results.json"));
+    const auto& interval = written["floor_check"][0]["paired_gap_interval"];
+    EXPECT_NEAR(interval["low"].get<double>(), 0.01, 1e-9);
+    EXPECT_NEAR(interval["high"].get<double>(), 0.07, 1e-9);
+    EXPECT_NEAR(written["floor_check"][0]["paired_gap_median"].get<double>(), 0.04, 1e-9);
   }
   // What it refuses, naming the file or the flag, and writing nothing.
   const std::string refused = testing::scratch_dir("cli_bench_refused");
