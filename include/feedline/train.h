@@ -64,6 +64,14 @@ std::vector<EpochResult> train_compute_floor(SimpleCNN& model, int64_t train_sam
                                              int64_t batch_size, const TrainOptions& options,
                                              const TrainCallbacks& callbacks = {});
 
+// The same floor on given data: images already in the model's input form (float32 [N, C, H, W]) and int64 [N]
+// labels, all on options.device, cut into batches in order. What the model costs on these very images with no
+// loader at all: on a CPU, a dataset's images may cost the model more or less than uniform noise does.
+std::vector<EpochResult> train_compute_floor(SimpleCNN& model, const torch::Tensor& train_images,
+                                             const torch::Tensor& train_labels, const torch::Tensor& test_images,
+                                             const torch::Tensor& test_labels, int64_t batch_size,
+                                             const TrainOptions& options, const TrainCallbacks& callbacks = {});
+
 // One evaluation pass in eval mode with no gradients: returns {mean loss, accuracy}.
 std::pair<double, double> evaluate(SimpleCNN& model, Loader& loader, torch::Device device, EpochStats* stats = nullptr);
 

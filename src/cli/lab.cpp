@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <memory>
 #include <thread>
 
@@ -77,29 +78,35 @@ PipelineConfig with_cuda_graph(PipelineConfig c) {
   return c;
 }
 
-// Then, on CUDA, the step captured as a CUDA graph; and the compute floors: the same model and optimizer on
-// synthetic batches already on the device, no loader, with the eager step and (CUDA) the captured one.
+// Then, on CUDA, the step captured as a CUDA graph; and the compute floors: the same model and optimizer with
+// no loader, with the eager step and (CUDA) the captured one. First on synthetic batches (uniform noise made on
+// the device); then on the dataset's own images already on the device, in order, since on a CPU what the
+// images hold changes what the model costs, and only that floor tells the data path's cost from it.
 std::vector<PipelineConfig> training_rungs() {
   auto rungs = loader_rungs();
   rungs.push_back(with_cuda_graph(rung("+ CUDA graph step", "device", 512, 0, false, false, true)));
   rungs.push_back(rung("compute floor (synthetic, no loader)", "synthetic", 512, 0, false, false, false));
   rungs.push_back(with_cuda_graph(rung("compute floor, CUDA graph step", "synthetic", 512, 0, false, false, false)));
+  rungs.push_back(rung("compute floor (its images, no loader)", "in-order", 512, 0, false, false, false));
+  rungs.push_back(
+      with_cuda_graph(rung("compute floor on its images, CUDA graph step", "in-order", 512, 0, false, false, false)));
   return rungs;
 }
 
 // The floor check compares like with like: on CUDA the captured step over the device-resident dataset against
-// the captured step on synthetic data; elsewhere the best eager pipeline against the eager floor.
-std::pair<PipelineConfig, PipelineConfig> best_and_floor(bool cuda) {
-  PipelineConfig best = loader_rungs().back(), floor;
+// the captured floors; elsewhere the best eager pipeline against the eager floors. The synthetic floor first.
+std::pair<PipelineConfig, std::vector<PipelineConfig>> best_and_floors(bool cuda) {
+  PipelineConfig best = loader_rungs().back();
+  std::vector<PipelineConfig> floors;
   for (const auto& c : training_rungs()) {
     if (c.cuda_graph != cuda) continue;
-    if (c.dataset_mode == "synthetic") {
-      floor = c;
+    if (c.dataset_mode == "synthetic" || c.dataset_mode == "in-order") {
+      floors.push_back(c);
     } else if (cuda) {
       best = c;
     }
   }
-  return {best, floor};
+  return {best, floors};
 }
 
 // One dataset's tables and the datasets made from them, each decoded once and shared by every run.
@@ -116,11 +123,23 @@ class DatasetCache {
     return slot;
   }
 
+  // The pre-decoded dataset's images (float, normalised) and labels, copied to the device once: the floor on
+  // the dataset's own images.
+  const std::pair<torch::Tensor, torch::Tensor>& on_device() {
+    if (!on_device_.first.defined()) {
+      const auto tensors = std::dynamic_pointer_cast<const TensorDataset>(get("tensor"));
+      if (!tensors) throw std::logic_error("the tensor dataset is not a TensorDataset");
+      on_device_ = {tensors->images().to(device_), tensors->labels().to(device_)};
+    }
+    return on_device_;
+  }
+
  private:
   std::shared_ptr<const Table> table_;
   ImageTableLayout layout_;
   torch::Device device_;
   std::map<std::string, std::shared_ptr<const Dataset>> made_;
+  std::pair<torch::Tensor, torch::Tensor> on_device_;
 };
 
 // The data a ladder runs on: one of the experiment's datasets as `feedline prepare` wrote it, or the user's files.
@@ -525,8 +544,8 @@ TrainResult Lab::train_run(const Source& source, const std::string& group, const
   return r;
 }
 
-// One run of a rung from a fresh SimpleCNN seeded alike: the compute floor on synthetic data, or its datasets
-// through two loaders; options.cuda_graph follows the rung.
+// One run of a rung from a fresh SimpleCNN seeded alike: a compute floor (on synthetic data, or on the dataset's
+// images in order), or its datasets through two loaders; options.cuda_graph follows the rung.
 std::vector<EpochResult> Lab::train_config(const SimpleCNNOptions& model_options, const PipelineConfig& c,
                                            DatasetCache& train, DatasetCache& test, TrainOptions options,
                                            const TrainCallbacks& callbacks) {
@@ -536,39 +555,65 @@ std::vector<EpochResult> Lab::train_config(const SimpleCNNOptions& model_options
   if (c.dataset_mode == "synthetic") {
     return train_compute_floor(model, train.size(), test.size(), c.batch_size, options, callbacks);
   }
+  if (c.dataset_mode == "in-order") {
+    const auto& [train_x, train_y] = train.on_device();
+    const auto& [test_x, test_y] = test.on_device();
+    return train_compute_floor(model, train_x, train_y, test_x, test_y, c.batch_size, options, callbacks);
+  }
   Loader train_loader(train.get(c.dataset_mode), loader_options(c, true, args_.seed));
   Loader test_loader(test.get(c.dataset_mode), loader_options(c, false, args_.seed));
   return train_model(model, train_loader, test_loader, options, callbacks);
 }
 
-// The best pipeline (the ladder's last rung that runs here) against the compute floor, alternating
-// floor-best, best-floor, ... so that a machine that speeds up or slows down weighs on both alike.
+// The best pipeline (the ladder's last rung that runs here) against the compute floors, in rounds of three runs
+// with the best in the middle: synthetic floor, best, images floor; then images floor, best, synthetic floor; and
+// so on. Each best run has a run of each floor beside it, and a machine that speeds up or slows down weighs on
+// all three alike.
 void Lab::floor_check(const Source& source, DatasetCache& train, DatasetCache& test) {
-  const auto [best, floor] = best_and_floor(device_.is_cuda());
-  FloorCheck check;
-  check.dataset = source.name;
-  check.best_rung = best.name;
-  check.floor_rung = floor.name;
+  const auto [best, floors] = best_and_floors(device_.is_cuda());
+  std::vector<FloorCheck> checks(floors.size());
+  for (size_t f = 0; f < floors.size(); ++f) {
+    checks[f].dataset = source.name;
+    checks[f].best_rung = best.name;
+    checks[f].floor_rung = floors[f].name;
+  }
   TrainOptions topts;
   topts.epochs = 1;
   topts.device = device_;
-  fmt::print("\nCompute-floor check: {} and the floor, {} alternating runs each of one epoch\n", best.name,
-             args_.floor_repeats);
+  const int64_t per_round = 1 + static_cast<int64_t>(floors.size());
+  fmt::print("\nCompute-floor check: {} against {} floors, {} rounds of {} one-epoch runs (the best between the "
+             "floors)\n",
+             best.name, floors.size(), args_.floor_repeats, per_round);
   flush();
-  for (int64_t i = 0; i < 2 * args_.floor_repeats; ++i) {
-    const bool run_best = (i % 4 == 1 || i % 4 == 2);  // floor, best, best, floor, floor, best, ...
-    bar_.update("compute-floor check", i, 2 * args_.floor_repeats);
-    const auto e = train_config(source.model, run_best ? best : floor, train, test, topts);
-    (run_best ? check.best_train_seconds : check.floor_train_seconds).push_back(e.front().train_seconds);
+  const auto one_epoch = [&](const PipelineConfig& c, int64_t done) {
+    bar_.update("compute-floor check", done, per_round * args_.floor_repeats);
+    return train_config(source.model, c, train, test, topts).front().train_seconds;
+  };
+  int64_t done = 0;
+  for (int64_t round = 0; round < args_.floor_repeats; ++round) {
+    std::vector<size_t> order(floors.size());
+    for (size_t f = 0; f < floors.size(); ++f) order[f] = round % 2 == 0 ? f : floors.size() - 1 - f;
+    // Floors run before the best in this round: half of them (one floor: before it every other round).
+    const size_t before = (order.size() + static_cast<size_t>(round % 2)) / 2;
+    for (size_t i = 0; i < before; ++i) {
+      checks[order[i]].floor_train_seconds.push_back(one_epoch(floors[order[i]], done++));
+    }
+    const double best_seconds = one_epoch(best, done++);
+    for (auto& check : checks) check.best_train_seconds.push_back(best_seconds);
+    for (size_t i = before; i < order.size(); ++i) {
+      checks[order[i]].floor_train_seconds.push_back(one_epoch(floors[order[i]], done++));
+    }
   }
   bar_.clear();
-  check.best_median = quantile(check.best_train_seconds, 0.5);
-  check.floor_median = quantile(check.floor_train_seconds, 0.5);
-  if (check.floor_median > 0) {
-    check.floor_spread = (quantile(check.floor_train_seconds, 0.75) - quantile(check.floor_train_seconds, 0.25)) /
-                         check.floor_median;
+  for (auto& check : checks) {
+    check.best_median = quantile(check.best_train_seconds, 0.5);
+    check.floor_median = quantile(check.floor_train_seconds, 0.5);
+    if (check.floor_median > 0) {
+      check.floor_spread = (quantile(check.floor_train_seconds, 0.75) - quantile(check.floor_train_seconds, 0.25)) /
+                           check.floor_median;
+    }
+    results_.floor_checks.push_back(check);
   }
-  results_.floor_checks.push_back(check);
 }
 
 // Speed-up of every run of (dataset, group, pipeline) against the first one run.

@@ -441,7 +441,7 @@ int run(int argc, char** argv) {
       ->check(kSeconds)
       ->capture_default_str();
   bench->add_option("--floor-repeats", lab.floor_repeats,
-                    "Alternating runs of the best pipeline and the compute floor, compared by medians and run by run "
+                    "Rounds of the best pipeline between the two compute floors, compared by medians and run by run "
                     "(a 95% confidence interval takes 6 or more)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -39,20 +39,25 @@ double mb(int64_t bytes) { return static_cast<double>(bytes) / 1e6; }
 
 std::string percent(double share) { return fmt::format("{:.1f}%", 100.0 * share); }
 
-bool is_floor(const TrainResult& t) { return t.config.dataset_mode == "synthetic"; }
+bool is_floor(const TrainResult& t) {
+  return t.config.dataset_mode == "synthetic" || t.config.dataset_mode == "in-order";
+}
 
-const FloorCheck* floor_check(const LabResults& r, const std::string& dataset) {
+// The dataset's floor checks, one a floor, in the order they were recorded.
+std::vector<const FloorCheck*> floor_checks_of(const LabResults& r, const std::string& dataset) {
+  std::vector<const FloorCheck*> out;
   for (const auto& f : r.floor_checks) {
-    if (f.dataset == dataset) return &f;
+    if (f.dataset == dataset) out.push_back(&f);
   }
-  return nullptr;
+  return out;
 }
 
 // The pairs' median gap and its confidence interval, in words (no final full stop).
 std::string paired_line(const FloorCheck& f) {
   const std::vector<double> gaps = f.paired_gaps();
-  std::string line = fmt::format("Run by run, each best run against the floor run beside it: {:+.1f}% (median of {} pairs",
-                                 100.0 * quantile(gaps, 0.5), gaps.size());
+  const std::string line = fmt::format(
+      "Run by run, each best run against the floor run beside it: {:+.1f}% (median of {} pairs",
+      100.0 * quantile(gaps, 0.5), gaps.size());
   if (const auto ci = median_interval(gaps)) {
     return line + fmt::format("; with {:.1f}% confidence the median gap lies between {:+.1f}% and {:+.1f}%)",
                               100.0 * ci->coverage, 100.0 * ci->low, 100.0 * ci->high);
@@ -140,6 +145,8 @@ std::string PipelineConfig::describe() const {
   std::string s;
   if (dataset_mode == "synthetic") {
     s = fmt::format("synthetic batches on the device, batch {}, no loader", batch_size);
+  } else if (dataset_mode == "in-order") {
+    s = fmt::format("the dataset's images on the device, in order, batch {}, no loader", batch_size);
   } else {
     s = fmt::format("{} dataset, batch {}", dataset_mode, batch_size);
     if (dataset_mode == "device") {
@@ -227,7 +234,7 @@ std::string training_table(const LabResults& r, const std::string& group) {
                          is_floor(t) ? "n/a" : percent(t.test_accuracy));
     }
     if (!sweep) {
-      if (const FloorCheck* f = floor_check(r, dataset)) out += floor_line(*f) + "\n";
+      for (const FloorCheck* f : floor_checks_of(r, dataset)) out += floor_line(*f) + "\n";
     }
   }
   return out;
@@ -519,7 +526,7 @@ std::string to_markdown(const LabResults& r) {
                           is_floor(t) ? "-" : percent(t.wait_share), is_floor(t) ? "n/a" : percent(t.test_accuracy));
       }
       if (group == "ladder") {
-        if (const FloorCheck* f = floor_check(r, dataset)) md += "\n" + floor_line(*f) + ".\n";
+        for (const FloorCheck* f : floor_checks_of(r, dataset)) md += "\n" + floor_line(*f) + ".\n";
       }
     }
   }

@@ -35,7 +35,7 @@ struct LabContext {
 // A pipeline: one rung of a ladder or one point of a sweep.
 struct PipelineConfig {
   std::string name;            // the row's label
-  std::string dataset_mode;    // row | tensor | tensor-uint8 | device | synthetic
+  std::string dataset_mode;    // row | tensor | tensor-uint8 | device | synthetic | in-order (the last two: floors)
   int64_t batch_size = 512;
   int64_t num_workers = 0;
   bool persistent_workers = false;
@@ -94,17 +94,18 @@ struct TrainResult {
   void summarise();         // fills the averages from `epochs`
 };
 
-// How close the best pipeline comes to the compute floor: the two run alternately (floor, best, best, floor,
-// ...) so that drift in the machine's speed falls on both, compared by their medians, and run by run.
+// How close the best pipeline comes to one compute floor. The best and the floors run in rounds with the best
+// between the floors, so that drift in the machine's speed falls on all alike; compared by their medians, and
+// run by run.
 struct FloorCheck {
   std::string dataset, best_rung, floor_rung;
   std::vector<double> best_train_seconds, floor_train_seconds;  // per run, one epoch each
   double best_median = 0, floor_median = 0;
   double floor_spread = 0;  // the floor runs' interquartile range over their median: the machine's noise
   double gap() const { return floor_median > 0 ? best_median / floor_median - 1.0 : 0; }
-  // Each best run against the floor run beside it, as best / floor - 1, in run order. The alternation makes
-  // the k-th runs of each neighbours (floor, best | best, floor | ...), so a pair shares the machine's state of
-  // the moment, and the pairs' median, with its confidence interval, says what the data path costs.
+  // Each best run against the floor run beside it, as best / floor - 1, in run order: the k-th runs of each
+  // are round k's, neighbours, so a pair shares the machine's state of the moment, and the pairs' median, with
+  // its confidence interval, says what the data path costs.
   std::vector<double> paired_gaps() const;
 };
 

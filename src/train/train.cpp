@@ -436,6 +436,47 @@ std::vector<EpochResult> train_model(SimpleCNN& model, Loader& train, Loader& te
   return train_loaders(model, train, test, options, callbacks, options.cuda_graph, options.cuda_graph);
 }
 
+std::vector<EpochResult> train_compute_floor(SimpleCNN& model, const torch::Tensor& train_images,
+                                             const torch::Tensor& train_labels, const torch::Tensor& test_images,
+                                             const torch::Tensor& test_labels, int64_t batch_size,
+                                             const TrainOptions& options, const TrainCallbacks& callbacks) {
+  check_options(options);
+  check_cuda_graph(options);
+  if (batch_size < 1) throw InvalidArgument("compute floor: the batch size must be at least 1");
+  const SimpleCNNOptions& shape = model->options();
+  const std::vector<int64_t> sample = {shape.channels(), shape.height(), shape.width()};
+  for (const auto& [what, images, labels] : {std::tuple{"train", &train_images, &train_labels},
+                                             std::tuple{"test", &test_images, &test_labels}}) {
+    if (images->dim() != 4 || images->sizes().slice(1) != torch::IntArrayRef(sample) ||
+        images->scalar_type() != torch::kFloat32 || images->size(0) < 1) {
+      throw InvalidArgument(std::string("compute floor: the ") + what + " images must be float32 [N, " +
+                            std::to_string(sample[0]) + ", " + std::to_string(sample[1]) + ", " +
+                            std::to_string(sample[2]) + "] with N at least 1, not " +
+                            c10::toString(images->scalar_type()) + " " + c10::str(images->sizes()));
+    }
+    if (labels->dim() != 1 || labels->size(0) != images->size(0) || labels->scalar_type() != torch::kInt64) {
+      throw InvalidArgument(std::string("compute floor: the ") + what + " labels must be int64 [" +
+                            std::to_string(images->size(0)) + "], one a sample");
+    }
+    if (images->device() != options.device || labels->device() != options.device) {
+      throw InvalidArgument(std::string("compute floor: the ") + what + " data must be on " + options.device.str() +
+                            " already, not " + images->device().str());
+    }
+  }
+  const auto head = [batch_size](const torch::Tensor& x, const torch::Tensor& y) {
+    const int64_t n = std::min(batch_size, x.size(0));
+    return Example{x.slice(0, 0, n), y.slice(0, 0, n)};
+  };
+  auto [steps, capture_seconds] = make_steps(
+      model, options, options.cuda_graph, options.cuda_graph, [&] { return head(train_images, train_labels); },
+      [&] { return head(test_images, test_labels); });
+  synchronize(options.device);
+  return run_epochs(
+      model, *steps, [&] { return from_tensors(train_images, train_labels, batch_size); },
+      [&] { return from_tensors(test_images, test_labels, batch_size); },
+      (train_images.size(0) + batch_size - 1) / batch_size, options, callbacks, capture_seconds);
+}
+
 std::vector<EpochResult> train_compute_floor(SimpleCNN& model, int64_t train_samples, int64_t test_samples,
                                              int64_t batch_size, const TrainOptions& options,
                                              const TrainCallbacks& callbacks) {
@@ -447,24 +488,15 @@ std::vector<EpochResult> train_compute_floor(SimpleCNN& model, int64_t train_sam
   // Distinct samples, as a dataset's would be, made once on the device in the model's input form.
   const auto on_device = torch::TensorOptions().device(options.device);
   const SimpleCNNOptions& shape = model->options();
-  const auto train_x = torch::rand({train_samples, shape.channels(), shape.height(), shape.width()},
-                                   on_device.dtype(torch::kFloat32));
-  const auto train_y = torch::randint(shape.classes(), {train_samples}, on_device.dtype(torch::kInt64));
-  const auto test_x = torch::rand({test_samples, shape.channels(), shape.height(), shape.width()},
-                                  on_device.dtype(torch::kFloat32));
-  const auto test_y = torch::randint(shape.classes(), {test_samples}, on_device.dtype(torch::kInt64));
-  const auto head = [batch_size](const torch::Tensor& x, const torch::Tensor& y) {
-    const int64_t n = std::min(batch_size, x.size(0));
-    return Example{x.slice(0, 0, n), y.slice(0, 0, n)};
+  const auto images = [&](int64_t n) {
+    return torch::rand({n, shape.channels(), shape.height(), shape.width()}, on_device.dtype(torch::kFloat32));
   };
-  auto [steps, capture_seconds] = make_steps(
-      model, options, options.cuda_graph, options.cuda_graph, [&] { return head(train_x, train_y); },
-      [&] { return head(test_x, test_y); });
-  synchronize(options.device);
-  return run_epochs(
-      model, *steps, [&] { return from_tensors(train_x, train_y, batch_size); },
-      [&] { return from_tensors(test_x, test_y, batch_size); }, (train_samples + batch_size - 1) / batch_size,
-      options, callbacks, capture_seconds);
+  const auto labels = [&](int64_t n) { return torch::randint(shape.classes(), {n}, on_device.dtype(torch::kInt64)); };
+  const auto train_x = images(train_samples);
+  const auto train_y = labels(train_samples);
+  const auto test_x = images(test_samples);
+  const auto test_y = labels(test_samples);
+  return train_compute_floor(model, train_x, train_y, test_x, test_y, batch_size, options, callbacks);
 }
 
 }  // namespace feedline

@@ -761,7 +761,7 @@ TEST(Cli, BenchRunsTheLaddersOnYourOwnData) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "No storage table for --data")) << r.output;
   EXPECT_TRUE(contains(r.output, "== Training ladder: " + dir + "/train.csv, SimpleCNN (3x8x8, 4 classes)")) << r.output;
-  EXPECT_EQ(count_of(r.output, "Average Train Time per Epoch: "), 10u) << r.output;
+  EXPECT_EQ(count_of(r.output, "Average Train Time per Epoch: "), 11u) << r.output;
   const auto j = nlohmann::json::parse(slurp(dir + "/out/results.json"));
   EXPECT_EQ(j["storage"].size(), 0u);
   ASSERT_EQ(j["loader_ladder"].size(), 9u);
@@ -769,7 +769,7 @@ TEST(Cli, BenchRunsTheLaddersOnYourOwnData) {
     EXPECT_EQ(l["dataset"], dir + "/train.csv");
     EXPECT_EQ(l["samples_per_epoch"].get<int64_t>(), 300) << l.dump();
   }
-  ASSERT_EQ(j["training_ladder"].size(), 12u);
+  ASSERT_EQ(j["training_ladder"].size(), 14u);
   for (const auto& t : j["training_ladder"]) {
     if (t["skipped"].get<bool>()) continue;
     EXPECT_EQ(t["epochs"][0]["train_samples"].get<int64_t>(), 300) << t.dump();
@@ -802,9 +802,9 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
                            " --loader-epochs 1 --loader-min-seconds 0 --floor-repeats 2 --device cpu" +
                            (gnuplot_installed() ? "" : " --skip-plots"));
   ASSERT_EQ(r.status, 0) << r.output;
-  // Every training run prints the experiment's lines: 10 ladder rows that run (the two CUDA graph ones are
+  // Every training run prints the experiment's lines: 11 ladder rows that run (the three CUDA graph ones are
   // skipped on the CPU) and 22 sweep points.
-  EXPECT_EQ(count_of(r.output, "Average Train Time per Epoch: "), 32u) << r.output;
+  EXPECT_EQ(count_of(r.output, "Average Train Time per Epoch: "), 33u) << r.output;
   EXPECT_TRUE(contains(r.output, "vs the compute floor")) << r.output;
 
   const auto j = nlohmann::json::parse(slurp(out + "/results.json"));
@@ -844,7 +844,7 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
     EXPECT_EQ(l["epoch_seconds"].size(), 1u);
   }
 
-  ASSERT_EQ(j["training_ladder"].size(), 12u);
+  ASSERT_EQ(j["training_ladder"].size(), 14u);
   int skipped = 0;
   for (const auto& t : j["training_ladder"]) {
     if (t["skipped"].get<bool>()) {
@@ -858,14 +858,27 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
     EXPECT_GE(t["test_accuracy"].get<double>(), 0.0);
     EXPECT_LE(t["test_accuracy"].get<double>(), 1.0);
   }
-  EXPECT_EQ(skipped, 2);
-  EXPECT_EQ(j["training_ladder"].back()["config"]["dataset_mode"], "synthetic");
-  ASSERT_EQ(j["floor_check"].size(), 1u);
-  // On the CPU the eager pipelines: the device-resident rung against the eager floor.
+  EXPECT_EQ(skipped, 3);
+  // The floors: on noise, then on the dataset's own images, in order (whose test accuracy means something).
+  const auto& ladder = j["training_ladder"];
+  EXPECT_EQ(ladder[10]["config"]["dataset_mode"], "synthetic");
+  EXPECT_EQ(ladder[12]["config"]["dataset_mode"], "in-order");
+  EXPECT_EQ(ladder[12]["rung"], "compute floor (its images, no loader)");
+  EXPECT_EQ(ladder[12]["epochs"][0]["train_samples"].get<int64_t>(), 300) << ladder[12].dump();
+  EXPECT_TRUE(ladder.back()["skipped"].get<bool>());
+  ASSERT_EQ(j["floor_check"].size(), 2u);
+  // On the CPU the eager pipelines: the device-resident rung against the eager floors, the synthetic one first.
+  // The best runs are shared: each round runs the best once, between the two floors.
   EXPECT_EQ(j["floor_check"][0]["best_rung"], "+ device-resident dataset");
   EXPECT_EQ(j["floor_check"][0]["floor_rung"], "compute floor (synthetic, no loader)");
+  EXPECT_EQ(j["floor_check"][1]["best_rung"], "+ device-resident dataset");
+  EXPECT_EQ(j["floor_check"][1]["floor_rung"], "compute floor (its images, no loader)");
+  EXPECT_EQ(j["floor_check"][1]["best_train_seconds"], j["floor_check"][0]["best_train_seconds"]);
+  EXPECT_NE(j["floor_check"][1]["floor_train_seconds"], j["floor_check"][0]["floor_train_seconds"]);
   EXPECT_EQ(j["floor_check"][0]["best_train_seconds"].size(), 2u);
   EXPECT_EQ(j["floor_check"][0]["floor_train_seconds"].size(), 2u);
+  EXPECT_EQ(j["floor_check"][1]["floor_train_seconds"].size(), 2u);
+  EXPECT_EQ(count_of(r.output, "(median of 2 pairs; too few for a 95% confidence interval"), 2u) << r.output;
   {
     // Two runs each: the medians are their means, the quartiles a quarter of the way in from each end.
     const auto& f = j["floor_check"][0];
@@ -883,7 +896,6 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
                   f["best_train_seconds"][k].get<double>() / f["floor_train_seconds"][k].get<double>() - 1, 1e-9);
     }
     EXPECT_TRUE(f["paired_gap_interval"].is_null());
-    EXPECT_TRUE(contains(r.output, "(median of 2 pairs; too few for a 95% confidence interval")) << r.output;
   }
   EXPECT_EQ(j["sweeps"].size(), 22u);
 

@@ -203,6 +203,61 @@ TEST(Train, ComputeFloorTrainsOnSyntheticBatchesWithoutALoader) {
   EXPECT_THROW(train_compute_floor(model, 0, 10, 32, options), InvalidArgument);
 }
 
+// The floor on a dataset's own images trains on exactly those, in order: the same model as train_model with an
+// unshuffled loader over them, and the synthetic floor is this floor on noise made from the seed.
+TEST(Train, ComputeFloorOnGivenImagesTrainsOnThem) {
+  const auto& t = fashion_test_split();
+  const auto train_x = t.images.narrow(0, 0, 3000), train_y = t.labels.narrow(0, 0, 3000);
+  const auto test_x = t.images.narrow(0, 3000, 1000), test_y = t.labels.narrow(0, 3000, 1000);
+  TrainOptions options;
+  options.epochs = 1;
+  torch::manual_seed(5);
+  SimpleCNN floor_model;
+  const auto floor = train_compute_floor(floor_model, train_x, train_y, test_x, test_y, 100, options);
+  torch::manual_seed(5);
+  SimpleCNN loader_model;
+  Loader train(std::make_shared<TensorDataset>(train_x, train_y), LoaderOptions(100).shuffle(false).batch_fetch(true));
+  Loader test(std::make_shared<TensorDataset>(test_x, test_y), LoaderOptions(100).batch_fetch(true));
+  const auto loaded = train_model(loader_model, train, test, options);
+  ASSERT_EQ(floor.size(), 1u);
+  EXPECT_EQ(floor[0].train_stats.samples, 3000);
+  EXPECT_EQ(floor[0].test_stats.samples, 1000);
+  EXPECT_GT(floor[0].test_accuracy, 0.5) << "chance is 0.10: the floor did not learn from the images";
+  EXPECT_DOUBLE_EQ(floor[0].test_accuracy, loaded[0].test_accuracy);
+  EXPECT_NEAR(floor[0].train_loss, loaded[0].train_loss, 1e-5);
+  for (size_t p = 0; p < floor_model->parameters().size(); ++p) {
+    EXPECT_TRUE(torch::allclose(floor_model->parameters()[p], loader_model->parameters()[p])) << "parameter " << p;
+  }
+
+  torch::manual_seed(9);
+  SimpleCNN synthetic_model;
+  const auto synthetic = train_compute_floor(synthetic_model, 70, 20, 32, options);
+  torch::manual_seed(9);
+  SimpleCNN given_model;
+  const auto noise = [](int64_t n) { return torch::rand({n, 1, 28, 28}); };
+  const auto classes = [](int64_t n) { return torch::randint(10, {n}, torch::kInt64); };
+  const auto nx = noise(70), ny = classes(70), mx = noise(20), my = classes(20);
+  const auto given = train_compute_floor(given_model, nx, ny, mx, my, 32, options);
+  EXPECT_DOUBLE_EQ(synthetic[0].train_loss, given[0].train_loss);
+  EXPECT_TRUE(torch::equal(synthetic_model->parameters()[0], given_model->parameters()[0]));
+
+  // Data the model cannot take is refused, saying what it needs.
+  const auto refuses = [&](const torch::Tensor& x, const torch::Tensor& y, const std::string& says) {
+    try {
+      train_compute_floor(given_model, x, y, mx, my, 32, options);
+      ADD_FAILURE() << "accepted: " << says;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refuses(nx.to(torch::kUInt8), ny, "train images must be float32 [N, 1, 28, 28]");
+  refuses(nx.view({70, 1, 784}), ny, "train images must be float32 [N, 1, 28, 28]");
+  refuses(nx.narrow(0, 0, 0), ny.narrow(0, 0, 0), "with N at least 1");
+  refuses(nx, ny.narrow(0, 0, 69), "train labels must be int64 [70]");
+  refuses(nx, ny.to(torch::kInt32), "train labels must be int64 [70]");
+  EXPECT_THROW(train_compute_floor(given_model, nx, ny, mx, my, 0, options), InvalidArgument);
+}
+
 TEST(Train, RejectsBadDevicesAndOptions) {
   EXPECT_THROW(resolve_device("tpu"), InvalidArgument);
   EXPECT_EQ(resolve_device("cpu"), torch::Device(torch::kCPU));
