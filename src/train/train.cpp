@@ -445,6 +445,11 @@ std::vector<EpochResult> train_compute_floor(SimpleCNN& model, const torch::Tens
   if (batch_size < 1) throw InvalidArgument("compute floor: the batch size must be at least 1");
   const SimpleCNNOptions& shape = model->options();
   const std::vector<int64_t> sample = {shape.channels(), shape.height(), shape.width()};
+  // On options.device: its type, and its index when it names one (a tensor made on "cuda" sits on "cuda:0").
+  const auto on_device = [&](const torch::Tensor& t) {
+    return t.device().type() == options.device.type() &&
+           (!options.device.has_index() || t.device().index() == options.device.index());
+  };
   for (const auto& [what, images, labels] : {std::tuple{"train", &train_images, &train_labels},
                                              std::tuple{"test", &test_images, &test_labels}}) {
     if (images->dim() != 4 || images->sizes().slice(1) != torch::IntArrayRef(sample) ||
@@ -458,7 +463,7 @@ std::vector<EpochResult> train_compute_floor(SimpleCNN& model, const torch::Tens
       throw InvalidArgument(std::string("compute floor: the ") + what + " labels must be int64 [" +
                             std::to_string(images->size(0)) + "], one a sample");
     }
-    if (images->device() != options.device || labels->device() != options.device) {
+    if (!on_device(*images) || !on_device(*labels)) {
       throw InvalidArgument(std::string("compute floor: the ") + what + " data must be on " + options.device.str() +
                             " already, not " + images->device().str());
     }

@@ -255,6 +255,7 @@ TEST(Train, ComputeFloorOnGivenImagesTrainsOnThem) {
   refuses(nx.narrow(0, 0, 0), ny.narrow(0, 0, 0), "with N at least 1");
   refuses(nx, ny.narrow(0, 0, 69), "train labels must be int64 [70]");
   refuses(nx, ny.to(torch::kInt32), "train labels must be int64 [70]");
+  refuses(nx.to(torch::Device(torch::kMeta)), ny, "train data must be on cpu already, not meta");
   EXPECT_THROW(train_compute_floor(given_model, nx, ny, mx, my, 0, options), InvalidArgument);
 }
 
