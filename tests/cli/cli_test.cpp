@@ -859,7 +859,7 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
     EXPECT_LE(t["test_accuracy"].get<double>(), 1.0);
   }
   EXPECT_EQ(skipped, 3);
-  // The floors: on noise, then on the dataset's own images, in order (whose test accuracy means something).
+  // The floors: on noise, then on the dataset's own images, in order.
   const auto& ladder = j["training_ladder"];
   EXPECT_EQ(ladder[10]["config"]["dataset_mode"], "synthetic");
   EXPECT_EQ(ladder[12]["config"]["dataset_mode"], "in-order");
