@@ -100,7 +100,7 @@ std::pair<PipelineConfig, std::vector<PipelineConfig>> best_and_floors(bool cuda
   std::vector<PipelineConfig> floors;
   for (const auto& c : training_rungs()) {
     if (c.cuda_graph != cuda) continue;
-    if (c.dataset_mode == "synthetic" || c.dataset_mode == "in-order") {
+    if (c.is_floor()) {
       floors.push_back(c);
     } else if (cuda) {
       best = c;

@@ -39,9 +39,7 @@ double mb(int64_t bytes) { return static_cast<double>(bytes) / 1e6; }
 
 std::string percent(double share) { return fmt::format("{:.1f}%", 100.0 * share); }
 
-bool is_floor(const TrainResult& t) {
-  return t.config.dataset_mode == "synthetic" || t.config.dataset_mode == "in-order";
-}
+bool is_floor(const TrainResult& t) { return t.config.is_floor(); }
 
 // The dataset's floor checks, one a floor, in the order they were recorded.
 std::vector<const FloorCheck*> floor_checks_of(const LabResults& r, const std::string& dataset) {

@@ -43,6 +43,8 @@ struct PipelineConfig {
   bool batch_fetch = false;
   bool cuda_graph = false;
   std::string describe() const;  // "row dataset, batch 16, 0 workers" etc.
+  // A compute floor (no loader): on synthetic data, or on the dataset's images in order.
+  bool is_floor() const { return dataset_mode == "synthetic" || dataset_mode == "in-order"; }
 };
 
 // One storage-table row: a split written in one format/layout, then read back into image tensors.

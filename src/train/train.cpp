@@ -485,8 +485,7 @@ std::vector<EpochResult> train_compute_floor(SimpleCNN& model, const torch::Tens
 std::vector<EpochResult> train_compute_floor(SimpleCNN& model, int64_t train_samples, int64_t test_samples,
                                              int64_t batch_size, const TrainOptions& options,
                                              const TrainCallbacks& callbacks) {
-  check_options(options);
-  check_cuda_graph(options);
+  // The options are checked by the overload this one ends in.
   if (train_samples < 1 || test_samples < 1 || batch_size < 1) {
     throw InvalidArgument("compute floor: needs train and test samples and a batch size of at least 1");
   }
