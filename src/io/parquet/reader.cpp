@@ -280,6 +280,21 @@ class ChunkReader {
   // Checks the chunk's metadata against the schema and reads its bytes from the file. Returns the number of
   // level entries (values, nulls included) the footer declares; 0 for an empty chunk.
   int64_t load();
+  // A data page found by the walk over the chunk's page headers.
+  struct PageRef {
+    int64_t offset = 0;  // of its header, in the file
+    fmt::PageHeader header;
+    const uint8_t* data = nullptr;  // its stored bytes (after the header) in the chunk's buffer
+    int64_t num_values = 0;         // level entries (for a flat column, rows)
+  };
+  // Reads page headers from file offset *pos on to the next data page, which it checks against the `total`
+  // level entries less the `seen` before it, and returns; moves *pos past it. Dictionary pages on the way go to
+  // read_dictionary_page<T>; index pages are skipped.
+  template <class T>
+  PageRef next_data_page(int64_t* pos, int64_t seen, int64_t total);
+  // A data page's values (checked against its CRC, and decompressed into this thread's scratch unless stored
+  // plain), with what the decoders need of its header in *page. Safe to call from several threads at once.
+  const uint8_t* open_page(const PageRef& ref, PageData* page, size_t* size) const;
   // Hands each dictionary page to read_dictionary_page<T> and each data page to on_data(page, body, size),
   // which returns the level entries it consumed, until `total` entries have been read.
   template <class T, class OnData>
@@ -297,9 +312,9 @@ class ChunkReader {
   void check_crc(const fmt::PageHeader& h, const uint8_t* data) const;
   // The values of a page, decompressed into scratch unless stored plain (v2 pages may say is_compressed false).
   const uint8_t* values_body(const uint8_t* data, int64_t compressed, int64_t uncompressed, bool is_compressed,
-                             size_t* size);
+                             size_t* size) const;
   // check_crc, then values_body of the whole page (data page v1, dictionary page).
-  const uint8_t* page_body(const fmt::PageHeader& h, const uint8_t* data, size_t* size);
+  const uint8_t* page_body(const fmt::PageHeader& h, const uint8_t* data, size_t* size) const;
 
   const ParsedFile& file_;
   const Leaf& leaf_;
@@ -343,7 +358,7 @@ void ChunkReader::check_crc(const fmt::PageHeader& h, const uint8_t* data) const
 }
 
 const uint8_t* ChunkReader::values_body(const uint8_t* data, int64_t compressed, int64_t uncompressed,
-                                        bool is_compressed, size_t* size) {
+                                        bool is_compressed, size_t* size) const {
   *size = static_cast<size_t>(uncompressed);
   if (codec_ == Codec::kUncompressed || !is_compressed) {
     if (compressed != uncompressed) {
@@ -358,7 +373,7 @@ const uint8_t* ChunkReader::values_body(const uint8_t* data, int64_t compressed,
   return buf.data();
 }
 
-const uint8_t* ChunkReader::page_body(const fmt::PageHeader& h, const uint8_t* data, size_t* size) {
+const uint8_t* ChunkReader::page_body(const fmt::PageHeader& h, const uint8_t* data, size_t* size) const {
   check_crc(h, data);
   return values_body(data, h.compressed_page_size, h.uncompressed_page_size, true, size);
 }
@@ -401,31 +416,32 @@ int64_t ChunkReader::load() {
   return md.num_values;
 }
 
-template <class T, class OnData>
-void ChunkReader::walk_pages(int64_t total, OnData on_data) {
+template <class T>
+ChunkReader::PageRef ChunkReader::next_data_page(int64_t* pos, int64_t seen, int64_t total) {
   const uint8_t* base = scratch().chunk.data();  // the byte at file offset start_
-  int64_t pos = start_;
-  int64_t seen = 0;
-  while (seen < total) {
-    page_offset_ = pos;
-    if (pos >= end_) {
+  for (;;) {
+    page_offset_ = *pos;
+    if (*pos >= end_) {
       throw InvalidFile("chunk ends after " + std::to_string(seen) + " of " + std::to_string(total) + " values");
     }
-    thrift::CompactReader in(base + (pos - start_), static_cast<size_t>(end_ - pos), pos);
-    const fmt::PageHeader h = fmt::read_page_header(in);
-    pos += static_cast<int64_t>(in.position());
-    if (h.compressed_page_size < 0 || h.compressed_page_size > end_ - pos) {
+    thrift::CompactReader in(base + (*pos - start_), static_cast<size_t>(end_ - *pos), *pos);
+    PageRef ref;
+    ref.offset = *pos;
+    ref.header = fmt::read_page_header(in);
+    const fmt::PageHeader& h = ref.header;
+    *pos += static_cast<int64_t>(in.position());
+    if (h.compressed_page_size < 0 || h.compressed_page_size > end_ - *pos) {
       throw InvalidFile("page of " + std::to_string(h.compressed_page_size) + " bytes runs past the chunk");
     }
-    const uint8_t* data = base + (pos - start_);
-    pos += h.compressed_page_size;
+    ref.data = base + (*pos - start_);
+    *pos += h.compressed_page_size;
     switch (h.type) {
       case fmt::page_type::kDictionaryPage: {
         if (!h.dictionary_page_header) throw InvalidFile("dictionary page without its header");
         if (have_dictionary_) throw InvalidFile("second dictionary page");
         if (seen > 0) throw InvalidFile("dictionary page after data pages");
         size_t size;
-        const uint8_t* body = page_body(h, data, &size);
+        const uint8_t* body = page_body(h, ref.data, &size);
         read_dictionary_page<T>(h, body, size);
         break;
       }
@@ -436,15 +452,8 @@ void ChunkReader::walk_pages(int64_t total, OnData on_data) {
           throw InvalidFile("data page of " + std::to_string(n) + " values where " + std::to_string(total - seen) +
                             " remain");
         }
-        size_t size;
-        const uint8_t* body = page_body(h, data, &size);
-        PageData page;
-        page.num_values = n;
-        page.encoding = h.data_page_header->encoding;
-        page.definition_level_encoding = h.data_page_header->definition_level_encoding;
-        page.repetition_level_encoding = h.data_page_header->repetition_level_encoding;
-        seen += on_data(page, body, size);
-        break;
+        ref.num_values = n;
+        return ref;
       }
       case fmt::page_type::kDataPageV2: {
         if (!h.data_page_header_v2) throw InvalidFile("data page v2 without its header");
@@ -461,27 +470,50 @@ void ChunkReader::walk_pages(int64_t total, OnData on_data) {
             (leaf_.max_def == 0 && def != 0)) {
           throw InvalidFile("data page v2 levels of " + std::to_string(rep) + " + " + std::to_string(def) + " bytes");
         }
-        check_crc(h, data);
-        PageData page;
-        page.num_values = n;
-        page.num_rows = v2.num_rows;
-        page.encoding = v2.encoding;
-        page.v2 = true;
-        page.v2_rep_levels = data;
-        page.v2_rep_size = static_cast<size_t>(rep);
-        page.v2_def_levels = data + rep;
-        page.v2_def_size = static_cast<size_t>(def);
-        size_t size;
-        const uint8_t* body = values_body(data + rep + def, h.compressed_page_size - rep - def,
-                                          h.uncompressed_page_size - rep - def, v2.is_compressed, &size);
-        seen += on_data(page, body, size);
-        break;
+        ref.num_values = n;
+        return ref;
       }
       case fmt::page_type::kIndexPage:
         break;  // nothing we need
       default:
         throw InvalidFile("unknown page type " + std::to_string(h.type));
     }
+  }
+}
+
+const uint8_t* ChunkReader::open_page(const PageRef& ref, PageData* page, size_t* size) const {
+  const fmt::PageHeader& h = ref.header;
+  page->num_values = ref.num_values;
+  if (h.type == fmt::page_type::kDataPage) {
+    page->encoding = h.data_page_header->encoding;
+    page->definition_level_encoding = h.data_page_header->definition_level_encoding;
+    page->repetition_level_encoding = h.data_page_header->repetition_level_encoding;
+    return page_body(h, ref.data, size);
+  }
+  const fmt::DataPageHeaderV2& v2 = *h.data_page_header_v2;
+  const int64_t rep = v2.repetition_levels_byte_length, def = v2.definition_levels_byte_length;
+  check_crc(h, ref.data);
+  page->num_rows = v2.num_rows;
+  page->encoding = v2.encoding;
+  page->v2 = true;
+  page->v2_rep_levels = ref.data;
+  page->v2_rep_size = static_cast<size_t>(rep);
+  page->v2_def_levels = ref.data + rep;
+  page->v2_def_size = static_cast<size_t>(def);
+  return values_body(ref.data + rep + def, h.compressed_page_size - rep - def, h.uncompressed_page_size - rep - def,
+                     v2.is_compressed, size);
+}
+
+template <class T, class OnData>
+void ChunkReader::walk_pages(int64_t total, OnData on_data) {
+  int64_t pos = start_;
+  int64_t seen = 0;
+  while (seen < total) {
+    const PageRef ref = next_data_page<T>(&pos, seen, total);
+    PageData page;
+    size_t size;
+    const uint8_t* body = open_page(ref, &page, &size);
+    seen += on_data(page, body, size);
   }
 }
 
