@@ -13,6 +13,7 @@
 #include "feedline/idx.h"
 #include "feedline/parquet.h"
 #include "feedline/table.h"
+#include "io/parquet/reader_internal.h"
 
 namespace feedline::fuzz {
 namespace {
@@ -47,11 +48,11 @@ std::string feed(const char* extension, const uint8_t* data, size_t size, Read r
   return message;
 }
 
-// Throws std::logic_error (a bug) naming the first difference between the table read from a file and the one
-// read back after our writer wrote it: schema, nulls, list structure at every level, values (floats bit for bit).
-void expect_same_table(const Table& want, const Table& got) {
-  const auto differ = [](const std::string& what) {
-    throw std::logic_error("fuzz: the table written back by our writer reads back with other " + what);
+// Throws std::logic_error (a bug) naming the first difference between two tables that should be the same (`got`
+// is what `context` says): schema, nulls, list structure at every level, values (floats bit for bit).
+void expect_same_table(const Table& want, const Table& got, const std::string& context) {
+  const auto differ = [&](const std::string& what) {
+    throw std::logic_error("fuzz: " + context + " differs in its " + what);
   };
   if (got.num_rows != want.num_rows || got.columns.size() != want.columns.size()) differ("rows or columns");
   for (size_t c = 0; c < want.columns.size(); ++c) {
@@ -94,7 +95,35 @@ std::string read_parquet(const uint8_t* data, size_t size) {
     parquet::read_file_info(path);
     parquet::ReadOptions options;
     options.num_threads = 1;
-    const Table table = parquet::read_table(path, options);
+    // Read again on three threads, and the pages of every list chunk on three: the same table or the same error.
+    const auto read_threaded = [](const std::string& file) {
+      struct PageThreads {
+        PageThreads() { parquet::internal::list_page_threads = 3; }
+        ~PageThreads() { parquet::internal::list_page_threads = 0; }
+      } page_threads;
+      parquet::ReadOptions threaded;
+      threaded.num_threads = 3;
+      return parquet::read_table(file, threaded);
+    };
+    std::string threaded_error;
+    Table threaded_table;
+    try {
+      threaded_table = read_threaded(path);
+    } catch (const Error& e) {
+      threaded_error = e.what();
+    }
+    Table table;
+    try {
+      table = parquet::read_table(path, options);
+    } catch (const Error& e) {
+      if (threaded_error != e.what()) {
+        throw std::logic_error("fuzz: on one thread '" + std::string(e.what()) + "', on three '" +
+                               (threaded_error.empty() ? "read" : threaded_error) + "'");
+      }
+      throw;
+    }
+    if (!threaded_error.empty()) throw std::logic_error("fuzz: read on one thread, on three '" + threaded_error + "'");
+    expect_same_table(table, threaded_table, "the table read on three threads");
     // What reads must write back and read back the same; the writer may refuse a table (a value outside its
     // INT annotation, two columns of one name), never write one that reads otherwise. Small row groups and
     // pages, so that the cuts between them are fuzzed too.
@@ -102,14 +131,15 @@ std::string read_parquet(const uint8_t* data, size_t size) {
     parquet::WriteOptions w;
     w.num_threads = 1;
     w.row_group_rows = 5;
-    w.page_bytes = 64;
+    w.page_bytes = 16;
     try {
       parquet::write_table(back, table, w);
     } catch (const Error&) {
       return;
     }
     try {
-      expect_same_table(table, parquet::read_table(back, options));
+      expect_same_table(table, parquet::read_table(back, options), "the table our writer wrote back");
+      expect_same_table(table, read_threaded(back), "the table our writer wrote back, read on three threads,");
     } catch (const Error& e) {
       std::remove(back.c_str());
       throw std::logic_error(std::string("fuzz: the table written back by our writer does not read: ") + e.what());
@@ -236,7 +266,7 @@ void expect_csv_write_back(const std::string& path, const Table& table, const Cs
     want.columns[0].validity.clear();  // a null row's value is empty already
     want.columns[0].schema.nullable = false;
   }
-  expect_same_table(want, again);
+  expect_same_table(want, again, "the table write_csv wrote back");
 }
 
 std::string read_csv_file(const uint8_t* data, size_t size) {

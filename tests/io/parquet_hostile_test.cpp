@@ -3,6 +3,7 @@
 // Everything must read or throw feedline::Error: never crash, hang or allocate without bound.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -394,21 +395,38 @@ TEST(ParquetHostile, HandMadeMetadata) {
   expect_throw_with<Unsupported>(path, "PARExxxxxxxxxxxxPARE", "encrypted");
 }
 
-// A one-column file of `schema` (its root first) whose INT32 leaf at `path` has one data page v1: these
-// repetition and definition levels (RLE, length-prefixed) and PLAIN values.
+// One data page v1 of an INT32 leaf: its repetition and definition levels (RLE, length-prefixed) and PLAIN
+// values; declared_size, when set, is the stored size its header gives instead of the true one.
+struct Int32Page {
+  std::vector<uint8_t> rep, def;
+  std::vector<int32_t> values;
+  int32_t declared_size = -1;
+};
+
+// A one-column file of `schema` (its root first) whose INT32 leaf at `path` has these data pages, uncompressed.
+// page_offsets, if given, receives each page's offset in the file.
 std::string int32_leaf_file(int64_t rows, std::vector<fmt::SchemaElement> schema, std::vector<std::string> path,
-                            const std::vector<uint8_t>& rep, int max_rep, const std::vector<uint8_t>& def, int max_def,
-                            const std::vector<int32_t>& values) {
+                            const std::vector<Int32Page>& pages, int max_rep, int max_def,
+                            std::vector<int64_t>* page_offsets = nullptr) {
   auto levels = [](const std::vector<uint8_t>& v, int max_level) {
     std::string encoded;
     rle_encode(v.data(), v.size(), bit_width_for(static_cast<uint64_t>(max_level)), &encoded);
     const auto len = static_cast<uint32_t>(encoded.size());
     return std::string(reinterpret_cast<const char*>(&len), 4) + encoded;
   };
-  const std::string data = levels(rep, max_rep) + levels(def, max_def) +
-                           std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4);
-  const auto n = static_cast<int32_t>(rep.size());
-  const std::string body = page(data_page_header(n, static_cast<int32_t>(data.size())), data);
+  std::string body;
+  int64_t entries = 0;
+  for (const Int32Page& p : pages) {
+    if (page_offsets != nullptr) page_offsets->push_back(4 + static_cast<int64_t>(body.size()));
+    const std::string data = (max_rep > 0 ? levels(p.rep, max_rep) : "") + levels(p.def, max_def) +
+                             std::string(reinterpret_cast<const char*>(p.values.data()), p.values.size() * 4);
+    const auto n = static_cast<int32_t>(p.def.size());
+    const auto size = static_cast<int32_t>(data.size());
+    fmt::PageHeader h = data_page_header(n, size);
+    if (p.declared_size >= 0) h.compressed_page_size = h.uncompressed_page_size = p.declared_size;
+    body += page(h, data);
+    entries += n;
+  }
   fmt::FileMetaData md;
   md.version = 1;
   md.num_rows = rows;
@@ -418,7 +436,7 @@ std::string int32_leaf_file(int64_t rows, std::vector<fmt::SchemaElement> schema
   cm.encodings = {fmt::encoding::kPlain, fmt::encoding::kRle};
   cm.path_in_schema = std::move(path);
   cm.codec = fmt::codec::kUncompressed;
-  cm.num_values = n;
+  cm.num_values = entries;
   cm.data_page_offset = 4;
   cm.total_compressed_size = static_cast<int64_t>(body.size());
   fmt::ColumnChunk cc;
@@ -428,6 +446,13 @@ std::string int32_leaf_file(int64_t rows, std::vector<fmt::SchemaElement> schema
   rg.columns = {cc};
   md.row_groups = {rg};
   return make_file(md, body);
+}
+
+// The same with one data page.
+std::string int32_leaf_file(int64_t rows, std::vector<fmt::SchemaElement> schema, std::vector<std::string> path,
+                            const std::vector<uint8_t>& rep, int max_rep, const std::vector<uint8_t>& def, int max_def,
+                            const std::vector<int32_t>& values) {
+  return int32_leaf_file(rows, std::move(schema), std::move(path), {Int32Page{rep, def, values}}, max_rep, max_def);
 }
 
 // A one-column file whose column is `optional group l (LIST) { repeated group list { <rep> int32 element } }`
@@ -467,6 +492,11 @@ std::string list_file(int64_t rows, const std::vector<uint8_t>& rep, const std::
                          element_optional ? 3 : 2, values);
 }
 
+// The same column of list_file with these pages.
+std::string list_file_of_pages(int64_t rows, const std::vector<Int32Page>& pages, std::vector<int64_t>* offsets) {
+  return int32_leaf_file(rows, int32_list_schema(1, true), {"l", "list", "element"}, pages, 1, 3, offsets);
+}
+
 TEST(ParquetHostile, ListLevels) {
   const std::string path = scratch_dir("list-levels") + "/l.parquet";
   // [[5, null], [], null, [7]]: a valid file first.
@@ -491,6 +521,122 @@ TEST(ParquetHostile, ListLevels) {
                                  "list levels start more rows than the row group's 1");
   expect_throw_with<InvalidFile>(path, list_file(2, {0, 1, 0}, {3, 3, 3}, {1, 2}, true),
                                  "PLAIN data holds 2 values, page declares 3");
+}
+
+// A list chunk of many pages (over a megabyte, so that its pages may decode on several threads), cut anywhere,
+// inside lists too: read on one thread and on four, the same column, and each fault, in a page amid others,
+// gives the same error naming that page.
+TEST(ParquetHostile, ListChunkOfManyPagesReadsAlikeOnAnyThreads) {
+  const std::string path = scratch_dir("list-pages") + "/l.parquet";
+  // Rows: 10% null lists, 10% empty, the rest 1..120 elements with 5% null elements (definition levels 0, 1,
+  // 3 and 2: `optional group l (LIST) { repeated group list { optional int32 element } }`).
+  std::mt19937_64 rng(11);
+  Column expected;  // its offsets and validities; the values (a null element's slot holds 0) beside it
+  std::vector<int32_t> expected_values;
+  std::vector<uint8_t> rep, def;
+  std::vector<int32_t> present;
+  const int64_t rows = 6000;
+  expected.list_offsets.push_back(0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint64_t kind = rng() % 10;
+    expected.validity.push_back(kind != 0);
+    if (kind <= 1) {
+      rep.push_back(0);
+      def.push_back(kind == 0 ? 0 : 1);
+    } else {
+      const int64_t length = 1 + static_cast<int64_t>(rng() % 120);
+      for (int64_t e = 0; e < length; ++e) {
+        const bool null_element = rng() % 20 == 0;
+        const auto v = static_cast<int32_t>(rng());
+        rep.push_back(e == 0 ? 0 : 1);
+        def.push_back(null_element ? 2 : 3);
+        if (!null_element) present.push_back(v);
+        expected.element_validity.push_back(!null_element);
+        expected_values.push_back(null_element ? 0 : v);
+      }
+    }
+    expected.list_offsets.push_back(static_cast<int64_t>(expected.element_validity.size()));
+  }
+  // Pages of 9,000 to 25,000 entries, cut wherever that falls; but page 7 starts a row with an element after a
+  // null or empty list (for a fault below).
+  std::vector<Int32Page> pages;
+  for (size_t at = 0, value = 0; at < rep.size();) {
+    size_t n = std::min(rep.size() - at, static_cast<size_t>(9000 + rng() % 16000));
+    if (pages.size() == 6) {
+      while (at + n < rep.size() && !(def[at + n - 1] <= 1 && rep[at + n] == 0 && def[at + n] >= 2)) ++n;
+    }
+    Int32Page p;
+    p.rep.assign(rep.begin() + at, rep.begin() + at + n);
+    p.def.assign(def.begin() + at, def.begin() + at + n);
+    const auto values = static_cast<size_t>(std::count(p.def.begin(), p.def.end(), 3));
+    p.values.assign(present.begin() + value, present.begin() + value + values);
+    pages.push_back(std::move(p));
+    at += n;
+    value += values;
+  }
+  ASSERT_GE(pages.size(), 12u);
+  size_t continued = 0;
+  for (const Int32Page& p : pages) continued += p.rep[0] != 0;
+  ASSERT_GE(continued, 3u) << "some pages should start inside a list";
+  const auto file = [&](int64_t file_rows, const std::vector<Int32Page>& ps, std::vector<int64_t>* offsets = nullptr) {
+    return list_file_of_pages(file_rows, ps, offsets);
+  };
+
+  std::vector<int64_t> offsets;
+  write_bytes(path, file(rows, pages, &offsets));
+  ASSERT_GT(std::ifstream(path, std::ios::binary | std::ios::ate).tellg(), 1 << 20);
+  for (const int threads : {1, 4}) {
+    SCOPED_TRACE(threads);
+    ReadOptions options;
+    options.num_threads = threads;
+    const Table t = read_table(path, options);
+    const Column& l = t.column("l");
+    EXPECT_EQ(l.list_offsets, expected.list_offsets);
+    EXPECT_EQ(l.validity, expected.validity);
+    EXPECT_EQ(l.element_validity, expected.element_validity);
+    EXPECT_EQ(l.as<int32_t>(), expected_values);
+  }
+
+  // Each fault in page 7 (or the last page, or page 9), read on one thread and on four: the same message.
+  const auto expect_fault = [&](const std::vector<Int32Page>& ps, int64_t file_rows, size_t page,
+                                const std::string& message) {
+    std::vector<int64_t> at;
+    const std::string bytes = file(file_rows, ps, &at);
+    write_bytes(path, bytes);
+    const std::string where = "page at offset " + std::to_string(at[page]) + ": " + message;
+    for (const int threads : {1, 4}) {
+      ReadOptions options;
+      options.num_threads = threads;
+      try {
+        read_table(path, options);
+        ADD_FAILURE() << "read without complaint on " << threads << " threads; expected " << where;
+      } catch (const InvalidFile& e) {
+        EXPECT_NE(std::string(e.what()).find(where), std::string::npos)
+            << threads << " threads: " << e.what() << "; expected " << where;
+      }
+    }
+  };
+  ASSERT_LE(pages[6].def.back(), 1);
+  ASSERT_GE(pages[7].def[0], 2);
+  const auto null_list = std::find(pages[7].def.begin() + 1, pages[7].def.end(), 0) - pages[7].def.begin();
+  ASSERT_LT(null_list, static_cast<int64_t>(pages[7].def.size()));
+  std::vector<Int32Page> bad = pages;  // an element added to a null list, inside the page
+  bad[7].rep[static_cast<size_t>(null_list)] = 1;
+  expect_fault(bad, rows, 7, "repetition level 1 on a null or empty list");
+  bad = pages;  // an element added to the list that ended the page before, a null or empty one
+  bad[7].rep[0] = 1;
+  expect_fault(bad, rows, 7, "repetition level 1 on a null or empty list");
+  bad = pages;
+  bad[7].values.pop_back();
+  expect_fault(bad, rows, 7, "PLAIN data holds " + std::to_string(bad[7].values.size()) + " values, page declares " +
+                                 std::to_string(pages[7].values.size()));
+  expect_fault(pages, rows - 1, pages.size() - 1, "list levels start more rows than the row group's " +
+                                                     std::to_string(rows - 1));
+  bad = pages;  // a page whose stored size runs past the chunk: found after the pages before it
+  bad[9].declared_size = 1 << 30;
+  expect_fault(bad, rows, 9, "page of 1073741824 bytes runs past the chunk");
+  bad[7].rep[0] = 1;  // ... unless one of them is at fault first
+  expect_fault(bad, rows, 7, "repetition level 1 on a null or empty list");
 }
 
 // A one-column file whose column is a nullable list of nullable lists of nullable INT32 (`optional group l

@@ -20,10 +20,14 @@
 #include "io/parquet/metadata.h"
 #include "io/parquet/parallel.h"
 #include "io/parquet/plain.h"
+#include "io/parquet/reader_internal.h"
 #include "io/parquet/rle.h"
 #include "io/parquet/schema.h"
 
 namespace feedline::parquet {
+
+std::atomic<int> internal::list_page_threads{0};
+
 namespace {
 
 namespace fmt = format;
@@ -33,6 +37,8 @@ constexpr int64_t kMaxDictionaryHeaderBytes = 100;
 // Decoded output may exceed the file by this factor (RLE runs compress without bound), or reach kMinBudget.
 constexpr int64_t kMaxExpansion = 1024;
 constexpr int64_t kMinOutputBudget = int64_t{1} << 30;
+// A list column's chunk this large (compressed) may decode its pages on several threads.
+constexpr int64_t kMinParallelListChunkBytes = int64_t{1} << 20;
 
 // Rethrows the current feedline::Error with `prefix` in front, keeping its type.
 [[noreturn]] void rethrow_with(const std::string& prefix) {
@@ -244,9 +250,10 @@ int64_t count_present(const uint8_t* validity, int64_t n) {
 
 class ChunkReader {
  public:
+  // threads: how many may decode the pages of a list column's chunk (the caller's thread included).
   ChunkReader(const ParsedFile& file, const Leaf& leaf, const fmt::ColumnChunk& chunk, int64_t num_rows,
-              int64_t output_budget)
-      : file_(file), leaf_(leaf), chunk_(chunk), num_rows_(num_rows), budget_(output_budget) {}
+              int64_t output_budget, int threads = 1)
+      : file_(file), leaf_(leaf), chunk_(chunk), num_rows_(num_rows), budget_(output_budget), threads_(threads) {}
 
   // A flat column's chunk: values into `out` (a T* slice of num_rows, or a ByteArrays to append to) and, for
   // optional columns, validity bytes into validity[0..num_rows). Returns the number of nulls.
@@ -295,6 +302,29 @@ class ChunkReader {
   // A data page's values (checked against its CRC, and decompressed into this thread's scratch unless stored
   // plain), with what the decoders need of its header in *page. Safe to call from several threads at once.
   const uint8_t* open_page(const PageRef& ref, PageData* page, size_t* size) const;
+  // What one page of a one-level list column holds, found page by page (on several threads, for a large chunk)
+  // and joined in page order by read_list, which also judges what depends on the pages before.
+  struct ListPage {
+    int64_t entries_before = 0;  // level entries in the pages before: where the page's values are decoded
+    int64_t slots = 0;           // element slots
+    int64_t rows = 0;            // rows started; row_starts holds the first num_rows + 1 of them
+    std::vector<int32_t> row_starts;  // the page's slot at which each row starts
+    std::vector<uint8_t> row_valid;   // (nullable lists) whether each row's list is not null
+    std::vector<uint8_t> slot_valid;  // (when some slot is a null element) each slot's validity
+    bool has_entries = false;
+    bool continues = false;   // the first entry has repetition 1: it continues the list open before the page
+    bool open_after = false;  // the last entry leaves its list open
+    std::exception_ptr levels_error;  // opening the page or reading its levels failed
+    enum class Malformed { kNone, kDefinition, kRepetition, kOther } malformed = Malformed::kNone;
+    int64_t malformed_at = -1;   // the entry
+    int malformed_level = 0;     // kDefinition: the level
+    int64_t declared_rows = -1;  // a v2 page's row count, when its levels start another
+    std::exception_ptr values_error;  // decoding the values failed
+  };
+  // Reads one data page of a one-level list column into *out and its values into *col (see ListPage), first
+  // making room for them if `grow` (only when no other page decodes at the same time).
+  template <class T>
+  void read_list_page(const PageRef& ref, bool grow, Column* col, ListPage* out);
   // Hands each dictionary page to read_dictionary_page<T> and each data page to on_data(page, body, size),
   // which returns the level entries it consumed, until `total` entries have been read.
   template <class T, class OnData>
@@ -321,6 +351,7 @@ class ChunkReader {
   const fmt::ColumnChunk& chunk_;
   int64_t num_rows_;
   int64_t budget_;
+  int threads_;
   Codec codec_ = Codec::kUncompressed;
   int64_t start_ = 0, end_ = 0;  // the chunk's bytes in the file; scratch().chunk holds them
   int64_t page_offset_ = -1;
@@ -547,125 +578,227 @@ ChunkReader::ListPageLevels ChunkReader::read_list_levels(const PageData& page, 
 }
 
 template <class T>
+void ChunkReader::read_list_page(const PageRef& ref, bool grow, Column* col, ListPage* out) {
+  PageData page;
+  size_t size;
+  const uint8_t* body;
+  ListPageLevels levels;
+  try {
+    body = open_page(ref, &page, &size);
+    levels = read_list_levels(page, body, size);
+  } catch (const Error&) {
+    out->levels_error = std::current_exception();
+    return;
+  }
+  const int64_t n = page.num_values;
+  if (n == 0) return;
+  const uint8_t* rep = levels.rep;
+  const uint8_t* def = levels.def;
+  uint8_t* slot_valid = levels.slot_valid;
+  const int list_def = leaf_.list_def, max_def = leaf_.max_def;
+  const bool nullable = leaf_.schema.nullable;
+  // Enough row starts to find more rows than the row group holds, whichever page this is; no more.
+  const int64_t max_starts = num_rows_ + 1;
+  const auto start_row = [&](int64_t slot, bool valid) {
+    if (out->rows++ >= max_starts) return;
+    out->row_starts.push_back(static_cast<int32_t>(slot));
+    if (nullable) out->row_valid.push_back(valid);
+  };
+  out->has_entries = true;
+  out->continues = rep[0] != 0;
+  // Fast path for pages where every entry is a present element (embeddings, images): rows start at the zeros
+  // of the repetition levels, found with memchr, and every slot is valid.
+  int64_t elements = 0;
+  for (int64_t i = 0; i < n; ++i) elements += def[i] == max_def;
+  const bool all_elements = elements == n;
+  int64_t slots = 0;
+  bool bad = false;
+  if (all_elements) {
+    for (const uint8_t* z = rep; (z = static_cast<const uint8_t*>(std::memchr(z, 0, static_cast<size_t>(rep + n - z)))) != nullptr; ++z) {
+      start_row(z - rep, true);
+    }
+    slots = n;
+    out->open_after = true;
+  } else {
+    // One pass without early exits: a slot is written before it is known to be an element (the next element
+    // overwrites it otherwise). The first entry may continue the page before's list: read_list judges that.
+    bool open = true;
+    for (int64_t i = 0; i < n; ++i) {
+      const int dl = def[i];
+      bad |= dl > max_def;
+      if (rep[i] == 0) {
+        start_row(slots, dl >= list_def);
+      } else {
+        bad |= !open || dl <= list_def;
+      }
+      open = dl > list_def;
+      slot_valid[slots] = dl == max_def;
+      slots += dl > list_def;
+    }
+    out->open_after = open;
+  }
+  out->slots = slots;
+  if (bad) {  // found again for its message
+    bool was_open = true;
+    for (int64_t i = 0; i < n && out->malformed == ListPage::Malformed::kNone; ++i) {
+      if (def[i] > max_def) {
+        out->malformed = ListPage::Malformed::kDefinition;
+        out->malformed_level = def[i];
+      } else if (rep[i] != 0 && (!was_open || def[i] <= list_def)) {
+        out->malformed = ListPage::Malformed::kRepetition;
+      }
+      out->malformed_at = i;
+      was_open = def[i] > list_def;
+    }
+    if (out->malformed == ListPage::Malformed::kNone) out->malformed = ListPage::Malformed::kOther;
+    return;
+  }
+  if (page.num_rows >= 0 && out->rows != page.num_rows) {
+    out->declared_rows = page.num_rows;
+    return;
+  }
+  const int64_t present = all_elements ? n : count_present(slot_valid, slots);
+  const uint8_t* p = levels.values;
+  const auto remaining = static_cast<size_t>(body + size - p);
+  try {
+    if constexpr (std::is_same_v<T, ByteArrays>) {
+      ByteArrays& values = std::get<ByteArrays>(col->values);
+      const size_t base = values.offsets.size();
+      decode_values<T>(page.encoding, p, remaining, present, &values, nullptr);
+      if (present < slots) spread_byte_arrays(&values, base, slot_valid, slots, present);
+    } else {
+      std::vector<T>& values = std::get<std::vector<T>>(col->values);
+      if (grow) values.resize(static_cast<size_t>(out->entries_before + n));
+      T* dst = values.data() + out->entries_before;
+      decode_values<T>(page.encoding, p, remaining, present, FixedOut<T>{values.data()}, dst);
+      if (present < slots) spread(dst, slot_valid, slots, present);
+    }
+  } catch (const Error&) {
+    out->values_error = std::current_exception();
+    return;
+  }
+  if (present < slots) out->slot_valid.assign(slot_valid, slot_valid + slots);
+}
+
+template <class T>
 Column ChunkReader::read_list() {
   const int64_t entries = load();
   Column col = make_column(leaf_.schema);
   if (entries == 0) return col;
-  // At most one value per level entry, and three scratch bytes (levels, slot) per entry of a page.
+  // At most one value and one row start per level entry, and three scratch bytes (levels, slot) per entry of a
+  // page.
   const int64_t width = std::is_same_v<T, ByteArrays> ? 8 : static_cast<int64_t>(sizeof(T));
-  if (entries > budget_ / (width + 4)) {
+  if (entries > budget_ / (width + 8)) {
     throw InvalidFile(std::to_string(entries) + " list values would exceed the memory limit");
   }
-  using Values = std::conditional_t<std::is_same_v<T, ByteArrays>, ByteArrays, std::vector<T>>;
-  Values& values = std::get<Values>(col.values);
-  if constexpr (!std::is_same_v<T, ByteArrays>) values.reserve(static_cast<size_t>(entries));
+  // Fixed-width values decode straight to where their page's first level entry would put them (no earlier
+  // than their slot: an entry makes at most one slot), so pages decode apart; the join below moves them down
+  // when null or empty lists came before. Byte arrays append, so their pages decode in order, on one thread.
+  // Room for every entry is reserved, so the values never move while pages decode into them.
+  constexpr bool kFixed = !std::is_same_v<T, ByteArrays>;
+  if constexpr (kFixed) std::get<std::vector<T>>(col.values).reserve(static_cast<size_t>(entries));
+  const int threads = kFixed ? threads_ : 1;
   col.list_offsets.resize(static_cast<size_t>(num_rows_) + 1);
   if (leaf_.schema.nullable) col.validity.resize(static_cast<size_t>(num_rows_));
   int64_t* offsets = col.list_offsets.data();
   uint8_t* row_valid = col.validity.empty() ? nullptr : col.validity.data();
   std::vector<uint8_t>& element_valid = col.element_validity;  // made at the first null element
   bool any_null_element = false;
-  const int list_def = leaf_.list_def, max_def = leaf_.max_def;
-  int64_t row = -1, slots = 0;
+  int64_t row = -1, slots = 0, seen = 0, pos = start_;
   bool open = false;  // the current row's list has elements (a repetition level of 1 may continue it)
+  const auto repetition_error = [&](bool first) {
+    return InvalidFile(first && row < 0 ? "repetition level 1 starts the chunk"
+                                        : "repetition level 1 on a null or empty list");
+  };
 
-  // Page by page: levels into scratch, then rows, element slots and values. Repetition 0 starts a row; a
-  // definition below list_def is a null list, list_def an empty one, above it an element slot, null unless it
-  // reaches max_def.
-  walk_pages<T>(entries, [&](const PageData& page, const uint8_t* body, size_t size) {
-    const int64_t n = page.num_values;
-    const ListPageLevels levels = read_list_levels(page, body, size);
-    uint8_t* rep = levels.rep;
-    uint8_t* def = levels.def;
-    uint8_t* slot_valid = levels.slot_valid;
-    const uint8_t* p = levels.values;
-    const uint8_t* end = body + size;
-    // A repetition level of 1 continues the current row's list, which must have begun with an element.
-    // Anything malformed is only noted in the passes below, and found again for its message afterwards.
-    const int64_t first_slot = slots, first_row = row;
-    const bool open_before = open;
-    bool bad = false;
-    // Fast path for pages where every entry is a present element (embeddings, images): rows start at the
-    // zeros of the repetition levels, found with memchr, and every slot is valid.
-    int64_t elements = 0;
-    for (int64_t i = 0; i < n; ++i) elements += def[i] == max_def;
-    const bool all_elements = elements == n && n > 0;
-    if (all_elements) {
-      bad = rep[0] != 0 && !open;
-      const uint8_t* z = rep;
-      while (!bad && (z = static_cast<const uint8_t*>(std::memchr(z, 0, static_cast<size_t>(rep + n - z)))) != nullptr) {
-        if (++row >= num_rows_) {
-          throw InvalidFile("list levels start more rows than the row group's " + std::to_string(num_rows_));
-        }
-        offsets[row] = slots + (z - rep);
-        if (row_valid != nullptr) row_valid[row] = 1;
-        ++z;
+  // A window of pages at a time (bounding what is held for a chunk of many pages): their headers in order,
+  // then the pages decoded (levels: rows, element slots; values), then joined in order. Every error is thrown
+  // as reading the pages one after another would meet it.
+  const size_t window = threads > 1 ? static_cast<size_t>(4 * threads) : 1;
+  std::vector<PageRef> pages;
+  std::vector<ListPage> parts;
+  std::exception_ptr header_error;
+  int64_t header_error_offset = -1;
+  while (seen < entries && !header_error) {
+    pages.clear();
+    while (pages.size() < window && seen < entries) {
+      try {
+        pages.push_back(next_data_page<T>(&pos, seen, entries));
+      } catch (const Error&) {
+        header_error = std::current_exception();
+        header_error_offset = page_offset_;
+        break;
       }
-      slots += n;
-      open = true;
+      seen += pages.back().num_values;
     }
-    // Otherwise one pass without early exits: a slot is written before it is known to be an element (the next
-    // element overwrites it otherwise).
-    for (int64_t i = 0; i < n && !all_elements; ++i) {
-      const int dl = def[i];
-      bad |= dl > max_def;
-      if (rep[i] == 0) {
-        if (++row >= num_rows_) {
-          throw InvalidFile("list levels start more rows than the row group's " + std::to_string(num_rows_));
-        }
-        offsets[row] = slots;
-        if (row_valid != nullptr) row_valid[row] = dl >= list_def;
-      } else {
-        bad |= !open || dl <= list_def;
+    parts.assign(pages.size(), ListPage());
+    int64_t before = seen;
+    for (size_t k = pages.size(); k-- > 0;) parts[k].entries_before = before -= pages[k].num_values;
+    // Room for the window's values, made (and so zeroed) as late as can be: by each page as it decodes its
+    // values, when pages decode one after another; else for the window before it decodes.
+    const bool grow = threads == 1;
+    if constexpr (kFixed) {
+      if (!grow) std::get<std::vector<T>>(col.values).resize(static_cast<size_t>(seen));
+    }
+    parallel_for(pages.size(), threads, [&](size_t k) { read_list_page<T>(pages[k], grow, &col, &parts[k]); });
+
+    for (size_t k = 0; k < pages.size(); ++k) {
+      const ListPage& part = parts[k];
+      page_offset_ = pages[k].offset;
+      if (part.levels_error) std::rethrow_exception(part.levels_error);
+      // Repetition 0 starts a row; a definition below list_def is a null list, list_def an empty one, above it an
+      // element slot, null unless it reaches max_def. A repetition level of 1 continues the current row's list,
+      // which must have begun with an element.
+      if (row + part.rows >= num_rows_) {
+        throw InvalidFile("list levels start more rows than the row group's " + std::to_string(num_rows_));
       }
-      open = dl > list_def;
-      slot_valid[slots - first_slot] = dl == max_def;
-      slots += dl > list_def;
-    }
-    if (bad) {
-      bool was_open = open_before;
-      for (int64_t i = 0; i < n; ++i) {
-        if (def[i] > max_def) {
-          throw InvalidFile("definition level " + std::to_string(def[i]) + " above the column's maximum " +
-                            std::to_string(max_def));
+      const bool continues_closed = part.continues && !open;
+      if (part.malformed != ListPage::Malformed::kNone && (part.malformed_at == 0 || !continues_closed)) {
+        switch (part.malformed) {
+          case ListPage::Malformed::kDefinition:
+            throw InvalidFile("definition level " + std::to_string(part.malformed_level) +
+                              " above the column's maximum " + std::to_string(leaf_.max_def));
+          case ListPage::Malformed::kRepetition: throw repetition_error(part.malformed_at == 0);
+          default: throw InvalidFile("malformed list levels");
         }
-        if (rep[i] != 0 && (!was_open || def[i] <= list_def)) {
-          throw InvalidFile(i == 0 && first_row < 0 ? "repetition level 1 starts the chunk"
-                                                    : "repetition level 1 on a null or empty list");
-        }
-        was_open = def[i] > list_def;
       }
-      throw InvalidFile("malformed list levels");
+      if (continues_closed) throw repetition_error(true);
+      if (part.declared_rows >= 0) {
+        throw InvalidFile("data page v2 declares " + std::to_string(part.declared_rows) + " rows, its levels start " +
+                          std::to_string(part.rows));
+      }
+      if (part.values_error) std::rethrow_exception(part.values_error);
+      if constexpr (kFixed) {
+        T* values = std::get<std::vector<T>>(col.values).data();
+        if (slots != part.entries_before && part.slots > 0) {
+          std::memmove(values + slots, values + part.entries_before, static_cast<size_t>(part.slots) * sizeof(T));
+        }
+      }
+      for (size_t j = 0; j < part.row_starts.size(); ++j) {
+        offsets[++row] = slots + part.row_starts[j];
+        if (row_valid != nullptr) row_valid[row] = part.row_valid.empty() ? 1 : part.row_valid[j];
+      }
+      const bool page_nulls = !part.slot_valid.empty();
+      if (page_nulls && !any_null_element) {
+        any_null_element = true;
+        element_valid.assign(static_cast<size_t>(slots), 1);
+      }
+      if (any_null_element && page_nulls) element_valid.insert(element_valid.end(), part.slot_valid.begin(), part.slot_valid.end());
+      if (any_null_element && !page_nulls) element_valid.insert(element_valid.end(), static_cast<size_t>(part.slots), 1);
+      slots += part.slots;
+      if (part.has_entries) open = part.open_after;
     }
-    if (page.num_rows >= 0 && row - first_row != page.num_rows) {
-      throw InvalidFile("data page v2 declares " + std::to_string(page.num_rows) + " rows, its levels start " +
-                        std::to_string(row - first_row));
-    }
-    const int64_t page_slots = slots - first_slot;
-    const int64_t present = all_elements ? n : count_present(slot_valid, page_slots);
-    if constexpr (std::is_same_v<T, ByteArrays>) {
-      const size_t base = values.offsets.size();
-      decode_values<T>(page.encoding, p, static_cast<size_t>(end - p), present, &values, nullptr);
-      if (present < page_slots) spread_byte_arrays(&values, base, slot_valid, page_slots, present);
-    } else {
-      values.resize(static_cast<size_t>(slots));
-      T* dst = values.data() + first_slot;
-      decode_values<T>(page.encoding, p, static_cast<size_t>(end - p), present, FixedOut<T>{values.data()}, dst);
-      if (present < page_slots) spread(dst, slot_valid, page_slots, present);
-    }
-    if (present < page_slots && !any_null_element) {
-      any_null_element = true;
-      element_valid.assign(static_cast<size_t>(first_slot), 1);
-    }
-    if (any_null_element && all_elements) element_valid.insert(element_valid.end(), static_cast<size_t>(n), 1);
-    if (any_null_element && !all_elements) element_valid.insert(element_valid.end(), slot_valid, slot_valid + page_slots);
-    return n;
-  });
+  }
+  if (header_error) {
+    page_offset_ = header_error_offset;
+    std::rethrow_exception(header_error);
+  }
   if (row + 1 != num_rows_) {
     throw InvalidFile("list levels start " + std::to_string(row + 1) + " rows, the row group holds " +
                       std::to_string(num_rows_));
   }
   offsets[num_rows_] = slots;
+  if constexpr (kFixed) std::get<std::vector<T>>(col.values).resize(static_cast<size_t>(slots));
   if (row_valid != nullptr && count_present(row_valid, num_rows_) == num_rows_) std::vector<uint8_t>().swap(col.validity);
   return col;
 }
@@ -1157,9 +1290,10 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
       const Leaf& leaf = f.leaves[leaf_index];
       add(num_rows, value_width(leaf.schema.type) + (leaf.max_def ? 1 : 0));
       if (leaf.max_rep == 0) continue;
-      for (size_t g : groups) {  // level entries: a value, three scratch bytes, inner lists (see read_list)
+      for (size_t g : groups) {  // level entries: a value, scratch, a row start or inner lists (see read_list)
         const auto& md = f.md.row_groups[g].columns[leaf.index].meta_data;
-        if (md && md->num_values > 0) add(md->num_values, value_width(leaf.schema.type) + 4 + 9 * (leaf.max_rep - 1));
+        const int64_t per_entry = leaf.max_rep == 1 ? 8 : 4 + 9 * (leaf.max_rep - 1);
+        if (md && md->num_values > 0) add(md->num_values, value_width(leaf.schema.type) + per_entry);
       }
     }
   }
@@ -1203,6 +1337,24 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
   }
   std::vector<int64_t> nulls(selected.size() * num_groups, 0);
 
+  // A list chunk's pages may decode on several threads: as many as its share of the bytes to read makes of the
+  // threads (so that a file of one large list column and small others, or of few row groups, uses them all),
+  // if it is large enough for threads to pay (see internal::list_page_threads).
+  const auto chunk_bytes = [&](size_t task) {
+    const auto& md = f.md.row_groups[groups[task % num_groups]].columns[f.leaves[selected[task / num_groups]].index].meta_data;
+    return md ? std::max<int64_t>(md->total_compressed_size, 0) : 0;
+  };
+  int64_t total_bytes = 0;
+  for (size_t task = 0; task < selected.size() * num_groups; ++task) total_bytes += chunk_bytes(task);
+  const int forced_page_threads = internal::list_page_threads.load(std::memory_order_relaxed);
+  const auto page_threads = [&](size_t task) {
+    if (forced_page_threads > 0) return forced_page_threads;
+    const int64_t bytes = chunk_bytes(task);
+    if (threads <= 1 || bytes < kMinParallelListChunkBytes) return 1;
+    const double share = static_cast<double>(bytes) / static_cast<double>(total_bytes);
+    return std::clamp(static_cast<int>(share * threads + 0.5), 1, threads);
+  };
+
   parallel_for(selected.size() * num_groups, threads, [&](size_t task) {
     // Column-major task order: one column's row groups run back to back, which keeps byte arrays in order.
     const size_t c = task / num_groups, k = task % num_groups;
@@ -1210,7 +1362,7 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
     Column& col = table.columns[c];
     const fmt::RowGroup& rg = f.md.row_groups[groups[k]];
     const int64_t first = group_first_row[k];
-    ChunkReader reader(f, leaf, rg.columns[leaf.index], rg.num_rows, budget);
+    ChunkReader reader(f, leaf, rg.columns[leaf.index], rg.num_rows, budget, leaf.max_rep == 1 ? page_threads(task) : 1);
     uint8_t* validity = leaf.max_def > 0 && leaf.max_rep == 0 ? col.validity.data() + first : nullptr;
     try {
       int64_t n = 0;
