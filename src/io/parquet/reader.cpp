@@ -321,10 +321,11 @@ class ChunkReader {
     int64_t declared_rows = -1;  // a v2 page's row count, when its levels start another
     std::exception_ptr values_error;  // decoding the values failed
   };
-  // Reads one data page of a one-level list column into *out and its values into *col (see ListPage), first
-  // making room for them if `grow` (only when no other page decodes at the same time).
+  // Reads one data page of a one-level list column into *out and its values into *col (see ListPage): byte
+  // arrays appended; fixed-width values at values + out->entries_before, where `values` is the column's, sized
+  // for them, or nullptr to make room in it first (only when no other page decodes at the same time).
   template <class T>
-  void read_list_page(const PageRef& ref, bool grow, Column* col, ListPage* out);
+  void read_list_page(const PageRef& ref, T* values, Column* col, ListPage* out);
   // Hands each dictionary page to read_dictionary_page<T> and each data page to on_data(page, body, size),
   // which returns the level entries it consumed, until `total` entries have been read.
   template <class T, class OnData>
@@ -578,7 +579,7 @@ ChunkReader::ListPageLevels ChunkReader::read_list_levels(const PageData& page, 
 }
 
 template <class T>
-void ChunkReader::read_list_page(const PageRef& ref, bool grow, Column* col, ListPage* out) {
+void ChunkReader::read_list_page(const PageRef& ref, T* values, Column* col, ListPage* out) {
   PageData page;
   size_t size;
   const uint8_t* body;
@@ -662,15 +663,18 @@ void ChunkReader::read_list_page(const PageRef& ref, bool grow, Column* col, Lis
   const auto remaining = static_cast<size_t>(body + size - p);
   try {
     if constexpr (std::is_same_v<T, ByteArrays>) {
-      ByteArrays& values = std::get<ByteArrays>(col->values);
-      const size_t base = values.offsets.size();
-      decode_values<T>(page.encoding, p, remaining, present, &values, nullptr);
-      if (present < slots) spread_byte_arrays(&values, base, slot_valid, slots, present);
+      ByteArrays& arrays = std::get<ByteArrays>(col->values);
+      const size_t base = arrays.offsets.size();
+      decode_values<T>(page.encoding, p, remaining, present, &arrays, nullptr);
+      if (present < slots) spread_byte_arrays(&arrays, base, slot_valid, slots, present);
     } else {
-      std::vector<T>& values = std::get<std::vector<T>>(col->values);
-      if (grow) values.resize(static_cast<size_t>(out->entries_before + n));
-      T* dst = values.data() + out->entries_before;
-      decode_values<T>(page.encoding, p, remaining, present, FixedOut<T>{values.data()}, dst);
+      if (values == nullptr) {
+        std::vector<T>& column_values = std::get<std::vector<T>>(col->values);
+        column_values.resize(static_cast<size_t>(out->entries_before + n));
+        values = column_values.data();
+      }
+      T* dst = values + out->entries_before;
+      decode_values<T>(page.encoding, p, remaining, present, FixedOut<T>{values}, dst);
       if (present < slots) spread(dst, slot_valid, slots, present);
     }
   } catch (const Error&) {
@@ -713,34 +717,59 @@ Column ChunkReader::read_list() {
 
   // A window of pages at a time (bounding what is held for a chunk of many pages): their headers in order,
   // then the pages decoded (levels: rows, element slots; values), then joined in order. Every error is thrown
-  // as reading the pages one after another would meet it.
-  const size_t window = threads > 1 ? static_cast<size_t>(4 * threads) : 1;
-  std::vector<PageRef> pages;
+  // as reading the pages one after another would meet it. The next window's headers are read first: with
+  // several threads, one of them makes (and so zeroes) the room for its values while the others decode this
+  // window; on one, each page makes its own room as it decodes, which keeps it in cache.
+  const bool apart = threads > 1;
+  const size_t window = apart ? static_cast<size_t>(4 * threads) : 1;
+  std::vector<PageRef> pages, next;
   std::vector<ListPage> parts;
   std::exception_ptr header_error;
   int64_t header_error_offset = -1;
-  while (seen < entries && !header_error) {
-    pages.clear();
-    while (pages.size() < window && seen < entries) {
+  const auto read_headers = [&](std::vector<PageRef>* into) {
+    into->clear();
+    while (into->size() < window && seen < entries && !header_error) {
       try {
-        pages.push_back(next_data_page<T>(&pos, seen, entries));
+        into->push_back(next_data_page<T>(&pos, seen, entries));
       } catch (const Error&) {
         header_error = std::current_exception();
         header_error_offset = page_offset_;
         break;
       }
-      seen += pages.back().num_values;
+      seen += into->back().num_values;
     }
+  };
+  read_headers(&pages);
+  if constexpr (kFixed) {
+    if (apart) std::get<std::vector<T>>(col.values).resize(static_cast<size_t>(seen));
+  }
+  int64_t first_entry = 0;  // level entries before the window
+  while (!pages.empty()) {
+    read_headers(&next);
     parts.assign(pages.size(), ListPage());
-    int64_t before = seen;
-    for (size_t k = pages.size(); k-- > 0;) parts[k].entries_before = before -= pages[k].num_values;
-    // Room for the window's values, made (and so zeroed) as late as can be: by each page as it decodes its
-    // values, when pages decode one after another; else for the window before it decodes.
-    const bool grow = threads == 1;
-    if constexpr (kFixed) {
-      if (!grow) std::get<std::vector<T>>(col.values).resize(static_cast<size_t>(seen));
+    for (size_t k = 0; k < pages.size(); ++k) {
+      parts[k].entries_before = first_entry;
+      first_entry += pages[k].num_values;
     }
-    parallel_for(pages.size(), threads, [&](size_t k) { read_list_page<T>(pages[k], grow, &col, &parts[k]); });
+    if constexpr (kFixed) {
+      std::vector<T>& values = std::get<std::vector<T>>(col.values);
+      if (apart) {
+        // Task 0 grows the values to the next window's end: room reserved, so they stay where the others write.
+        T* base = values.data();
+        const auto next_end = static_cast<size_t>(seen);
+        parallel_for(pages.size() + 1, threads, [&](size_t k) {
+          if (k == 0) {
+            values.resize(next_end);
+          } else {
+            read_list_page<T>(pages[k - 1], base, &col, &parts[k - 1]);
+          }
+        });
+      } else {
+        read_list_page<T>(pages[0], nullptr, &col, &parts[0]);
+      }
+    } else {
+      for (size_t k = 0; k < pages.size(); ++k) read_list_page<T>(pages[k], nullptr, &col, &parts[k]);
+    }
 
     for (size_t k = 0; k < pages.size(); ++k) {
       const ListPage& part = parts[k];
@@ -788,6 +817,7 @@ Column ChunkReader::read_list() {
       slots += part.slots;
       if (part.has_entries) open = part.open_after;
     }
+    pages.swap(next);
   }
   if (header_error) {
     page_offset_ = header_error_offset;
