@@ -95,11 +95,11 @@ std::string read_parquet(const uint8_t* data, size_t size) {
     parquet::read_file_info(path);
     parquet::ReadOptions options;
     options.num_threads = 1;
-    // Read again on three threads, and the pages of every list chunk on three: the same table or the same error.
+    // Read again on three threads, each chunk's pages on three where they can be: the same table or the same error.
     const auto read_threaded = [](const std::string& file) {
       struct PageThreads {
-        PageThreads() { parquet::internal::list_page_threads = 3; }
-        ~PageThreads() { parquet::internal::list_page_threads = 0; }
+        PageThreads() { parquet::internal::page_threads = 3; }
+        ~PageThreads() { parquet::internal::page_threads = 0; }
       } page_threads;
       parquet::ReadOptions threaded;
       threaded.num_threads = 3;

@@ -24,6 +24,7 @@
 namespace feedline::parquet {
 namespace {
 
+using feedline::testing::ForcedPageThreads;
 using feedline::testing::random_table;
 using feedline::testing::RandomTableSpec;
 using feedline::testing::scratch_dir;
@@ -637,6 +638,74 @@ TEST(ParquetHostile, ListChunkOfManyPagesReadsAlikeOnAnyThreads) {
   expect_fault(bad, rows, 9, "page of 1073741824 bytes runs past the chunk");
   bad[7].rep[0] = 1;  // ... unless one of them is at fault first
   expect_fault(bad, rows, 7, "repetition level 1 on a null or empty list");
+}
+
+// A flat column's pages decoded apart (forced, on four threads): each fault, in a page amid others, gives the
+// error a read on one thread gives, naming that page; a header's fault comes after the pages before it.
+TEST(ParquetHostile, FlatPagesDecodedApartFailAsOnOneThread) {
+  const std::string path = scratch_dir("flat-pages") + "/x.parquet";
+  fmt::SchemaElement root, x;
+  root.name = "schema";
+  root.num_children = 1;
+  x.name = "x";
+  x.type = fmt::type::kInt32;
+  x.repetition_type = fmt::repetition::kOptional;
+  std::mt19937_64 rng(5);
+  std::vector<Int32Page> pages(12);
+  std::vector<int32_t> expected;
+  std::vector<uint8_t> valid;
+  for (Int32Page& p : pages) {
+    for (int i = 0; i < 200; ++i) {
+      const bool present = rng() % 5 != 0;
+      const auto v = static_cast<int32_t>(rng());
+      p.def.push_back(present);
+      if (present) p.values.push_back(v);
+      expected.push_back(present ? v : 0);
+      valid.push_back(present);
+    }
+  }
+  const auto file = [&](const std::vector<Int32Page>& ps, std::vector<int64_t>* offsets) {
+    return int32_leaf_file(2400, {root, x}, {"x"}, ps, 0, 1, offsets);
+  };
+  const auto read = [&](int threads) {
+    ReadOptions options;
+    options.num_threads = threads;
+    if (threads == 1) return read_table(path, options);
+    ForcedPageThreads apart(threads);
+    return read_table(path, options);
+  };
+  write_bytes(path, file(pages, nullptr));
+  for (const int threads : {1, 4}) {
+    const Table t = read(threads);
+    EXPECT_EQ(t.column("x").as<int32_t>(), expected) << threads;
+    EXPECT_EQ(t.column("x").validity, valid) << threads;
+  }
+  const auto expect_fault = [&](const std::vector<Int32Page>& ps, size_t page, const std::string& message) {
+    std::vector<int64_t> at;
+    write_bytes(path, file(ps, &at));
+    const std::string where = "page at offset " + std::to_string(at[page]) + ": " + message;
+    for (const int threads : {1, 4}) {
+      try {
+        read(threads);
+        ADD_FAILURE() << "read without complaint on " << threads << " threads; expected " << where;
+      } catch (const InvalidFile& e) {
+        EXPECT_NE(std::string(e.what()).find(where), std::string::npos)
+            << threads << " threads: " << e.what() << "; expected " << where;
+      }
+    }
+  };
+  std::vector<Int32Page> bad = pages;
+  bad[7].values.pop_back();
+  const std::string short_values = "PLAIN data holds " + std::to_string(bad[7].values.size()) +
+                                    " values, page declares " + std::to_string(pages[7].values.size());
+  expect_fault(bad, 7, short_values);
+  bad[9].values.pop_back();  // the first of two
+  expect_fault(bad, 7, short_values);
+  bad = pages;
+  bad[9].declared_size = 1 << 30;
+  expect_fault(bad, 9, "page of 1073741824 bytes runs past the chunk");
+  bad[7].values.pop_back();
+  expect_fault(bad, 7, short_values);
 }
 
 // A one-column file whose column is a nullable list of nullable lists of nullable INT32 (`optional group l

@@ -15,6 +15,8 @@ namespace feedline::parquet {
 namespace {
 
 using feedline::testing::expect_tables_equal;
+using feedline::testing::ForcedPageThreads;
+using feedline::testing::random_list_table;
 using feedline::testing::random_table;
 using feedline::testing::RandomTableSpec;
 using feedline::testing::scratch_dir;
@@ -60,6 +62,34 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(c.row_group_rows) + "_page" + std::to_string(c.page_bytes) + "_distinct" +
              std::to_string(c.distinct);
     });
+
+// Pages decoded apart (forced for chunks of any size): every flat kind and every list of them, with nulls,
+// in pages of a few rows, in one row group and in several, read as on one thread and as written.
+TEST(ParquetRoundTrip, PagesDecodedApartReadAsOnOneThread) {
+  RandomTableSpec spec;
+  spec.rows = 2500;
+  for (const bool lists : {false, true}) {
+    const Table t = lists ? random_list_table(21, spec) : random_table(21, spec);
+    for (const int64_t group_rows : {int64_t{1} << 20, int64_t{900}}) {
+      SCOPED_TRACE(std::string(lists ? "lists" : "flat") + ", row groups of " + std::to_string(group_rows));
+      const std::string path = scratch_dir("pages-apart") + "/t.parquet";
+      WriteOptions w;
+      w.page_bytes = 300;
+      w.row_group_rows = group_rows;
+      w.dictionary = group_rows < 1000;  // PLAIN in one, dictionaries in the other
+      write_table(path, t, w);
+      ReadOptions one;
+      one.num_threads = 1;
+      const Table serial = read_table(path, one);
+      ForcedPageThreads apart(3);
+      ReadOptions three;
+      three.num_threads = 3;
+      const Table threaded = read_table(path, three);
+      expect_tables_equal(serial, threaded);
+      expect_tables_equal(t, threaded);
+    }
+  }
+}
 
 TEST(ParquetRoundTrip, EmptyTableAndEmptyColumns) {
   RandomTableSpec spec;

@@ -26,7 +26,7 @@
 
 namespace feedline::parquet {
 
-std::atomic<int> internal::list_page_threads{0};
+std::atomic<int> internal::page_threads{0};
 
 namespace {
 
@@ -37,8 +37,8 @@ constexpr int64_t kMaxDictionaryHeaderBytes = 100;
 // Decoded output may exceed the file by this factor (RLE runs compress without bound), or reach kMinBudget.
 constexpr int64_t kMaxExpansion = 1024;
 constexpr int64_t kMinOutputBudget = int64_t{1} << 30;
-// A list column's chunk this large (compressed) may decode its pages on several threads.
-constexpr int64_t kMinParallelListChunkBytes = int64_t{1} << 20;
+// A column chunk this large (compressed) may decode its pages on several threads.
+constexpr int64_t kMinParallelChunkBytes = int64_t{1} << 20;
 
 // Rethrows the current feedline::Error with `prefix` in front, keeping its type.
 [[noreturn]] void rethrow_with(const std::string& prefix) {
@@ -250,7 +250,8 @@ int64_t count_present(const uint8_t* validity, int64_t n) {
 
 class ChunkReader {
  public:
-  // threads: how many may decode the pages of a list column's chunk (the caller's thread included).
+  // threads: how many may decode the chunk's pages (the caller's thread included): flat columns of fixed-width
+  // values or FIXED_LEN_BYTE_ARRAY, and one-level lists of fixed-width values.
   ChunkReader(const ParsedFile& file, const Leaf& leaf, const fmt::ColumnChunk& chunk, int64_t num_rows,
               int64_t output_budget, int threads = 1)
       : file_(file), leaf_(leaf), chunk_(chunk), num_rows_(num_rows), budget_(output_budget), threads_(threads) {}
@@ -302,6 +303,17 @@ class ChunkReader {
   // A data page's values (checked against its CRC, and decompressed into this thread's scratch unless stored
   // plain), with what the decoders need of its header in *page. Safe to call from several threads at once.
   const uint8_t* open_page(const PageRef& ref, PageData* page, size_t* size) const;
+  // The next window of data pages (at most `window`) of the chunk's `total` level entries, their headers read in
+  // order from file offset *pos (which it moves on), *seen counting the entries before; false when none is left.
+  // A header's error is kept for rethrow_header_error() once the pages before it are done, as reading the pages
+  // one after another would meet it.
+  template <class T>
+  bool next_window(std::vector<PageRef>* into, size_t window, int64_t* pos, int64_t* seen, int64_t total);
+  void rethrow_header_error();
+  // A flat column's chunk (fixed-width, or FIXED_LEN_BYTE_ARRAY into an empty `out`) with its pages decoded on
+  // threads_ threads, a window at a time, then joined in order: what read() returns.
+  template <class T, class Out>
+  int64_t read_apart(Out out, uint8_t* validity);
   // What one page of a one-level list column holds, found page by page (on several threads, for a large chunk)
   // and joined in page order by read_list, which also judges what depends on the pages before.
   struct ListPage {
@@ -356,6 +368,8 @@ class ChunkReader {
   Codec codec_ = Codec::kUncompressed;
   int64_t start_ = 0, end_ = 0;  // the chunk's bytes in the file; scratch().chunk holds them
   int64_t page_offset_ = -1;
+  std::exception_ptr header_error_;  // see next_window
+  int64_t header_error_offset_ = -1;
   bool have_dictionary_ = false;
   // Only one of these is used, per the column's type.
   std::vector<uint8_t> dict_u8_;
@@ -549,9 +563,107 @@ void ChunkReader::walk_pages(int64_t total, OnData on_data) {
   }
 }
 
+template <class T>
+bool ChunkReader::next_window(std::vector<PageRef>* into, size_t window, int64_t* pos, int64_t* seen, int64_t total) {
+  into->clear();
+  while (into->size() < window && *seen < total && !header_error_) {
+    try {
+      into->push_back(next_data_page<T>(pos, *seen, total));
+    } catch (const Error&) {
+      header_error_ = std::current_exception();
+      header_error_offset_ = page_offset_;
+      break;
+    }
+    *seen += into->back().num_values;
+  }
+  return !into->empty();
+}
+
+void ChunkReader::rethrow_header_error() {
+  if (!header_error_) return;
+  page_offset_ = header_error_offset_;
+  std::rethrow_exception(header_error_);
+}
+
+template <class T, class Out>
+int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
+  // Fixed-width values go straight to their rows. Byte arrays of a fixed length decode into a part of their own,
+  // copied to where the page's first row would put them (no earlier than their place: a null takes no bytes),
+  // and moved down as the pages join.
+  constexpr bool kBytes = std::is_same_v<T, ByteArrays>;
+  const auto width = static_cast<size_t>(leaf_.schema.type_length);
+  const size_t window = static_cast<size_t>(4 * threads_);
+  std::vector<PageRef> pages;
+  int64_t pos = start_, seen = 0, first = 0, total_nulls = 0;
+  next_window<T>(&pages, window, &pos, &seen, num_rows_);
+  if (pages.size() == 1) {  // a chunk of one page (or one before a bad header): decoded as on one thread
+    page_offset_ = pages[0].offset;
+    PageData page;
+    size_t size;
+    const uint8_t* body = open_page(pages[0], &page, &size);
+    total_nulls = read_data_page<T>(page, body, size, out, 0, validity);
+    rethrow_header_error();
+    return total_nulls;
+  }
+  if constexpr (kBytes) out->bytes.resize(static_cast<size_t>(num_rows_) * width);
+  std::vector<std::exception_ptr> errors;
+  std::vector<int64_t> nulls;
+  std::vector<ByteArrays> parts;
+  size_t bytes = 0;  // joined so far
+  for (; !pages.empty(); next_window<T>(&pages, window, &pos, &seen, num_rows_)) {
+    const size_t n = pages.size();
+    errors.assign(n, nullptr);
+    nulls.assign(n, 0);
+    if constexpr (kBytes) parts.assign(n, ByteArrays());
+    parallel_for(n, threads_, [&](size_t k) {
+      int64_t row = first;
+      for (size_t j = 0; j < k; ++j) row += pages[j].num_values;
+      try {
+        PageData page;
+        size_t size;
+        const uint8_t* body = open_page(pages[k], &page, &size);
+        if constexpr (kBytes) {
+          nulls[k] = read_data_page<T>(page, body, size, &parts[k], row, validity);
+          std::memcpy(out->bytes.data() + static_cast<size_t>(row) * width, parts[k].bytes.data(), parts[k].bytes.size());
+          std::string().swap(parts[k].bytes);
+        } else {
+          nulls[k] = read_data_page<T>(page, body, size, out, row, validity);
+        }
+      } catch (const Error&) {
+        errors[k] = std::current_exception();
+      }
+    });
+    for (size_t k = 0; k < n; ++k) {
+      page_offset_ = pages[k].offset;
+      if (errors[k]) std::rethrow_exception(errors[k]);
+      total_nulls += nulls[k];
+      if constexpr (kBytes) {
+        const std::vector<int64_t>& offsets = parts[k].offsets;
+        const auto part_bytes = static_cast<size_t>(offsets.back());
+        const size_t at = static_cast<size_t>(first) * width;
+        if (bytes != at && part_bytes > 0) std::memmove(out->bytes.data() + bytes, out->bytes.data() + at, part_bytes);
+        for (size_t i = 1; i < offsets.size(); ++i) out->offsets.push_back(static_cast<int64_t>(bytes) + offsets[i]);
+        bytes += part_bytes;
+      }
+      first += pages[k].num_values;
+    }
+  }
+  rethrow_header_error();
+  if constexpr (kBytes) out->bytes.resize(bytes);
+  return total_nulls;
+}
+
 template <class T, class Out>
 int64_t ChunkReader::read(Out out, uint8_t* validity) {
   if (load() == 0) return 0;
+  if (threads_ > 1) {
+    if constexpr (!std::is_same_v<T, ByteArrays>) {
+      return read_apart<T, Out>(out, validity);
+    } else if (leaf_.schema.type_length > 0 && out->offsets.size() == 1 &&
+               num_rows_ <= budget_ / std::max<int64_t>(leaf_.schema.type_length, 1)) {
+      return read_apart<T, Out>(out, validity);
+    }
+  }
   int64_t row = 0;
   int64_t nulls = 0;
   walk_pages<T>(num_rows_, [&](const PageData& page, const uint8_t* body, size_t size) {
@@ -718,34 +830,19 @@ Column ChunkReader::read_list() {
   // A window of pages at a time (bounding what is held for a chunk of many pages): their headers in order,
   // then the pages decoded (levels: rows, element slots; values), then joined in order. Every error is thrown
   // as reading the pages one after another would meet it. The next window's headers are read first: with
-  // several threads, one of them makes (and so zeroes) the room for its values while the others decode this
-  // window; on one, each page makes its own room as it decodes, which keeps it in cache.
-  const bool apart = threads > 1;
-  const size_t window = apart ? static_cast<size_t>(4 * threads) : 1;
+  // several threads (and pages), one of them makes (and so zeroes) the room for its values while the others
+  // decode this window; on one, each page makes its own room as it decodes, which keeps it in cache.
+  const size_t window = threads > 1 ? static_cast<size_t>(4 * threads) : 1;
   std::vector<PageRef> pages, next;
   std::vector<ListPage> parts;
-  std::exception_ptr header_error;
-  int64_t header_error_offset = -1;
-  const auto read_headers = [&](std::vector<PageRef>* into) {
-    into->clear();
-    while (into->size() < window && seen < entries && !header_error) {
-      try {
-        into->push_back(next_data_page<T>(&pos, seen, entries));
-      } catch (const Error&) {
-        header_error = std::current_exception();
-        header_error_offset = page_offset_;
-        break;
-      }
-      seen += into->back().num_values;
-    }
-  };
-  read_headers(&pages);
+  next_window<T>(&pages, window, &pos, &seen, entries);
+  const bool apart = pages.size() > 1;  // (a chunk of one page decodes as on one thread)
   if constexpr (kFixed) {
     if (apart) std::get<std::vector<T>>(col.values).resize(static_cast<size_t>(seen));
   }
   int64_t first_entry = 0;  // level entries before the window
   while (!pages.empty()) {
-    read_headers(&next);
+    next_window<T>(&next, window, &pos, &seen, entries);
     parts.assign(pages.size(), ListPage());
     for (size_t k = 0; k < pages.size(); ++k) {
       parts[k].entries_before = first_entry;
@@ -765,7 +862,7 @@ Column ChunkReader::read_list() {
           }
         });
       } else {
-        read_list_page<T>(pages[0], nullptr, &col, &parts[0]);
+        for (size_t k = 0; k < pages.size(); ++k) read_list_page<T>(pages[k], nullptr, &col, &parts[k]);
       }
     } else {
       for (size_t k = 0; k < pages.size(); ++k) read_list_page<T>(pages[k], nullptr, &col, &parts[k]);
@@ -819,10 +916,7 @@ Column ChunkReader::read_list() {
     }
     pages.swap(next);
   }
-  if (header_error) {
-    page_offset_ = header_error_offset;
-    std::rethrow_exception(header_error);
-  }
+  rethrow_header_error();
   if (row + 1 != num_rows_) {
     throw InvalidFile("list levels start " + std::to_string(row + 1) + " rows, the row group holds " +
                       std::to_string(num_rows_));
@@ -1367,20 +1461,20 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
   }
   std::vector<int64_t> nulls(selected.size() * num_groups, 0);
 
-  // A list chunk's pages may decode on several threads: as many as its share of the bytes to read makes of the
-  // threads (so that a file of one large list column and small others, or of few row groups, uses them all),
-  // if it is large enough for threads to pay (see internal::list_page_threads).
+  // A chunk's pages may decode on several threads: as many as its share of the bytes to read makes of the
+  // threads (so that a file of one large column and small others, or of few row groups, uses them all), if it
+  // is large enough for threads to pay (see internal::page_threads).
   const auto chunk_bytes = [&](size_t task) {
     const auto& md = f.md.row_groups[groups[task % num_groups]].columns[f.leaves[selected[task / num_groups]].index].meta_data;
     return md ? std::max<int64_t>(md->total_compressed_size, 0) : 0;
   };
   int64_t total_bytes = 0;
   for (size_t task = 0; task < selected.size() * num_groups; ++task) total_bytes += chunk_bytes(task);
-  const int forced_page_threads = internal::list_page_threads.load(std::memory_order_relaxed);
+  const int forced_page_threads = internal::page_threads.load(std::memory_order_relaxed);
   const auto page_threads = [&](size_t task) {
     if (forced_page_threads > 0) return forced_page_threads;
     const int64_t bytes = chunk_bytes(task);
-    if (threads <= 1 || bytes < kMinParallelListChunkBytes) return 1;
+    if (threads <= 1 || bytes < kMinParallelChunkBytes) return 1;
     const double share = static_cast<double>(bytes) / static_cast<double>(total_bytes);
     return std::clamp(static_cast<int>(share * threads + 0.5), 1, threads);
   };
@@ -1392,7 +1486,9 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
     Column& col = table.columns[c];
     const fmt::RowGroup& rg = f.md.row_groups[groups[k]];
     const int64_t first = group_first_row[k];
-    ChunkReader reader(f, leaf, rg.columns[leaf.index], rg.num_rows, budget, leaf.max_rep == 1 ? page_threads(task) : 1);
+    // Pages decode apart in flat columns and one-level lists, but not of variable-length byte arrays (they append).
+    const bool apart = leaf.max_rep <= 1 && leaf.schema.type != PhysicalType::kByteArray;
+    ChunkReader reader(f, leaf, rg.columns[leaf.index], rg.num_rows, budget, apart ? page_threads(task) : 1);
     uint8_t* validity = leaf.max_def > 0 && leaf.max_rep == 0 ? col.validity.data() + first : nullptr;
     try {
       int64_t n = 0;
