@@ -596,6 +596,7 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
   std::vector<PageRef> pages;
   int64_t pos = start_, seen = 0, first = 0, total_nulls = 0;
   next_window<T>(&pages, window, &pos, &seen, num_rows_);
+  if (pages.empty()) rethrow_header_error();  // (the first header's, since num_rows_ > 0)
   if (pages.size() == 1) {  // a chunk of one page (or one before a bad header): decoded as on one thread
     page_offset_ = pages[0].offset;
     PageData page;
@@ -605,7 +606,10 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
     rethrow_header_error();
     return total_nulls;
   }
-  if constexpr (kBytes) out->bytes.resize(static_cast<size_t>(num_rows_) * width);
+  if constexpr (kBytes) {
+    out->bytes.resize(static_cast<size_t>(num_rows_) * width);
+    out->offsets.reserve(static_cast<size_t>(num_rows_) + 1);
+  }
   std::vector<std::exception_ptr> errors;
   std::vector<int64_t> nulls;
   std::vector<ByteArrays> parts;
@@ -624,6 +628,9 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
         const uint8_t* body = open_page(pages[k], &page, &size);
         if constexpr (kBytes) {
           nulls[k] = read_data_page<T>(page, body, size, &parts[k], row, validity);
+          if (parts[k].bytes.size() > static_cast<size_t>(pages[k].num_values) * width) {  // (the decoders see to it)
+            throw InvalidFile("values longer than FIXED_LEN_BYTE_ARRAY(" + std::to_string(width) + ")");
+          }
           std::memcpy(out->bytes.data() + static_cast<size_t>(row) * width, parts[k].bytes.data(), parts[k].bytes.size());
           std::string().swap(parts[k].bytes);
         } else {
