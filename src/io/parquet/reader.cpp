@@ -667,7 +667,7 @@ int64_t ChunkReader::read(Out out, uint8_t* validity) {
     if constexpr (!std::is_same_v<T, ByteArrays>) {
       return read_apart<T, Out>(out, validity);
     } else if (leaf_.schema.type_length > 0 && out->offsets.size() == 1 &&
-               num_rows_ <= budget_ / std::max<int64_t>(leaf_.schema.type_length, 1)) {
+               num_rows_ <= budget_ / leaf_.schema.type_length) {
       return read_apart<T, Out>(out, validity);
     }
   }
@@ -855,10 +855,10 @@ Column ChunkReader::read_list() {
       parts[k].entries_before = first_entry;
       first_entry += pages[k].num_values;
     }
-    if constexpr (kFixed) {
-      std::vector<T>& values = std::get<std::vector<T>>(col.values);
-      if (apart) {
+    if (apart) {  // (fixed-width values only: byte arrays have one thread, so a window of one page)
+      if constexpr (kFixed) {
         // Task 0 grows the values to the next window's end: room reserved, so they stay where the others write.
+        std::vector<T>& values = std::get<std::vector<T>>(col.values);
         T* base = values.data();
         const auto next_end = static_cast<size_t>(seen);
         parallel_for(pages.size() + 1, threads, [&](size_t k) {
@@ -868,8 +868,6 @@ Column ChunkReader::read_list() {
             read_list_page<T>(pages[k - 1], base, &col, &parts[k - 1]);
           }
         });
-      } else {
-        for (size_t k = 0; k < pages.size(); ++k) read_list_page<T>(pages[k], nullptr, &col, &parts[k]);
       }
     } else {
       for (size_t k = 0; k < pages.size(); ++k) read_list_page<T>(pages[k], nullptr, &col, &parts[k]);
