@@ -2,7 +2,12 @@
 // device work alone: no host scalar changes from step to step, and a CUDA graph captured from a step replays it
 // correctly (torch::optim::Adam keeps its step count on the host, so a captured step would freeze it). The
 // arithmetic is torch::optim::Adam's with its defaults (betas 0.9 and 0.999, eps 1e-8, no weight decay, no
-// amsgrad): the same updates, to float rounding. Not thread-safe.
+// amsgrad): the same updates, to float rounding.
+//
+// The parameters share one buffer and their gradients another, so a step is a dozen kernels over the whole model
+// rather than a dozen per parameter: on a GPU, where a small model's step is bound by its count of kernels, this
+// is the difference between torch's per-parameter Adam and its fused one. Every parameter steps at every step
+// (autograd adds into the gradients in place; zero_grad() clears them). Not thread-safe.
 #pragma once
 
 #include <torch/types.h>
@@ -13,19 +18,29 @@ namespace feedline::detail {
 
 class DeviceAdam {
  public:
-  // The tensors in `params` are updated in place; their state (moments, step count) is made here, zeroed.
+  // The tensors in `params` (floating point, one dtype, on one device, none twice) are moved into one buffer,
+  // keeping their values, and given gradients that are views of a second one, zeroed; the moments and step count
+  // are made here, zeroed.
   DeviceAdam(std::vector<torch::Tensor> params, double lr);
+  // Gives each parameter and gradient its own memory again, with the values it has.
+  ~DeviceAdam();
+  DeviceAdam(const DeviceAdam&) = delete;
+  DeviceAdam& operator=(const DeviceAdam&) = delete;
 
-  // One update from the parameters' current gradients (a parameter without a gradient is left alone).
+  // Every gradient zeroed in place (one kernel).
+  void zero_grad();
+  // One update from the gradients. Throws std::logic_error if a parameter's gradient is no longer the view it was
+  // given (something replaced it, so the update would not see it).
   void step();
   // Back to the state of a new optimizer, in place (every state tensor keeps its memory).
   void reset();
   const std::vector<torch::Tensor>& params() const { return params_; }
 
  private:
-  std::vector<torch::Tensor> params_, exp_avg_, exp_avg_sq_;
-  // Per parameter, as torch's: one without a gradient does not advance. float64, 0-dim, on its device.
-  std::vector<torch::Tensor> steps_;
+  std::vector<torch::Tensor> params_;
+  std::vector<const void*> grad_data_;  // where each parameter's gradient view starts, to check step() reads it
+  torch::Tensor flat_params_, flat_grads_, exp_avg_, exp_avg_sq_;
+  torch::Tensor step_;  // float64, 0-dim, on the parameters' device
   double lr_;
 };
 

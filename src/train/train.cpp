@@ -194,6 +194,8 @@ Example first_batch(const Loader& loader) {
 // made once and changed in place, so one code serves the eager step and the captured one. With graphs, a batch
 // that fits the static buffers is copied in and the graph replayed; any other batch (a last, shorter one) runs
 // the same step uncaptured. Without graphs (capture = false: the CPU, in tests) every step runs uncaptured.
+// While the steps live, DeviceAdam keeps the model's parameters in one buffer and their gradients in another, so
+// its update is a dozen kernels for the whole model rather than a dozen per parameter.
 class StaticSteps : public Steps {
  public:
   StaticSteps(SimpleCNN& model, double lr, torch::Device device)
@@ -255,9 +257,7 @@ class StaticSteps : public Steps {
 
   void train_step(const torch::Tensor& x, const torch::Tensor& y) {
     // Zeroed in place, never freed: a captured step writes the gradients at the addresses it was captured with.
-    for (auto p : adam_.params()) {
-      if (p.grad().defined()) p.mutable_grad().zero_();
-    }
+    adam_.zero_grad();
     const auto loss = torch::nn::functional::cross_entropy(model_->forward(as_float(x)), y);
     loss.backward();
     adam_.step();

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 
 #include "feedline/error.h"
 #include "feedline/idx.h"
@@ -304,20 +305,31 @@ TEST(DeviceAdam, TakesTorchAdamsStepsAndResetsToANewOptimizer) {
     theirs.push_back(ours.back().detach().clone().requires_grad_());
   }
   const auto start = parameters_of_tensors(ours);
-  detail::DeviceAdam adam(ours, 0.01);
-  torch::optim::Adam reference(theirs, torch::optim::AdamOptions(0.01));
-  // Gradients of varied sign and size, the same for both; the last parameter skips every third step, as a
-  // parameter without a gradient does.
+  auto adam = std::make_unique<detail::DeviceAdam>(ours, 0.01);
+  // The parameters keep their values, in one buffer; each has a gradient, zeroed.
+  expect_close(parameters_of_tensors(ours), start, 0, 0);
+  EXPECT_TRUE(ours[0].is_alias_of(ours[2]));
+  for (const auto& p : ours) EXPECT_EQ(p.grad().abs().sum().item<double>(), 0.0);
+  torch::optim::Adam first(theirs, torch::optim::AdamOptions(0.01));
+  torch::optim::Adam* reference = &first;
+  // Gradients from autograd, of varied sign and size, the same for both: backward adds into our gradients in
+  // place, where the update reads them.
   const auto run = [&](int steps) {
     for (int s = 0; s < steps; ++s) {
-      for (size_t i = 0; i < ours.size(); ++i) {
-        const bool skip = i == ours.size() - 1 && s % 3 == 2;
-        const auto g = torch::randn(ours[i].sizes()) * (s % 5 + 1);
-        ours[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
-        theirs[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
-      }
-      adam.step();
-      reference.step();
+      adam->zero_grad();
+      reference->zero_grad();
+      std::vector<torch::Tensor> weights;
+      for (const auto& p : ours) weights.push_back(torch::randn(p.sizes()) * (s % 5 + 1));
+      const auto loss = [&](const std::vector<torch::Tensor>& params) {
+        auto sum = torch::zeros({});
+        for (size_t i = 0; i < params.size(); ++i) sum = sum + (params[i] * weights[i]).sum() + params[i].pow(2).sum();
+        return sum;
+      };
+      loss(ours).backward();
+      loss(theirs).backward();
+      expect_close(parameters_of_tensors({ours[1].grad()}), parameters_of_tensors({theirs[1].grad()}), 1e-6, 1e-6);
+      adam->step();
+      reference->step();
     }
   };
   run(60);
@@ -329,20 +341,31 @@ TEST(DeviceAdam, TakesTorchAdamsStepsAndResetsToANewOptimizer) {
     torch::NoGradGuard no_grad;
     for (size_t i = 0; i < ours.size(); ++i) ours[i].copy_(start[i]), theirs[i].copy_(start[i]);
   }
-  adam.reset();
+  adam->reset();
   torch::optim::Adam fresh(theirs, torch::optim::AdamOptions(0.01));
-  for (int s = 0; s < 10; ++s) {
-    for (size_t i = 0; i < ours.size(); ++i) {
-      const auto g = torch::randn(ours[i].sizes());
-      ours[i].mutable_grad() = g.clone();
-      theirs[i].mutable_grad() = g.clone();
-    }
-    adam.step();
-    fresh.step();
-  }
+  reference = &fresh;
+  run(10);
   expect_close(parameters_of_tensors(ours), parameters_of_tensors(theirs), 1e-5, 1e-6);
+
+  // A gradient replaced behind its back (set to none, as torch's zero_grad does) is refused, not ignored.
+  const auto kept = ours[1].grad();
+  ours[1].mutable_grad() = torch::Tensor();
+  EXPECT_THROW(adam->step(), std::logic_error);
+  ours[1].mutable_grad() = kept;
+  EXPECT_NO_THROW(adam->step());
+
+  // Gone, it leaves each parameter its own memory and its values.
+  const auto last = parameters_of_tensors(ours);
+  adam = nullptr;
+  EXPECT_FALSE(ours[0].is_alias_of(ours[2]));
+  EXPECT_FALSE(ours[0].grad().is_alias_of(ours[2].grad()));
+  expect_close(parameters_of_tensors(ours), last, 0, 0);
+
   EXPECT_THROW(detail::DeviceAdam({}, 0.01), InvalidArgument);
   EXPECT_THROW(detail::DeviceAdam(ours, 0.0), InvalidArgument);
+  EXPECT_THROW(detail::DeviceAdam({ours[0], ours[0]}, 0.01), InvalidArgument);
+  EXPECT_THROW(detail::DeviceAdam({ours[0], torch::zeros({2}, torch::kFloat64)}, 0.01), InvalidArgument);
+  EXPECT_THROW(detail::DeviceAdam({torch::zeros({2}, torch::kInt64)}, 0.01), InvalidArgument);
 }
 
 // The CUDA-graph path's static step, run uncaptured on the CPU, against the experiment's eager step: the same
