@@ -4,8 +4,8 @@
 // arithmetic is torch::optim::Adam's with its defaults (betas 0.9 and 0.999, eps 1e-8, no weight decay, no
 // amsgrad): the same updates, to float rounding.
 //
-// The parameters share one buffer and their gradients another, so a step is a dozen kernels over the whole model
-// rather than a dozen per parameter: on a GPU, where a small model's step is bound by its count of kernels, this
+// The parameters share one buffer and their gradients another, so a step is 17 kernels over the whole model rather
+// than as many per parameter: on a GPU, where a small model's step is bound by its count of kernels, this
 // is the difference between torch's per-parameter Adam and its fused one. Every parameter steps at every step
 // (autograd adds into the gradients in place; zero_grad() clears them). Not thread-safe.
 #pragma once

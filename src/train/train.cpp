@@ -195,7 +195,7 @@ Example first_batch(const Loader& loader) {
 // that fits the static buffers is copied in and the graph replayed; any other batch (a last, shorter one) runs
 // the same step uncaptured. Without graphs (capture = false: the CPU, in tests) every step runs uncaptured.
 // While the steps live, DeviceAdam keeps the model's parameters in one buffer and their gradients in another, so
-// its update is a dozen kernels for the whole model rather than a dozen per parameter.
+// its update is 17 kernels for the whole model rather than as many per parameter.
 class StaticSteps : public Steps {
  public:
   StaticSteps(SimpleCNN& model, double lr, torch::Device device)
