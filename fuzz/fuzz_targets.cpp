@@ -97,10 +97,7 @@ std::string read_parquet(const uint8_t* data, size_t size) {
     options.num_threads = 1;
     // Read again on three threads, each chunk's pages on three where they can be: the same table or the same error.
     const auto read_threaded = [](const std::string& file) {
-      struct PageThreads {
-        PageThreads() { parquet::internal::page_threads = 3; }
-        ~PageThreads() { parquet::internal::page_threads = 0; }
-      } page_threads;
+      const parquet::internal::ForcedPageThreads page_threads(3);
       parquet::ReadOptions threaded;
       threaded.num_threads = 3;
       return parquet::read_table(file, threaded);

@@ -16,6 +16,7 @@
 #include "io/parquet/codec.h"
 #include "io/parquet/dictionary.h"
 #include "io/parquet/metadata.h"
+#include "io/parquet/reader_internal.h"
 #include "io/parquet/rle.h"
 #include "io/parquet/thrift_compact.h"
 #include "io/parquet_test_support.h"
@@ -24,7 +25,7 @@
 namespace feedline::parquet {
 namespace {
 
-using feedline::testing::ForcedPageThreads;
+using internal::ForcedPageThreads;
 using feedline::testing::random_table;
 using feedline::testing::RandomTableSpec;
 using feedline::testing::scratch_dir;

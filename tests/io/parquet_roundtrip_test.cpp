@@ -8,6 +8,7 @@
 #include "feedline/error.h"
 #include "feedline/file.h"
 #include "feedline/parquet.h"
+#include "io/parquet/reader_internal.h"
 #include "io/parquet_test_support.h"
 #include "test_paths.h"
 
@@ -15,7 +16,7 @@ namespace feedline::parquet {
 namespace {
 
 using feedline::testing::expect_tables_equal;
-using feedline::testing::ForcedPageThreads;
+using internal::ForcedPageThreads;
 using feedline::testing::random_list_table;
 using feedline::testing::random_table;
 using feedline::testing::RandomTableSpec;

@@ -13,18 +13,8 @@
 
 #include "feedline/parquet.h"
 #include "feedline/table.h"
-#include "io/parquet/reader_internal.h"
 
 namespace feedline::testing {
-
-// While alive, every column chunk whose pages can decode apart does so on `threads` threads, whatever its size
-// (parquet::internal::page_threads).
-struct ForcedPageThreads {
-  explicit ForcedPageThreads(int threads) { parquet::internal::page_threads = threads; }
-  ~ForcedPageThreads() { parquet::internal::page_threads = 0; }
-  ForcedPageThreads(const ForcedPageThreads&) = delete;
-  ForcedPageThreads& operator=(const ForcedPageThreads&) = delete;
-};
 
 struct RandomTableSpec {
   int64_t rows = 1000;

@@ -12,4 +12,12 @@ namespace feedline::parquet::internal {
 // threads, whatever the read's own thread count, so that tests and the fuzzer reach that path with small files.
 extern std::atomic<int> page_threads;
 
+// While alive, page_threads is `threads`; back to 0 (the default) after.
+struct ForcedPageThreads {
+  explicit ForcedPageThreads(int threads) { page_threads = threads; }
+  ~ForcedPageThreads() { page_threads = 0; }
+  ForcedPageThreads(const ForcedPageThreads&) = delete;
+  ForcedPageThreads& operator=(const ForcedPageThreads&) = delete;
+};
+
 }  // namespace feedline::parquet::internal
