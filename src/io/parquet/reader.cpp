@@ -611,7 +611,7 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
     out->offsets.reserve(static_cast<size_t>(num_rows_) + 1);
   }
   std::vector<std::exception_ptr> errors;
-  std::vector<int64_t> nulls;
+  std::vector<int64_t> nulls, rows;  // per page of the window: nulls found, first row
   std::vector<ByteArrays> parts;
   size_t bytes = 0;  // joined so far
   for (; !pages.empty(); next_window<T>(&pages, window, &pos, &seen, num_rows_)) {
@@ -619,9 +619,10 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
     errors.assign(n, nullptr);
     nulls.assign(n, 0);
     if constexpr (kBytes) parts.assign(n, ByteArrays());
+    rows.resize(n);
+    for (size_t k = 0; k < n; ++k) rows[k] = k == 0 ? first : rows[k - 1] + pages[k - 1].num_values;
     parallel_for(n, threads_, [&](size_t k) {
-      int64_t row = first;
-      for (size_t j = 0; j < k; ++j) row += pages[j].num_values;
+      const int64_t row = rows[k];
       try {
         PageData page;
         size_t size;
