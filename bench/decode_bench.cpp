@@ -18,12 +18,12 @@
 #include <utility>
 #include <vector>
 
-#include "feedline/columns.h"
-#include "feedline/csv.h"
-#include "feedline/file.h"
-#include "feedline/idx.h"
-#include "feedline/parquet.h"
-#include "feedline/table.h"
+#include "feedline/io/columns.h"
+#include "feedline/io/csv.h"
+#include "feedline/io/file.h"
+#include "feedline/io/idx.h"
+#include "feedline/io/parquet.h"
+#include "feedline/io/table.h"
 #include "io/parquet/delta.h"
 #include "io/parquet/dictionary.h"
 #include "io/parquet/plain.h"

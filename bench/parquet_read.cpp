@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "feedline/error.h"
-#include "feedline/parquet.h"
+#include "feedline/io/error.h"
+#include "feedline/io/parquet.h"
 
 int main(int argc, char** argv) {
   int threads = 0, repeat = 5;

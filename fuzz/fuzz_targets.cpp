@@ -8,11 +8,11 @@
 #include <type_traits>
 #include <variant>
 
-#include "feedline/csv.h"
-#include "feedline/error.h"
-#include "feedline/idx.h"
-#include "feedline/parquet.h"
-#include "feedline/table.h"
+#include "feedline/io/csv.h"
+#include "feedline/io/error.h"
+#include "feedline/io/idx.h"
+#include "feedline/io/parquet.h"
+#include "feedline/io/table.h"
 #include "io/parquet/reader_internal.h"
 
 namespace feedline::fuzz {

@@ -90,7 +90,7 @@ mkdir -p "$out"
 echo "Python: $python ($("$python" -c 'import torch; print("PyTorch", torch.__version__)')); feedline: $bin"
 
 # OpenBLAS's threads per call, alike on both sides: feedline sets 1 inside each of LibTorch's threads unless
-# OPENBLAS_NUM_THREADS says otherwise (include/feedline/blas.h); PyTorch leaves OpenBLAS at one thread per core.
+# OPENBLAS_NUM_THREADS says otherwise (include/feedline/train/blas.h); PyTorch leaves OpenBLAS at one thread per core.
 # Exported, the setting holds for both, so the two training ladders share one compute floor.
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 echo "OpenBLAS threads per call on both sides: $OPENBLAS_NUM_THREADS (OPENBLAS_NUM_THREADS)"

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "feedline/file.h"
+#include "feedline/io/file.h"
 
 namespace feedline::testing {
 

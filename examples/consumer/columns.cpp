@@ -1,10 +1,10 @@
 // feedline_columns FILE [COLUMN...]: a Parquet or CSV file read with feedline's io library alone (no LibTorch).
 // Reads the columns named (every column when none is), prints the rows and columns read, and for each column
 // named (a flat one of numbers) its nulls and the mean of its other values.
-#include <feedline/csv.h>
-#include <feedline/error.h>
-#include <feedline/parquet.h>
-#include <feedline/table.h>
+#include <feedline/io/csv.h>
+#include <feedline/io/error.h>
+#include <feedline/io/parquet.h>
+#include <feedline/io/table.h>
 
 #include <cstdio>
 #include <exception>

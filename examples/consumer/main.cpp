@@ -2,14 +2,7 @@
 // library, from a project of its own (EPOCHS 1 and BATCH 512 unless given). Reads an MNIST-shaped pair of
 // Parquet files (a `label` column and 784 pixel columns, as `feedline prepare` writes them), decodes each once
 // into tensors, and trains SimpleCNN with Adam, reporting as the experiment did.
-#include <feedline/blas.h>
-#include <feedline/dataset.h>
-#include <feedline/error.h>
-#include <feedline/loader.h>
-#include <feedline/memory.h>
-#include <feedline/model.h>
-#include <feedline/parquet.h>
-#include <feedline/train.h>
+#include <feedline/feedline.h>
 
 #include <algorithm>
 #include <cstdio>

@@ -14,15 +14,15 @@
 #include <variant>
 #include <vector>
 
-#include "cli/progress.h"
+#include "io/progress.h"
 
-#include "feedline/columns.h"
-#include "feedline/convert.h"
-#include "feedline/csv.h"
-#include "feedline/error.h"
-#include "feedline/file.h"
-#include "feedline/parquet.h"
-#include "feedline/table.h"
+#include "feedline/io/columns.h"
+#include "feedline/io/convert.h"
+#include "feedline/io/csv.h"
+#include "feedline/io/error.h"
+#include "feedline/io/file.h"
+#include "feedline/io/parquet.h"
+#include "feedline/io/table.h"
 
 namespace feedline::cli {
 namespace {

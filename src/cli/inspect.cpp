@@ -9,9 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "feedline/file.h"
-#include "feedline/parquet.h"
-#include "feedline/table.h"
+#include "feedline/io/columns.h"
+#include "feedline/io/csv.h"
+#include "feedline/io/file.h"
+#include "feedline/io/parquet.h"
+#include "feedline/io/table.h"
 
 namespace feedline::cli {
 namespace {
@@ -263,9 +265,42 @@ std::string nullability_text(const ColumnSchema& s) {
   return text;
 }
 
+// A CSV file: its size, rows and columns, typed as `train` and `convert` read them (a column of numbers INT64 or
+// DOUBLE, any other STRING; nullable when a field is empty).
+int inspect_csv(const InspectArgs& args) {
+  const Table t = read_file_columns(args.path, {}, 0, {}, /*csv_text_columns=*/true);
+  const int64_t bytes = file_size(args.path);
+  if (args.json) {
+    ordered_json j;
+    j["file"] = args.path;
+    j["format"] = "csv";
+    j["bytes"] = bytes;
+    j["num_rows"] = t.num_rows;
+    j["schema"] = ordered_json::array();
+    for (const auto& c : t.columns) {
+      const ColumnSchema& s = c.schema;
+      ordered_json col = {{"name", s.name}, {"physical_type", to_string(s.type)}, {"nullable", s.nullable}};
+      if (s.is_string) col["logical_type"] = "STRING";
+      j["schema"].push_back(col);
+    }
+    fmt::print("{}\n", j.dump(2, ' ', false, ordered_json::error_handler_t::replace));
+    return 0;
+  }
+  fmt::print("File: {} ({} bytes)\nFormat: CSV\nRows: {}\n\nSchema ({} columns, typed as `train` reads them):\n",
+             args.path, bytes, t.num_rows, t.columns.size());
+  size_t name_w = 24;
+  for (const auto& c : t.columns) name_w = std::max(name_w, std::min<size_t>(c.schema.name.size(), 48));
+  for (const auto& c : t.columns) {
+    fmt::print("  {:<{}} {:<20} {:<18} {}\n", c.schema.name, name_w, to_string(c.schema.type),
+               c.schema.is_string ? "STRING" : "", c.schema.nullable ? "optional" : "required");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_inspect(const InspectArgs& args) {
+  if (file_format(args.path) == FileFormat::kCsv) return inspect_csv(args);
   const parquet::FileInfo info = parquet::read_file_info(args.path);
   const int64_t bytes = file_size(args.path);
   if (args.json) {
@@ -363,10 +398,15 @@ int run_inspect(const InspectArgs& args) {
 }
 
 int run_cat(const CatArgs& args) {
-  parquet::ReadOptions options;
-  options.columns = args.columns;
-  options.num_threads = args.threads;
-  const Table t = parquet::read_table(args.path, options);
+  Table t;
+  if (file_format(args.path) == FileFormat::kCsv) {
+    t = read_file_columns(args.path, args.columns, args.threads, {}, /*csv_text_columns=*/true);
+  } else {
+    parquet::ReadOptions options;
+    options.columns = args.columns;
+    options.num_threads = args.threads;
+    t = parquet::read_table(args.path, options);
+  }
   const int64_t rows = args.limit < 0 ? t.num_rows : std::min(args.limit, t.num_rows);
   std::string out;
   auto flush = [&] {

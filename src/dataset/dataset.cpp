@@ -1,4 +1,4 @@
-#include "feedline/dataset.h"
+#include "feedline/dataset/dataset.h"
 
 #include <ATen/Parallel.h>
 #include <fmt/core.h>
@@ -9,9 +9,9 @@
 #include <mutex>
 #include <string>
 
-#include "feedline/columns.h"
-#include "feedline/error.h"
-#include "feedline/image.h"
+#include "feedline/io/columns.h"
+#include "feedline/io/error.h"
+#include "feedline/dataset/image.h"
 
 namespace feedline {
 

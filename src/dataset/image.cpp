@@ -1,4 +1,4 @@
-#include "feedline/image.h"
+#include "feedline/dataset/image.h"
 
 #include <spng.h>
 
@@ -8,7 +8,7 @@
 #include <new>
 #include <string>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 
 namespace feedline {
 namespace {

@@ -1,4 +1,4 @@
-#include "feedline/stream_dataset.h"
+#include "feedline/dataset/stream_dataset.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,9 +6,9 @@
 #include <string>
 #include <utility>
 
-#include "feedline/columns.h"
-#include "feedline/error.h"
-#include "feedline/parquet.h"
+#include "feedline/io/columns.h"
+#include "feedline/io/error.h"
+#include "feedline/io/parquet.h"
 
 namespace feedline {
 namespace {

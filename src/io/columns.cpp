@@ -1,4 +1,4 @@
-#include "feedline/columns.h"
+#include "feedline/io/columns.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,9 +6,9 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "feedline/csv.h"
-#include "feedline/error.h"
-#include "feedline/parquet.h"
+#include "feedline/io/csv.h"
+#include "feedline/io/error.h"
+#include "feedline/io/parquet.h"
 
 namespace feedline {
 namespace {

@@ -1,4 +1,4 @@
-#include "feedline/csv.h"
+#include "feedline/io/csv.h"
 
 #include <fast_float/fast_float.h>
 
@@ -14,8 +14,8 @@
 #include <thread>
 #include <unordered_map>
 
-#include "feedline/error.h"
-#include "feedline/file.h"
+#include "feedline/io/error.h"
+#include "feedline/io/file.h"
 
 namespace feedline {
 namespace {

@@ -1,4 +1,4 @@
-#include "feedline/file.h"
+#include "feedline/io/file.h"
 
 #include <fcntl.h>
 #include <ftw.h>
@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 
 namespace feedline {
 namespace {

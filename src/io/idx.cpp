@@ -1,4 +1,4 @@
-#include "feedline/idx.h"
+#include "feedline/io/idx.h"
 
 #include <zlib.h>
 
@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 
 namespace feedline {
 namespace {

@@ -1,4 +1,4 @@
-#include "feedline/table.h"
+#include "feedline/io/table.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <string>
 #include <type_traits>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 
 namespace feedline {
 

@@ -10,7 +10,7 @@
 // The bound: the consumer keeps at most num_workers * prefetch_factor batches submitted and not yet handed out
 // (PyTorch's prefetch window), submitting one more each time it hands one out, so neither queue nor the
 // sequencer can grow past that.
-#include "feedline/loader.h"
+#include "feedline/loader/loader.h"
 
 #include <torch/cuda.h>
 
@@ -25,7 +25,7 @@
 #include <string>
 #include <utility>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 #include "loader/blocking_queue.h"
 #include "loader/sequencer.h"
 #include "loader/worker_pool.h"

@@ -1,4 +1,4 @@
-#include "feedline/blas.h"
+#include "feedline/train/blas.h"
 
 #include <dlfcn.h>
 

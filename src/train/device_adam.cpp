@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 
 namespace feedline::detail {
 namespace {

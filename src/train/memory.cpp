@@ -1,4 +1,4 @@
-#include "feedline/memory.h"
+#include "feedline/train/memory.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>

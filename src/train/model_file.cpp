@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "feedline/error.h"
-#include "feedline/file.h"
-#include "feedline/model.h"
+#include "feedline/io/error.h"
+#include "feedline/io/file.h"
+#include "feedline/train/model.h"
 
 namespace feedline {
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "feedline/train.h"
+#include "feedline/train/train.h"
 
 namespace feedline::detail {
 

@@ -1,4 +1,4 @@
-#include "feedline/train.h"
+#include "feedline/train/train.h"
 
 #include <torch/torch.h>
 
@@ -10,7 +10,7 @@
 #include <tuple>
 #include <utility>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 #include "train/cuda_support.h"
 #include "train/device_adam.h"
 #include "train/static_step.h"

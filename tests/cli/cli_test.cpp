@@ -17,13 +17,13 @@
 #include <nlohmann/json.hpp>
 #include <torch/cuda.h>
 
-#include "feedline/csv.h"
-#include "feedline/idx.h"
-#include "feedline/dataset.h"
-#include "feedline/file.h"
-#include "feedline/error.h"
-#include "feedline/model.h"
-#include "feedline/parquet.h"
+#include "feedline/io/csv.h"
+#include "feedline/io/idx.h"
+#include "feedline/dataset/dataset.h"
+#include "feedline/io/file.h"
+#include "feedline/io/error.h"
+#include "feedline/train/model.h"
+#include "feedline/io/parquet.h"
 #include "cli/cli_support.h"
 #include "io/parquet_test_support.h"
 #include "test_paths.h"
@@ -1113,6 +1113,93 @@ TEST(Cli, BenchRejectsBadFlagsAndMissingData) {
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(contains(r.output, dir + "/FashionMNIST/train.parquet: not found")) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir + "/results/results.json"));
+}
+
+// Every flag's value is checked before any work, and refused in words a person can act on, naming the flag.
+TEST(Cli, BadValuesAreRefusedInPlainWords) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"train --epochs abc", "--epochs: 'abc' is not a whole number"},
+      {"train --epochs 0", "--epochs: must be at least 1, not 0"},
+      {"train --epochs 1.5", "--epochs: '1.5' is not a whole number"},
+      {"train --num-workers -1", "--num-workers: must be 0 or more, not -1"},
+      {"train --batch-size 99999999999999999999", "--batch-size: 99999999999999999999 is too large"},
+      {"train --lr abc", "--lr: 'abc' is not a number"},
+      {"train --lr 0", "--lr: must be above 0, not 0"},
+      {"train --seed -3", "--seed: '-3' is not a whole number of 0 or more"},
+      {"train --num-classes 1", "--num-classes: must be from 2 to 16777216, not 1"},
+      {"train --dataset cifar", "--dataset: 'cifar' is not one of mnist, fashion-mnist"},
+      {"train --row-groups 1,x", "--row-groups: 'x' is not a whole number"},
+      {"cat x.parquet --limit many", "--limit: 'many' is not a whole number"},
+      {"convert /nonexistent.csv out.parquet", "input: '/nonexistent.csv': no such file"},
+      {"convert --level z " + std::string(FEEDLINE_CLI) + " out.parquet", "--level: 'z' is not a whole number"},
+      {"prepare --codec lzma", "--codec: 'lzma' is not one of uncompressed, snappy, gzip, zstd, lz4_raw, brotli"},
+  };
+  for (const auto& [args, message] : cases) {
+    const CliRun r = run_cli(args);
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_TRUE(contains(r.output, message)) << args << "\n" << r.output;
+    EXPECT_FALSE(contains(r.output, "1797693134862315708")) << args << "\n" << r.output;
+  }
+}
+
+// cat and inspect read a CSV file as train does: its columns typed (numbers INT64 or DOUBLE, text STRING).
+TEST(Cli, CatAndInspectReadCsv) {
+  const std::string dir = testing::scratch_dir("cli_cat_csv");
+  const std::string csv = dir + "/t.csv";
+  {
+    std::ofstream f(csv);
+    f << "label,x,name\n3,0.5,\"a, b\"\n7,,c\n";
+  }
+  CliRun r = run_cli("cat " + csv);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "label,x,name\n3,0.5,\"a, b\"\n7,,c\n");
+  r = run_cli("cat " + csv + " --columns name,label --format jsonl --limit 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "{\"name\":\"a, b\",\"label\":3}\n");
+  r = run_cli("inspect " + csv);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Format: CSV")) << r.output;
+  EXPECT_TRUE(contains(r.output, "Rows: 2")) << r.output;
+  r = run_cli("inspect --json " + csv);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["format"], "csv");
+  EXPECT_EQ(j["num_rows"], 2);
+  ASSERT_EQ(j["schema"].size(), 3u);
+  EXPECT_EQ(j["schema"][0]["physical_type"], "INT64");
+  EXPECT_EQ(j["schema"][1]["physical_type"], "DOUBLE");
+  EXPECT_EQ(j["schema"][1]["nullable"], true);
+  EXPECT_EQ(j["schema"][2]["logical_type"], "STRING");
+  r = run_cli("cat " + dir + "/missing.csv");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, dir + "/missing.csv")) << r.output;
+}
+
+// The tool itself does not link LibTorch (so prepare, inspect, cat, convert, --help and --version start in
+// milliseconds); train and bench run in feedline-torch, which does.
+TEST(Cli, OnlyTrainAndBenchLoadLibTorch) {
+  const auto needed = [](const std::string& program) {
+    return testing::run_command("readelf -d " + program + " | grep NEEDED").output;
+  };
+  const std::string tool = needed(FEEDLINE_CLI);
+  ASSERT_TRUE(contains(tool, "libc.so")) << tool;
+  for (const char* lib : {"torch", "c10"}) EXPECT_FALSE(contains(tool, lib)) << tool;
+  const std::string torch_program = std::filesystem::path(FEEDLINE_CLI).parent_path() / "feedline-torch";
+  EXPECT_TRUE(contains(needed(torch_program), "c10")) << needed(torch_program);
+  CliRun r = run_cli("--version");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(contains(r.output, "feedline 0.1.0 (LibTorch ")) << r.output;
+}
+
+// docs/cli.md holds every command's --help verbatim (scripts/cli-docs.sh writes it), so it cannot drift.
+TEST(Cli, DocsHoldEveryCommandsHelp) {
+  const std::string docs = read_file(testing::source_dir() + "/docs/cli.md");
+  for (const std::string command : {"", "prepare", "train", "bench", "bench loader", "inspect", "cat", "convert"}) {
+    const CliRun r = run_cli(command + (command.empty() ? "" : " ") + "--help");
+    ASSERT_EQ(r.status, 0) << command << "\n" << r.output;
+    EXPECT_TRUE(contains(docs, "```\n" + r.output + "```\n"))
+        << "docs/cli.md lacks `feedline " << command << " --help` as it is now: run scripts/cli-docs.sh\n" << r.output;
+  }
 }
 
 }  // namespace

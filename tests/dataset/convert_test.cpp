@@ -1,4 +1,4 @@
-#include "feedline/convert.h"
+#include "feedline/io/convert.h"
 
 #include <gtest/gtest.h>
 
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "feedline/dataset.h"
-#include "feedline/error.h"
-#include "feedline/idx.h"
-#include "feedline/parquet.h"
+#include "feedline/dataset/dataset.h"
+#include "feedline/io/error.h"
+#include "feedline/io/idx.h"
+#include "feedline/io/parquet.h"
 #include "test_paths.h"
 
 namespace feedline {

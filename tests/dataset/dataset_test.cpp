@@ -1,4 +1,4 @@
-#include "feedline/dataset.h"
+#include "feedline/dataset/dataset.h"
 
 #include <gtest/gtest.h>
 
@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "feedline/columns.h"
-#include "feedline/csv.h"
-#include "feedline/error.h"
-#include "feedline/idx.h"
-#include "feedline/image.h"
-#include "feedline/parquet.h"
+#include "feedline/io/columns.h"
+#include "feedline/io/csv.h"
+#include "feedline/io/error.h"
+#include "feedline/io/idx.h"
+#include "feedline/dataset/image.h"
+#include "feedline/io/parquet.h"
 #include "io/parquet_duckdb_support.h"
 #include "test_paths.h"
 

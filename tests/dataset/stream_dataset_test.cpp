@@ -1,4 +1,4 @@
-#include "feedline/stream_dataset.h"
+#include "feedline/dataset/stream_dataset.h"
 
 #include <gtest/gtest.h>
 
@@ -10,10 +10,10 @@
 #include <thread>
 #include <vector>
 
-#include "feedline/error.h"
-#include "feedline/idx.h"
-#include "feedline/loader.h"
-#include "feedline/parquet.h"
+#include "feedline/io/error.h"
+#include "feedline/io/idx.h"
+#include "feedline/loader/loader.h"
+#include "feedline/io/parquet.h"
 #include "test_paths.h"
 
 namespace feedline {

@@ -1,7 +1,7 @@
 // CsvStreamReader and CsvWriter against read_csv and write_csv: the blocks of a stream reader, joined, must be
 // read_csv's table, value for value and schema for schema, with the same errors; a writer fed in pieces must write
 // write_csv's bytes. Tiny blocks put a block edge inside every record, quote and line end of the small files.
-#include "feedline/csv.h"
+#include "feedline/io/csv.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "feedline/error.h"
-#include "feedline/file.h"
+#include "feedline/io/error.h"
+#include "feedline/io/file.h"
 #include "fuzz_targets.h"
 #include "test_paths.h"
 

@@ -1,4 +1,4 @@
-#include "feedline/csv.h"
+#include "feedline/io/csv.h"
 
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 #include <fstream>
 #include <string>
 
-#include "feedline/error.h"
-#include "feedline/file.h"
-#include "feedline/idx.h"
+#include "feedline/io/error.h"
+#include "feedline/io/file.h"
+#include "feedline/io/idx.h"
 #include "test_paths.h"
 
 namespace feedline {

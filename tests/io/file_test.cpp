@@ -1,4 +1,4 @@
-#include "feedline/file.h"
+#include "feedline/io/file.h"
 
 #include <gtest/gtest.h>
 

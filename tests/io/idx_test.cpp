@@ -1,4 +1,4 @@
-#include "feedline/idx.h"
+#include "feedline/io/idx.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "feedline/error.h"
-#include "feedline/parquet.h"
+#include "feedline/io/error.h"
+#include "feedline/io/parquet.h"
 #include "test_paths.h"
 
 namespace feedline {

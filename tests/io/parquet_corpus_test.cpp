@@ -16,8 +16,8 @@
 #include <tuple>
 #include <vector>
 
-#include "feedline/error.h"
-#include "feedline/parquet.h"
+#include "feedline/io/error.h"
+#include "feedline/io/parquet.h"
 #include "io/parquet_duckdb_support.h"
 #include "io/parquet_test_support.h"
 #include "test_paths.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 #include "io/parquet/delta.h"
 
 namespace feedline::parquet {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "feedline/table.h"
+#include "feedline/io/table.h"
 #include "test_paths.h"
 
 namespace feedline::testing {

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "feedline/error.h"
-#include "feedline/parquet.h"
+#include "feedline/io/error.h"
+#include "feedline/io/parquet.h"
 #include "io/parquet_test_support.h"
 #include "test_paths.h"
 

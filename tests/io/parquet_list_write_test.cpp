@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "feedline/error.h"
-#include "feedline/parquet.h"
+#include "feedline/io/error.h"
+#include "feedline/io/parquet.h"
 #include "io/parquet/codec.h"
 #include "io/parquet/metadata.h"
 #include "io/parquet/rle.h"

@@ -5,9 +5,9 @@
 #include <cstring>
 #include <tuple>
 
-#include "feedline/error.h"
-#include "feedline/file.h"
-#include "feedline/parquet.h"
+#include "feedline/io/error.h"
+#include "feedline/io/file.h"
+#include "feedline/io/parquet.h"
 #include "io/parquet/reader_internal.h"
 #include "io/parquet_test_support.h"
 #include "test_paths.h"

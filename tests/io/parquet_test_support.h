@@ -11,8 +11,8 @@
 #include <variant>
 #include <vector>
 
-#include "feedline/parquet.h"
-#include "feedline/table.h"
+#include "feedline/io/parquet.h"
+#include "feedline/io/table.h"
 
 namespace feedline::testing {
 

@@ -1,8 +1,8 @@
-#include "feedline/table.h"
+#include "feedline/io/table.h"
 
 #include <gtest/gtest.h>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 
 namespace feedline {
 namespace {

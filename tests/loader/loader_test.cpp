@@ -1,7 +1,7 @@
 // The loader's hard cases, provoked on purpose: out-of-order completion, exceptions in workers and in the
 // consumer, leaving an epoch early, the prefetch bound, threads left behind. Where a broken loader would hang,
 // the test is written so that ctest's timeout catches it rather than a timed assertion.
-#include "feedline/loader.h"
+#include "feedline/loader/loader.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 #include "loader/blocking_queue.h"
 #include "loader/sequencer.h"
 

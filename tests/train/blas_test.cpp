@@ -1,4 +1,4 @@
-#include "feedline/blas.h"
+#include "feedline/train/blas.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -1,4 +1,4 @@
-#include "feedline/memory.h"
+#include "feedline/train/memory.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

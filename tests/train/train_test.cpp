@@ -1,4 +1,4 @@
-#include "feedline/train.h"
+#include "feedline/train/train.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -9,9 +9,9 @@
 #include <memory>
 #include <stdexcept>
 
-#include "feedline/error.h"
-#include "feedline/idx.h"
-#include "feedline/model.h"
+#include "feedline/io/error.h"
+#include "feedline/io/idx.h"
+#include "feedline/train/model.h"
 #include "test_paths.h"
 #include "train/cuda_support.h"
 #include "train/device_adam.h"

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <memory>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 #include "io/parquet/metadata.h"
 
 namespace feedline::parquet {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "feedline/parquet.h"
+#include "feedline/io/parquet.h"
 
 namespace feedline::parquet {
 

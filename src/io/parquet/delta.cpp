@@ -6,7 +6,7 @@
 #include <string>
 #include <type_traits>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 #include "io/parquet/rle.h"
 
 namespace feedline::parquet {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "feedline/table.h"
+#include "feedline/io/table.h"
 
 namespace feedline::parquet {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "feedline/error.h"
-#include "feedline/table.h"
+#include "feedline/io/error.h"
+#include "feedline/io/table.h"
 
 namespace feedline::parquet {
 

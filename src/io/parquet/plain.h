@@ -8,8 +8,8 @@
 #include <cstring>
 #include <string>
 
-#include "feedline/error.h"
-#include "feedline/table.h"
+#include "feedline/io/error.h"
+#include "feedline/io/table.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "feedline's Parquet code assumes a little-endian machine"

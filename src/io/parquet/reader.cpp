@@ -11,9 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "feedline/error.h"
-#include "feedline/file.h"
-#include "feedline/parquet.h"
+#include "feedline/io/error.h"
+#include "feedline/io/file.h"
+#include "feedline/io/parquet.h"
 #include "io/parquet/codec.h"
 #include "io/parquet/delta.h"
 #include "io/parquet/dictionary.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 
 namespace feedline::parquet {
 

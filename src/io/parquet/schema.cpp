@@ -1,6 +1,6 @@
 #include "io/parquet/schema.h"
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 
 namespace feedline::parquet {
 namespace {

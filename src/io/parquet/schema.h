@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "feedline/table.h"
+#include "feedline/io/table.h"
 #include "io/parquet/metadata.h"
 
 namespace feedline::parquet {

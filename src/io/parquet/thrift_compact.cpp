@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 
 namespace feedline::parquet::thrift {
 

@@ -16,9 +16,9 @@
 
 #include <zstd.h>
 
-#include "feedline/error.h"
-#include "feedline/file.h"
-#include "feedline/parquet.h"
+#include "feedline/io/error.h"
+#include "feedline/io/file.h"
+#include "feedline/io/parquet.h"
 #include "io/parquet/codec.h"
 #include "io/parquet/dictionary.h"
 #include "io/parquet/metadata.h"

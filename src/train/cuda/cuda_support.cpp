@@ -7,7 +7,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/cuda.h>
 
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 #include "train/cuda_support.h"
 
 namespace feedline::detail {

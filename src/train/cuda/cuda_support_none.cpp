@@ -1,6 +1,6 @@
 // A build against a LibTorch without CUDA (Debian's, say) has no CUDA graphs and no GPU names. CMakeLists.txt
 // compiles this file instead of cuda_support.cpp when find_package(Torch) reports no CUDA libraries.
-#include "feedline/error.h"
+#include "feedline/io/error.h"
 #include "train/cuda_support.h"
 
 namespace feedline::detail {

@@ -1,0 +1,72 @@
+// A Parquet image dataset larger than memory: it reads and decodes a row group when one of its samples is asked
+// for, and keeps only the few row groups used last. Its row groups are its shuffle blocks (see
+// Dataset::shuffle_blocks()), so a shuffling Loader visits them one at a time and reads each once an epoch.
+// Thread-safe: the row-group cache is locked, workers that want the same row group wait for one read of it, and
+// different row groups are read at once through the one FileReader.
+#pragma once
+
+#include <torch/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <future>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "feedline/dataset/dataset.h"
+#include "feedline/io/parquet.h"
+
+namespace feedline {
+
+struct ParquetStreamOptions {
+  ImageTableLayout layout;
+  std::vector<std::string> columns;  // non-empty: nothing outside these exact names is read (DatasetColumns::columns)
+  int64_t limit = 0;                 // > 0: only the first `limit` rows
+  // Decoded row groups kept at once (the least recently used goes first). A shuffled epoch needs two (a batch may
+  // straddle two row groups), plus about one per worker.
+  int64_t cached_row_groups = 4;
+  bool as_uint8 = false;  // images kept as bytes, for the training step to normalise (4x less memory)
+  int num_threads = 1;    // decoding threads for each row group read
+};
+
+class ParquetStreamDataset : public Dataset {
+ public:
+  // Reads the footer, once for the dataset's life: every row group read after goes through the file opened here.
+  // Throws as read_table() and read_dataset_table() do (a missing column, a wrong feature count), and
+  // InvalidArgument for a path that is not a .parquet file or cached_row_groups below 1.
+  ParquetStreamDataset(std::string path, ParquetStreamOptions options);
+
+  int64_t size() const override { return size_; }
+  Example get(int64_t index) const override;
+  bool has_batch_fetch() const override { return true; }
+  Example get_batch(const std::vector<int64_t>& indices) const override;
+  std::vector<int64_t> shuffle_blocks() const override { return blocks_; }
+
+  // Row groups read and decoded so far (each read counts, a re-read after eviction too).
+  int64_t row_group_reads() const { return reads_.load(); }
+
+ private:
+  struct Block {  // one decoded row group
+    torch::Tensor images, labels;
+  };
+  using Pending = std::shared_future<std::shared_ptr<const Block>>;
+  // The row group's block, read by this call or by the one that asked first; rethrows that read's error.
+  std::shared_ptr<const Block> block(int64_t row_group) const;
+  std::shared_ptr<const Block> read_block(int64_t row_group) const;
+
+  ParquetStreamOptions options_;
+  parquet::FileReader file_;
+  parquet::ReadOptions read_options_;  // the dataset's columns, resolved once; row_groups set at each read
+  int64_t size_ = 0;
+  std::vector<int64_t> blocks_;  // rows of each row group used (the last cut by `limit`)
+  std::vector<int64_t> starts_;  // first index of each row group; starts_.back() == size_
+  mutable std::mutex mutex_;
+  mutable std::list<std::pair<int64_t, Pending>> cache_;  // most recently used first
+  mutable std::atomic<int64_t> reads_{0};
+};
+
+}  // namespace feedline

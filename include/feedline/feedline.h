@@ -1,0 +1,34 @@
+// feedline in one include: every public header, layer by layer. Data flows one way, io -> dataset -> loader ->
+// train -> lab; a layer includes only the layers before it. The io headers need no LibTorch (a project that
+// links feedline::feedline_io alone includes those it uses, not this file).
+#pragma once
+
+// io: files, IDX, CSV, Parquet, codecs, tables, column choice, conversion, the parallel loop. No LibTorch.
+#include "feedline/io/arg.h"
+#include "feedline/io/columns.h"
+#include "feedline/io/convert.h"
+#include "feedline/io/csv.h"
+#include "feedline/io/dataset_files.h"
+#include "feedline/io/error.h"
+#include "feedline/io/file.h"
+#include "feedline/io/idx.h"
+#include "feedline/io/parquet.h"
+#include "feedline/io/table.h"
+
+// dataset: tables made into tensors and datasets (row, tensor, device-resident, streamed Parquet, PNG images).
+#include "feedline/dataset/dataset.h"
+#include "feedline/dataset/image.h"
+#include "feedline/dataset/image_file.h"
+#include "feedline/dataset/stream_dataset.h"
+
+// loader: shuffled batches from worker threads, pinned, in sampler order.
+#include "feedline/loader/loader.h"
+
+// train: SimpleCNN, the experiment's training loop, the compute floor, CPU settings.
+#include "feedline/train/blas.h"
+#include "feedline/train/memory.h"
+#include "feedline/train/model.h"
+#include "feedline/train/train.h"
+
+// lab: the benchmark lab (`feedline bench`) as a library.
+#include "feedline/lab/lab.h"

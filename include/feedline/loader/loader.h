@@ -1,0 +1,144 @@
+// The loader: PyTorch DataLoader's options over a feedline::Dataset, with threads as workers.
+//
+// Batch k of epoch e always holds the indices perm_e[k*B, (k+1)*B), where perm_e is a permutation drawn from
+// (seed, e) by feedline's own generator (or 0..N-1 without shuffle); for a dataset with shuffle blocks, a
+// permutation of the blocks with each block's samples shuffled in place (see Dataset::shuffle_blocks()).
+// Batches come back in that order for any num_workers, so the same seed gives the same batches whatever the
+// worker count.
+//
+// Thread-safety: one consumer thread drives a Loader and its Epoch; the workers are internal. An Epoch may
+// outlive its Loader safely (it shares the dataset and the workers it uses).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "feedline/io/arg.h"
+#include "feedline/dataset/dataset.h"
+
+namespace feedline {
+
+namespace detail {
+struct WorkerPool;
+}  // namespace detail
+
+// Where a batch stands, for LoaderOptions::transform: its epoch (0, 1, ... as Loader::epoch() counts them), its
+// number in the epoch, and a seed for the transform's randomness drawn from (LoaderOptions::seed, epoch, batch)
+// alone, so that the same seed gives the same transformed batches for any num_workers.
+struct BatchInfo {
+  int64_t epoch = 0;
+  int64_t batch = 0;
+  uint64_t seed = 0;
+};
+
+// A batch transform (augmentation, normalisation, ...): takes a batch as the dataset made it and returns the
+// batch to hand out. See LoaderOptions::transform.
+using BatchTransform = std::function<Example(Example batch, const BatchInfo& info)>;
+
+struct LoaderOptions {
+  LoaderOptions() = default;
+  explicit LoaderOptions(int64_t batch_size) : batch_size_(batch_size) {}
+
+  FEEDLINE_ARG(int64_t, batch_size) = 1;
+  FEEDLINE_ARG(bool, shuffle) = false;
+  FEEDLINE_ARG(bool, drop_last) = false;
+  // Worker threads; 0 loads in the calling thread (always so for a device-resident dataset).
+  FEEDLINE_ARG(int64_t, num_workers) = 0;
+  // Keep workers alive across epochs; without it they start and stop every epoch, as in PyTorch.
+  FEEDLINE_ARG(bool, persistent_workers) = false;
+  // Page-locked host batches when CUDA is available; otherwise, and for a device-resident dataset, a no-op
+  // (see Loader::pin_memory_active()).
+  FEEDLINE_ARG(bool, pin_memory) = false;
+  // Batches in flight per worker (the queue bound is num_workers * prefetch_factor).
+  FEEDLINE_ARG(int64_t, prefetch_factor) = 2;
+  FEEDLINE_ARG(uint64_t, seed) = 0;
+  // Use the dataset's get_batch() when it offers one (has_batch_fetch()); false forces per-sample get + stack
+  // (except for a device-resident dataset, always gathered in one call).
+  FEEDLINE_ARG(bool, batch_fetch) = true;
+  // Applied to every batch by the thread that made it (a worker; the consumer with no workers or a
+  // device-resident dataset, whose batches are then on its device), after the dataset and before pinning. It
+  // may run in several workers at once, so it must not change shared state unguarded; its exception reaches
+  // the consumer as a dataset's does. For randomness, a generator of its own seeded with info.seed (say
+  // at::detail::createCPUGenerator(info.seed)), never torch's global one, whose draws depend on which worker runs
+  // first. Empty (the default): none.
+  FEEDLINE_ARG(BatchTransform, transform);
+};
+
+// Where an epoch's wall time went, seen from the consumer.
+struct EpochStats {
+  int64_t batches = 0;
+  int64_t samples = 0;
+  double wait_seconds = 0;  // inside next(): waiting for a batch
+  double step_seconds = 0;  // between a batch handed out and the next call to next(): the consumer's work
+};
+
+class Loader;
+
+// One pass over the dataset. Iterate with range-for or call next() until it returns nothing. Destroying an
+// epoch early stops its work without hanging or leaking threads. A worker's exception is rethrown from next()
+// with its original type and message.
+class Epoch {
+ public:
+  ~Epoch();
+  Epoch(Epoch&&) noexcept;
+  Epoch& operator=(Epoch&&) = delete;
+  Epoch(const Epoch&) = delete;
+
+  std::optional<Example> next();
+  const EpochStats& stats() const;
+
+  class Iterator {
+   public:
+    Iterator(Epoch* epoch, bool end);
+    Example& operator*() { return *current_; }
+    Example* operator->() { return &*current_; }
+    Iterator& operator++();
+    bool operator!=(const Iterator& other) const { return done_ != other.done_; }
+
+   private:
+    Epoch* epoch_;
+    std::optional<Example> current_;
+    bool done_;
+  };
+  Iterator begin() { return Iterator(this, false); }
+  Iterator end() { return Iterator(this, true); }
+
+ private:
+  friend class Loader;
+  struct State;
+  explicit Epoch(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+class Loader {
+ public:
+  // Throws InvalidArgument for a non-positive batch size, negative workers or prefetch factor < 1.
+  Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options);
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  // Starts the next epoch (0, 1, 2, ...). Only one epoch may be live at a time.
+  Epoch epoch();
+  int64_t batches_per_epoch() const;
+  const LoaderOptions& options() const { return options_; }
+  const Dataset& dataset() const { return *dataset_; }
+  // Whether pin_memory() took effect (it needs CUDA); callers may tell the user once when it did not.
+  bool pin_memory_active() const { return pin_memory_active_; }
+  // The sampler: the dataset indices of epoch `epoch`, in order (exposed for tests and the benchmark).
+  std::vector<int64_t> epoch_indices(int64_t epoch) const;
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  LoaderOptions options_;
+  std::shared_ptr<std::atomic<bool>> live_;  // an epoch is running
+  bool pin_memory_active_ = false;
+  int64_t next_epoch_ = 0;
+  std::shared_ptr<detail::WorkerPool> pool_;  // persistent workers
+};
+
+}  // namespace feedline

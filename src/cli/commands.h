@@ -1,0 +1,137 @@
+// Every `feedline` command and flag, defined once with CLI11. Both programs parse with these definitions: the
+// `feedline` tool itself, which runs the commands that need no LibTorch (prepare, inspect, cat, convert, --help,
+// --version) and hands train and bench over to `feedline-torch`, which parses the same line again and runs them.
+// No LibTorch here. Used from the main thread, once.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "feedline/io/dataset_files.h"
+#include "feedline/lab/lab.h"
+
+namespace feedline::cli {
+
+int default_threads();
+
+struct PrepareArgs {
+  std::string data_dir = "data";
+  std::vector<std::string> datasets{"mnist", "fashion-mnist"};
+  std::string mnist_idx, fashion_idx;
+  std::string codec = "zstd";
+  int threads = default_threads();
+};
+
+struct TrainArgs {
+  std::string data_dir = "data";
+  std::string dataset = "fashion-mnist";
+  std::string format = "parquet";
+  std::string mode = "tensor";
+  int64_t batch_size = 512;
+  int64_t epochs = 5;
+  int64_t num_workers = 0;
+  bool persistent_workers = false;
+  bool pin_memory = false;
+  int64_t prefetch_factor = 2;
+  std::string device = "auto";
+  bool cuda_graph = false;
+  uint64_t seed = 42;
+  double lr = 1e-3;
+  int64_t limit = 0;
+  int threads = default_threads();
+  std::string train_file, test_file;  // --data, --test-data: replace --dataset, --data-dir and --format
+  ColumnChoice columns;
+  std::string image_shape = "1x28x28";
+  int64_t num_classes = 0;  // 0: 10 for --dataset, the largest label + 1 for --data
+  std::string save;         // --save: the trained model's file
+};
+
+struct InspectArgs {
+  std::string path;
+  bool json = false;
+};
+
+struct CatArgs {
+  std::string path;
+  std::vector<std::string> columns;  // empty: all, in file order
+  int64_t limit = -1;                // rows; -1: all
+  std::string format = "csv";        // csv or jsonl
+  int threads = default_threads();
+};
+
+struct ConvertArgs {
+  std::string input, output;         // .csv or .parquet each
+  std::vector<std::string> columns;  // names or globs; empty: every column
+  int64_t limit = 0;                 // first N rows; 0: all
+  std::vector<std::string> packs;    // NAME=PATTERN[,PATTERN...], applied in order
+  std::string pack_as = "bytes";     // bytes or list
+  bool narrow_ints = false;
+  std::string codec = "zstd";
+  int level = 0;
+  bool level_given = false;
+  int64_t row_group_rows = 0;  // 0: up to 2^20, fewer to keep one row group near 256 MB in memory
+  bool dictionary = true;
+  int threads = default_threads();
+};
+
+// The subcommand a parsed line chose.
+enum class Command { kPrepare, kTrain, kBench, kBenchFrom, kBenchLoader, kInspect, kCat, kConvert };
+
+// Every command's arguments and the parser that fills them. After parse(), command() says which ran, and the
+// arguments are complete (flags that depend on others, such as --full or --level, already applied).
+class Commands {
+ public:
+  Commands(int argc, const char* const* argv);
+  Commands(const Commands&) = delete;
+  Commands& operator=(const Commands&) = delete;
+
+  // Parses the line; on --help, --version or a bad flag prints what CLI11 prints and returns its exit code,
+  // else returns -1 and command() is set.
+  int parse(int argc, const char* const* argv);
+  Command command() const { return command_; }
+  // Whether the command needs LibTorch (train, bench): run by feedline-torch.
+  bool needs_torch() const;
+  CLI::App& app() { return app_; }
+
+  PrepareArgs prepare;
+  TrainArgs train;
+  lab::LabOptions lab;
+  std::string bench_from;
+  lab::LoaderBenchOptions loader_bench;
+  InspectArgs inspect;
+  CatArgs cat;
+  ConvertArgs convert;
+
+ private:
+  void define_prepare();
+  void define_train();
+  void define_bench();
+  void define_inspect_and_cat();
+  void define_convert();
+  void finish();
+
+  CLI::App app_;
+  Command command_ = Command::kPrepare;
+  std::string bench_shape_ = "1x28x28";
+  CLI::App* prepare_cmd_ = nullptr;
+  CLI::App* train_cmd_ = nullptr;
+  CLI::App* bench_cmd_ = nullptr;
+  CLI::App* bench_loader_cmd_ = nullptr;
+  CLI::App* inspect_cmd_ = nullptr;
+  CLI::App* cat_cmd_ = nullptr;
+  CLI::App* convert_cmd_ = nullptr;
+  CLI::Option* train_features_ = nullptr;
+  CLI::Option* bench_features_ = nullptr;
+  CLI::Option* bench_from_ = nullptr;
+  CLI::Option* bench_epochs_ = nullptr;
+  CLI::Option* bench_limits_[4] = {};
+  CLI::Option* level_ = nullptr;
+};
+
+// feedline's version line: "feedline 0.1.0 (LibTorch 1.13.1)".
+std::string version_text();
+
+}  // namespace feedline::cli

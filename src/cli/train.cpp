@@ -1,0 +1,198 @@
+#include "cli/train.h"
+
+#include <fmt/core.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "feedline/dataset/image_file.h"
+#include "feedline/dataset/stream_dataset.h"
+#include "feedline/io/error.h"
+#include "feedline/loader/loader.h"
+#include "feedline/train/blas.h"
+#include "feedline/train/memory.h"
+#include "feedline/train/model.h"
+#include "feedline/train/train.h"
+#include "io/progress.h"
+
+namespace feedline::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void set_threads(int threads) {
+  if (threads < 1) throw InvalidArgument("--threads must be at least 1");
+  torch::set_num_threads(threads);
+}
+
+}  // namespace
+
+// feedline's allocator setting (keep_freed_memory()) unless FEEDLINE_MALLOC=system; returns it in words, for
+// the bench's record.
+std::string configure_allocator() {
+  const char* env = std::getenv("FEEDLINE_MALLOC");
+  const std::string choice = env != nullptr ? env : "";
+  if (choice == "system") return "the system's malloc settings (FEEDLINE_MALLOC=system)";
+  if (!choice.empty() && choice != "feedline") {
+    throw InvalidArgument("FEEDLINE_MALLOC must be 'feedline' (the default) or 'system', not '" + choice + "'");
+  }
+  if (!keep_freed_memory()) return "the system's malloc settings (not glibc: feedline's setting does not apply)";
+  return "glibc malloc keeps freed memory for reuse (feedline's default; FEEDLINE_MALLOC=system turns it off)";
+}
+
+// OpenBLAS on one thread inside each of LibTorch's (set_blas_threads()) unless OPENBLAS_NUM_THREADS says
+// otherwise; returns the BLAS and its threads in words, for the bench's record.
+std::string configure_blas() {
+  const char* env = std::getenv("OPENBLAS_NUM_THREADS");
+  const bool chosen = env != nullptr && *env != '\0';
+  if (!chosen) set_blas_threads(1);
+  const std::string blas = blas_description();
+  if (blas.empty()) return "not OpenBLAS (feedline's setting does not apply)";
+  return blas + (chosen ? " (OPENBLAS_NUM_THREADS=" + std::string(env) + ")"
+                        : " (feedline's default; OPENBLAS_NUM_THREADS overrides)");
+}
+
+namespace {
+
+// Refuses, before any training, a --save path that is a folder or whose folder cannot be made (made here, as the
+// save would make it).
+void check_save_path(const std::string& path) {
+  if (path.empty()) return;
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) throw InvalidArgument("--save " + path + ": is a folder, not a file");
+  if (p.has_parent_path()) {
+    std::filesystem::create_directories(p.parent_path(), ec);
+    if (ec) throw InvalidArgument("--save " + path + ": cannot make the folder " + p.parent_path().string() + ": " + ec.message());
+  }
+}
+
+}  // namespace
+
+int run_train(const TrainArgs& args) {
+  set_threads(args.threads);
+  const torch::Device device = resolve_device(args.device);
+  if (args.cuda_graph && !device.is_cuda()) {
+    throw InvalidArgument("--cuda-graph needs a CUDA device, and the device is " + device.str() +
+                          " (pass --device cuda on a machine with a GPU and a LibTorch with CUDA)");
+  }
+
+  check_save_path(args.save);
+  const ImageShape shape = parse_image_shape(args.image_shape);
+  if (shape.height < 4 || shape.width < 4) {
+    throw InvalidArgument("--image-shape " + args.image_shape + ": SimpleCNN needs images of at least 4x4 pixels");
+  }
+
+  std::string train_path = args.train_file, test_path = args.test_file, what;
+  if (train_path.empty()) {
+    const DatasetSpec spec = dataset_spec(args.dataset);
+    train_path = split_path(args.data_dir, spec, "train", args.format);
+    test_path = split_path(args.data_dir, spec, "test", args.format);
+    what = spec.folder + " (" + args.format;
+  } else {
+    what = train_path + " (test: " + test_path;
+  }
+  auto t = Clock::now();
+  // A streamed epoch holds the one or two row groups a batch straddles, and about one more per worker.
+  const int64_t cached_row_groups = 3 + args.num_workers;
+  const ImageFile train_file =
+      load_image_file(train_path, args.columns, shape, args.mode, args.limit, args.threads, device, cached_row_groups);
+  const ImageFile test_file =
+      load_image_file(test_path, args.columns, shape, args.mode, args.limit, args.threads, device, cached_row_groups);
+  const auto& train_set = train_file.dataset;
+  const auto& test_set = test_file.dataset;
+  fmt::print("Loaded {}, {} dataset): {} train, {} test samples in {:.2f}s\n", what, args.mode, train_set->size(),
+             test_set->size(), seconds_since(t));
+  // The experiment's datasets have 10 classes whatever --limit keeps; other files as many as their labels say.
+  const int64_t classes = class_count(args.num_classes, args.train_file.empty() ? 10 : 0,
+                                      {{train_path, train_file.max_label}, {test_path, test_file.max_label}});
+
+  const auto options = [&](bool shuffle) {
+    return LoaderOptions(args.batch_size)
+        .shuffle(shuffle)
+        .num_workers(args.num_workers)
+        .persistent_workers(args.persistent_workers)
+        .pin_memory(args.pin_memory)
+        .prefetch_factor(args.prefetch_factor)
+        .seed(args.seed);
+  };
+  Loader train_loader(train_set, options(true));
+  Loader test_loader(test_set, options(false));
+  if (args.pin_memory && !train_loader.pin_memory_active()) {
+    fmt::print("Note: --pin-memory has no effect without CUDA; batches stay in ordinary memory.\n");
+  }
+
+  torch::manual_seed(args.seed);
+  SimpleCNN model(
+      SimpleCNNOptions().channels(shape.channels).height(shape.height).width(shape.width).classes(classes));
+  fmt::print("SimpleCNN: {} parameters; {}x{}x{} images, {} classes; device {}; {} threads; batch {}, "
+             "{} workers{}{}{}\n",
+             parameter_count(*model), shape.channels, shape.height, shape.width, classes, device.str(), args.threads,
+             args.batch_size, args.num_workers,
+             args.persistent_workers ? ", persistent" : "", train_loader.pin_memory_active() ? ", pinned" : "",
+             args.cuda_graph ? ", CUDA graph step" : "");
+  std::fflush(stdout);
+
+  ProgressBar bar;
+  TrainCallbacks callbacks;
+  if (bar.enabled()) {
+    callbacks.on_train_step = [&](int64_t epoch, int64_t step, int64_t steps, double loss) {
+      bar.update(fmt::format("Epoch {}/{}", epoch, args.epochs), step, steps, fmt::format("loss {:.4f}", loss));
+    };
+  }
+  callbacks.on_epoch_end = [&](const EpochResult& r) {
+    bar.clear();
+    fmt::print("Epoch {}/{}: train {:.2f}s (loss {:.4f}, data wait {:.1f}%), test {:.2f}s, test loss {:.4f}, "
+               "test accuracy {:.2f}%\n",
+               r.epoch, args.epochs, r.train_seconds, r.train_loss, 100.0 * r.data_wait_share(), r.test_seconds,
+               r.test_loss, 100.0 * r.test_accuracy);
+    std::fflush(stdout);
+  };
+  TrainOptions topts;
+  topts.epochs = args.epochs;
+  topts.lr = args.lr;
+  topts.device = device;
+  topts.cuda_graph = args.cuda_graph;
+  const auto results = train_model(model, train_loader, test_loader, topts, callbacks);
+  if (results.front().capture_seconds > 0) {
+    fmt::print("(warm-up and CUDA graph capture took {:.2f}s before epoch 1, outside its time; {} of {} train steps "
+               "replayed from the graph in epoch 1)\n",
+               results.front().capture_seconds, results.front().train_graph_replays,
+               results.front().train_stats.batches);
+  }
+
+  double train_total = 0, test_total = 0;
+  for (const auto& r : results) {
+    train_total += r.train_seconds;
+    test_total += r.test_seconds;
+  }
+  const double n = static_cast<double>(results.size());
+  fmt::print("Average Train Time per Epoch: {:.2f}s\n", train_total / n);
+  fmt::print("Average Test Time per Epoch: {:.2f}s\n", test_total / n);
+  fmt::print("Total Train Time: {:.2f}s\n", train_total);
+  fmt::print("Total Test Time: {:.2f}s\n", test_total);
+  fmt::print("Test Accuracy: {:.2f}%\n", 100.0 * results.back().test_accuracy);
+  if (const auto* stream = dynamic_cast<const ParquetStreamDataset*>(train_set.get())) {
+    fmt::print("Streamed: {} row group reads of the train file's {} row groups, over {} epoch{}\n",
+               stream->row_group_reads(), stream->shuffle_blocks().size(), args.epochs, args.epochs == 1 ? "" : "s");
+  }
+  if (!args.save.empty()) {
+    save_module(*model, args.save);
+    fmt::print("Saved the trained model to {} (feedline::load_module reads it into a SimpleCNN of the same options: "
+               "{}x{}x{} images, {} classes)\n",
+               args.save, shape.channels, shape.height, shape.width, classes);
+  }
+  return 0;
+}
+
+}  // namespace feedline::cli
