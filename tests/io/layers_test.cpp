@@ -1,0 +1,102 @@
+// The layers stay one-way: io -> dataset -> loader -> train -> lab -> cli. A file of a layer, under src/<layer>/ or
+// include/feedline/<layer>/, includes only headers of its own layer or the ones before it, and io includes no
+// LibTorch. Read from the sources themselves, so a wrong include fails here before it tangles the build.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "test_paths.h"
+
+namespace feedline {
+namespace {
+
+const std::vector<std::string> kLayers{"io", "dataset", "loader", "train", "lab", "cli"};
+
+int layer_index(const std::string& name) {
+  for (size_t i = 0; i < kLayers.size(); ++i) {
+    if (kLayers[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// The layer a quoted include names: "feedline/<layer>/x.h" (public) or "<layer>/x.h" (internal); -1 for others.
+int included_layer(const std::string& path) {
+  std::string rest = path;
+  if (rest.rfind("feedline/", 0) == 0) rest = rest.substr(9);
+  const auto slash = rest.find('/');
+  return slash == std::string::npos ? -1 : layer_index(rest.substr(0, slash));
+}
+
+struct Include {
+  std::string file;
+  int line;
+  std::string target;
+  bool angled;
+};
+
+// Every #include of every source and header under `root`, keyed by the layer of its folder.
+std::map<int, std::vector<Include>> includes_by_layer(const std::filesystem::path& root) {
+  std::map<int, std::vector<Include>> out;
+  const std::regex include_re(R"(^\s*#\s*include\s*([<"])([^">]+)[">])");
+  for (const auto& layer : kLayers) {
+    const std::filesystem::path dir = root / layer;
+    if (!std::filesystem::is_directory(dir)) continue;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+      const std::string ext = entry.path().extension().string();
+      if (!entry.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
+      std::ifstream f(entry.path());
+      std::string text;
+      int number = 0;
+      while (std::getline(f, text)) {
+        ++number;
+        std::smatch m;
+        if (std::regex_search(text, m, include_re)) {
+          out[layer_index(layer)].push_back({entry.path().string(), number, m[2].str(), m[1].str() == "<"});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+TEST(Layers, EachLayerIncludesOnlyItselfAndTheLayersBefore) {
+  const std::filesystem::path source = testing::source_dir();
+  size_t checked = 0;
+  for (const auto& root : {source / "src", source / "include" / "feedline"}) {
+    const auto by_layer = includes_by_layer(root);
+    ASSERT_FALSE(by_layer.empty()) << root << " has none of the layers' folders";
+    for (const auto& [layer, includes] : by_layer) {
+      for (const Include& inc : includes) {
+        ++checked;
+        const std::string where = inc.file + ":" + std::to_string(inc.line) + " includes " + inc.target;
+        if (!inc.angled) {
+          const int to = included_layer(inc.target);
+          EXPECT_GE(to, 0) << where << ": not a layer's header";
+          EXPECT_LE(to, layer) << where << ": " << kLayers[static_cast<size_t>(layer)]
+                               << " may not depend on a later layer";
+        } else if (layer == 0) {
+          for (const char* torch : {"torch/", "ATen/", "c10/"}) {
+            EXPECT_NE(inc.target.rfind(torch, 0), 0u) << where << ": io builds without LibTorch";
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 100u);
+}
+
+TEST(Layers, TheRuleItselfTellsLayersApart) {
+  EXPECT_EQ(included_layer("feedline/io/parquet.h"), 0);
+  EXPECT_EQ(included_layer("loader/worker_pool.h"), 2);
+  EXPECT_EQ(included_layer("feedline/lab/lab.h"), 4);
+  EXPECT_EQ(included_layer("parquet.h"), -1);
+  EXPECT_EQ(included_layer("test_paths.h"), -1);
+}
+
+}  // namespace
+}  // namespace feedline
