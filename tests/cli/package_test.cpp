@@ -1,7 +1,7 @@
-// An installed feedline is a CMake package that a project of its own builds against, as the README says:
+// An installed feedline is a CMake package that a project of its own builds against, as docs/library.md says:
 // `cmake --install` of this build into a scratch prefix; examples/consumer configured with find_package(feedline)
-// and built, with the README's C++ snippets compiled in so that they stay true; and the example trained on a
-// tiny MNIST-shaped dataset.
+// and built, with the C++ snippets of docs/library.md and the README compiled in so that they stay true; and the
+// example trained on a tiny MNIST-shaped dataset.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -18,24 +18,25 @@ using testing::run_command;
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
-// The ```cpp blocks of the README's section "Using the library from C++", as one source file: every block's
-// #include lines first, then each block's statements as the body of a function of its own.
-std::string readme_snippets(int* blocks) {
-  std::ifstream readme(testing::source_dir() + "/README.md");
-  std::string line, includes, bodies;
-  bool in_section = false, in_block = false;
+// Every ```cpp block of docs/library.md and README.md, as one source file: every block's #include lines first,
+// then each block's statements as the body of a function of its own.
+std::string doc_snippets(int* blocks) {
+  std::string includes, bodies;
   *blocks = 0;
-  while (std::getline(readme, line)) {
-    if (line.rfind("## ", 0) == 0) in_section = line == "## Using the library from C++";
-    if (!in_section) continue;
-    if (!in_block && line == "```cpp") {
-      in_block = true;
-      bodies += "[[maybe_unused]] static void readme_snippet_" + std::to_string(++*blocks) + "() {\n";
-    } else if (in_block && line == "```") {
-      in_block = false;
-      bodies += "}\n";
-    } else if (in_block) {
-      (line.rfind("#include", 0) == 0 ? includes : bodies) += line + "\n";
+  for (const char* doc : {"/docs/library.md", "/README.md"}) {
+    std::ifstream in(testing::source_dir() + doc);
+    std::string line;
+    bool in_block = false;
+    while (std::getline(in, line)) {
+      if (!in_block && line == "```cpp") {
+        in_block = true;
+        bodies += "[[maybe_unused]] static void doc_snippet_" + std::to_string(++*blocks) + "() {\n";
+      } else if (in_block && line == "```") {
+        in_block = false;
+        bodies += "}\n";
+      } else if (in_block) {
+        (line.rfind("#include", 0) == 0 ? includes : bodies) += line + "\n";
+      }
     }
   }
   return includes + "\n" + bodies;
@@ -79,12 +80,12 @@ TEST(Package, AProjectOfItsOwnBuildsAgainstTheInstalledLibrary) {
   }
 
   int blocks = 0;
-  const std::string snippets = readme_snippets(&blocks);
-  ASSERT_GE(blocks, 2) << "the README's section \"Using the library from C++\" has lost its examples";
-  std::ofstream(dir + "/readme_snippets.cpp") << snippets;
+  const std::string snippets = doc_snippets(&blocks);
+  ASSERT_GE(blocks, 4) << "docs/library.md has lost its examples";
+  std::ofstream(dir + "/doc_snippets.cpp") << snippets;
   r = configure_and_build(prefix, dir + "/build",
                           "-DTorch_DIR=" + quoted(FEEDLINE_TORCH_DIR) +
-                              " -DEXAMPLE_EXTRA_SOURCES=" + quoted(dir + "/readme_snippets.cpp"));
+                              " -DEXAMPLE_EXTRA_SOURCES=" + quoted(dir + "/doc_snippets.cpp"));
   ASSERT_EQ(r.status, 0) << snippets << "\n" << r.output;
   // The component feedline_io alone: a project that cannot find LibTorch still builds against it.
   r = configure_and_build(prefix, dir + "/build-io", "-DEXAMPLE_IO_ONLY=ON -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON");
