@@ -11,6 +11,7 @@
 
 #include "feedline/io/columns.h"
 #include "feedline/io/error.h"
+#include "feedline/io/parallel.h"
 #include "feedline/dataset/image.h"
 
 namespace feedline {
@@ -61,7 +62,7 @@ torch::Tensor gather_rows(const torch::Tensor& from, const int64_t* indices, int
     }
   };
   if (parallel) {
-    at::parallel_for(0, n, 64, copy);
+    parallel_for_blocks(0, n, 64, at::get_num_threads(), copy);
   } else {
     copy(0, n);
   }
@@ -202,7 +203,7 @@ void decode_png_column(const Column& column, const ImageTableLayout& layout, uin
   std::mutex mutex;
   int64_t failed_row = rows;
   std::string failure;
-  at::parallel_for(0, rows, 64, [&](int64_t begin, int64_t end) {
+  parallel_for_blocks(0, rows, 64, at::get_num_threads(), [&](int64_t begin, int64_t end) {
     std::vector<uint8_t> gray(out_u8 != nullptr ? 0 : static_cast<size_t>(pixels));
     for (int64_t r = begin; r < end; ++r) {
       uint8_t* dst = out_u8 != nullptr ? out_u8 + r * pixels : gray.data();
@@ -243,7 +244,7 @@ void decode_row_major(const Column& column, const ImageTableLayout& layout, uint
                             std::to_string(pixels));
     }
   }
-  at::parallel_for(0, rows, 256, [&](int64_t begin, int64_t end) {
+  parallel_for_blocks(0, rows, 256, at::get_num_threads(), [&](int64_t begin, int64_t end) {
     const auto* src = reinterpret_cast<const uint8_t*>(bytes->bytes.data());
     if (out_u8 != nullptr) {
       std::memcpy(out_u8 + begin * pixels, src + bytes->offsets[begin], static_cast<size_t>((end - begin) * pixels));
@@ -464,7 +465,8 @@ ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layo
   // A column-major table becomes row-major images: work in blocks of rows so the block of images being
   // written stays in cache while every column is visited (a whole column at a time would miss on each write).
   constexpr int64_t kRowBlock = 64;
-  at::parallel_for(0, (rows + kRowBlock - 1) / kRowBlock, 1, [&](int64_t block_begin, int64_t block_end) {
+  const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+  parallel_for_blocks(0, blocks, 1, at::get_num_threads(), [&](int64_t block_begin, int64_t block_end) {
     for (int64_t b = block_begin; b < block_end; ++b) {
       const int64_t begin = b * kRowBlock, end = std::min(rows, begin + kRowBlock);
       for (int64_t p = 0; p < pixels; ++p) {

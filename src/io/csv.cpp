@@ -11,11 +11,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
+#include <exception>
 #include <unordered_map>
 
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
+#include "feedline/io/parallel.h"
 
 namespace feedline {
 namespace {
@@ -305,34 +306,11 @@ void collect_text(const std::string& path, std::string_view text, Chunk& chunk, 
   });
 }
 
-// Runs fn(chunk) for every chunk, the first on this thread and the others on threads of their own; rethrows the
-// first chunk's error in file order.
+// Runs fn(chunk) for every chunk, a thread each (the caller's among them); rethrows the first chunk's error in
+// file order.
 template <class Fn>
 void for_each_chunk(std::vector<Chunk>& chunks, Fn&& fn) {
-  std::vector<std::exception_ptr> errors(chunks.size());
-  {
-    std::vector<std::thread> pool;
-    for (size_t i = 1; i < chunks.size(); ++i) {
-      pool.emplace_back([&, i] {
-        try {
-          fn(chunks[i]);
-        } catch (...) {
-          errors[i] = std::current_exception();
-        }
-      });
-    }
-    if (!chunks.empty()) {
-      try {
-        fn(chunks[0]);
-      } catch (...) {
-        errors[0] = std::current_exception();
-      }
-    }
-    for (auto& t : pool) t.join();
-  }
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  parallel_for(chunks.size(), static_cast<int>(chunks.size()), [&](size_t i) { fn(chunks[i]); });
 }
 
 // Cuts text[begin, end), whole records to the end of `text`, into up to `threads` chunks (0: one per core; none
@@ -341,8 +319,7 @@ void for_each_chunk(std::vector<Chunk>& chunks, Fn&& fn) {
 // is on.
 std::vector<Chunk> split_chunks(std::string_view text, size_t begin, int threads, int64_t first_line) {
   const size_t end = text.size();
-  if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
-  threads = std::max(1, std::min(threads, static_cast<int>((end - begin) / (1 << 20)) + 1));
+  threads = std::max(1, std::min(resolve_threads(threads), static_cast<int>((end - begin) / (1 << 20)) + 1));
   const bool has_quotes = std::memchr(text.data() + begin, '"', end - begin) != nullptr;
   std::vector<Chunk> chunks;
   size_t start = begin, counted_to = begin;

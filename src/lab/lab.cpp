@@ -28,6 +28,7 @@
 #include "feedline/io/idx.h"
 #include "feedline/dataset/image.h"
 #include "feedline/loader/loader.h"
+#include "feedline/io/parallel.h"
 #include "feedline/io/parquet.h"
 #include "feedline/train/train.h"
 #include "train/cuda_support.h"
@@ -301,7 +302,7 @@ void Lab::check_inputs() const {
 Table png_image_table(const Table& row_major, int64_t height, int64_t width) {
   const ByteArrays& images = row_major.column("image").byte_arrays();
   std::vector<std::string> files(static_cast<size_t>(row_major.num_rows));
-  at::parallel_for(0, row_major.num_rows, 256, [&](int64_t begin, int64_t end) {
+  parallel_for_blocks(0, row_major.num_rows, 256, at::get_num_threads(), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       files[static_cast<size_t>(r)] =
           encode_png_gray8(reinterpret_cast<const uint8_t*>(images.at(r).data()), height, width);

@@ -18,7 +18,7 @@
 #include "io/parquet/delta.h"
 #include "io/parquet/dictionary.h"
 #include "io/parquet/metadata.h"
-#include "io/parquet/parallel.h"
+#include "feedline/io/parallel.h"
 #include "io/parquet/plain.h"
 #include "io/parquet/reader_internal.h"
 #include "io/parquet/rle.h"

@@ -22,7 +22,7 @@
 #include "io/parquet/codec.h"
 #include "io/parquet/dictionary.h"
 #include "io/parquet/metadata.h"
-#include "io/parquet/parallel.h"
+#include "feedline/io/parallel.h"
 #include "io/parquet/plain.h"
 #include "io/parquet/rle.h"
 #include "io/parquet/schema.h"
