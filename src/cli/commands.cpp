@@ -71,16 +71,21 @@ CLI::Validator unsigned_whole() {
       "0 or more");
 }
 
+// Whether `text` is, whole, a finite number; its value in *value.
+bool finite_number(const std::string& text, double* value) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  *value = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size() && errno != ERANGE && std::isfinite(*value);
+}
+
 // A finite number above 0 (learning rates).
 CLI::Validator positive_number() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        char* end = nullptr;
-        errno = 0;
-        const double value = text.empty() ? 0 : std::strtod(text.c_str(), &end);
-        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value)) {
-          return in_quotes(text) + " is not a number";
-        }
+        double value = 0;
+        if (!finite_number(text, &value)) return in_quotes(text) + " is not a number";
         if (value <= 0) return "must be above 0, not " + text;
         return "";
       },
@@ -91,11 +96,8 @@ CLI::Validator positive_number() {
 CLI::Validator seconds() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        char* end = nullptr;
-        errno = 0;
-        const double value = text.empty() ? 0 : std::strtod(text.c_str(), &end);
-        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value) ||
-            value < 0) {
+        double value = 0;
+        if (!finite_number(text, &value) || value < 0) {
           return "must be a number of seconds, 0 or more, not " + in_quotes(text);
         }
         return "";

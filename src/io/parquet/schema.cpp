@@ -5,25 +5,23 @@
 namespace feedline::parquet {
 namespace {
 
-namespace fmt = format;
-
 // Applies an INT(bit_width, signed) annotation, checking that it fits the physical type.
 void set_int(Leaf* leaf, int bit_width, bool is_signed) {
   if (bit_width != 8 && bit_width != 16 && bit_width != 32 && bit_width != 64) {
     throw InvalidFile("column '" + leaf->name + "': INT annotation of bit width " + std::to_string(bit_width));
   }
-  const bool fits = (leaf->physical_type == fmt::type::kInt32 && bit_width <= 32) ||
-                    (leaf->physical_type == fmt::type::kInt64 && bit_width == 64);
+  const bool fits = (leaf->physical_type == format::type::kInt32 && bit_width <= 32) ||
+                    (leaf->physical_type == format::type::kInt64 && bit_width == 64);
   if (!fits) {
     throw InvalidFile("column '" + leaf->name + "': INT(" + std::to_string(bit_width) + ") annotation on " +
-                      fmt::type_name(leaf->physical_type));
+                      format::type_name(leaf->physical_type));
   }
   leaf->schema.int_annotation = IntAnnotation{bit_width, is_signed};
 }
 
 void set_text(Leaf* leaf, bool is_string, const char* what) {
-  if (leaf->physical_type != fmt::type::kByteArray) {
-    throw InvalidFile("column '" + leaf->name + "': " + what + " annotation on " + fmt::type_name(leaf->physical_type));
+  if (leaf->physical_type != format::type::kByteArray) {
+    throw InvalidFile("column '" + leaf->name + "': " + what + " annotation on " + format::type_name(leaf->physical_type));
   }
   leaf->schema.is_string = is_string;
 }
@@ -31,14 +29,14 @@ void set_text(Leaf* leaf, bool is_string, const char* what) {
 bool physical_is(const Leaf* leaf, int32_t type) { return leaf->physical_type == type; }
 
 void bad_annotation(const Leaf* leaf, const std::string& what) {
-  throw InvalidFile("column '" + leaf->name + "': " + what + " annotation on " + fmt::type_name(leaf->physical_type) +
-                    (leaf->physical_type == fmt::type::kFixedLenByteArray
+  throw InvalidFile("column '" + leaf->name + "': " + what + " annotation on " + format::type_name(leaf->physical_type) +
+                    (leaf->physical_type == format::type::kFixedLenByteArray
                          ? "(" + std::to_string(leaf->schema.type_length) + ")"
                          : std::string()));
 }
 
 void set_date(Leaf* leaf) {
-  if (!physical_is(leaf, fmt::type::kInt32)) bad_annotation(leaf, "DATE");
+  if (!physical_is(leaf, format::type::kInt32)) bad_annotation(leaf, "DATE");
   leaf->schema.logical.kind = LogicalKind::kDate;
 }
 
@@ -46,7 +44,7 @@ void set_date(Leaf* leaf) {
 void set_time(Leaf* leaf, bool timestamp, int32_t unit, bool utc) {
   const char* what = timestamp ? "TIMESTAMP" : "TIME";
   if (unit < 1 || unit > 3) throw InvalidFile("column '" + leaf->name + "': " + what + " with unknown unit " + std::to_string(unit));
-  const int32_t want = !timestamp && unit == 1 ? fmt::type::kInt32 : fmt::type::kInt64;
+  const int32_t want = !timestamp && unit == 1 ? format::type::kInt32 : format::type::kInt64;
   if (!physical_is(leaf, want)) bad_annotation(leaf, what);
   LogicalAnnotation& a = leaf->schema.logical;
   a.kind = timestamp ? LogicalKind::kTimestamp : LogicalKind::kTime;
@@ -59,10 +57,10 @@ void set_decimal(Leaf* leaf, int32_t precision, int32_t scale) {
     throw InvalidFile("column '" + leaf->name + "': DECIMAL(" + std::to_string(precision) + ", " + std::to_string(scale) + ")");
   }
   const int32_t t = leaf->physical_type;
-  const bool fits = (t == fmt::type::kInt32 && precision <= 9) || (t == fmt::type::kInt64 && precision <= 18) ||
-                    t == fmt::type::kByteArray || t == fmt::type::kFixedLenByteArray;
+  const bool fits = (t == format::type::kInt32 && precision <= 9) || (t == format::type::kInt64 && precision <= 18) ||
+                    t == format::type::kByteArray || t == format::type::kFixedLenByteArray;
   if (!fits) bad_annotation(leaf, "DECIMAL(" + std::to_string(precision) + ")");
-  if (precision > 38 || (t == fmt::type::kFixedLenByteArray && leaf->schema.type_length > 16)) {
+  if (precision > 38 || (t == format::type::kFixedLenByteArray && leaf->schema.type_length > 16)) {
     leaf->unsupported = "DECIMAL of precision " + std::to_string(precision) + " (wider than 16 bytes) is not supported";
     return;
   }
@@ -73,25 +71,25 @@ void set_decimal(Leaf* leaf, int32_t precision, int32_t scale) {
 }
 
 void set_float16(Leaf* leaf) {
-  if (!physical_is(leaf, fmt::type::kFixedLenByteArray) || leaf->schema.type_length != 2) bad_annotation(leaf, "FLOAT16");
+  if (!physical_is(leaf, format::type::kFixedLenByteArray) || leaf->schema.type_length != 2) bad_annotation(leaf, "FLOAT16");
   leaf->schema.logical.kind = LogicalKind::kFloat16;
 }
 
-void apply_logical(Leaf* leaf, const fmt::LogicalType& lt) {
+void apply_logical(Leaf* leaf, const format::LogicalType& lt) {
   switch (lt.kind) {
-    case fmt::logical::kDate: return set_date(leaf);
-    case fmt::logical::kTime: return set_time(leaf, false, lt.time_unit, lt.time_utc);
-    case fmt::logical::kTimestamp: return set_time(leaf, true, lt.time_unit, lt.time_utc);
-    case fmt::logical::kDecimal: return set_decimal(leaf, lt.decimal_precision, lt.decimal_scale);
-    case fmt::logical::kFloat16: return set_float16(leaf);
-    case fmt::logical::kNone:
-    case fmt::logical::kUnknown:  // NullType: every value is null; the physical values are what we read
+    case format::logical::kDate: return set_date(leaf);
+    case format::logical::kTime: return set_time(leaf, false, lt.time_unit, lt.time_utc);
+    case format::logical::kTimestamp: return set_time(leaf, true, lt.time_unit, lt.time_utc);
+    case format::logical::kDecimal: return set_decimal(leaf, lt.decimal_precision, lt.decimal_scale);
+    case format::logical::kFloat16: return set_float16(leaf);
+    case format::logical::kNone:
+    case format::logical::kUnknown:  // NullType: every value is null; the physical values are what we read
       return;
-    case fmt::logical::kInteger: return set_int(leaf, lt.int_bit_width, lt.int_is_signed);
-    case fmt::logical::kString: return set_text(leaf, true, "STRING");
-    case fmt::logical::kEnum: return set_text(leaf, true, "ENUM");
-    case fmt::logical::kJson: return set_text(leaf, true, "JSON");
-    case fmt::logical::kBson: return set_text(leaf, false, "BSON");
+    case format::logical::kInteger: return set_int(leaf, lt.int_bit_width, lt.int_is_signed);
+    case format::logical::kString: return set_text(leaf, true, "STRING");
+    case format::logical::kEnum: return set_text(leaf, true, "ENUM");
+    case format::logical::kJson: return set_text(leaf, true, "JSON");
+    case format::logical::kBson: return set_text(leaf, false, "BSON");
     default: {
       static const char* const kNames[] = {"?", "STRING", "MAP", "LIST", "ENUM", "DECIMAL", "DATE", "TIME",
                                            "TIMESTAMP", "?", "INTEGER", "UNKNOWN", "JSON", "BSON", "UUID",
@@ -103,56 +101,56 @@ void apply_logical(Leaf* leaf, const fmt::LogicalType& lt) {
   }
 }
 
-void apply_converted(Leaf* leaf, const fmt::SchemaElement& e) {
+void apply_converted(Leaf* leaf, const format::SchemaElement& e) {
   const int32_t ct = *e.converted_type;
   switch (ct) {
-    case fmt::converted::kDecimal: return set_decimal(leaf, e.precision.value_or(0), e.scale.value_or(0));
-    case fmt::converted::kDate: return set_date(leaf);
-    case fmt::converted::kTimeMillis: return set_time(leaf, false, 1, true);
-    case fmt::converted::kTimeMicros: return set_time(leaf, false, 2, true);
-    case fmt::converted::kTimestampMillis: return set_time(leaf, true, 1, true);
-    case fmt::converted::kTimestampMicros: return set_time(leaf, true, 2, true);
-    case fmt::converted::kUtf8: return set_text(leaf, true, "UTF8");
-    case fmt::converted::kEnum: return set_text(leaf, true, "ENUM");
-    case fmt::converted::kJson: return set_text(leaf, true, "JSON");
-    case fmt::converted::kBson: return set_text(leaf, false, "BSON");
-    case fmt::converted::kUint8: return set_int(leaf, 8, false);
-    case fmt::converted::kUint16: return set_int(leaf, 16, false);
-    case fmt::converted::kUint32: return set_int(leaf, 32, false);
-    case fmt::converted::kUint64: return set_int(leaf, 64, false);
-    case fmt::converted::kInt8: return set_int(leaf, 8, true);
-    case fmt::converted::kInt16: return set_int(leaf, 16, true);
-    case fmt::converted::kInt32: return set_int(leaf, 32, true);
-    case fmt::converted::kInt64: return set_int(leaf, 64, true);
+    case format::converted::kDecimal: return set_decimal(leaf, e.precision.value_or(0), e.scale.value_or(0));
+    case format::converted::kDate: return set_date(leaf);
+    case format::converted::kTimeMillis: return set_time(leaf, false, 1, true);
+    case format::converted::kTimeMicros: return set_time(leaf, false, 2, true);
+    case format::converted::kTimestampMillis: return set_time(leaf, true, 1, true);
+    case format::converted::kTimestampMicros: return set_time(leaf, true, 2, true);
+    case format::converted::kUtf8: return set_text(leaf, true, "UTF8");
+    case format::converted::kEnum: return set_text(leaf, true, "ENUM");
+    case format::converted::kJson: return set_text(leaf, true, "JSON");
+    case format::converted::kBson: return set_text(leaf, false, "BSON");
+    case format::converted::kUint8: return set_int(leaf, 8, false);
+    case format::converted::kUint16: return set_int(leaf, 16, false);
+    case format::converted::kUint32: return set_int(leaf, 32, false);
+    case format::converted::kUint64: return set_int(leaf, 64, false);
+    case format::converted::kInt8: return set_int(leaf, 8, true);
+    case format::converted::kInt16: return set_int(leaf, 16, true);
+    case format::converted::kInt32: return set_int(leaf, 32, true);
+    case format::converted::kInt64: return set_int(leaf, 64, true);
     default:
-      leaf->unsupported = std::string("converted type ") + fmt::converted_type_name(ct) + " (" + std::to_string(ct) +
+      leaf->unsupported = std::string("converted type ") + format::converted_type_name(ct) + " (" + std::to_string(ct) +
                           ") is not supported";
   }
 }
 
 constexpr int kMaxSchemaDepth = 64;  // deeper nesting is refused as hostile (it would only recurse)
 
-bool is_group(const fmt::SchemaElement& e) { return e.num_children.value_or(0) != 0 || !e.type; }
+bool is_group(const format::SchemaElement& e) { return e.num_children.value_or(0) != 0 || !e.type; }
 
-int32_t repetition_of(const fmt::SchemaElement& e) {
-  const int32_t rep = e.repetition_type.value_or(fmt::repetition::kRequired);
-  if (rep != fmt::repetition::kRequired && rep != fmt::repetition::kOptional && rep != fmt::repetition::kRepeated) {
+int32_t repetition_of(const format::SchemaElement& e) {
+  const int32_t rep = e.repetition_type.value_or(format::repetition::kRequired);
+  if (rep != format::repetition::kRequired && rep != format::repetition::kOptional && rep != format::repetition::kRepeated) {
     throw InvalidFile("column '" + e.name + "': repetition type " + std::to_string(rep));
   }
   return rep;
 }
 
 // The leaf's physical type and annotations, from its SchemaElement `e`.
-void set_primitive(Leaf* leaf, const fmt::SchemaElement& e) {
+void set_primitive(Leaf* leaf, const format::SchemaElement& e) {
   leaf->physical_type = *e.type;
   switch (*e.type) {
-    case fmt::type::kBoolean: leaf->schema.type = PhysicalType::kBoolean; break;
-    case fmt::type::kInt32: leaf->schema.type = PhysicalType::kInt32; break;
-    case fmt::type::kInt64: leaf->schema.type = PhysicalType::kInt64; break;
-    case fmt::type::kFloat: leaf->schema.type = PhysicalType::kFloat; break;
-    case fmt::type::kDouble: leaf->schema.type = PhysicalType::kDouble; break;
-    case fmt::type::kByteArray: leaf->schema.type = PhysicalType::kByteArray; break;
-    case fmt::type::kFixedLenByteArray:
+    case format::type::kBoolean: leaf->schema.type = PhysicalType::kBoolean; break;
+    case format::type::kInt32: leaf->schema.type = PhysicalType::kInt32; break;
+    case format::type::kInt64: leaf->schema.type = PhysicalType::kInt64; break;
+    case format::type::kFloat: leaf->schema.type = PhysicalType::kFloat; break;
+    case format::type::kDouble: leaf->schema.type = PhysicalType::kDouble; break;
+    case format::type::kByteArray: leaf->schema.type = PhysicalType::kByteArray; break;
+    case format::type::kFixedLenByteArray:
       // Bounded so that one value can never be an allocation of unbounded size.
       if (!e.type_length || *e.type_length < 1 || *e.type_length > kMaxTypeLength) {
         throw InvalidFile("column '" + leaf->name + "': FIXED_LEN_BYTE_ARRAY with type_length " +
@@ -161,7 +159,7 @@ void set_primitive(Leaf* leaf, const fmt::SchemaElement& e) {
       leaf->schema.type = PhysicalType::kFixedLenByteArray;
       leaf->schema.type_length = *e.type_length;
       break;
-    case fmt::type::kInt96:
+    case format::type::kInt96:
       // Decoded as 12-byte values, then turned into INT64 microseconds (see output_schema).
       leaf->schema.type = PhysicalType::kFixedLenByteArray;
       leaf->schema.type_length = 12;
@@ -170,7 +168,7 @@ void set_primitive(Leaf* leaf, const fmt::SchemaElement& e) {
     default:
       throw InvalidFile("column '" + leaf->name + "': unknown physical type " + std::to_string(*e.type));
   }
-  if (e.logical_type && e.logical_type->kind != fmt::logical::kNone) {
+  if (e.logical_type && e.logical_type->kind != format::logical::kNone) {
     apply_logical(leaf, *e.logical_type);
   } else if (e.converted_type) {
     apply_converted(leaf, e);
@@ -179,17 +177,17 @@ void set_primitive(Leaf* leaf, const fmt::SchemaElement& e) {
 
 // What a group's annotation makes it: 'L' list, 'M' map, 'S' plain group (struct), or '?' another logical type
 // (its name in *other).
-char group_kind(const fmt::SchemaElement& e, std::string* other) {
-  if (e.logical_type && e.logical_type->kind != fmt::logical::kNone) {
+char group_kind(const format::SchemaElement& e, std::string* other) {
+  if (e.logical_type && e.logical_type->kind != format::logical::kNone) {
     const int32_t k = e.logical_type->kind;
-    if (k == fmt::logical::kList) return 'L';
-    if (k == fmt::logical::kMap) return 'M';
+    if (k == format::logical::kList) return 'L';
+    if (k == format::logical::kMap) return 'M';
     *other = k == 16 ? "VARIANT" : "logical type " + std::to_string(k);
     return '?';
   }
   if (e.converted_type) {
-    if (*e.converted_type == fmt::converted::kList) return 'L';
-    if (*e.converted_type == fmt::converted::kMap || *e.converted_type == fmt::converted::kMapKeyValue) return 'M';
+    if (*e.converted_type == format::converted::kList) return 'L';
+    if (*e.converted_type == format::converted::kMap || *e.converted_type == format::converted::kMapKeyValue) return 'M';
   }
   return 'S';
 }
@@ -206,8 +204,8 @@ struct Levels {
   // The levels below a field of repetition `rep`.
   Levels below(int32_t rep) const {
     Levels l = *this;
-    if (rep == fmt::repetition::kOptional) ++l.def;
-    if (rep == fmt::repetition::kRepeated) {
+    if (rep == format::repetition::kOptional) ++l.def;
+    if (rep == format::repetition::kRepeated) {
       l.empty_defs.push_back(l.def);
       l.nullable.push_back(l.def > l.after_repeated);
       l.after_repeated = ++l.def;
@@ -225,7 +223,7 @@ struct Levels {
 // is null; an element, where an optional field below its innermost repeated field is.
 class SchemaWalker {
  public:
-  explicit SchemaWalker(const fmt::FileMetaData& md) : md_(md) {}
+  explicit SchemaWalker(const format::FileMetaData& md) : md_(md) {}
 
   std::vector<Leaf> walk() {
     if (md_.schema.empty()) throw InvalidFile("empty schema");
@@ -244,7 +242,7 @@ class SchemaWalker {
   }
 
  private:
-  const fmt::SchemaElement& at(size_t i) const {
+  const format::SchemaElement& at(size_t i) const {
     if (i >= md_.schema.size()) {
       throw InvalidFile("schema groups declare more children than its " + std::to_string(md_.schema.size()) +
                         " elements hold");
@@ -256,7 +254,7 @@ class SchemaWalker {
     if (depth > kMaxSchemaDepth) throw InvalidFile("schema nested deeper than " + std::to_string(kMaxSchemaDepth));
   }
 
-  static int64_t children_of(const fmt::SchemaElement& g, const std::string& path) {
+  static int64_t children_of(const format::SchemaElement& g, const std::string& path) {
     const int64_t children = g.num_children.value_or(0);
     if (children < 0) throw InvalidFile("column '" + path + "': negative child count");
     return children;
@@ -266,7 +264,7 @@ class SchemaWalker {
   // then a leaf or the group's content. Returns the index after its subtree.
   size_t field(size_t i, const std::string& path, const std::string& top, const Levels& above, int depth) {
     check_depth(depth);
-    const fmt::SchemaElement& e = at(i);
+    const format::SchemaElement& e = at(i);
     const Levels levels = above.below(repetition_of(e));
     if (is_group(e)) return group(i, path, top, levels, depth);
     Leaf& leaf = add_leaf(path, top);
@@ -278,12 +276,12 @@ class SchemaWalker {
   // The content of the group at schema[i], whose own repetition `levels` counts already.
   size_t group(size_t i, const std::string& path, const std::string& top, const Levels& levels, int depth) {
     check_depth(depth);
-    const fmt::SchemaElement& g = at(i);
+    const format::SchemaElement& g = at(i);
     const int64_t children = children_of(g, path);
     std::string other;
     char kind = group_kind(g, &other);
     // MAP_KEY_VALUE on the repeated group of a map's entries (legacy writers): those entries, a struct.
-    if (kind == 'M' && repetition_of(g) == fmt::repetition::kRepeated) kind = 'S';
+    if (kind == 'M' && repetition_of(g) == format::repetition::kRepeated) kind = 'S';
     if (kind == '?') return unsupported_subtree(i, path, top, other + " is not supported", depth);
     if (kind == 'S') {  // a struct (repeated: a list of them)
       size_t next = i + 1;
@@ -293,14 +291,14 @@ class SchemaWalker {
       }
       return next;
     }
-    const bool one_repeated = children == 1 && repetition_of(at(i + 1)) == fmt::repetition::kRepeated;
+    const bool one_repeated = children == 1 && repetition_of(at(i + 1)) == format::repetition::kRepeated;
     if (kind == 'M') {
       // MAP: one repeated group of entries (key and value, whatever their names): a list of them, named by the map.
       if (!one_repeated || !is_group(at(i + 1))) {
         return unsupported_subtree(i, path, top, "MAP groups other than one repeated group are not supported", depth);
       }
-      const fmt::SchemaElement& entries = at(i + 1);
-      const Levels inner = levels.below(fmt::repetition::kRepeated);
+      const format::SchemaElement& entries = at(i + 1);
+      const Levels inner = levels.below(format::repetition::kRepeated);
       size_t next = i + 2;
       for (int64_t c = 0; c < children_of(entries, path); ++c) {
         const std::string& name = at(next).name;
@@ -312,8 +310,8 @@ class SchemaWalker {
     if (!one_repeated) {
       return unsupported_subtree(i, path, top, "LIST groups other than one repeated field are not supported", depth);
     }
-    const fmt::SchemaElement& r = at(i + 1);
-    const Levels inner = levels.below(fmt::repetition::kRepeated);
+    const format::SchemaElement& r = at(i + 1);
+    const Levels inner = levels.below(format::repetition::kRepeated);
     if (!is_group(r)) {  // two-level: the repeated field is the (required) element
       Leaf& leaf = add_leaf(path, top);
       set_primitive(&leaf, r);
@@ -362,7 +360,7 @@ class SchemaWalker {
   size_t unsupported_subtree(size_t i, const std::string& path, const std::string& top, const std::string& why,
                              int depth) {
     check_depth(depth);
-    const fmt::SchemaElement& e = at(i);
+    const format::SchemaElement& e = at(i);
     repetition_of(e);
     if (!is_group(e)) {
       Leaf& leaf = add_leaf(path, top);
@@ -378,13 +376,13 @@ class SchemaWalker {
     return next;
   }
 
-  const fmt::FileMetaData& md_;
+  const format::FileMetaData& md_;
   std::vector<Leaf> leaves_;
 };
 
 }  // namespace
 
-std::vector<Leaf> schema_leaves(const fmt::FileMetaData& md) { return SchemaWalker(md).walk(); }
+std::vector<Leaf> schema_leaves(const format::FileMetaData& md) { return SchemaWalker(md).walk(); }
 
 bool legacy_statistics_usable(const Leaf& leaf) {
   if (leaf.schema.type == PhysicalType::kByteArray || leaf.schema.type == PhysicalType::kFixedLenByteArray) return false;
@@ -404,93 +402,93 @@ ColumnSchema output_schema(const Leaf& leaf) {
   return s;
 }
 
-fmt::SchemaElement to_schema_element(const ColumnSchema& c) {
-  fmt::SchemaElement e;
+format::SchemaElement to_schema_element(const ColumnSchema& c) {
+  format::SchemaElement e;
   e.name = c.name;
-  e.repetition_type = c.nullable ? fmt::repetition::kOptional : fmt::repetition::kRequired;
+  e.repetition_type = c.nullable ? format::repetition::kOptional : format::repetition::kRequired;
   switch (c.type) {
-    case PhysicalType::kBoolean: e.type = fmt::type::kBoolean; break;
-    case PhysicalType::kInt32: e.type = fmt::type::kInt32; break;
-    case PhysicalType::kInt64: e.type = fmt::type::kInt64; break;
-    case PhysicalType::kFloat: e.type = fmt::type::kFloat; break;
-    case PhysicalType::kDouble: e.type = fmt::type::kDouble; break;
-    case PhysicalType::kByteArray: e.type = fmt::type::kByteArray; break;
+    case PhysicalType::kBoolean: e.type = format::type::kBoolean; break;
+    case PhysicalType::kInt32: e.type = format::type::kInt32; break;
+    case PhysicalType::kInt64: e.type = format::type::kInt64; break;
+    case PhysicalType::kFloat: e.type = format::type::kFloat; break;
+    case PhysicalType::kDouble: e.type = format::type::kDouble; break;
+    case PhysicalType::kByteArray: e.type = format::type::kByteArray; break;
     case PhysicalType::kFixedLenByteArray:
-      e.type = fmt::type::kFixedLenByteArray;
+      e.type = format::type::kFixedLenByteArray;
       e.type_length = c.type_length;
       break;
   }
   if (c.int_annotation) {
     const IntAnnotation& a = *c.int_annotation;
-    fmt::LogicalType lt;
-    lt.kind = fmt::logical::kInteger;
+    format::LogicalType lt;
+    lt.kind = format::logical::kInteger;
     lt.int_bit_width = static_cast<int8_t>(a.bit_width);
     lt.int_is_signed = a.is_signed;
     e.logical_type = lt;
     const int k = a.bit_width == 8 ? 0 : a.bit_width == 16 ? 1 : a.bit_width == 32 ? 2 : 3;
-    e.converted_type = (a.is_signed ? fmt::converted::kInt8 : fmt::converted::kUint8) + k;
+    e.converted_type = (a.is_signed ? format::converted::kInt8 : format::converted::kUint8) + k;
   } else if (c.is_string) {
-    fmt::LogicalType lt;
-    lt.kind = fmt::logical::kString;
+    format::LogicalType lt;
+    lt.kind = format::logical::kString;
     e.logical_type = lt;
-    e.converted_type = fmt::converted::kUtf8;
+    e.converted_type = format::converted::kUtf8;
   }
   const LogicalAnnotation& a = c.logical;
   if (a.kind != LogicalKind::kNone) {
-    fmt::LogicalType lt;
+    format::LogicalType lt;
     const int32_t unit = a.unit == TimeUnit::kMillis ? 1 : a.unit == TimeUnit::kMicros ? 2 : 3;
     switch (a.kind) {
       case LogicalKind::kNone: break;
       case LogicalKind::kDate:
-        lt.kind = fmt::logical::kDate;
-        e.converted_type = fmt::converted::kDate;
+        lt.kind = format::logical::kDate;
+        e.converted_type = format::converted::kDate;
         break;
       case LogicalKind::kTime:
       case LogicalKind::kTimestamp: {
         const bool ts = a.kind == LogicalKind::kTimestamp;
-        lt.kind = ts ? fmt::logical::kTimestamp : fmt::logical::kTime;
+        lt.kind = ts ? format::logical::kTimestamp : format::logical::kTime;
         lt.time_unit = unit;
         lt.time_utc = a.utc;
         // The legacy converted types mean UTC-adjusted millis or micros only.
         if (a.utc && unit != 3) {
-          e.converted_type = ts ? (unit == 1 ? fmt::converted::kTimestampMillis : fmt::converted::kTimestampMicros)
-                                : (unit == 1 ? fmt::converted::kTimeMillis : fmt::converted::kTimeMicros);
+          e.converted_type = ts ? (unit == 1 ? format::converted::kTimestampMillis : format::converted::kTimestampMicros)
+                                : (unit == 1 ? format::converted::kTimeMillis : format::converted::kTimeMicros);
         }
         break;
       }
       case LogicalKind::kDecimal:
-        lt.kind = fmt::logical::kDecimal;
+        lt.kind = format::logical::kDecimal;
         lt.decimal_precision = a.precision;
         lt.decimal_scale = a.scale;
-        e.converted_type = fmt::converted::kDecimal;
+        e.converted_type = format::converted::kDecimal;
         e.precision = a.precision;
         e.scale = a.scale;
         break;
-      case LogicalKind::kFloat16: lt.kind = fmt::logical::kFloat16; break;
+      case LogicalKind::kFloat16: lt.kind = format::logical::kFloat16; break;
     }
     e.logical_type = lt;
   }
   return e;
 }
 
-std::vector<fmt::SchemaElement> to_schema_elements(const ColumnSchema& c) {
+std::vector<format::SchemaElement> to_schema_elements(const ColumnSchema& c) {
   if (!c.is_list) return {to_schema_element(c)};
   // A group (LIST) and its repeated `list` group for each level of lists, outside in; inner levels are the
   // outer level's `element`.
-  std::vector<fmt::SchemaElement> out;
+  std::vector<format::SchemaElement> out;
   for (int k = 0; k < c.list_depth(); ++k) {
     const bool optional = k == 0 ? c.nullable : c.inner_list_nullable[static_cast<size_t>(k - 1)];
-    fmt::SchemaElement group;
+    format::SchemaElement group;
     group.name = k == 0 ? c.name : "element";
-    group.repetition_type = optional ? fmt::repetition::kOptional : fmt::repetition::kRequired;
+    group.repetition_type = optional ? format::repetition::kOptional : format::repetition::kRequired;
     group.num_children = 1;
-    fmt::LogicalType lt;
-    lt.kind = fmt::logical::kList;
+    format::LogicalType lt;
+    lt.kind = format::logical::kList;
     group.logical_type = lt;
-    group.converted_type = fmt::converted::kList;  // readers that predate LogicalType look for this
-    fmt::SchemaElement repeated;
+    group.converted_type = format::converted::kList;  // readers that predate LogicalType look for this
+    format::SchemaElement repeated;
     repeated.name = "list";
-    repeated.repetition_type = fmt::repetition::kRepeated;
+    repeated.repetition_type = format::repetition::kRepeated;
     repeated.num_children = 1;
     out.push_back(std::move(group));
     out.push_back(std::move(repeated));

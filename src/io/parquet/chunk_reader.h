@@ -1,0 +1,250 @@
+// Internal to the Parquet reader: one column chunk's reader (ChunkReader) and what its parts share. The reader is
+// split by job, one file each: chunk_reader.h (this: the class, the page and level types), levels.cpp (definition
+// and repetition levels, nulls spread), pages.h / pages.cpp (the walk over a chunk's page headers, CRCs,
+// decompression, dictionary pages), values.h (a data page's values, by encoding), flat_column.cpp (a flat column's
+// chunk, its pages decoded on several threads when large), list_column.cpp (list columns), reader.cpp (the
+// footer, the row groups and columns of a read, and their threads).
+//
+// A ChunkReader reads one (row group, column) chunk and is used by one thread; the pages of a large chunk may be
+// decoded on several (see read_apart and read_list), each with this thread's scratch().
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "feedline/io/error.h"
+#include "feedline/io/file.h"
+#include "feedline/io/parquet.h"
+#include "io/parquet/codec.h"
+#include "io/parquet/metadata.h"
+#include "io/parquet/schema.h"
+
+namespace feedline::parquet::detail {
+
+constexpr int64_t kMaxPageBytes = int64_t{1} << 30;
+constexpr int64_t kMaxDictionaryHeaderBytes = 100;
+// Decoded output may exceed the file by this factor (RLE runs compress without bound), or reach kMinBudget.
+constexpr int64_t kMaxExpansion = 1024;
+constexpr int64_t kMinOutputBudget = int64_t{1} << 30;
+// A column chunk this large (compressed) may decode its pages on several threads.
+constexpr int64_t kMinParallelChunkBytes = int64_t{1} << 20;
+
+// Rethrows the current feedline::Error with `prefix` in front, keeping its type.
+[[noreturn]] void rethrow_with(const std::string& prefix);
+
+struct ParsedFile {
+  std::string path;
+  std::unique_ptr<RandomAccessFile> file;
+  int64_t size = 0;
+  int64_t footer_start = 0;  // where the Thrift FileMetaData begins: column data must end before it
+  format::FileMetaData md;
+  std::vector<Leaf> leaves;
+  bool old_parquet_mr = false;  // written by parquet-mr 1.2.8 or older, or one that does not say its version
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// One column chunk.
+
+struct Scratch {
+  std::vector<uint8_t> chunk;  // the chunk's bytes as read from the file
+  std::vector<uint8_t> page;   // decompressed page
+  std::vector<uint8_t> levels; // a list page's repetition and definition levels and element slots
+};
+
+Scratch& scratch();
+
+// Bytes past the end of the chunk and page buffers, so that fixed-width unpacking may read a little beyond.
+constexpr size_t kPadding = 16;
+
+// Where decoded values go: fixed-width columns write into a preallocated slice, byte arrays append.
+template <class T>
+struct FixedOut {
+  T* values;
+};
+
+// A data page, v1 or v2, as the value decoder needs it.
+struct PageData {
+  int64_t num_values = 0;  // level entries (for a flat column, rows)
+  int64_t num_rows = -1;   // v2 only
+  int32_t encoding = 0;
+  int32_t definition_level_encoding = 0;  // v1: how the levels at the start of the body are encoded
+  int32_t repetition_level_encoding = 0;
+  bool v2 = false;  // v2: levels are RLE without a length prefix, outside the body
+  const uint8_t* v2_rep_levels = nullptr;
+  size_t v2_rep_size = 0;
+  const uint8_t* v2_def_levels = nullptr;
+  size_t v2_def_size = 0;
+};
+
+// Moves `present` packed values at out[0..present) to their slots, zeroing null slots, back to front in place.
+template <class T>
+void spread(T* out, const uint8_t* validity, int64_t n, int64_t present) {
+  int64_t k = present;
+  for (int64_t i = n - 1; i >= 0; --i) {
+    if (validity[i]) {
+      out[i] = out[--k];
+    } else {
+      out[i] = T{};
+    }
+  }
+}
+
+void spread_byte_arrays(ByteArrays* out, size_t base, const uint8_t* validity, int64_t n, int64_t present);
+
+// Fills out[0..n) with the levels (each at most max_level) at p, encoded as a v1 data page encodes them, and
+// moves p past them. For max_level 1, returns how many levels are 1 (values present); above 1, nothing useful.
+int64_t read_levels(int32_t encoding, const uint8_t*& p, const uint8_t* end, int64_t n, int max_level, uint8_t* out);
+
+// v2 levels: RLE / bit-packed hybrid without a length prefix. Returns what read_levels returns.
+int64_t read_levels_v2(const uint8_t* p, size_t size, int64_t n, int max_level, uint8_t* out);
+
+int64_t count_present(const uint8_t* validity, int64_t n);
+
+class ChunkReader {
+ public:
+  // threads: how many may decode the chunk's pages (the caller's thread included): flat columns of fixed-width
+  // values or FIXED_LEN_BYTE_ARRAY, and one-level lists of fixed-width values.
+  ChunkReader(const ParsedFile& file, const Leaf& leaf, const format::ColumnChunk& chunk, int64_t num_rows,
+              int64_t output_budget, int threads = 1)
+      : file_(file), leaf_(leaf), chunk_(chunk), num_rows_(num_rows), budget_(output_budget), threads_(threads) {}
+
+  // A flat column's chunk: values into `out` (a T* slice of num_rows, or a ByteArrays to append to) and, for
+  // optional columns, validity bytes into validity[0..num_rows). Returns the number of nulls.
+  template <class T, class Out>
+  int64_t read(Out out, uint8_t* validity);
+
+  // A list column's chunk, as a list Column of num_rows rows: read_list for lists of values (max_rep 1),
+  // read_nested_list for lists of lists (one level of lists per repetition level).
+  template <class T>
+  Column read_list();
+  template <class T>
+  Column read_nested_list();
+
+  int64_t page_offset() const { return page_offset_; }
+
+ private:
+  // Decodes a list page's values (after its levels, at p) into `col`: page_slots element slots from first_slot
+  // on, slot_valid[i] saying whether slot first_slot + i holds a value (nullptr: every slot does).
+  template <class T>
+  void append_list_values(int32_t encoding, const uint8_t* p, const uint8_t* end, const uint8_t* slot_valid,
+                          int64_t first_slot, int64_t page_slots, Column* col);
+
+  // A list page's repetition and definition levels, one byte an entry in scratch, beside room for a byte an entry
+  // (slot_valid) for the page's walk; `values`: where the page's values begin (after a v1 page's levels).
+  struct ListPageLevels {
+    uint8_t *rep, *def, *slot_valid;
+    const uint8_t* values;
+  };
+  ListPageLevels read_list_levels(const PageData& page, const uint8_t* body, size_t size);
+
+  // Checks the chunk's metadata against the schema and reads its bytes from the file. Returns the number of
+  // level entries (values, nulls included) the footer declares; 0 for an empty chunk.
+  int64_t load();
+  // A data page found by the walk over the chunk's page headers.
+  struct PageRef {
+    int64_t offset = 0;  // of its header, in the file
+    format::PageHeader header;
+    const uint8_t* data = nullptr;  // its stored bytes (after the header) in the chunk's buffer
+    int64_t num_values = 0;         // level entries (for a flat column, rows)
+  };
+  // Reads page headers from file offset *pos on to the next data page, which it checks against the `total`
+  // level entries less the `seen` before it, and returns; moves *pos past it. Dictionary pages on the way go to
+  // read_dictionary_page<T>; index pages are skipped.
+  template <class T>
+  PageRef next_data_page(int64_t* pos, int64_t seen, int64_t total);
+  // A data page's values (checked against its CRC, and decompressed into this thread's scratch unless stored
+  // plain), with what the decoders need of its header in *page. Safe to call from several threads at once.
+  const uint8_t* open_page(const PageRef& ref, PageData* page, size_t* size) const;
+  // The next window of data pages (at most `window`) of the chunk's `total` level entries, their headers read in
+  // order from file offset *pos (which it moves on), *seen counting the entries before; false when none is left.
+  // A header's error is kept for rethrow_header_error() once the pages before it are done, as reading the pages
+  // one after another would meet it.
+  template <class T>
+  bool next_window(std::vector<PageRef>* into, size_t window, int64_t* pos, int64_t* seen, int64_t total);
+  void rethrow_header_error();
+  // A flat column's chunk (fixed-width, or FIXED_LEN_BYTE_ARRAY into an empty `out`) with its pages decoded on
+  // threads_ threads, a window at a time, then joined in order: what read() returns.
+  template <class T, class Out>
+  int64_t read_apart(Out out, uint8_t* validity);
+  // What one page of a one-level list column holds, found page by page (on several threads, for a large chunk)
+  // and joined in page order by read_list, which also judges what depends on the pages before.
+  struct ListPage {
+    int64_t entries_before = 0;  // level entries in the pages before: where the page's values are decoded
+    int64_t slots = 0;           // element slots
+    int64_t rows = 0;            // rows started; row_starts holds the first num_rows + 1 of them
+    std::vector<int32_t> row_starts;  // the page's slot at which each row starts
+    std::vector<uint8_t> row_valid;   // (nullable lists) whether each row's list is not null
+    std::vector<uint8_t> slot_valid;  // (when some slot is a null element) each slot's validity
+    bool has_entries = false;
+    bool continues = false;   // the first entry has repetition 1: it continues the list open before the page
+    bool open_after = false;  // the last entry leaves its list open
+    std::exception_ptr levels_error;  // opening the page or reading its levels failed
+    enum class Malformed { kNone, kDefinition, kRepetition, kOther } malformed = Malformed::kNone;
+    int64_t malformed_at = -1;   // the entry
+    int malformed_level = 0;     // kDefinition: the level
+    int64_t declared_rows = -1;  // a v2 page's row count, when its levels start another
+    std::exception_ptr values_error;  // decoding the values failed
+  };
+  // Reads one data page of a one-level list column into *out and its values into *col (see ListPage): byte
+  // arrays appended; fixed-width values at values + out->entries_before, where `values` is the column's, sized
+  // for them, or nullptr to make room in it first (only when no other page decodes at the same time).
+  template <class T>
+  void read_list_page(const PageRef& ref, T* values, Column* col, ListPage* out);
+  // Hands each dictionary page to read_dictionary_page<T> and each data page to on_data(page, body, size),
+  // which returns the level entries it consumed, until `total` entries have been read.
+  template <class T, class OnData>
+  void walk_pages(int64_t total, OnData on_data);
+  template <class T>
+  void read_dictionary_page(const format::PageHeader& h, const uint8_t* body, size_t size);
+  template <class T, class Out>
+  int64_t read_data_page(const PageData& h, const uint8_t* body, size_t size, Out out, int64_t row,
+                         uint8_t* validity);
+  // Decodes `present` values of the page's encoding from p[0..remaining) into `out` (dst: where a fixed-width
+  // column's values go).
+  template <class T, class Out>
+  void decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst);
+  // Checks the page's sizes against the limits and its CRC when it has one.
+  void check_crc(const format::PageHeader& h, const uint8_t* data) const;
+  // The values of a page, decompressed into scratch unless stored plain (v2 pages may say is_compressed false).
+  const uint8_t* values_body(const uint8_t* data, int64_t compressed, int64_t uncompressed, bool is_compressed,
+                             size_t* size) const;
+  // check_crc, then values_body of the whole page (data page v1, dictionary page).
+  const uint8_t* page_body(const format::PageHeader& h, const uint8_t* data, size_t* size) const;
+
+  const ParsedFile& file_;
+  const Leaf& leaf_;
+  const format::ColumnChunk& chunk_;
+  int64_t num_rows_;
+  int64_t budget_;
+  int threads_;
+  Codec codec_ = Codec::kUncompressed;
+  int64_t start_ = 0, end_ = 0;  // the chunk's bytes in the file; scratch().chunk holds them
+  int64_t page_offset_ = -1;
+  std::exception_ptr header_error_;  // see next_window
+  int64_t header_error_offset_ = -1;
+  bool have_dictionary_ = false;
+  // Only one of these is used, per the column's type.
+  std::vector<uint8_t> dict_u8_;
+  std::vector<int32_t> dict_i32_;
+  std::vector<int64_t> dict_i64_;
+  std::vector<float> dict_f32_;
+  std::vector<double> dict_f64_;
+  ByteArrays dict_bytes_;
+
+  template <class T>
+  auto& dictionary() {
+    if constexpr (std::is_same_v<T, uint8_t>) return dict_u8_;
+    else if constexpr (std::is_same_v<T, int32_t>) return dict_i32_;
+    else if constexpr (std::is_same_v<T, int64_t>) return dict_i64_;
+    else if constexpr (std::is_same_v<T, float>) return dict_f32_;
+    else if constexpr (std::is_same_v<T, double>) return dict_f64_;
+    else return dict_bytes_;
+  }
+};
+
+}  // namespace feedline::parquet::detail

@@ -1,0 +1,117 @@
+// A flat column's chunk: its data pages decoded in order into the column, or, for a large chunk of fixed-width
+// values or FIXED_LEN_BYTE_ARRAY, a window of pages at a time on several threads and joined in page order.
+#include <algorithm>
+
+#include "feedline/io/parallel.h"
+#include "io/parquet/chunk_reader.h"
+#include "io/parquet/pages.h"
+#include "io/parquet/values.h"
+
+namespace feedline::parquet::detail {
+
+template <class T, class Out>
+int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
+  // Fixed-width values go straight to their rows. Byte arrays of a fixed length decode into a part of their own,
+  // copied to where the page's first row would put them (no earlier than their place: a null takes no bytes),
+  // and moved down as the pages join.
+  constexpr bool kBytes = std::is_same_v<T, ByteArrays>;
+  const auto width = static_cast<size_t>(leaf_.schema.type_length);
+  const size_t window = static_cast<size_t>(4 * threads_);
+  std::vector<PageRef> pages;
+  int64_t pos = start_, seen = 0, first = 0, total_nulls = 0;
+  next_window<T>(&pages, window, &pos, &seen, num_rows_);
+  if (pages.empty()) rethrow_header_error();  // (the first header's, since num_rows_ > 0)
+  if (pages.size() == 1) {  // a chunk of one page (or one before a bad header): decoded as on one thread
+    page_offset_ = pages[0].offset;
+    PageData page;
+    size_t size;
+    const uint8_t* body = open_page(pages[0], &page, &size);
+    total_nulls = read_data_page<T>(page, body, size, out, 0, validity);
+    rethrow_header_error();
+    return total_nulls;
+  }
+  if constexpr (kBytes) {
+    out->bytes.resize(static_cast<size_t>(num_rows_) * width);
+    out->offsets.reserve(static_cast<size_t>(num_rows_) + 1);
+  }
+  std::vector<std::exception_ptr> errors;
+  std::vector<int64_t> nulls, rows;  // per page of the window: nulls found, first row
+  std::vector<ByteArrays> parts;
+  size_t bytes = 0;  // joined so far
+  for (; !pages.empty(); next_window<T>(&pages, window, &pos, &seen, num_rows_)) {
+    const size_t n = pages.size();
+    errors.assign(n, nullptr);
+    nulls.assign(n, 0);
+    if constexpr (kBytes) parts.assign(n, ByteArrays());
+    rows.resize(n);
+    for (size_t k = 0; k < n; ++k) rows[k] = k == 0 ? first : rows[k - 1] + pages[k - 1].num_values;
+    parallel_for(n, threads_, [&](size_t k) {
+      const int64_t row = rows[k];
+      try {
+        PageData page;
+        size_t size;
+        const uint8_t* body = open_page(pages[k], &page, &size);
+        if constexpr (kBytes) {
+          nulls[k] = read_data_page<T>(page, body, size, &parts[k], row, validity);
+          if (parts[k].bytes.size() > static_cast<size_t>(pages[k].num_values) * width) {  // (the decoders see to it)
+            throw InvalidFile("values longer than FIXED_LEN_BYTE_ARRAY(" + std::to_string(width) + ")");
+          }
+          std::memcpy(out->bytes.data() + static_cast<size_t>(row) * width, parts[k].bytes.data(), parts[k].bytes.size());
+          std::string().swap(parts[k].bytes);
+        } else {
+          nulls[k] = read_data_page<T>(page, body, size, out, row, validity);
+        }
+      } catch (const Error&) {
+        errors[k] = std::current_exception();
+      }
+    });
+    for (size_t k = 0; k < n; ++k) {
+      page_offset_ = pages[k].offset;
+      if (errors[k]) std::rethrow_exception(errors[k]);
+      total_nulls += nulls[k];
+      if constexpr (kBytes) {
+        const std::vector<int64_t>& offsets = parts[k].offsets;
+        const auto part_bytes = static_cast<size_t>(offsets.back());
+        const size_t at = static_cast<size_t>(first) * width;
+        if (bytes != at && part_bytes > 0) std::memmove(out->bytes.data() + bytes, out->bytes.data() + at, part_bytes);
+        for (size_t i = 1; i < offsets.size(); ++i) out->offsets.push_back(static_cast<int64_t>(bytes) + offsets[i]);
+        bytes += part_bytes;
+      }
+      first += pages[k].num_values;
+    }
+  }
+  rethrow_header_error();
+  if constexpr (kBytes) out->bytes.resize(bytes);
+  return total_nulls;
+}
+
+template <class T, class Out>
+int64_t ChunkReader::read(Out out, uint8_t* validity) {
+  if (load() == 0) return 0;
+  if (threads_ > 1) {
+    if constexpr (!std::is_same_v<T, ByteArrays>) {
+      return read_apart<T, Out>(out, validity);
+    } else if (leaf_.schema.type_length > 0 && out->offsets.size() == 1 &&
+               num_rows_ <= budget_ / leaf_.schema.type_length) {
+      return read_apart<T, Out>(out, validity);
+    }
+  }
+  int64_t row = 0;
+  int64_t nulls = 0;
+  walk_pages<T>(num_rows_, [&](const PageData& page, const uint8_t* body, size_t size) {
+    nulls += read_data_page<T, Out>(page, body, size, out, row, validity);
+    row += page.num_values;
+    return page.num_values;
+  });
+  return nulls;
+}
+
+// The columns read_parsed reads.
+template int64_t ChunkReader::read<uint8_t, FixedOut<uint8_t>>(FixedOut<uint8_t>, uint8_t*);
+template int64_t ChunkReader::read<int32_t, FixedOut<int32_t>>(FixedOut<int32_t>, uint8_t*);
+template int64_t ChunkReader::read<int64_t, FixedOut<int64_t>>(FixedOut<int64_t>, uint8_t*);
+template int64_t ChunkReader::read<float, FixedOut<float>>(FixedOut<float>, uint8_t*);
+template int64_t ChunkReader::read<double, FixedOut<double>>(FixedOut<double>, uint8_t*);
+template int64_t ChunkReader::read<ByteArrays, ByteArrays*>(ByteArrays*, uint8_t*);
+
+}  // namespace feedline::parquet::detail

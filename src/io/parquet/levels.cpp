@@ -1,0 +1,87 @@
+// Definition and repetition levels (v1 and v2 pages), nulls spread among a page's values, and the scratch each
+// thread decodes into.
+#include <cstring>
+
+#include "io/parquet/chunk_reader.h"
+#include "io/parquet/dictionary.h"
+#include "io/parquet/rle.h"
+
+namespace feedline::parquet::detail {
+
+// Rethrows the current feedline::Error with `prefix` in front, keeping its type.
+[[noreturn]] void rethrow_with(const std::string& prefix) {
+  try {
+    throw;
+  } catch (const Unsupported& e) {
+    throw Unsupported(prefix + e.what());
+  } catch (const InvalidFile& e) {
+    throw InvalidFile(prefix + e.what());
+  }
+}
+
+Scratch& scratch() {
+  static thread_local Scratch s;
+  return s;
+}
+
+void spread_byte_arrays(ByteArrays* out, size_t base, const uint8_t* validity, int64_t n, int64_t present) {
+  // offsets[base - 1] is where the page's first value starts; offsets[base .. base + present) end each value.
+  auto& off = out->offsets;
+  off.resize(base + static_cast<size_t>(n));
+  int64_t k = present;
+  for (int64_t i = n - 1; i >= 0; --i) {
+    off[base + static_cast<size_t>(i)] = off[base - 1 + static_cast<size_t>(k)];
+    if (validity[i]) --k;
+  }
+}
+
+// Fills out[0..n) with the levels (each at most max_level) at p, encoded as a v1 data page encodes them, and
+// moves p past them. For max_level 1, returns how many levels are 1 (values present); above 1, nothing useful.
+int64_t read_levels(int32_t encoding, const uint8_t*& p, const uint8_t* end, int64_t n, int max_level, uint8_t* out) {
+  const int width = bit_width_for(static_cast<uint64_t>(max_level));
+  if (encoding == format::encoding::kRle) {
+    if (end - p < 4) throw InvalidFile("levels truncated");
+    uint32_t len;
+    std::memcpy(&len, p, 4);
+    p += 4;
+    if (len > static_cast<uint64_t>(end - p)) throw InvalidFile("levels run past the page");
+    RleBitPackedDecoder dec(p, len, width);
+    LevelSink sink{out};
+    dec.decode(n, sink);
+    p += len;
+    return sink.present;
+  }
+  if (encoding == format::encoding::kBitPacked) {
+    // Deprecated BIT_PACKED: most significant bit first, no length prefix.
+    const uint64_t bits = static_cast<uint64_t>(n) * static_cast<uint64_t>(width);
+    const size_t bytes = static_cast<size_t>((bits + 7) / 8);
+    if (bytes > static_cast<size_t>(end - p)) throw InvalidFile("levels truncated");
+    uint64_t bit = 0;
+    int64_t sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      int v = 0;
+      for (int b = 0; b < width; ++b, ++bit) v = (v << 1) | ((p[bit / 8] >> (7 - bit % 8)) & 1);
+      out[i] = static_cast<uint8_t>(v);
+      sum += v;
+    }
+    p += bytes;
+    return sum;
+  }
+  throw Unsupported(std::string("level encoding ") + format::encoding_name(encoding));
+}
+
+// v2 levels: RLE / bit-packed hybrid without a length prefix. Returns what read_levels returns.
+int64_t read_levels_v2(const uint8_t* p, size_t size, int64_t n, int max_level, uint8_t* out) {
+  RleBitPackedDecoder dec(p, size, bit_width_for(static_cast<uint64_t>(max_level)));
+  LevelSink sink{out};
+  dec.decode(n, sink);
+  return sink.present;
+}
+
+int64_t count_present(const uint8_t* validity, int64_t n) {
+  int64_t present = 0;
+  for (int64_t i = 0; i < n; ++i) present += validity[i] != 0;
+  return present;
+}
+
+}  // namespace feedline::parquet::detail

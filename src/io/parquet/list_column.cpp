@@ -1,0 +1,411 @@
+// List columns: one level of lists (read_list: its pages' levels and values found page by page, on several threads
+// for a large chunk, and joined in page order) and lists of lists (read_nested_list).
+#include <algorithm>
+
+#include "feedline/io/parallel.h"
+#include "io/parquet/chunk_reader.h"
+#include "io/parquet/pages.h"
+#include "io/parquet/values.h"
+
+namespace feedline::parquet::detail {
+
+ChunkReader::ListPageLevels ChunkReader::read_list_levels(const PageData& page, const uint8_t* body, size_t size) {
+  const int64_t n = page.num_values;
+  std::vector<uint8_t>& levels = scratch().levels;
+  if (levels.size() < static_cast<size_t>(3 * n)) levels.resize(static_cast<size_t>(3 * n));
+  ListPageLevels out{levels.data(), levels.data() + n, levels.data() + 2 * n, body};
+  if (page.v2) {
+    read_levels_v2(page.v2_rep_levels, page.v2_rep_size, n, leaf_.max_rep, out.rep);
+    read_levels_v2(page.v2_def_levels, page.v2_def_size, n, leaf_.max_def, out.def);
+  } else {
+    const uint8_t* end = body + size;
+    read_levels(page.repetition_level_encoding, out.values, end, n, leaf_.max_rep, out.rep);
+    read_levels(page.definition_level_encoding, out.values, end, n, leaf_.max_def, out.def);
+  }
+  return out;
+}
+
+template <class T>
+void ChunkReader::read_list_page(const PageRef& ref, T* values, Column* col, ListPage* out) {
+  PageData page;
+  size_t size;
+  const uint8_t* body;
+  ListPageLevels levels;
+  try {
+    body = open_page(ref, &page, &size);
+    levels = read_list_levels(page, body, size);
+  } catch (const Error&) {
+    out->levels_error = std::current_exception();
+    return;
+  }
+  const int64_t n = page.num_values;
+  if (n == 0) return;
+  const uint8_t* rep = levels.rep;
+  const uint8_t* def = levels.def;
+  uint8_t* slot_valid = levels.slot_valid;
+  const int list_def = leaf_.list_def, max_def = leaf_.max_def;
+  const bool nullable = leaf_.schema.nullable;
+  // Enough row starts to find more rows than the row group holds, whichever page this is; no more.
+  const int64_t max_starts = num_rows_ + 1;
+  const auto start_row = [&](int64_t slot, bool valid) {
+    if (out->rows++ >= max_starts) return;
+    out->row_starts.push_back(static_cast<int32_t>(slot));
+    if (nullable) out->row_valid.push_back(valid);
+  };
+  out->has_entries = true;
+  out->continues = rep[0] != 0;
+  // Fast path for pages where every entry is a present element (embeddings, images): rows start at the zeros
+  // of the repetition levels, found with memchr, and every slot is valid.
+  int64_t elements = 0;
+  for (int64_t i = 0; i < n; ++i) elements += def[i] == max_def;
+  const bool all_elements = elements == n;
+  int64_t slots = 0;
+  bool bad = false;
+  if (all_elements) {
+    for (const uint8_t* z = rep; (z = static_cast<const uint8_t*>(std::memchr(z, 0, static_cast<size_t>(rep + n - z)))) != nullptr; ++z) {
+      start_row(z - rep, true);
+    }
+    slots = n;
+    out->open_after = true;
+  } else {
+    // One pass without early exits: a slot is written before it is known to be an element (the next element
+    // overwrites it otherwise). The first entry may continue the page before's list: read_list judges that.
+    bool open = true;
+    for (int64_t i = 0; i < n; ++i) {
+      const int dl = def[i];
+      bad |= dl > max_def;
+      if (rep[i] == 0) {
+        start_row(slots, dl >= list_def);
+      } else {
+        bad |= !open || dl <= list_def;
+      }
+      open = dl > list_def;
+      slot_valid[slots] = dl == max_def;
+      slots += dl > list_def;
+    }
+    out->open_after = open;
+  }
+  out->slots = slots;
+  if (bad) {  // found again for its message
+    bool was_open = true;
+    for (int64_t i = 0; i < n && out->malformed == ListPage::Malformed::kNone; ++i) {
+      if (def[i] > max_def) {
+        out->malformed = ListPage::Malformed::kDefinition;
+        out->malformed_level = def[i];
+      } else if (rep[i] != 0 && (!was_open || def[i] <= list_def)) {
+        out->malformed = ListPage::Malformed::kRepetition;
+      }
+      out->malformed_at = i;
+      was_open = def[i] > list_def;
+    }
+    if (out->malformed == ListPage::Malformed::kNone) out->malformed = ListPage::Malformed::kOther;
+    return;
+  }
+  if (page.num_rows >= 0 && out->rows != page.num_rows) {
+    out->declared_rows = page.num_rows;
+    return;
+  }
+  const int64_t present = all_elements ? n : count_present(slot_valid, slots);
+  const uint8_t* p = levels.values;
+  const auto remaining = static_cast<size_t>(body + size - p);
+  try {
+    if constexpr (std::is_same_v<T, ByteArrays>) {
+      ByteArrays& arrays = std::get<ByteArrays>(col->values);
+      const size_t base = arrays.offsets.size();
+      decode_values<T>(page.encoding, p, remaining, present, &arrays, nullptr);
+      if (present < slots) spread_byte_arrays(&arrays, base, slot_valid, slots, present);
+    } else {
+      if (values == nullptr) {
+        std::vector<T>& column_values = std::get<std::vector<T>>(col->values);
+        column_values.resize(static_cast<size_t>(out->entries_before + n));
+        values = column_values.data();
+      }
+      T* dst = values + out->entries_before;
+      decode_values<T>(page.encoding, p, remaining, present, FixedOut<T>{values}, dst);
+      if (present < slots) spread(dst, slot_valid, slots, present);
+    }
+  } catch (const Error&) {
+    out->values_error = std::current_exception();
+    return;
+  }
+  if (present < slots) out->slot_valid.assign(slot_valid, slot_valid + slots);
+}
+
+template <class T>
+Column ChunkReader::read_list() {
+  const int64_t entries = load();
+  Column col = make_column(leaf_.schema);
+  if (entries == 0) return col;
+  // At most one value and one row start per level entry, and three scratch bytes (levels, slot) per entry of a
+  // page.
+  const int64_t width = std::is_same_v<T, ByteArrays> ? 8 : static_cast<int64_t>(sizeof(T));
+  if (entries > budget_ / (width + 8)) {
+    throw InvalidFile(std::to_string(entries) + " list values would exceed the memory limit");
+  }
+  // Fixed-width values decode straight to where their page's first level entry would put them (no earlier
+  // than their slot: an entry makes at most one slot), so pages decode apart; the join below moves them down
+  // when null or empty lists came before. Byte arrays append, so their pages decode in order, on one thread.
+  // Room for every entry is reserved, so the values never move while pages decode into them.
+  constexpr bool kFixed = !std::is_same_v<T, ByteArrays>;
+  if constexpr (kFixed) std::get<std::vector<T>>(col.values).reserve(static_cast<size_t>(entries));
+  const int threads = kFixed ? threads_ : 1;
+  col.list_offsets.resize(static_cast<size_t>(num_rows_) + 1);
+  if (leaf_.schema.nullable) col.validity.resize(static_cast<size_t>(num_rows_));
+  int64_t* offsets = col.list_offsets.data();
+  uint8_t* row_valid = col.validity.empty() ? nullptr : col.validity.data();
+  std::vector<uint8_t>& element_valid = col.element_validity;  // made at the first null element
+  bool any_null_element = false;
+  int64_t row = -1, slots = 0, seen = 0, pos = start_;
+  bool open = false;  // the current row's list has elements (a repetition level of 1 may continue it)
+  const auto repetition_error = [&](bool first) {
+    return InvalidFile(first && row < 0 ? "repetition level 1 starts the chunk"
+                                        : "repetition level 1 on a null or empty list");
+  };
+
+  // A window of pages at a time (bounding what is held for a chunk of many pages): their headers in order,
+  // then the pages decoded (levels: rows, element slots; values), then joined in order. Every error is thrown
+  // as reading the pages one after another would meet it. The next window's headers are read first: with
+  // several threads (and pages), one of them makes (and so zeroes) the room for its values while the others
+  // decode this window; on one, each page makes its own room as it decodes, which keeps it in cache.
+  const size_t window = threads > 1 ? static_cast<size_t>(4 * threads) : 1;
+  std::vector<PageRef> pages, next;
+  std::vector<ListPage> parts;
+  next_window<T>(&pages, window, &pos, &seen, entries);
+  const bool apart = pages.size() > 1;  // (a chunk of one page decodes as on one thread)
+  if constexpr (kFixed) {
+    if (apart) std::get<std::vector<T>>(col.values).resize(static_cast<size_t>(seen));
+  }
+  int64_t first_entry = 0;  // level entries before the window
+  while (!pages.empty()) {
+    next_window<T>(&next, window, &pos, &seen, entries);
+    parts.assign(pages.size(), ListPage());
+    for (size_t k = 0; k < pages.size(); ++k) {
+      parts[k].entries_before = first_entry;
+      first_entry += pages[k].num_values;
+    }
+    if (apart) {  // (fixed-width values only: byte arrays have one thread, so a window of one page)
+      if constexpr (kFixed) {
+        // Task 0 grows the values to the next window's end: room reserved, so they stay where the others write.
+        std::vector<T>& values = std::get<std::vector<T>>(col.values);
+        T* base = values.data();
+        const auto next_end = static_cast<size_t>(seen);
+        parallel_for(pages.size() + 1, threads, [&](size_t k) {
+          if (k == 0) {
+            values.resize(next_end);
+          } else {
+            read_list_page<T>(pages[k - 1], base, &col, &parts[k - 1]);
+          }
+        });
+      }
+    } else {
+      for (size_t k = 0; k < pages.size(); ++k) read_list_page<T>(pages[k], nullptr, &col, &parts[k]);
+    }
+
+    for (size_t k = 0; k < pages.size(); ++k) {
+      const ListPage& part = parts[k];
+      page_offset_ = pages[k].offset;
+      if (part.levels_error) std::rethrow_exception(part.levels_error);
+      // Repetition 0 starts a row; a definition below list_def is a null list, list_def an empty one, above it an
+      // element slot, null unless it reaches max_def. A repetition level of 1 continues the current row's list,
+      // which must have begun with an element.
+      if (row + part.rows >= num_rows_) {
+        throw InvalidFile("list levels start more rows than the row group's " + std::to_string(num_rows_));
+      }
+      const bool continues_closed = part.continues && !open;
+      if (part.malformed != ListPage::Malformed::kNone && (part.malformed_at == 0 || !continues_closed)) {
+        switch (part.malformed) {
+          case ListPage::Malformed::kDefinition:
+            throw InvalidFile("definition level " + std::to_string(part.malformed_level) +
+                              " above the column's maximum " + std::to_string(leaf_.max_def));
+          case ListPage::Malformed::kRepetition: throw repetition_error(part.malformed_at == 0);
+          default: throw InvalidFile("malformed list levels");
+        }
+      }
+      if (continues_closed) throw repetition_error(true);
+      if (part.declared_rows >= 0) {
+        throw InvalidFile("data page v2 declares " + std::to_string(part.declared_rows) + " rows, its levels start " +
+                          std::to_string(part.rows));
+      }
+      if (part.values_error) std::rethrow_exception(part.values_error);
+      if constexpr (kFixed) {
+        T* values = std::get<std::vector<T>>(col.values).data();
+        if (slots != part.entries_before && part.slots > 0) {
+          std::memmove(values + slots, values + part.entries_before, static_cast<size_t>(part.slots) * sizeof(T));
+        }
+      }
+      for (size_t j = 0; j < part.row_starts.size(); ++j) {
+        offsets[++row] = slots + part.row_starts[j];
+        if (row_valid != nullptr) row_valid[row] = part.row_valid.empty() ? 1 : part.row_valid[j];
+      }
+      const bool page_nulls = !part.slot_valid.empty();
+      if (page_nulls && !any_null_element) {
+        any_null_element = true;
+        element_valid.assign(static_cast<size_t>(slots), 1);
+      }
+      if (any_null_element && page_nulls) element_valid.insert(element_valid.end(), part.slot_valid.begin(), part.slot_valid.end());
+      if (any_null_element && !page_nulls) element_valid.insert(element_valid.end(), static_cast<size_t>(part.slots), 1);
+      slots += part.slots;
+      if (part.has_entries) open = part.open_after;
+    }
+    pages.swap(next);
+  }
+  rethrow_header_error();
+  if (row + 1 != num_rows_) {
+    throw InvalidFile("list levels start " + std::to_string(row + 1) + " rows, the row group holds " +
+                      std::to_string(num_rows_));
+  }
+  offsets[num_rows_] = slots;
+  if constexpr (kFixed) std::get<std::vector<T>>(col.values).resize(static_cast<size_t>(slots));
+  if (row_valid != nullptr && count_present(row_valid, num_rows_) == num_rows_) std::vector<uint8_t>().swap(col.validity);
+  return col;
+}
+
+template <class T>
+void ChunkReader::append_list_values(int32_t encoding, const uint8_t* p, const uint8_t* end, const uint8_t* slot_valid,
+                                     int64_t first_slot, int64_t page_slots, Column* col) {
+  using Values = std::conditional_t<std::is_same_v<T, ByteArrays>, ByteArrays, std::vector<T>>;
+  Values& values = std::get<Values>(col->values);
+  const int64_t present = slot_valid == nullptr ? page_slots : count_present(slot_valid, page_slots);
+  if constexpr (std::is_same_v<T, ByteArrays>) {
+    const size_t base = values.offsets.size();
+    decode_values<T>(encoding, p, static_cast<size_t>(end - p), present, &values, nullptr);
+    if (present < page_slots) spread_byte_arrays(&values, base, slot_valid, page_slots, present);
+  } else {
+    values.resize(static_cast<size_t>(first_slot + page_slots));
+    T* dst = values.data() + first_slot;
+    decode_values<T>(encoding, p, static_cast<size_t>(end - p), present, FixedOut<T>{values.data()}, dst);
+    if (present < page_slots) spread(dst, slot_valid, page_slots, present);
+  }
+  // element_validity stays empty until the first null element (and from then on is never empty).
+  std::vector<uint8_t>& element_valid = col->element_validity;
+  if (present == page_slots && element_valid.empty()) return;
+  if (element_valid.empty()) element_valid.assign(static_cast<size_t>(first_slot), 1);
+  if (slot_valid == nullptr) {
+    element_valid.insert(element_valid.end(), static_cast<size_t>(page_slots), 1);
+  } else {
+    element_valid.insert(element_valid.end(), slot_valid, slot_valid + page_slots);
+  }
+}
+
+template <class T>
+Column ChunkReader::read_nested_list() {
+  const int64_t entries = load();
+  Column col = make_column(leaf_.schema);
+  if (entries == 0) return col;
+  const int depth = leaf_.max_rep;
+  // Each level entry begins at most depth - 1 inner lists (an offset and a validity byte each), besides what
+  // read_list allows it.
+  const int64_t width = (std::is_same_v<T, ByteArrays> ? 8 : static_cast<int64_t>(sizeof(T))) + 4 + 9 * (depth - 1);
+  if (entries > budget_ / width) {
+    throw InvalidFile(std::to_string(entries) + " list values would exceed the memory limit");
+  }
+  col.list_offsets.resize(static_cast<size_t>(num_rows_) + 1);
+  if (leaf_.schema.nullable) col.validity.resize(static_cast<size_t>(num_rows_));
+  // Inner levels collect the start of each list as it begins, and their end once every list has.
+  for (ListLevel& level : col.inner_lists) level.offsets.clear();
+  // empty_def[k]: the definition level of a present but empty list at level k (0: the rows' lists). Below it
+  // the list is null, above it the list holds an element: the next level's list, or a value slot.
+  std::vector<int> empty_def{leaf_.list_def};
+  empty_def.insert(empty_def.end(), leaf_.inner_list_defs.begin(), leaf_.inner_list_defs.end());
+  const std::vector<bool>& nullable = leaf_.schema.inner_list_nullable;
+  const int max_def = leaf_.max_def;
+  int64_t row = -1, slots = 0;
+  int open = 0;  // how many levels, from the rows' lists in, have a current list holding an element
+
+  // Lists begun at level k (0 < k < depth) and at the innermost level index the next level's lists / the slots.
+  const auto lists_below = [&](int k) -> int64_t {
+    return k + 1 < depth ? static_cast<int64_t>(col.inner_lists[static_cast<size_t>(k)].offsets.size()) : slots;
+  };
+  walk_pages<T>(entries, [&](const PageData& page, const uint8_t* body, size_t size) {
+    const int64_t n = page.num_values;
+    const ListPageLevels levels = read_list_levels(page, body, size);
+    const uint8_t* rep = levels.rep;
+    const uint8_t* def = levels.def;
+    uint8_t* slot_valid = levels.slot_valid;
+    const uint8_t* p = levels.values;
+    const uint8_t* end = body + size;
+    const int64_t first_slot = slots, first_row = row;
+    // Repetition level r > 0 adds an element to the current list at level r - 1, which must hold one already;
+    // r = 0 begins a row. The new element is a list at level r (or a value slot when r = depth), which holds a
+    // list at the next level while the definition level reaches past its empty_def, and so on.
+    for (int64_t i = 0; i < n; ++i) {
+      const int r = rep[i], d = def[i];
+      if (r > depth) {
+        throw InvalidFile("repetition level " + std::to_string(r) + " above the column's maximum " +
+                          std::to_string(depth));
+      }
+      if (d > max_def) {
+        throw InvalidFile("definition level " + std::to_string(d) + " above the column's maximum " +
+                          std::to_string(max_def));
+      }
+      if (r > open) {
+        throw InvalidFile("repetition level " + std::to_string(r) +
+                          (row < 0 ? " starts the chunk" : " on a null, empty or absent list"));
+      }
+      if (r > 0 && d <= empty_def[static_cast<size_t>(r - 1)]) {
+        throw InvalidFile("repetition level " + std::to_string(r) + " with definition level " + std::to_string(d) +
+                          ", which adds no element");
+      }
+      int k = r;
+      if (r == 0) {
+        if (++row >= num_rows_) {
+          throw InvalidFile("list levels start more rows than the row group's " + std::to_string(num_rows_));
+        }
+        col.list_offsets[static_cast<size_t>(row)] = lists_below(0);
+        if (!col.validity.empty()) col.validity[static_cast<size_t>(row)] = d >= empty_def[0];
+      }
+      while (true) {
+        if (k > 0 && k < depth) {  // a list begins at level k
+          ListLevel& level = col.inner_lists[static_cast<size_t>(k - 1)];
+          level.offsets.push_back(lists_below(k));
+          if (nullable[static_cast<size_t>(k - 1)]) level.validity.push_back(d >= empty_def[static_cast<size_t>(k)]);
+        }
+        if (k == depth) {  // a value slot, null below the maximum definition level
+          slot_valid[slots - first_slot] = d == max_def;
+          ++slots;
+          break;
+        }
+        if (d <= empty_def[static_cast<size_t>(k)]) break;  // the list at level k is null or empty
+        ++k;
+      }
+      open = k;
+    }
+    if (page.num_rows >= 0 && row - first_row != page.num_rows) {
+      throw InvalidFile("data page v2 declares " + std::to_string(page.num_rows) + " rows, its levels start " +
+                        std::to_string(row - first_row));
+    }
+    append_list_values<T>(page.encoding, p, end, slot_valid, first_slot, slots - first_slot, &col);
+    return n;
+  });
+  if (row + 1 != num_rows_) {
+    throw InvalidFile("list levels start " + std::to_string(row + 1) + " rows, the row group holds " +
+                      std::to_string(num_rows_));
+  }
+  // Outside in, so that each level's end is taken before the level below it gets its own.
+  col.list_offsets[static_cast<size_t>(num_rows_)] = lists_below(0);
+  for (int k = 1; k < depth; ++k) col.inner_lists[static_cast<size_t>(k - 1)].offsets.push_back(lists_below(k));
+  const auto all_present = [](const std::vector<uint8_t>& v) {
+    return count_present(v.data(), static_cast<int64_t>(v.size())) == static_cast<int64_t>(v.size());
+  };
+  if (all_present(col.validity)) std::vector<uint8_t>().swap(col.validity);
+  for (ListLevel& level : col.inner_lists) {
+    if (all_present(level.validity)) std::vector<uint8_t>().swap(level.validity);
+  }
+  return col;
+}
+
+// The columns read_parsed reads.
+template Column ChunkReader::read_list<uint8_t>();
+template Column ChunkReader::read_nested_list<uint8_t>();
+template Column ChunkReader::read_list<int32_t>();
+template Column ChunkReader::read_nested_list<int32_t>();
+template Column ChunkReader::read_list<int64_t>();
+template Column ChunkReader::read_nested_list<int64_t>();
+template Column ChunkReader::read_list<float>();
+template Column ChunkReader::read_nested_list<float>();
+template Column ChunkReader::read_list<double>();
+template Column ChunkReader::read_nested_list<double>();
+template Column ChunkReader::read_list<ByteArrays>();
+template Column ChunkReader::read_nested_list<ByteArrays>();
+
+}  // namespace feedline::parquet::detail

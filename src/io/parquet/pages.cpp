@@ -1,0 +1,110 @@
+// A column chunk's bytes and pages: the chunk read from the file, each page's sizes and CRC checked, its values
+// decompressed into this thread's scratch.
+#include <zlib.h>
+
+#include "io/parquet/chunk_reader.h"
+
+namespace feedline::parquet::detail {
+
+void ChunkReader::check_crc(const format::PageHeader& h, const uint8_t* data) const {
+  if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0) throw InvalidFile("negative page size");
+  if (h.uncompressed_page_size > kMaxPageBytes) {
+    throw InvalidFile("page of " + std::to_string(h.uncompressed_page_size) + " bytes exceeds the limit of " +
+                      std::to_string(kMaxPageBytes));
+  }
+  if (h.crc) {
+    const uint32_t crc = static_cast<uint32_t>(
+        crc32(crc32(0L, Z_NULL, 0), data, static_cast<uInt>(h.compressed_page_size)));
+    if (crc != static_cast<uint32_t>(*h.crc)) throw InvalidFile("page checksum mismatch");
+  }
+}
+
+const uint8_t* ChunkReader::values_body(const uint8_t* data, int64_t compressed, int64_t uncompressed,
+                                        bool is_compressed, size_t* size) const {
+  *size = static_cast<size_t>(uncompressed);
+  if (codec_ == Codec::kUncompressed || !is_compressed) {
+    if (compressed != uncompressed) {
+      throw InvalidFile("uncompressed page sizes differ (" + std::to_string(compressed) + " vs " +
+                        std::to_string(uncompressed) + ")");
+    }
+    return data;  // no copy
+  }
+  std::vector<uint8_t>& buf = scratch().page;
+  if (buf.size() < *size + kPadding) buf.resize(*size + kPadding);
+  decompress(codec_, data, static_cast<size_t>(compressed), buf.data(), *size);
+  return buf.data();
+}
+
+const uint8_t* ChunkReader::page_body(const format::PageHeader& h, const uint8_t* data, size_t* size) const {
+  check_crc(h, data);
+  return values_body(data, h.compressed_page_size, h.uncompressed_page_size, true, size);
+}
+
+int64_t ChunkReader::load() {
+  if (chunk_.file_path) throw Unsupported("column data in another file ('" + *chunk_.file_path + "')");
+  if (chunk_.encrypted && !chunk_.meta_data) throw Unsupported("encrypted column");
+  if (!chunk_.meta_data) throw InvalidFile("column chunk lacks its metadata");
+  const format::ColumnMetaData& md = *chunk_.meta_data;
+  if (md.type != leaf_.physical_type) {
+    throw InvalidFile(std::string("chunk type ") + format::type_name(md.type) + " differs from the schema's " +
+                      format::type_name(leaf_.physical_type));
+  }
+  codec_ = codec_from_thrift(md.codec);
+  // A flat column has one entry per row; a list column one per element, and one per null or empty list.
+  if (leaf_.max_rep == 0 ? md.num_values != num_rows_ : md.num_values < num_rows_) {
+    throw InvalidFile("chunk holds " + std::to_string(md.num_values) + " values for " + std::to_string(num_rows_) +
+                      " rows");
+  }
+  if (num_rows_ == 0) return 0;  // some writers leave the offsets of empty chunks at 0
+  // Where the chunk starts: the dictionary page if there is one before the data pages. Writers disagree on
+  // dictionary_page_offset (absent, 0, or pointing at the data page), so pages are told apart by their type.
+  int64_t start = md.data_page_offset;
+  if (md.dictionary_page_offset && *md.dictionary_page_offset > 0 && *md.dictionary_page_offset < start) {
+    start = *md.dictionary_page_offset;
+  }
+  const int64_t limit = file_.footer_start;
+  if (start < 4 || start >= limit) throw InvalidFile("chunk offset " + std::to_string(start) + " outside the file");
+  if (md.total_compressed_size < 0) throw InvalidFile("negative chunk size");
+  int64_t length = md.total_compressed_size;
+  // parquet-mr up to 1.2.8 left the dictionary page header out of total_compressed_size (PARQUET-816,
+  // IMPALA-694): allow for one such header.
+  if (file_.old_parquet_mr) length += kMaxDictionaryHeaderBytes;
+  start_ = start;
+  end_ = length > limit - start ? limit : start + length;
+  std::vector<uint8_t>& buf = scratch().chunk;
+  const auto bytes = static_cast<size_t>(end_ - start_);
+  if (buf.size() < bytes + kPadding) buf.resize(bytes + kPadding);
+  file_.file->read_at(start_, bytes, buf.data());
+  return md.num_values;
+}
+
+const uint8_t* ChunkReader::open_page(const PageRef& ref, PageData* page, size_t* size) const {
+  const format::PageHeader& h = ref.header;
+  page->num_values = ref.num_values;
+  if (h.type == format::page_type::kDataPage) {
+    page->encoding = h.data_page_header->encoding;
+    page->definition_level_encoding = h.data_page_header->definition_level_encoding;
+    page->repetition_level_encoding = h.data_page_header->repetition_level_encoding;
+    return page_body(h, ref.data, size);
+  }
+  const format::DataPageHeaderV2& v2 = *h.data_page_header_v2;
+  const int64_t rep = v2.repetition_levels_byte_length, def = v2.definition_levels_byte_length;
+  check_crc(h, ref.data);
+  page->num_rows = v2.num_rows;
+  page->encoding = v2.encoding;
+  page->v2 = true;
+  page->v2_rep_levels = ref.data;
+  page->v2_rep_size = static_cast<size_t>(rep);
+  page->v2_def_levels = ref.data + rep;
+  page->v2_def_size = static_cast<size_t>(def);
+  return values_body(ref.data + rep + def, h.compressed_page_size - rep - def, h.uncompressed_page_size - rep - def,
+                     v2.is_compressed, size);
+}
+
+void ChunkReader::rethrow_header_error() {
+  if (!header_error_) return;
+  page_offset_ = header_error_offset_;
+  std::rethrow_exception(header_error_);
+}
+
+}  // namespace feedline::parquet::detail

@@ -1,0 +1,152 @@
+// Internal to the Parquet reader: a data page's levels and values, decoded by encoding (PLAIN, dictionary,
+// DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT, RLE booleans). Member
+// templates of ChunkReader (see chunk_reader.h), for the column readers that use them.
+#pragma once
+
+#include "io/parquet/chunk_reader.h"
+#include "io/parquet/delta.h"
+#include "io/parquet/dictionary.h"
+#include "io/parquet/plain.h"
+#include "io/parquet/rle.h"
+
+namespace feedline::parquet::detail {
+
+template <class T, class Out>
+int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size_t size, Out out, int64_t row,
+                                    uint8_t* validity) {
+  const int64_t n = h.num_values;
+  const uint8_t* p = body;
+  const uint8_t* end = body + size;
+  int64_t present = n;
+  uint8_t* page_validity = nullptr;
+  if (leaf_.max_def > 0) {
+    // The levels themselves, then (inside optional structs, where they go above 1) whether each reaches the
+    // maximum: below it the field or a struct above it is null.
+    page_validity = validity + row;
+    const int max_def = leaf_.max_def;
+    present = h.v2 ? read_levels_v2(h.v2_def_levels, h.v2_def_size, n, max_def, page_validity)
+                   : read_levels(h.definition_level_encoding, p, end, n, max_def, page_validity);
+    if (max_def > 1) {
+      uint8_t bad = 0;
+      present = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        bad |= static_cast<uint8_t>(page_validity[i] > max_def);
+        page_validity[i] = page_validity[i] == max_def;
+        present += page_validity[i];
+      }
+      if (bad) throw InvalidFile("definition level above the column's maximum " + std::to_string(max_def));
+    }
+  }
+  size_t bytes_base = 0;
+  T* dst = nullptr;
+  if constexpr (std::is_same_v<T, ByteArrays>) {
+    bytes_base = out->offsets.size();
+  } else {
+    dst = out.values + row;
+  }
+  decode_values<T, Out>(h.encoding, p, static_cast<size_t>(end - p), present, out, dst);
+  if (present < n) {
+    if constexpr (std::is_same_v<T, ByteArrays>) {
+      spread_byte_arrays(out, bytes_base, page_validity, n, present);
+    } else {
+      spread(dst, page_validity, n, present);
+    }
+  }
+  return n - present;
+}
+
+template <class T, class Out>
+void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out,
+                                T* dst) {
+  switch (encoding) {
+    case format::encoding::kPlain:
+      if constexpr (std::is_same_v<T, ByteArrays>) {
+        decode_plain_byte_arrays(p, remaining, present, out, static_cast<size_t>(budget_), leaf_.schema.type_length);
+      } else if constexpr (std::is_same_v<T, uint8_t>) {
+        decode_plain_bool(p, remaining, present, dst);
+      } else {
+        decode_plain(p, remaining, present, dst);
+      }
+      break;
+    case format::encoding::kPlainDictionary:
+    case format::encoding::kRleDictionary: {
+      if (!have_dictionary_) throw InvalidFile("dictionary-encoded page without a dictionary page");
+      if (present == 0) break;
+      if (remaining < 1) throw InvalidFile("dictionary indices missing");
+      const int bit_width = p[0];
+      if (bit_width > 32) throw InvalidFile("dictionary index bit width " + std::to_string(bit_width));
+      RleBitPackedDecoder dec(p + 1, remaining - 1, bit_width);
+      if constexpr (std::is_same_v<T, ByteArrays>) {
+        ByteArrayDictionaryGather sink{&dict_bytes_, out, static_cast<size_t>(budget_)};
+        out->offsets.reserve(out->offsets.size() + static_cast<size_t>(present));
+        dec.decode(present, sink);
+      } else {
+        const auto& dict = dictionary<T>();
+        DictionaryGather<T> sink{dict.data(), static_cast<uint32_t>(dict.size()), dst};
+        dec.decode(present, sink);
+      }
+      break;
+    }
+    case format::encoding::kDeltaBinaryPacked:
+      if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+        decode_delta_binary_packed(p, remaining, present, dst);
+        break;
+      }
+      throw InvalidFile("DELTA_BINARY_PACKED on a " + std::string(to_string(leaf_.schema.type)) + " column");
+    case format::encoding::kDeltaLengthByteArray:
+      if constexpr (std::is_same_v<T, ByteArrays>) {
+        if (leaf_.schema.type == PhysicalType::kByteArray) {
+          decode_delta_length_byte_arrays(p, remaining, present, out, static_cast<size_t>(budget_));
+          break;
+        }
+      }
+      throw InvalidFile("DELTA_LENGTH_BYTE_ARRAY on a " + std::string(to_string(leaf_.schema.type)) + " column");
+    case format::encoding::kDeltaByteArray:
+      if constexpr (std::is_same_v<T, ByteArrays>) {
+        decode_delta_byte_arrays(p, remaining, present, out, static_cast<size_t>(budget_), leaf_.schema.type_length);
+        break;
+      }
+      throw InvalidFile("DELTA_BYTE_ARRAY on a " + std::string(to_string(leaf_.schema.type)) + " column");
+    case format::encoding::kByteStreamSplit:
+      if constexpr (std::is_same_v<T, ByteArrays>) {
+        if (leaf_.schema.type == PhysicalType::kFixedLenByteArray) {
+          const auto width = static_cast<size_t>(leaf_.schema.type_length);
+          if (present > 0 && static_cast<uint64_t>(present) > remaining / width) {
+            throw InvalidFile("BYTE_STREAM_SPLIT data holds " + std::to_string(remaining / width) +
+                              " values, page declares " + std::to_string(present));
+          }
+          const size_t at = out->bytes.size();
+          if (at + static_cast<size_t>(present) * width > static_cast<size_t>(budget_)) {
+            throw InvalidFile("byte arrays exceed the size limit");
+          }
+          out->bytes.resize(at + static_cast<size_t>(present) * width);
+          decode_byte_stream_split(p, remaining, present, width, reinterpret_cast<uint8_t*>(out->bytes.data() + at));
+          int64_t end = out->offsets.back();
+          for (int64_t i = 0; i < present; ++i) out->offsets.push_back(end += leaf_.schema.type_length);
+          break;
+        }
+      } else if constexpr (!std::is_same_v<T, uint8_t>) {
+        decode_byte_stream_split(p, remaining, present, sizeof(T), reinterpret_cast<uint8_t*>(dst));
+        break;
+      }
+      throw InvalidFile("BYTE_STREAM_SPLIT on a " + std::string(to_string(leaf_.schema.type)) + " column");
+    case format::encoding::kRle:
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        // Booleans as RLE with a 4-byte length, bit width 1.
+        if (remaining < 4) throw InvalidFile("RLE booleans truncated");
+        uint32_t len;
+        std::memcpy(&len, p, 4);
+        if (len > remaining - 4) throw InvalidFile("RLE booleans run past the page");
+        RleBitPackedDecoder dec(p + 4, len, 1);
+        LevelSink sink{dst};
+        dec.decode(present, sink);
+        break;
+      }
+      [[fallthrough]];
+    default:
+      throw Unsupported(std::string("encoding ") + format::encoding_name(encoding) + " (" +
+                        std::to_string(encoding) + ")");
+  }
+}
+
+}  // namespace feedline::parquet::detail
