@@ -2,6 +2,8 @@
 // as RFC 4180 has it (a quoted field may hold commas, line ends and doubled quotes). Integers become INT64 columns,
 // anything with a fraction or exponent DOUBLE, and, when asked for, any other text a STRING column; an empty field
 // is null.
+// read_csv, read_csv_header and write_csv are safe from any thread on different files (read_csv parses on up to
+// num_threads threads of feedline::parallel_for); a CsvStreamReader or CsvWriter is used by one thread.
 #pragma once
 
 #include <cstdint>
