@@ -15,4 +15,5 @@ bin="${FEEDLINE_BUILD_DIR:-$here/build}/feedline"
 if [ "${FEEDLINE_SKIP_BENCH:-0}" != 1 ]; then
   "$bin" bench --data-dir data --out results
 fi
-"$bin" train --data-dir data --dataset fashion-mnist --epochs 5 "$@"
+# train's own defaults are the main job (data/, fashion-mnist, 5 epochs), so that the arguments may set any of them.
+"$bin" train "$@"

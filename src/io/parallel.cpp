@@ -146,11 +146,12 @@ class Pool {
 
   void work() {
     for (;;) {
-      spin_until([&] { return pending_.load(std::memory_order_acquire) != 0; });
+      const bool seen = spin_until([&] { return pending_.load(std::memory_order_acquire) != 0; });
       std::shared_ptr<Job> job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
         if (tickets_.empty()) {
+          if (seen) continue;  // another helper took it first: look again before sleeping
           ++sleepers_;
           wake_.wait(lock, [&] { return !tickets_.empty(); });
           --sleepers_;
