@@ -338,6 +338,10 @@ Loader::Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
     throw InvalidArgument("Loader: prefetch_factor must be at least 1, got " +
                           std::to_string(options_.prefetch_factor()));
   }
+  if (options_.world_size() < 1 || options_.rank() < 0 || options_.rank() >= options_.world_size()) {
+    throw InvalidArgument("Loader: rank must be in [0, world_size), got rank " + std::to_string(options_.rank()) +
+                          " of world_size " + std::to_string(options_.world_size()));
+  }
   // Decided once: a run-time check, so the same code serves CPU-only and CUDA builds of LibTorch.
   pin_memory_active_ = options_.pin_memory() && !dataset_->resident_device() && torch::cuda::is_available();
 }
@@ -345,13 +349,40 @@ Loader::Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
 // A persistent pool is joined here, unless an Epoch still shares it (then when that Epoch goes).
 Loader::~Loader() = default;
 
+namespace {
+
+// The samples each rank sees an epoch (DistributedSampler's num_samples): the epoch padded up to a multiple of the
+// world size, or cut down to one with drop_last.
+int64_t rank_samples(int64_t n, int64_t world, bool drop_last) {
+  return drop_last ? n / world : (n + world - 1) / world;
+}
+
+}  // namespace
+
 int64_t Loader::batches_per_epoch() const {
-  const int64_t n = dataset_->size(), b = options_.batch_size();
+  const int64_t n = rank_samples(dataset_->size(), options_.world_size(), options_.drop_last());
+  const int64_t b = options_.batch_size();
   return options_.drop_last() ? n / b : (n + b - 1) / b;
 }
 
+void Loader::set_epoch(int64_t epoch) {
+  if (epoch < 0) throw InvalidArgument("Loader: set_epoch takes an epoch of 0 or more, got " + std::to_string(epoch));
+  next_epoch_ = epoch;
+}
+
 std::vector<int64_t> Loader::epoch_indices(int64_t epoch) const {
-  return epoch_permutation(dataset_->size(), options_.shuffle(), options_.seed(), epoch, dataset_->shuffle_blocks());
+  std::vector<int64_t> order =
+      epoch_permutation(dataset_->size(), options_.shuffle(), options_.seed(), epoch, dataset_->shuffle_blocks());
+  const int64_t world = options_.world_size();
+  if (world == 1 || order.empty()) return order;
+  // Rank r takes positions r, r + world, ... of the global order, padded by wrapping around it.
+  const int64_t n = static_cast<int64_t>(order.size());
+  const int64_t share = rank_samples(n, world, options_.drop_last());
+  std::vector<int64_t> mine(static_cast<size_t>(share));
+  for (int64_t i = 0; i < share; ++i) {
+    mine[static_cast<size_t>(i)] = order[static_cast<size_t>((options_.rank() + i * world) % n)];
+  }
+  return mine;
 }
 
 Epoch Loader::epoch() {

@@ -258,6 +258,73 @@ TEST(Loader, WithoutShuffleIndicesAreInOrderAndDropLastCounts) {
   EXPECT_TRUE(drain(empty).empty());
 }
 
+// Rank sharding, as DistributedSampler shards: every rank's share of an epoch is every world_size-th index of the
+// one global permutation, padded by wrapping (or cut, with drop_last) so that every rank makes as many batches.
+TEST(Loader, RanksShareEachEpochAsDistributedSamplerDoes) {
+  for (const int64_t n : {12, 103, 3}) {
+    auto ds = std::make_shared<IndexDataset>(n);
+    for (const int64_t world : {1, 2, 4}) {
+      for (const bool drop_last : {false, true}) {
+        for (const int64_t epoch : {0, 1}) {
+          const auto options = [&](int64_t rank) {
+            return LoaderOptions(5).shuffle(true).seed(7).drop_last(drop_last).rank(rank).world_size(world);
+          };
+          const std::vector<int64_t> global = Loader(ds, LoaderOptions(5).shuffle(true).seed(7)).epoch_indices(epoch);
+          const int64_t share = drop_last ? n / world : (n + world - 1) / world;
+          std::vector<int64_t> seen;
+          int64_t batches = -1;
+          for (int64_t rank = 0; rank < world; ++rank) {
+            Loader loader(ds, options(rank).num_workers(rank % 2));
+            const auto mine = loader.epoch_indices(epoch);
+            ASSERT_EQ(static_cast<int64_t>(mine.size()), share) << n << " " << world << " " << drop_last;
+            for (int64_t i = 0; i < share; ++i) {
+              EXPECT_EQ(mine[static_cast<size_t>(i)], global[static_cast<size_t>((rank + i * world) % n)]);
+            }
+            // Every rank makes the same number of batches, and they hold its share in order.
+            if (batches < 0) batches = loader.batches_per_epoch();
+            EXPECT_EQ(loader.batches_per_epoch(), batches);
+            loader.set_epoch(epoch);
+            const auto drained = drain(loader);
+            const int64_t kept = drop_last ? share / 5 * 5 : share;
+            EXPECT_EQ(drained, std::vector<int64_t>(mine.begin(), mine.begin() + kept));
+            seen.insert(seen.end(), mine.begin(), mine.end());
+          }
+          std::sort(seen.begin(), seen.end());
+          const auto distinct = std::set<int64_t>(seen.begin(), seen.end());
+          if (drop_last) {
+            // Disjoint: no index twice, and only the tail of the permutation left out.
+            EXPECT_EQ(distinct.size(), seen.size());
+            EXPECT_EQ(static_cast<int64_t>(seen.size()), n / world * world);
+          } else {
+            // Every index at least once; only the padding (fewer than world of them) repeats.
+            EXPECT_EQ(static_cast<int64_t>(distinct.size()), n);
+            EXPECT_LT(static_cast<int64_t>(seen.size()) - n, world);
+          }
+          if (n % world == 0) EXPECT_EQ(seen, iota(n)) << "each index exactly once";
+        }
+      }
+    }
+  }
+}
+
+TEST(Loader, SetEpochChoosesThePermutation) {
+  auto ds = std::make_shared<IndexDataset>(40);
+  const auto options = LoaderOptions(8).shuffle(true).seed(3).rank(1).world_size(2);
+  Loader a(ds, options);
+  const auto first = drain(a);
+  const auto second = drain(a);
+  EXPECT_NE(first, second);  // a fresh permutation each epoch
+  Loader b(ds, options);
+  b.set_epoch(1);
+  EXPECT_EQ(drain(b), second);
+  b.set_epoch(0);
+  EXPECT_EQ(drain(b), first);
+  EXPECT_THROW(b.set_epoch(-1), InvalidArgument);
+  for (const auto& [rank, world] : {std::pair<int64_t, int64_t>{2, 2}, {-1, 2}, {0, 0}}) {
+    EXPECT_THROW(Loader(ds, LoaderOptions(8).rank(rank).world_size(world)), InvalidArgument) << rank << " " << world;
+  }
+}
+
 // ------------------------------------------------------------------------------------------- batch fetch
 
 TEST(Loader, UsesBatchFetchWhenOfferedAndAllowed) {

@@ -56,6 +56,13 @@ struct LoaderOptions {
   // Batches in flight per worker (the queue bound is num_workers * prefetch_factor).
   FEEDLINE_ARG(int64_t, prefetch_factor) = 2;
   FEEDLINE_ARG(uint64_t, seed) = 0;
+  // Data-parallel training: this process is rank `rank` of `world_size`, and sees its share of every epoch, as
+  // PyTorch's DistributedSampler gives it. Every rank draws the same global permutation (the same seed), pads it
+  // by wrapping to a multiple of world_size (or, with drop_last, cuts it to one) and takes every world_size-th
+  // index from position `rank` on: the ranks' shares are disjoint, cover the epoch, and are equally long, so every
+  // rank makes the same number of batches. world_size 1 (the default): the whole epoch.
+  FEEDLINE_ARG(int64_t, rank) = 0;
+  FEEDLINE_ARG(int64_t, world_size) = 1;
   // Use the dataset's get_batch() when it offers one (has_batch_fetch()); false forces per-sample get + stack
   // (except for a device-resident dataset, always gathered in one call).
   FEEDLINE_ARG(bool, batch_fetch) = true;
@@ -116,7 +123,8 @@ class Epoch {
 
 class Loader {
  public:
-  // Throws InvalidArgument for a non-positive batch size, negative workers or prefetch factor < 1.
+  // Throws InvalidArgument for a non-positive batch size, negative workers, prefetch factor < 1, or a rank
+  // outside [0, world_size).
   Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options);
   ~Loader();
   Loader(const Loader&) = delete;
@@ -124,12 +132,17 @@ class Loader {
 
   // Starts the next epoch (0, 1, 2, ...). Only one epoch may be live at a time.
   Epoch epoch();
+  // The number the next epoch() takes, as DistributedSampler::set_epoch sets it: every rank calls it with the same
+  // number to draw the same permutation (and a resumed run to continue where it stopped). Throws InvalidArgument
+  // for a negative epoch.
+  void set_epoch(int64_t epoch);
   int64_t batches_per_epoch() const;
   const LoaderOptions& options() const { return options_; }
   const Dataset& dataset() const { return *dataset_; }
   // Whether pin_memory() took effect (it needs CUDA); callers may tell the user once when it did not.
   bool pin_memory_active() const { return pin_memory_active_; }
-  // The sampler: the dataset indices of epoch `epoch`, in order (exposed for tests and the benchmark).
+  // The sampler: the dataset indices of epoch `epoch` that this rank sees, in order (exposed for tests and the
+  // benchmark).
   std::vector<int64_t> epoch_indices(int64_t epoch) const;
 
  private:
