@@ -56,6 +56,29 @@ TEST(ParallelFor, OneThreadRunsInOrderOnTheCaller) {
   for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], i);
 }
 
+TEST(ParallelFor, NothingToRunCallsNothing) {
+  int calls = 0;
+  parallel_for(0, 8, [&](size_t) { ++calls; });
+  parallel_for_blocks(10, 10, 1, 8, [&](int64_t, int64_t) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(ParallelFor, OneIndexRunsOnTheCaller) {
+  const std::thread::id caller = std::this_thread::get_id();
+  std::thread::id ran;
+  parallel_for(1, 16, [&](size_t) { ran = std::this_thread::get_id(); });
+  EXPECT_EQ(ran, caller);
+}
+
+// More threads than cores (and than the pool has yet) still runs every index once.
+TEST(ParallelFor, MoreThreadsThanCores) {
+  const int threads = 4 * resolve_threads(0) + 3;
+  const size_t n = static_cast<size_t>(threads) * 5;
+  std::vector<std::atomic<int>> runs(n);
+  parallel_for(n, threads, [&](size_t i) { runs[i].fetch_add(1); });
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(runs[i].load(), 1) << i;
+}
+
 // The exception a serial loop would throw: the lowest failing index's, even when a higher one fails first.
 TEST(ParallelFor, RethrowsTheLowestFailingIndex) {
   for (int round = 0; round < 20; ++round) {
@@ -94,6 +117,26 @@ TEST(ParallelFor, NestedCallsFinish) {
     });
   });
   EXPECT_EQ(total.load(), 8 * 8 * 4);
+}
+
+// A failure inside a nested call reaches the outer caller as the lowest failing index's, level by level.
+TEST(ParallelFor, NestedFailuresReachTheCaller) {
+  for (int round = 0; round < 10; ++round) {
+    try {
+      parallel_for(6, 4, [&](size_t i) {
+        parallel_for(6, 4, [&](size_t j) {
+          if (i == 1 && j == 2) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            throw std::runtime_error("1.2");
+          }
+          if (i >= 2 && j == 0) throw std::runtime_error(std::to_string(i) + ".0");
+        });
+      });
+      FAIL() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "1.2");
+    }
+  }
 }
 
 TEST(ParallelFor, CallsFromManyThreadsAtOnce) {

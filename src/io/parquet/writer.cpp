@@ -80,6 +80,26 @@ class PageWriter {
     write(h, body);
   }
 
+  // A data page of dictionary indices: `body` holds its levels; the indices' bit width and their RLE runs follow
+  // (neither when every entry is null).
+  void dictionary_indices_page(std::string* body, const uint32_t* indices, size_t n, int bit_width,
+                               int64_t num_values) {
+    if (n > 0) {
+      body->push_back(static_cast<char>(bit_width));
+      rle_encode(indices, n, bit_width, body);
+    }
+    data_page(*body, num_values, format::encoding::kRleDictionary);
+  }
+
+  // The encodings a chunk's pages use, for its metadata.
+  void set_encodings(bool dictionary) {
+    if (dictionary) {
+      chunk_->md.encodings = {format::encoding::kPlain, format::encoding::kRle, format::encoding::kRleDictionary};
+    } else {
+      chunk_->md.encodings = {format::encoding::kPlain, format::encoding::kRle};
+    }
+  }
+
  private:
   void write(format::PageHeader& h, const std::string& body) {
     if (body.size() > static_cast<size_t>(INT32_MAX)) throw InvalidArgument("a Parquet page exceeds 2 GiB");
@@ -307,11 +327,7 @@ EncodedChunk encode_fixed(const Column& col, const ChunkShape& shape, const Writ
     body.clear();
     append_page_levels(shape, p0, p1, &body);
     if (use_dict) {
-      if (v1 > v0) {
-        body.push_back(static_cast<char>(bit_width));
-        rle_encode(indices.data() + v0, v1 - v0, bit_width, &body);
-      }
-      pages.data_page(body, p1 - p0, format::encoding::kRleDictionary);
+      pages.dictionary_indices_page(&body, indices.data() + v0, v1 - v0, bit_width, p1 - p0);
     } else {
       if constexpr (std::is_same_v<T, bool>) {
         encode_plain_bool(values + v0, v1 - v0, &body);
@@ -323,11 +339,7 @@ EncodedChunk encode_fixed(const Column& col, const ChunkShape& shape, const Writ
     v0 = v1;
     p0 = p1;
   }
-  if (use_dict) {
-    md.encodings = {format::encoding::kPlain, format::encoding::kRle, format::encoding::kRleDictionary};
-  } else {
-    md.encodings = {format::encoding::kPlain, format::encoding::kRle};
-  }
+  pages.set_encodings(use_dict);
   return chunk;
 }
 
@@ -417,11 +429,7 @@ EncodedChunk encode_byte_arrays(const Column& col, const ChunkShape& shape, cons
     body.clear();
     append_page_levels(shape, p0, p1, &body);
     if (use_dict) {
-      if (v1 > v0) {
-        body.push_back(static_cast<char>(bit_width));
-        rle_encode(indices.data() + v0, v1 - v0, bit_width, &body);
-      }
-      pages.data_page(body, p1 - p0, format::encoding::kRleDictionary);
+      pages.dictionary_indices_page(&body, indices.data() + v0, v1 - v0, bit_width, p1 - p0);
     } else {
       encode_plain_byte_arrays(all, present.data() + v0, v1 - v0, &body, fixed);
       pages.data_page(body, p1 - p0, format::encoding::kPlain);
@@ -429,11 +437,7 @@ EncodedChunk encode_byte_arrays(const Column& col, const ChunkShape& shape, cons
     v0 = v1;
     p0 = p1;
   }
-  if (use_dict) {
-    md.encodings = {format::encoding::kPlain, format::encoding::kRle, format::encoding::kRleDictionary};
-  } else {
-    md.encodings = {format::encoding::kPlain, format::encoding::kRle};
-  }
+  pages.set_encodings(use_dict);
   return chunk;
 }
 
