@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
-#include <thread>
 
 #include "feedline/io/error.h"
+#include "feedline/io/parallel.h"
 
 #ifndef FEEDLINE_TORCH_VERSION
 #define FEEDLINE_TORCH_VERSION "unknown"
@@ -16,7 +16,7 @@
 
 namespace feedline::cli {
 
-int default_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+int default_threads() { return resolve_threads(0); }
 
 std::string version_text() { return "feedline 0.1.0 (LibTorch " FEEDLINE_TORCH_VERSION ")"; }
 
@@ -33,7 +33,7 @@ CLI::Validator whole(int64_t min, int64_t max = std::numeric_limits<int64_t>::ma
   std::string description = min == 0 ? "0 or more" : "at least " + std::to_string(min);
   if (max != std::numeric_limits<int64_t>::max()) description = std::to_string(min) + " to " + std::to_string(max);
   return CLI::Validator(
-      [min, max](std::string& text) -> std::string {
+      [min, max, description](std::string& text) -> std::string {
         const bool negative = !text.empty() && text[0] == '-';
         const std::string digits = negative ? text.substr(1) : text;
         if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
@@ -42,14 +42,9 @@ CLI::Validator whole(int64_t min, int64_t max = std::numeric_limits<int64_t>::ma
         errno = 0;
         const long long value = std::strtoll(text.c_str(), nullptr, 10);
         if (errno == ERANGE || value < min || value > max) {
-          if (max == std::numeric_limits<int64_t>::max()) {
-            if (negative || (errno != ERANGE && value < min)) {
-              return "must be " + std::string(min == 0 ? "0 or more" : "at least " + std::to_string(min)) +
-                     ", not " + text;
-            }
-            return text + " is too large";
-          }
-          return "must be from " + std::to_string(min) + " to " + std::to_string(max) + ", not " + text;
+          if (max != std::numeric_limits<int64_t>::max()) return "must be from " + description + ", not " + text;
+          if (negative || value < min) return "must be " + description + ", not " + text;
+          return text + " is too large";
         }
         return "";
       },

@@ -236,8 +236,8 @@ Source Lab::source(const std::string& flag) const {
   const DatasetSpec spec = dataset_spec(flag);
   Source s;
   s.name = spec.folder;
-  s.train_path = args_.data_dir + "/" + spec.folder + "/train.parquet";
-  s.test_path = args_.data_dir + "/" + spec.folder + "/test.parquet";
+  s.train_path = split_path(args_.data_dir, spec, "train", "parquet");
+  s.test_path = split_path(args_.data_dir, spec, "test", "parquet");
   return s;
 }
 
@@ -280,12 +280,7 @@ void Lab::check_inputs() const {
     }
     for (const auto& flag : flags) {
       const DatasetSpec spec = dataset_spec(flag);
-      for (const std::string split : {"train", "test"}) {
-        const std::string path = args_.data_dir + "/" + spec.folder + "/" + split + ".parquet";
-        if (!std::filesystem::exists(path)) {
-          throw IoError(path + ": not found; run `feedline prepare` first (or pass --data-dir)");
-        }
-      }
+      for (const std::string split : {"train", "test"}) split_path(args_.data_dir, spec, split, "parquet");
     }
   }
   if (!args_.skip_storage) {

@@ -8,13 +8,10 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <set>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <zstd.h>
 
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
