@@ -1,5 +1,5 @@
 // feedline in one include: every public header, layer by layer. Data flows one way, io -> dataset -> loader ->
-// train -> lab; a layer includes only the layers before it. The io headers need no LibTorch (a project that
+// train -> dist -> lab; a layer includes only the layers before it. The io headers need no LibTorch (a project that
 // links feedline::feedline_io alone includes those it uses, not this file).
 #pragma once
 
@@ -31,4 +31,7 @@
 #include "feedline/train/train.h"
 
 // lab: the benchmark lab (`feedline bench`) as a library.
+#include "feedline/dist/data_parallel.h"
+#include "feedline/dist/dist.h"
+#include "feedline/dist/launch.h"
 #include "feedline/lab/lab.h"

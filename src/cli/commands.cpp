@@ -207,7 +207,9 @@ void Commands::define_train() {
   c->add_option("--limit", tr.limit, "Use only the first N samples of each split (0: all)")
       ->check(whole(0))
       ->capture_default_str();
-  c->add_option("--threads", tr.threads, "Threads (default: every core)")->check(whole(1));
+  train_threads_ = c->add_option("--threads", tr.threads,
+                                 "Threads (default: every core, shared between the ranks of a job on one host)")
+                       ->check(whole(1));
   c->add_option("--save", tr.save, "Write the trained model's weights to this file (LibTorch's format)");
   c->add_option("--image-shape", tr.image_shape,
                 "Channels x height x width of each image (the features, in row-major order)")
@@ -215,6 +217,25 @@ void Commands::define_train() {
   c->add_option("--num-classes", tr.num_classes,
                 "Classes (labels 0..N-1; default: 10 for --dataset, the largest label + 1 for --data)")
       ->check(whole(2, int64_t{1} << 24));
+  c->add_option("--nproc", tr.nproc,
+                "Train data-parallel in N processes on this host, one rank each (as torchrun --standalone "
+                "--nproc-per-node N does); --batch-size is the global batch, split between them")
+      ->check(whole(1, 1024));
+  c->add_option("--dist-backend", tr.dist_backend,
+                "Data-parallel backend: gloo, nccl (CUDA, where this LibTorch has it) or auto")
+      ->check(one_of({"auto", "gloo", "nccl"}))
+      ->capture_default_str();
+  c->add_option("--dist-timeout", tr.dist_timeout,
+                "Seconds a rank waits for the others (rendezvous, each collective) before the job fails")
+      ->check(positive_number())
+      ->capture_default_str();
+  auto* checkpoint = c->add_option("--checkpoint", tr.checkpoint_dir,
+                                   "Folder for checkpoints (model, optimizer, RNG and loader state), to resume from");
+  c->add_option("--checkpoint-every", tr.checkpoint_every, "Write a checkpoint every N training steps")
+      ->check(whole(1))
+      ->needs(checkpoint);
+  c->add_option("--resume", tr.resume_dir,
+                "Continue the run whose checkpoint is in this folder (the same flags as the run that wrote it)");
 }
 
 void Commands::define_bench() {
@@ -373,6 +394,7 @@ void Commands::finish() {
   } else if (*train_cmd_) {
     command_ = Command::kTrain;
     train.columns.features_given = train_features_->count() > 0;
+    train.threads_given = train_threads_->count() > 0;
   } else if (*bench_loader_cmd_) {
     command_ = Command::kBenchLoader;
   } else if (*bench_cmd_ && bench_from_->count() > 0) {

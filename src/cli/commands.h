@@ -47,6 +47,14 @@ struct TrainArgs {
   std::string image_shape = "1x28x28";
   int64_t num_classes = 0;  // 0: 10 for --dataset, the largest label + 1 for --data
   std::string save;         // --save: the trained model's file
+  // Data-parallel training: --nproc local ranks started by this process (0: none; the environment of torchrun
+  // or another launcher may still make this process one rank of a job).
+  int64_t nproc = 0;
+  std::string dist_backend = "auto";
+  double dist_timeout = 300;  // seconds
+  std::string checkpoint_dir, resume_dir;
+  int64_t checkpoint_every = 0;
+  bool threads_given = false;  // --threads on the command line (else a rank of a job takes its share of the cores)
 };
 
 struct InspectArgs {
@@ -124,6 +132,7 @@ class Commands {
   CLI::App* cat_cmd_ = nullptr;
   CLI::App* convert_cmd_ = nullptr;
   CLI::Option* train_features_ = nullptr;
+  CLI::Option* train_threads_ = nullptr;
   CLI::Option* bench_features_ = nullptr;
   CLI::Option* bench_from_ = nullptr;
   CLI::Option* bench_epochs_ = nullptr;

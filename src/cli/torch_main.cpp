@@ -4,16 +4,51 @@
 #include <fmt/core.h>
 #include <torch/types.h>
 
+#include <unistd.h>
+
+#include <climits>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/train.h"
+#include "feedline/dist/dist.h"
+#include "feedline/dist/launch.h"
 #include "feedline/io/error.h"
 #include "feedline/lab/lab.h"
 
 namespace feedline::cli {
 namespace {
+
+// `feedline train --nproc N`: this process becomes the launcher of N ranks, each this program with the same
+// command line less --nproc.
+int launch_ranks(int argc, char** argv, int64_t nproc) {
+  if (const auto world = dist::world_from_environment(); world && world->world_size > 1) {
+    throw InvalidArgument("--nproc starts ranks of its own, and this process is already rank " +
+                          std::to_string(world->rank) + " of a job of " + std::to_string(world->world_size) +
+                          " (WORLD_SIZE is set)");
+  }
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) throw IoError("--nproc: cannot find this program's path to start its ranks");
+  std::vector<std::string> args{std::string(self, static_cast<size_t>(n))};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--nproc") {
+      ++i;  // and its value
+    } else if (a.rfind("--nproc=", 0) != 0) {
+      args.push_back(a);
+    }
+  }
+  dist::LaunchOptions options;
+  options.nproc = nproc;
+  return dist::launch(args, options, [](const std::string& line) {
+    std::fprintf(stderr, "feedline: %s\n", line.c_str());
+    std::fflush(stderr);
+  });
+}
 
 int run(int argc, char** argv) {
   Commands commands(argc, argv);
@@ -25,7 +60,9 @@ int run(int argc, char** argv) {
   commands.lab.allocator = configure_allocator();
   commands.lab.blas = configure_blas();
   switch (commands.command()) {
-    case Command::kTrain: return run_train(commands.train);
+    case Command::kTrain:
+      if (commands.train.nproc > 0) return launch_ranks(argc, argv, commands.train.nproc);
+      return run_train(commands.train);
     case Command::kBenchLoader: return lab::run_loader_bench(commands.loader_bench);
     case Command::kBenchFrom: return lab::run_lab_from(commands.bench_from, commands.lab.out_dir, !commands.lab.skip_plots);
     default: return lab::run_lab(commands.lab);

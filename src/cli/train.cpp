@@ -13,6 +13,8 @@
 
 #include "feedline/dataset/image_file.h"
 #include "feedline/dataset/stream_dataset.h"
+#include "feedline/dist/data_parallel.h"
+#include "feedline/dist/dist.h"
 #include "feedline/io/error.h"
 #include "feedline/loader/loader.h"
 #include "feedline/train/blas.h"
@@ -79,8 +81,54 @@ void check_save_path(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+int train_ranked(const TrainArgs& args, const std::optional<dist::WorldInfo>& world, dist::ProcessGroup* group);
+
+// The CPU threads of one rank: --threads, else the host's cores shared between its ranks (LOCAL_WORLD_SIZE).
+int rank_threads(const TrainArgs& args, const std::optional<dist::WorldInfo>& world) {
+  if (args.threads_given || !world) return args.threads;
+  const char* local = std::getenv("LOCAL_WORLD_SIZE");
+  const int64_t ranks_here = local != nullptr ? std::max<int64_t>(1, std::atoll(local)) : 1;
+  return static_cast<int>(std::max<int64_t>(1, args.threads / ranks_here));
+}
+
+}  // namespace
+
 int run_train(const TrainArgs& args) {
-  set_threads(args.threads);
+  const auto world = dist::world_from_environment();
+  if (!world || world->world_size == 1) return train_ranked(args, world, nullptr);
+  if (args.batch_size % world->world_size != 0) {
+    throw InvalidArgument("--batch-size " + std::to_string(args.batch_size) + " is the global batch, and it does not "
+                          "split evenly between " + std::to_string(world->world_size) + " ranks");
+  }
+  // Only rank 0 speaks: the job's log lines come once. Errors still reach stderr from every rank.
+  if (world->rank != 0 && std::freopen("/dev/null", "w", stdout) == nullptr) {
+    throw IoError("rank " + std::to_string(world->rank) + ": cannot quiet stdout");
+  }
+  set_threads(rank_threads(args, world));
+  dist::GroupOptions go;
+  go.backend = args.dist_backend;
+  go.timeout = std::chrono::milliseconds(static_cast<int64_t>(args.dist_timeout * 1000.0));
+  dist::ProcessGroup group(*world, resolve_device(args.device), go);
+  try {
+    const int code = train_ranked(args, world, &group);
+    group.barrier();  // no rank leaves while another may still need it
+    return code;
+  } catch (const dist::DistError&) {
+    throw;  // a peer's failure, named in the message: nothing of ours to report
+  } catch (const std::exception& e) {
+    group.report_failure(e.what());
+    throw;
+  }
+}
+
+namespace {
+
+int train_ranked(const TrainArgs& args, const std::optional<dist::WorldInfo>& world, dist::ProcessGroup* group) {
+  if (group == nullptr) set_threads(rank_threads(args, world));
+  const int64_t ranks = group != nullptr ? group->world_size() : 1;
+  const bool lead = group == nullptr || group->rank() == 0;
   const torch::Device device = resolve_device(args.device);
   if (args.cuda_graph && !device.is_cuda()) {
     throw InvalidArgument("--cuda-graph needs a CUDA device, and the device is " + device.str() +
@@ -118,7 +166,11 @@ int run_train(const TrainArgs& args) {
                                       {{train_path, train_file.max_label}, {test_path, test_file.max_label}});
 
   const auto options = [&](bool shuffle) {
-    return LoaderOptions(args.batch_size)
+    return LoaderOptions(args.batch_size / ranks)
+        .rank(group != nullptr ? group->rank() : 0)
+        .world_size(ranks)
+        // The test set's shares hold each sample once, so that the summed counts are one process's.
+        .even_shards(shuffle)
         .shuffle(shuffle)
         .num_workers(args.num_workers)
         .persistent_workers(args.persistent_workers)
@@ -135,9 +187,16 @@ int run_train(const TrainArgs& args) {
   torch::manual_seed(args.seed);
   SimpleCNN model(
       SimpleCNNOptions().channels(shape.channels).height(shape.height).width(shape.width).classes(classes));
+  model->to(device);
+  std::optional<dist::DataParallel> parallel;
+  if (group != nullptr) {
+    parallel.emplace(*group, *model);
+    fmt::print("Data-parallel: {} ranks over {}, {} threads each; global batch {} ({} a rank)\n", ranks,
+               group->backend(), torch::get_num_threads(), args.batch_size, args.batch_size / ranks);
+  }
   fmt::print("SimpleCNN: {} parameters; {}x{}x{} images, {} classes; device {}; {} threads; batch {}, "
              "{} workers{}{}{}\n",
-             parameter_count(*model), shape.channels, shape.height, shape.width, classes, device.str(), args.threads,
+             parameter_count(*model), shape.channels, shape.height, shape.width, classes, device.str(), torch::get_num_threads(),
              args.batch_size, args.num_workers,
              args.persistent_workers ? ", persistent" : "", train_loader.pin_memory_active() ? ", pinned" : "",
              args.cuda_graph ? ", CUDA graph step" : "");
@@ -163,6 +222,24 @@ int run_train(const TrainArgs& args) {
   topts.lr = args.lr;
   topts.device = device;
   topts.cuda_graph = args.cuda_graph;
+  if (parallel) parallel->apply(topts);
+  topts.checkpoint_dir = args.checkpoint_dir;
+  // --checkpoint alone: once an epoch.
+  topts.checkpoint_every = args.checkpoint_dir.empty()    ? 0
+                           : args.checkpoint_every > 0 ? args.checkpoint_every
+                                                       : train_loader.batches_per_epoch();
+  topts.write_checkpoints = lead;
+  topts.resume_dir = args.resume_dir;
+  if (!args.resume_dir.empty()) {
+    const CheckpointInfo at = read_checkpoint_info(args.resume_dir);
+    fmt::print("Resuming from {}: epoch {}, step {} of {}\n", checkpoint_path(args.resume_dir), at.epoch, at.step,
+               train_loader.batches_per_epoch());
+  }
+  callbacks.on_checkpoint = [&](const CheckpointInfo& c) {
+    if (bar.enabled()) return;
+    fmt::print("Checkpoint: epoch {}, step {} -> {}\n", c.epoch, c.step, checkpoint_path(args.checkpoint_dir));
+    std::fflush(stdout);
+  };
   const auto results = train_model(model, train_loader, test_loader, topts, callbacks);
   if (results.front().capture_seconds > 0) {
     fmt::print("(warm-up and CUDA graph capture took {:.2f}s before epoch 1, outside its time; {} of {} train steps "
@@ -186,7 +263,7 @@ int run_train(const TrainArgs& args) {
     fmt::print("Streamed: {} row group reads of the train file's {} row groups, over {} epoch{}\n",
                stream->row_group_reads(), stream->shuffle_blocks().size(), args.epochs, args.epochs == 1 ? "" : "s");
   }
-  if (!args.save.empty()) {
+  if (!args.save.empty() && lead) {
     save_module(*model, args.save);
     fmt::print("Saved the trained model to {} (feedline::load_module reads it into a SimpleCNN of the same options: "
                "{}x{}x{} images, {} classes)\n",
@@ -194,5 +271,7 @@ int run_train(const TrainArgs& args) {
   }
   return 0;
 }
+
+}  // namespace
 
 }  // namespace feedline::cli

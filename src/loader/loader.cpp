@@ -219,6 +219,7 @@ struct Epoch::State {
   int64_t returned = 0;   // batches handed to the caller
   bool finished = false;
   std::shared_ptr<std::atomic<bool>> live;
+  std::shared_ptr<std::atomic<int64_t>> handed_out;  // the loader's view of `returned`
   EpochStats stats;
   std::optional<Clock::time_point> last_return;
 
@@ -285,6 +286,7 @@ struct Epoch::State {
     }
     ++returned;
     if (result.error) {
+      // A failed batch stays unconsumed: a resume makes it again.
       stop();  // poisoned: the remaining batches are not wanted
       stats.wait_seconds += seconds_between(enter, Clock::now());
       std::rethrow_exception(result.error);
@@ -295,6 +297,7 @@ struct Epoch::State {
     last_return = leave;
     stats.batches += 1;
     stats.samples += result.batch->data.size(0);
+    handed_out->store(returned);
     return std::move(result.batch);
   }
 };
@@ -326,7 +329,10 @@ Epoch::Iterator& Epoch::Iterator::operator++() {
 // ------------------------------------------------------------------------------------------------ Loader
 
 Loader::Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
-    : dataset_(std::move(dataset)), options_(options), live_(std::make_shared<std::atomic<bool>>(false)) {
+    : dataset_(std::move(dataset)),
+      options_(options),
+      live_(std::make_shared<std::atomic<bool>>(false)),
+      handed_out_(std::make_shared<std::atomic<int64_t>>(0)) {
   if (!dataset_) throw InvalidArgument("Loader: no dataset");
   if (options_.batch_size() < 1) {
     throw InvalidArgument("Loader: batch_size must be at least 1, got " + std::to_string(options_.batch_size()));
@@ -357,10 +363,15 @@ int64_t rank_samples(int64_t n, int64_t world, bool drop_last) {
   return drop_last ? n / world : (n + world - 1) / world;
 }
 
+// Uneven shares (LoaderOptions::even_shards false): positions rank, rank + world, ... below n.
+int64_t uneven_samples(int64_t n, int64_t world, int64_t rank) { return n > rank ? (n - rank + world - 1) / world : 0; }
+
 }  // namespace
 
 int64_t Loader::batches_per_epoch() const {
-  const int64_t n = rank_samples(dataset_->size(), options_.world_size(), options_.drop_last());
+  const int64_t n = options_.even_shards()
+                        ? rank_samples(dataset_->size(), options_.world_size(), options_.drop_last())
+                        : uneven_samples(dataset_->size(), options_.world_size(), options_.rank());
   const int64_t b = options_.batch_size();
   return options_.drop_last() ? n / b : (n + b - 1) / b;
 }
@@ -368,6 +379,43 @@ int64_t Loader::batches_per_epoch() const {
 void Loader::set_epoch(int64_t epoch) {
   if (epoch < 0) throw InvalidArgument("Loader: set_epoch takes an epoch of 0 or more, got " + std::to_string(epoch));
   next_epoch_ = epoch;
+  next_batch_ = 0;
+}
+
+LoaderState Loader::state_dict() const {
+  LoaderState s;
+  if (live_->load()) {
+    s.epoch = current_epoch_;
+    s.batch = handed_out_->load();
+  } else {
+    s.epoch = next_epoch_;
+    s.batch = next_batch_;
+  }
+  s.seed = options_.seed();
+  s.world_size = options_.world_size();
+  s.batch_size = options_.batch_size();
+  s.samples = dataset_->size();
+  return s;
+}
+
+void Loader::load_state_dict(const LoaderState& state) {
+  if (live_->load()) throw InvalidArgument("Loader: load_state_dict while an epoch is live; finish or destroy it first");
+  const auto differs = [](const char* what, auto saved, auto here) {
+    throw InvalidArgument(std::string("Loader: the saved state is for ") + what + " " + std::to_string(saved) +
+                          ", and this loader's is " + std::to_string(here));
+  };
+  if (state.version != LoaderState::kVersion) differs("state version", state.version, LoaderState::kVersion);
+  if (state.seed != options_.seed()) differs("seed", state.seed, options_.seed());
+  if (state.world_size != options_.world_size()) differs("world size", state.world_size, options_.world_size());
+  if (state.batch_size != options_.batch_size()) differs("batch size", state.batch_size, options_.batch_size());
+  if (state.samples != dataset_->size()) differs("a dataset of size", state.samples, dataset_->size());
+  if (state.epoch < 0 || state.batch < 0 || state.batch > batches_per_epoch()) {
+    throw InvalidArgument("Loader: the saved position (epoch " + std::to_string(state.epoch) + ", batch " +
+                          std::to_string(state.batch) + ") is outside an epoch of " +
+                          std::to_string(batches_per_epoch()) + " batches");
+  }
+  next_epoch_ = state.epoch;
+  next_batch_ = state.batch;
 }
 
 std::vector<int64_t> Loader::epoch_indices(int64_t epoch) const {
@@ -377,7 +425,8 @@ std::vector<int64_t> Loader::epoch_indices(int64_t epoch) const {
   if (world == 1 || order.empty()) return order;
   // Rank r takes positions r, r + world, ... of the global order, padded by wrapping around it.
   const int64_t n = static_cast<int64_t>(order.size());
-  const int64_t share = rank_samples(n, world, options_.drop_last());
+  const int64_t share = options_.even_shards() ? rank_samples(n, world, options_.drop_last())
+                                              : uneven_samples(n, world, options_.rank());
   std::vector<int64_t> mine(static_cast<size_t>(share));
   for (int64_t i = 0; i < share; ++i) {
     mine[static_cast<size_t>(i)] = order[static_cast<size_t>((options_.rank() + i * world) % n)];
@@ -401,6 +450,12 @@ Epoch Loader::epoch() {
   detail::BatchMaker maker{dataset_, (options_.batch_fetch() || resident.has_value()) && dataset_->has_batch_fetch(),
                            pin_memory_active_, options_.transform()};
   const int64_t epoch = next_epoch_++;
+  current_epoch_ = epoch;
+  // A resumed epoch starts where its state said: the batches before are neither made nor handed out.
+  state->returned = state->submitted = std::exchange(next_batch_, 0);
+  state->sequencer.start_at(state->returned);
+  state->handed_out = handed_out_;
+  handed_out_->store(state->returned);
   state->run = std::make_shared<detail::EpochRun>(epoch_indices(epoch), options_.batch_size(), std::move(maker),
                                                   window, epoch, options_.seed());
   if (upload_order) {

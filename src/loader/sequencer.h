@@ -45,6 +45,8 @@ class OrderedSequencer {
   }
 
   int64_t expected() const { return expected_; }
+  // Starts the count at `first` (a resumed epoch's first batch). Only before the first next().
+  void start_at(int64_t first) { expected_ = first; }
   size_t buffered() const { return early_.size(); }
   void clear() { early_.clear(); }
 

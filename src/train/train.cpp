@@ -4,13 +4,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <numeric>
+#include <mutex>
 #include <optional>
+#include <sstream>
 #include <tuple>
 #include <utility>
 
 #include "feedline/io/error.h"
+#include "feedline/io/file.h"
 #include "train/cuda_support.h"
 #include "train/device_adam.h"
 #include "train/static_step.h"
@@ -113,6 +117,9 @@ class Steps {
   virtual ~Steps() = default;
   virtual void train(const Example& batch) = 0;  // one optimizer step; adds the batch's summed loss
   virtual void test(const Example& batch) = 0;   // adds the batch's summed loss and correct count
+  // The optimizer's state, for checkpoints (the eager steps' alone: the others refuse checkpoints up front).
+  virtual void save(torch::serialize::OutputArchive& archive) const = 0;
+  virtual void load(torch::serialize::InputArchive& archive) = 0;
 
   void clear_totals() {
     train_loss_.zero_();
@@ -143,15 +150,16 @@ class Steps {
 // The experiment's step: torch::optim::Adam, a fresh graph of kernels launched for every batch.
 class EagerSteps : public Steps {
  public:
-  EagerSteps(SimpleCNN& model, double lr, torch::Device device)
+  EagerSteps(SimpleCNN& model, double lr, torch::Device device, std::function<void()> after_backward = {})
       : Steps(device), model_(model), device_(device),
-        optimizer_(model->parameters(), torch::optim::AdamOptions(lr)) {}
+        optimizer_(model->parameters(), torch::optim::AdamOptions(lr)), after_backward_(std::move(after_backward)) {}
 
   void train(const Example& batch) override {
     const auto y = to_device(batch.target, device_);
     optimizer_.zero_grad();
     const auto loss = torch::nn::functional::cross_entropy(model_->forward(as_float(to_device(batch.data, device_))), y);
     loss.backward();
+    if (after_backward_) after_backward_();
     optimizer_.step();
     add_train_loss(loss, y.size(0));
   }
@@ -160,11 +168,14 @@ class EagerSteps : public Steps {
     const auto y = to_device(batch.target, device_);
     add_test(model_->forward(as_float(to_device(batch.data, device_))), y);
   }
+  void save(torch::serialize::OutputArchive& archive) const override { optimizer_.save(archive); }
+  void load(torch::serialize::InputArchive& archive) override { optimizer_.load(archive); }
 
  private:
   SimpleCNN& model_;
   torch::Device device_;
   torch::optim::Adam optimizer_;
+  std::function<void()> after_backward_;
 };
 
 // One batch's worth of device memory that batches are copied into, so a captured step always reads the same
@@ -230,6 +241,9 @@ class StaticSteps : public Steps {
     return seconds_since(start);
   }
 
+  void save(torch::serialize::OutputArchive&) const override { throw Unsupported("the CUDA graph step keeps no checkpoints"); }
+  void load(torch::serialize::InputArchive&) override { throw Unsupported("the CUDA graph step keeps no checkpoints"); }
+
   void train(const Example& batch) override {
     if (!replayed(train_graph_, train_in_, batch, train_replays_)) {
       train_step(to_device(batch.data, device_), to_device(batch.target, device_));
@@ -275,29 +289,127 @@ class StaticSteps : public Steps {
   std::optional<detail::CudaGraph> train_graph_, test_graph_;
 };
 
-// One training pass: every batch from `next`, one step each.
-PhaseTotals train_phase(SimpleCNN& model, Steps& steps, const NextBatch& next, torch::Device device, int64_t epoch,
-                        int64_t batches, const TrainCallbacks& callbacks) {
+// Sums a phase's totals over the ranks of a data-parallel job (TrainOptions::reduce_totals); one process keeps
+// its own.
+void reduce(const TrainOptions& options, PhaseTotals& t) {
+  if (!options.reduce_totals) return;
+  auto v = torch::tensor({t.loss_sum, static_cast<double>(t.seen), static_cast<double>(t.correct)},
+                         torch::kFloat64);
+  options.reduce_totals(v);
+  t.loss_sum = v[0].item<double>();
+  t.seen = static_cast<int64_t>(v[1].item<double>());
+  t.correct = static_cast<int64_t>(v[2].item<double>());
+}
+
+constexpr int64_t kCheckpointVersion = 1;
+
+// Writes and reads checkpoints (TrainOptions::checkpoint_dir, resume_dir) of one training run: the model, the
+// optimizer through the steps, torch's CPU generator, and the position, with the training loader's state.
+class Checkpoints {
+ public:
+  Checkpoints(SimpleCNN& model, Steps& steps, Loader* train, const TrainOptions& options)
+      : model_(model), steps_(steps), train_(train), options_(options) {}
+
+  // Called after every training step: writes a checkpoint when one is due.
+  void after_step(int64_t epoch, int64_t step, int64_t steps_done, const TrainCallbacks& callbacks) {
+    if (options_.checkpoint_every < 1 || steps_done % options_.checkpoint_every != 0) return;
+    CheckpointInfo info;
+    info.epoch = epoch;
+    info.step = step;
+    info.steps_done = steps_done;
+    info.train_loader = train_->state_dict();
+    if (!options_.write_checkpoints) return;
+    write(info);
+    if (callbacks.on_checkpoint) callbacks.on_checkpoint(info);
+  }
+
+  // Loads the checkpoint in options.resume_dir into the model, the optimizer, the generator and the training
+  // loader; returns where training stood.
+  CheckpointInfo resume() {
+    const std::string path = checkpoint_path(options_.resume_dir);
+    CheckpointInfo info = read_checkpoint_info(options_.resume_dir);
+    torch::serialize::InputArchive archive;
+    try {
+      archive.load_from(path, options_.device);
+      torch::serialize::InputArchive model, optimizer;
+      archive.read("model", model);
+      archive.read("optimizer", optimizer);
+      model_->load(model);
+      steps_.load(optimizer);
+      torch::Tensor rng;
+      archive.read("cpu_rng", rng);
+      at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle: shares the default's state
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      generator.set_state(rng.cpu());
+    } catch (const c10::Error& e) {
+      std::string why = e.what_without_backtrace();
+      throw InvalidFile(path + ": not a checkpoint of this model and optimizer (" + why.substr(0, why.find('\n')) + ")");
+    }
+    try {
+      train_->load_state_dict(info.train_loader);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(path + ": cannot resume this run from it: " + e.what());
+    }
+    return info;
+  }
+
+ private:
+  void write(const CheckpointInfo& info) {
+    torch::serialize::OutputArchive archive, model, optimizer;
+    model_->save(model);
+    steps_.save(optimizer);
+    archive.write("model", model);
+    archive.write("optimizer", optimizer);
+    archive.write("cpu_rng", at::detail::getDefaultCPUGenerator().get_state());
+    const LoaderState& l = info.train_loader;
+    archive.write("position", torch::tensor({kCheckpointVersion, info.epoch, info.step, info.steps_done, l.version,
+                                             l.epoch, l.batch, static_cast<int64_t>(l.seed), l.world_size,
+                                             l.batch_size, l.samples},
+                                            torch::kInt64));
+    std::ostringstream bytes;
+    archive.save_to(bytes);
+    std::error_code ec;
+    std::filesystem::create_directories(options_.checkpoint_dir, ec);
+    if (ec) throw IoError(options_.checkpoint_dir + ": cannot make the checkpoint folder: " + ec.message());
+    AtomicFile file(checkpoint_path(options_.checkpoint_dir));
+    file.write(bytes.str());
+    file.commit();
+  }
+
+  SimpleCNN& model_;
+  Steps& steps_;
+  Loader* train_;
+  const TrainOptions& options_;
+};
+
+// One training pass: every batch from `next`, one step each, the first numbered `first_step` + 1 (a resumed
+// epoch's).
+PhaseTotals train_phase(SimpleCNN& model, Steps& steps, const NextBatch& next, const TrainOptions& options,
+                        int64_t epoch, int64_t batches, int64_t first_step, int64_t& steps_done,
+                        Checkpoints* checkpoints, const TrainCallbacks& callbacks) {
   model->train();
   steps.clear_totals();
   PhaseTotals totals;
-  int64_t step = 0;
+  int64_t step = first_step;
   while (auto batch = next()) {
     steps.train(*batch);
     totals.seen += batch->target.size(0);
     ++step;
+    ++steps_done;
     if (callbacks.on_train_step) {
       // Reading the loss syncs the device: only pay for it when someone is watching.
       callbacks.on_train_step(epoch, step, batches, steps.train_loss_sum() / static_cast<double>(totals.seen));
     }
+    if (checkpoints != nullptr) checkpoints->after_step(epoch, step, steps_done, callbacks);
   }
-  synchronize(device);
+  synchronize(options.device);
   totals.loss_sum = steps.train_loss_sum();
+  reduce(options, totals);
   return totals;
 }
 
 // One evaluation pass in eval mode with no gradients.
-PhaseTotals eval_phase(SimpleCNN& model, Steps& steps, const NextBatch& next, torch::Device device) {
+PhaseTotals eval_phase(SimpleCNN& model, Steps& steps, const NextBatch& next, const TrainOptions& options) {
   model->eval();
   steps.clear_totals();
   PhaseTotals totals;
@@ -305,9 +417,10 @@ PhaseTotals eval_phase(SimpleCNN& model, Steps& steps, const NextBatch& next, to
     steps.test(*batch);
     totals.seen += batch->target.size(0);
   }
-  synchronize(device);
+  synchronize(options.device);
   totals.loss_sum = steps.test_loss_sum();
   totals.correct = steps.correct();
+  reduce(options, totals);
   return totals;
 }
 
@@ -316,6 +429,16 @@ double mean(double sum, int64_t n) { return n > 0 ? sum / static_cast<double>(n)
 void check_options(const TrainOptions& options) {
   if (options.epochs < 1) throw InvalidArgument("epochs must be at least 1");
   if (!(options.lr > 0)) throw InvalidArgument("learning rate must be positive");
+  if (options.checkpoint_every < 0) throw InvalidArgument("checkpoint_every must not be negative");
+  if (options.checkpoint_every > 0 && options.checkpoint_dir.empty()) {
+    throw InvalidArgument("checkpoint_every needs a checkpoint_dir to write to");
+  }
+  if (options.cuda_graph && (options.after_backward || options.reduce_totals)) {
+    throw InvalidArgument("the CUDA graph step does not train data-parallel; leave cuda_graph off");
+  }
+  if (options.cuda_graph && (options.checkpoint_every > 0 || !options.resume_dir.empty())) {
+    throw InvalidArgument("the CUDA graph step keeps no checkpoints; leave cuda_graph off to checkpoint or resume");
+  }
 }
 
 // Where one phase's batches come from, and what the consumer saw of them once it is over.
@@ -346,36 +469,40 @@ Source from_tensors(const torch::Tensor& images, const torch::Tensor& labels, in
           [stats] { return stats; }};
 }
 
-std::pair<double, double> evaluate_with(SimpleCNN& model, Steps& steps, const Source& source, torch::Device device,
-                                        EpochStats* stats) {
-  const PhaseTotals t = eval_phase(model, steps, source.next, device);
+std::pair<double, double> evaluate_with(SimpleCNN& model, Steps& steps, const Source& source,
+                                        const TrainOptions& options, EpochStats* stats) {
+  const PhaseTotals t = eval_phase(model, steps, source.next, options);
   if (stats != nullptr) *stats = source.stats();
   return {mean(t.loss_sum, t.seen), mean(static_cast<double>(t.correct), t.seen)};
 }
 
-// The epochs of train_model and of the compute floor, over whichever steps and batches they chose.
+// The epochs of train_model and of the compute floor, over whichever steps and batches they chose, from
+// `start` on (epoch 1, step 0 for a fresh run).
 std::vector<EpochResult> run_epochs(SimpleCNN& model, Steps& steps, const std::function<Source()>& train_source,
                                     const std::function<Source()>& test_source, int64_t batches,
                                     const TrainOptions& options, const TrainCallbacks& callbacks,
-                                    double capture_seconds) {
+                                    double capture_seconds, Checkpoints* checkpoints = nullptr,
+                                    const CheckpointInfo& start = {}) {
   std::vector<EpochResult> results;
-  for (int64_t e = 1; e <= options.epochs; ++e) {
+  int64_t steps_done = start.steps_done;
+  for (int64_t e = start.epoch; e <= options.epochs; ++e) {
     EpochResult r;
     r.epoch = e;
-    if (e == 1) r.capture_seconds = capture_seconds;
-    auto start = Clock::now();
+    if (e == start.epoch) r.capture_seconds = capture_seconds;
+    auto clock = Clock::now();
     {
       const Source source = train_source();
-      const PhaseTotals t = train_phase(model, steps, source.next, options.device, e, batches, callbacks);
+      const int64_t first_step = e == start.epoch ? start.step : 0;
+      const PhaseTotals t = train_phase(model, steps, source.next, options, e, batches, first_step, steps_done,
+                                        checkpoints, callbacks);
       r.train_stats = source.stats();
       r.train_loss = mean(t.loss_sum, t.seen);
     }
-    r.train_seconds = seconds_since(start);
+    r.train_seconds = seconds_since(clock);
 
-    start = Clock::now();
-    std::tie(r.test_loss, r.test_accuracy) =
-        evaluate_with(model, steps, test_source(), options.device, &r.test_stats);
-    r.test_seconds = seconds_since(start);
+    clock = Clock::now();
+    std::tie(r.test_loss, r.test_accuracy) = evaluate_with(model, steps, test_source(), options, &r.test_stats);
+    r.test_seconds = seconds_since(clock);
     std::tie(r.train_graph_replays, r.test_graph_replays) = steps.take_replays();
     results.push_back(r);
     if (callbacks.on_epoch_end) callbacks.on_epoch_end(r);
@@ -390,7 +517,9 @@ std::pair<std::unique_ptr<Steps>, double> make_steps(SimpleCNN& model, const Tra
                                                      bool capture, const std::function<Example()>& train_batch,
                                                      const std::function<Example()>& test_batch) {
   model->to(options.device);
-  if (!static_steps) return {std::make_unique<EagerSteps>(model, options.lr, options.device), 0.0};
+  if (!static_steps) {
+    return {std::make_unique<EagerSteps>(model, options.lr, options.device, options.after_backward), 0.0};
+  }
   auto steps = std::make_unique<StaticSteps>(model, options.lr, options.device);
   const double seconds = capture ? steps->capture(train_batch(), test_batch()) : 0.0;
   return {std::move(steps), seconds};
@@ -401,10 +530,52 @@ std::vector<EpochResult> train_loaders(SimpleCNN& model, Loader& train, Loader& 
                                        const TrainCallbacks& callbacks, bool static_steps, bool capture) {
   auto [steps, capture_seconds] = make_steps(
       model, options, static_steps, capture, [&] { return first_batch(train); }, [&] { return first_batch(test); });
+  Checkpoints checkpoints(model, *steps, &train, options);
+  CheckpointInfo start;
+  if (!options.resume_dir.empty()) {
+    start = checkpoints.resume();
+    // The test loader's epochs follow the training loader's (they draw no permutation without shuffle).
+    test.set_epoch(start.epoch - 1);
+  }
   return run_epochs(
       model, *steps, [&] { return from_loader(train); }, [&] { return from_loader(test); }, train.batches_per_epoch(),
-      options, callbacks, capture_seconds);
+      options, callbacks, capture_seconds, &checkpoints, start);
 }
+
+}  // namespace
+
+std::string checkpoint_path(const std::string& dir) { return (std::filesystem::path(dir) / "checkpoint.pt").string(); }
+
+CheckpointInfo read_checkpoint_info(const std::string& dir) {
+  const std::string path = checkpoint_path(dir);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw IoError(path + ": not found (no checkpoint in " + dir + ")");
+  torch::Tensor p;
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    archive.read("position", p);
+  } catch (const c10::Error& e) {
+    std::string why = e.what_without_backtrace();
+    throw InvalidFile(path + ": not a feedline checkpoint (" + why.substr(0, why.find('\n')) + ")");
+  }
+  if (p.dim() != 1 || p.size(0) != 11 || p.scalar_type() != torch::kInt64 || p[0].item<int64_t>() != kCheckpointVersion) {
+    throw InvalidFile(path + ": not a feedline checkpoint of version " + std::to_string(kCheckpointVersion));
+  }
+  const auto at = [&](int64_t i) { return p[i].item<int64_t>(); };
+  CheckpointInfo info;
+  info.epoch = at(1);
+  info.step = at(2);
+  info.steps_done = at(3);
+  info.train_loader = LoaderState{at(4), at(5), at(6), static_cast<uint64_t>(at(7)), at(8), at(9), at(10)};
+  if (info.epoch < 1 || info.step < 0 || info.steps_done < info.step) {
+    throw InvalidFile(path + ": a checkpoint at an impossible position (epoch " + std::to_string(info.epoch) +
+                      ", step " + std::to_string(info.step) + ")");
+  }
+  return info;
+}
+
+namespace {
 
 void check_cuda_graph(const TrainOptions& options) {
   if (options.cuda_graph && !options.device.is_cuda()) {
@@ -416,7 +587,9 @@ void check_cuda_graph(const TrainOptions& options) {
 
 std::pair<double, double> evaluate(SimpleCNN& model, Loader& loader, torch::Device device, EpochStats* stats) {
   EagerSteps steps(model, 1e-3, device);  // its optimizer never steps here
-  return evaluate_with(model, steps, from_loader(loader), device, stats);
+  TrainOptions options;
+  options.device = device;
+  return evaluate_with(model, steps, from_loader(loader), options, stats);
 }
 
 namespace detail {

@@ -15,7 +15,7 @@
 namespace feedline {
 namespace {
 
-const std::vector<std::string> kLayers{"io", "dataset", "loader", "train", "lab", "cli"};
+const std::vector<std::string> kLayers{"io", "dataset", "loader", "train", "dist", "lab", "cli"};
 
 int layer_index(const std::string& name) {
   for (size_t i = 0; i < kLayers.size(); ++i) {
@@ -93,7 +93,8 @@ TEST(Layers, EachLayerIncludesOnlyItselfAndTheLayersBefore) {
 TEST(Layers, TheRuleItselfTellsLayersApart) {
   EXPECT_EQ(included_layer("feedline/io/parquet.h"), 0);
   EXPECT_EQ(included_layer("loader/worker_pool.h"), 2);
-  EXPECT_EQ(included_layer("feedline/lab/lab.h"), 4);
+  EXPECT_EQ(included_layer("feedline/dist/dist.h"), 4);
+  EXPECT_EQ(included_layer("feedline/lab/lab.h"), 5);
   EXPECT_EQ(included_layer("parquet.h"), -1);
   EXPECT_EQ(included_layer("test_paths.h"), -1);
 }

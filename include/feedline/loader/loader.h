@@ -63,6 +63,10 @@ struct LoaderOptions {
   // rank makes the same number of batches. world_size 1 (the default): the whole epoch.
   FEEDLINE_ARG(int64_t, rank) = 0;
   FEEDLINE_ARG(int64_t, world_size) = 1;
+  // false: no padding and no cut, for evaluation: rank r takes positions r, r + world_size, ... of the global
+  // order and no more, so that the ranks' shares hold every sample exactly once (and counts summed over the
+  // ranks equal one process's), at the price of shares that differ by one sample.
+  FEEDLINE_ARG(bool, even_shards) = true;
   // Use the dataset's get_batch() when it offers one (has_batch_fetch()); false forces per-sample get + stack
   // (except for a device-resident dataset, always gathered in one call).
   FEEDLINE_ARG(bool, batch_fetch) = true;
@@ -84,6 +88,21 @@ struct EpochStats {
 };
 
 class Loader;
+
+// Where a loader stands, to resume from (Loader::state_dict()): the epoch and how many of its batches were handed
+// out, and what that position means (the seed, the world size, the batch size and the dataset's size, which a
+// resumed loader must share). Small and plain: it names the position, never the data, and holds for any
+// num_workers (batches prefetched but not handed out are made again).
+struct LoaderState {
+  static constexpr int64_t kVersion = 1;
+  int64_t version = kVersion;
+  int64_t epoch = 0;    // the epoch in progress (or the next, when `batch` is 0)
+  int64_t batch = 0;    // batches of it handed out; the resumed epoch starts at this batch
+  uint64_t seed = 0;
+  int64_t world_size = 1;
+  int64_t batch_size = 1;
+  int64_t samples = 0;  // the dataset's size
+};
 
 // One pass over the dataset. Iterate with range-for or call next() until it returns nothing. Destroying an
 // epoch early stops its work without hanging or leaking threads. A worker's exception is rethrown from next()
@@ -137,6 +156,13 @@ class Loader {
   // for a negative epoch.
   void set_epoch(int64_t epoch);
   int64_t batches_per_epoch() const;
+  // The position after the batches handed out so far: the live epoch's, else the next epoch's start.
+  LoaderState state_dict() const;
+  // Continues from `state`: the next epoch() is state.epoch, starting at batch state.batch (the ones before it
+  // are skipped, never made). The rank may differ (every rank of a job stands at the same position); throws
+  // InvalidArgument, naming what differs, when the seed, world size, batch size or dataset size do, when the
+  // position is past the epoch's end, or while an epoch is live.
+  void load_state_dict(const LoaderState& state);
   const LoaderOptions& options() const { return options_; }
   const Dataset& dataset() const { return *dataset_; }
   // Whether pin_memory() took effect (it needs CUDA); callers may tell the user once when it did not.
@@ -151,6 +177,9 @@ class Loader {
   std::shared_ptr<std::atomic<bool>> live_;  // an epoch is running
   bool pin_memory_active_ = false;
   int64_t next_epoch_ = 0;
+  int64_t next_batch_ = 0;     // the batch the next epoch() starts at (load_state_dict)
+  int64_t current_epoch_ = 0;  // the epoch last started
+  std::shared_ptr<std::atomic<int64_t>> handed_out_;  // batches of the live epoch handed to the caller
   std::shared_ptr<detail::WorkerPool> pool_;  // persistent workers
 };
 

@@ -28,7 +28,40 @@ struct TrainOptions {
   // before the first epoch's clock starts: EpochResult::capture_seconds says what it cost. CUDA only: throws
   // InvalidArgument on another device and Unsupported in a build against a LibTorch without CUDA.
   bool cuda_graph = false;
+
+  // Data-parallel training (feedline::dist::DataParallel sets these): `after_backward` runs after each training
+  // step's backward pass and before the optimizer's step (to average the gradients over the ranks);
+  // `reduce_totals` gets each phase's totals as float64 {loss sum, samples, correct} and sums them over the ranks
+  // in place, so that the results are the whole job's. Empty: one process. Not with cuda_graph.
+  std::function<void()> after_backward;
+  std::function<void(torch::Tensor&)> reduce_totals;
+
+  // Exact resume. Every `checkpoint_every` training steps (counted from the first epoch's first step), the
+  // model, the optimizer, torch's CPU generator and both loaders' positions go to `checkpoint_dir`/checkpoint.pt,
+  // written to a temporary file and renamed (a crash leaves the previous checkpoint whole). `write_checkpoints`
+  // false counts the steps without writing (the ranks of a job other than rank 0). `resume_dir`: continue from
+  // the checkpoint there instead of from the start: the model's and optimizer's state are replaced by the saved
+  // ones and training goes on at the saved step, so that on a CPU, with the same thread count, the final
+  // weights equal an uninterrupted run's bit for bit. Not with cuda_graph.
+  std::string checkpoint_dir;
+  int64_t checkpoint_every = 0;
+  bool write_checkpoints = true;
+  std::string resume_dir;
 };
+
+// What a checkpoint holds besides the tensors: where training stood.
+struct CheckpointInfo {
+  int64_t epoch = 1;          // the epoch in progress, 1-based
+  int64_t step = 0;           // its training steps done
+  int64_t steps_done = 0;     // training steps done since the start, over all epochs
+  LoaderState train_loader;   // the training loader's position
+};
+
+// The file a checkpoint folder holds.
+std::string checkpoint_path(const std::string& dir);
+// Reads the position a checkpoint holds. Throws IoError when the file cannot be read and InvalidFile, naming
+// the file, when it is no feedline checkpoint.
+CheckpointInfo read_checkpoint_info(const std::string& dir);
 
 struct EpochResult {
   int64_t epoch = 0;  // 1-based
@@ -47,6 +80,8 @@ struct EpochResult {
 struct TrainCallbacks {
   // After each training step: (epoch, batch index, batches in the epoch, running mean loss).
   std::function<void(int64_t, int64_t, int64_t, double)> on_train_step;
+  // After a checkpoint was written (TrainOptions::checkpoint_every): where training stood.
+  std::function<void(const CheckpointInfo&)> on_checkpoint;
   std::function<void(const EpochResult&)> on_epoch_end;
 };
 

@@ -1,0 +1,35 @@
+// Starting the ranks of a one-host job, as `torchrun --standalone --nproc-per-node N` does: the launcher hosts
+// the rendezvous store on a free loopback port and starts N copies of a program with torchrun's environment
+// (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE=True),
+// so that a program that honours that environment (feedline train does) runs the same under either.
+//
+// Thread-safety: one launch at a time in a process (it handles SIGINT and SIGTERM while it runs).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace feedline::dist {
+
+struct LaunchOptions {
+  int64_t nproc = 1;
+  // After the first rank fails, how long the others have to end on their own before they are killed (a rank that
+  // was stopped never ends on its own).
+  std::chrono::milliseconds grace = std::chrono::seconds(3);
+  // Extra environment for every rank ("NAME=value").
+  std::vector<std::string> env;
+};
+
+// Runs `argv` (argv[0]: the program's path) as options.nproc ranks and waits for them. Returns 0 when every rank
+// exits with 0. When one fails (a non-zero exit or a signal), says so through `log`, naming the rank, stops the
+// others (SIGTERM, then SIGKILL) and returns that rank's exit code (128 + the signal for a signal). SIGINT or
+// SIGTERM sent to the launcher goes on to every rank; the launcher then returns 128 + that signal. Every rank is
+// also killed if the launcher dies. Throws InvalidArgument for nproc < 1 and DistError when the store or a
+// process cannot be started.
+int launch(const std::vector<std::string>& argv, const LaunchOptions& options,
+           const std::function<void(const std::string&)>& log);
+
+}  // namespace feedline::dist

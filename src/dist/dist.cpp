@@ -1,0 +1,388 @@
+// The process group: a TCPStore rendezvous, c10d's Gloo (or NCCL) backend, and a heartbeat that lets a survivor
+// say which rank failed. c10d's own Reducer needs an autograd header Debian's LibTorch lacks, so the gradient
+// buckets are ours (GradientAverager, below).
+#include "feedline/dist/dist.h"
+
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+namespace feedline::dist {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr auto kBeatEvery = 1s;
+// A rank whose heartbeat has not moved over this window has died or stopped.
+constexpr auto kStaleAfter = 2500ms;
+// The store's answers while a survivor looks for the rank at fault.
+constexpr auto kDiagnosisTimeout = 5s;
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+int64_t env_number(const char* name, int64_t fallback) {
+  const std::string v = env(name);
+  if (v.empty()) return fallback;
+  size_t used = 0;
+  int64_t n = 0;
+  try {
+    n = std::stoll(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || n < 0) {
+    throw InvalidArgument(std::string("environment variable ") + name + "='" + v + "' is not a whole number");
+  }
+  return n;
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+}
+
+std::string what_of(const std::exception& e) {
+  if (const auto* c = dynamic_cast<const c10::Error*>(&e)) return c->what_without_backtrace();
+  return e.what();
+}
+
+std::string beat_key(int64_t rank) { return "feedline/beat/" + std::to_string(rank); }
+std::string failed_key(int64_t rank) { return "feedline/failed/" + std::to_string(rank); }
+
+c10::intrusive_ptr<c10d::TCPStore> connect(const WorldInfo& w, bool server, std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions o;
+  o.port = static_cast<uint16_t>(w.master_port);
+  o.isServer = server;
+  o.waitWorkers = false;
+  o.timeout = timeout;
+  return c10::make_intrusive<c10d::TCPStore>(w.master_addr, o);
+}
+
+std::string store_host(const WorldInfo& w) {
+  return w.master_addr + ":" + std::to_string(w.master_port) +
+         (w.launcher_hosts_store ? " (the launcher's)" : " (rank 0 hosts it)");
+}
+
+// Which rank is at fault, in words: one that reported its failure, else those whose heartbeat stopped. Blocks
+// while the store does not answer.
+std::string find_fault(const WorldInfo& world) {
+  try {
+    auto s = connect(world, /*server=*/false, kDiagnosisTimeout);
+    std::string found;
+    for (int64_t r = 0; r < world.world_size; ++r) {
+      if (r == world.rank || !s->check({failed_key(r)})) continue;
+      const auto bytes = s->get(failed_key(r));
+      found += (found.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " failed: " +
+               std::string(bytes.begin(), bytes.end());
+    }
+    if (!found.empty()) return found;
+    std::vector<int64_t> before;
+    for (int64_t r = 0; r < world.world_size; ++r) before.push_back(s->add(beat_key(r), 0));
+    std::this_thread::sleep_for(kStaleAfter);
+    std::string stale;
+    for (int64_t r = 0; r < world.world_size; ++r) {
+      if (r != world.rank && s->add(beat_key(r), 0) == before[static_cast<size_t>(r)]) {
+        stale += (stale.empty() ? "" : ", ") + std::to_string(r);
+      }
+    }
+    if (stale.empty()) return "every rank's heartbeat still moves: the network between the ranks may be at fault";
+    return (stale.find(',') == std::string::npos ? "rank " : "ranks ") + stale +
+           " stopped answering (no heartbeat for " +
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(kStaleAfter).count()) +
+           " ms): died, was killed or was stopped";
+  } catch (const std::exception& e) {
+    return "the rendezvous store at " + store_host(world) + " does not answer" +
+           (world.launcher_hosts_store ? "" : ": rank 0, which hosts it, has died or stopped") + " (" + what_of(e) +
+           ")";
+  }
+}
+
+}  // namespace
+
+std::optional<WorldInfo> world_from_environment() {
+  if (env("WORLD_SIZE").empty()) return std::nullopt;
+  WorldInfo w;
+  w.world_size = env_number("WORLD_SIZE", 1);
+  w.rank = env_number("RANK", 0);
+  w.local_rank = env_number("LOCAL_RANK", w.rank);
+  if (w.world_size < 1) throw InvalidArgument("environment variable WORLD_SIZE must be at least 1");
+  if (w.rank >= w.world_size) {
+    throw InvalidArgument("environment variable RANK=" + std::to_string(w.rank) + " is outside [0, WORLD_SIZE=" +
+                          std::to_string(w.world_size) + ")");
+  }
+  w.master_addr = env("MASTER_ADDR");
+  const int64_t port = env_number("MASTER_PORT", 0);
+  if (w.world_size > 1 && (w.master_addr.empty() || port == 0)) {
+    throw InvalidArgument("WORLD_SIZE=" + std::to_string(w.world_size) +
+                          " needs MASTER_ADDR and MASTER_PORT: where rank 0 (or the launcher) hosts the rendezvous");
+  }
+  if (port > 65535) throw InvalidArgument("environment variable MASTER_PORT=" + std::to_string(port) + " is not a port");
+  if (w.master_addr.empty()) w.master_addr = "127.0.0.1";
+  w.master_port = port == 0 ? 29500 : static_cast<int>(port);
+  const std::string agent = env("TORCHELASTIC_USE_AGENT_STORE");
+  w.launcher_hosts_store = agent == "True" || agent == "true" || agent == "1";
+  return w;
+}
+
+std::string available_backends() {
+#ifdef USE_C10D_NCCL
+  return "gloo, nccl";
+#else
+  return "gloo";
+#endif
+}
+
+struct ProcessGroup::Impl {
+  WorldInfo world;
+  GroupOptions options;
+  std::string backend;
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+#ifdef USE_C10D_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
+#endif
+
+  struct Beat {
+    std::mutex mutex;
+    std::condition_variable wake;
+    bool stopping = false;
+  };
+  std::shared_ptr<Beat> beat = std::make_shared<Beat>();
+
+  // Runs `op` on whichever backend the group has; a failure becomes a DistError that names the rank at fault.
+  template <class Op>
+  void collective(const char* what, Op&& op) {
+    try {
+#ifdef USE_C10D_NCCL
+      if (nccl) {
+        op(*nccl);
+        return;
+      }
+#endif
+      op(*gloo);
+    } catch (const std::exception& e) {
+      throw DistError("rank " + std::to_string(world.rank) + ": " + what + " failed: " + diagnose() + " (" +
+                      what_of(e) + ")");
+    }
+  }
+
+  void start_heartbeat() {
+    // A connection of its own: a TCPStore client serves one thread at a time.
+    auto beats = connect(world, /*server=*/false, options.timeout);
+    beats->add(beat_key(world.rank), 1);
+    // Detached, never joined: a store whose host was stopped never answers, and a stuck heartbeat must not hold
+    // up the rank's exit. It shares nothing with this object but `beat`.
+    std::thread([b = beat, beats, key = beat_key(world.rank)] {
+      std::unique_lock<std::mutex> lock(b->mutex);
+      while (!b->wake.wait_for(lock, kBeatEvery, [&] { return b->stopping; })) {
+        lock.unlock();
+        try {
+          beats->add(key, 1);
+        } catch (const std::exception&) {
+          return;  // the store is gone; the collective that notices says so
+        }
+        lock.lock();
+      }
+    }).detach();
+  }
+
+  void stop_heartbeat() {
+    {
+      std::lock_guard<std::mutex> lock(beat->mutex);
+      beat->stopping = true;
+    }
+    beat->wake.notify_all();
+  }
+
+  // Which rank is at fault, in words. Asked on a thread of its own with a deadline: a store whose host was
+  // stopped accepts connections and never answers.
+  std::string diagnose() noexcept {
+    try {
+      auto answer = std::make_shared<std::promise<std::string>>();
+      auto future = answer->get_future();
+      std::thread([w = world, answer] { answer->set_value(find_fault(w)); }).detach();
+      if (future.wait_for(kDiagnosisTimeout + kStaleAfter + 1s) == std::future_status::ready) return future.get();
+    } catch (const std::exception&) {
+    }
+    return "the rendezvous store at " + store_host(world) + " does not answer" +
+           (world.launcher_hosts_store ? "" : ": rank 0, which hosts it, has died or stopped");
+  }
+};
+
+ProcessGroup::ProcessGroup(const WorldInfo& world, torch::Device device, const GroupOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.world = world;
+  m.options = options;
+  if (world.world_size < 1 || world.rank < 0 || world.rank >= world.world_size) {
+    throw InvalidArgument("ProcessGroup: rank " + std::to_string(world.rank) + " is outside [0, " +
+                          std::to_string(world.world_size) + ")");
+  }
+  if (options.timeout <= std::chrono::milliseconds(0)) throw InvalidArgument("ProcessGroup: the timeout must be positive");
+  if (options.bucket_bytes < 1) throw InvalidArgument("ProcessGroup: bucket_bytes must be at least 1");
+  std::string backend = options.backend;
+  if (backend == "auto") {
+    backend = device.is_cuda() && available_backends().find("nccl") != std::string::npos ? "nccl" : "gloo";
+  }
+  if (backend != "gloo" && backend != "nccl") {
+    throw InvalidArgument("unknown distributed backend '" + options.backend + "' (use gloo, nccl or auto)");
+  }
+  if (backend == "nccl" && available_backends().find("nccl") == std::string::npos) {
+    throw InvalidArgument("the nccl backend is not in this LibTorch build (it has " + available_backends() +
+                          "); use --dist-backend gloo");
+  }
+  if (backend == "nccl" && !device.is_cuda()) {
+    throw InvalidArgument("the nccl backend needs a CUDA device, and the device is " + device.str());
+  }
+  m.backend = backend;
+
+  const bool server = !world.launcher_hosts_store && world.rank == 0;
+  try {
+    m.store = connect(world, server, options.timeout);
+  } catch (const std::exception& e) {
+    throw DistError("rank " + std::to_string(world.rank) + ": cannot " + (server ? "host" : "reach") +
+                    " the rendezvous store at " + store_host(m.world) + ": " + what_of(e));
+  }
+  try {
+    m.start_heartbeat();
+    if (backend == "gloo") {
+      auto o = c10d::ProcessGroupGloo::Options::create(options.timeout);
+      const std::string interface = [] {
+        const char* v = std::getenv("GLOO_SOCKET_IFNAME");
+        return std::string(v != nullptr ? v : "");
+      }();
+      if (!interface.empty()) {
+        o->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(interface));
+      } else if (is_loopback(world.master_addr)) {
+        o->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+      } else {
+        o->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+      }
+      m.gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(m.store, world.rank, world.world_size, o);
+    } else {
+#ifdef USE_C10D_NCCL
+      auto o = c10d::ProcessGroupNCCL::Options::create();
+      o->timeout = options.timeout;
+      m.nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(m.store, world.rank, world.world_size, o);
+#endif
+    }
+  } catch (const std::exception& e) {
+    m.stop_heartbeat();
+    throw DistError("rank " + std::to_string(world.rank) + ": the " + backend + " rendezvous of " +
+                    std::to_string(world.world_size) + " ranks at " + store_host(m.world) + " failed within " +
+                    std::to_string(options.timeout.count() / 1000.0).substr(0, 5) + " s: " + what_of(e));
+  }
+}
+
+ProcessGroup::~ProcessGroup() {
+  impl_->stop_heartbeat();
+}
+
+int64_t ProcessGroup::rank() const { return impl_->world.rank; }
+int64_t ProcessGroup::world_size() const { return impl_->world.world_size; }
+const std::string& ProcessGroup::backend() const { return impl_->backend; }
+const GroupOptions& ProcessGroup::options() const { return impl_->options; }
+
+void ProcessGroup::broadcast(std::vector<torch::Tensor> tensors) {
+  impl_->collective("broadcast", [&](auto& pg) {
+    c10d::BroadcastOptions o;
+    o.rootRank = 0;
+    pg.broadcast(tensors, o)->wait();
+  });
+}
+
+void ProcessGroup::allreduce_sum(torch::Tensor& tensor) {
+  impl_->collective("allreduce", [&](auto& pg) {
+    std::vector<at::Tensor> v{tensor};
+    pg.allreduce(v, c10d::AllreduceOptions())->wait();
+  });
+}
+
+void ProcessGroup::barrier() {
+  impl_->collective("barrier", [&](auto& pg) { pg.barrier(c10d::BarrierOptions())->wait(); });
+}
+
+void ProcessGroup::report_failure(const std::string& message) noexcept {
+  try {
+    auto s = connect(impl_->world, /*server=*/false, kDiagnosisTimeout);
+    const std::string text = message.substr(0, 2000);
+    s->set(failed_key(impl_->world.rank), std::vector<uint8_t>(text.begin(), text.end()));
+  } catch (...) {
+  }
+}
+
+// ------------------------------------------------------------------------------------------- GradientAverager
+
+GradientAverager::GradientAverager(ProcessGroup& group, std::vector<torch::Tensor> parameters)
+    : group_(group), parameters_(std::move(parameters)) {
+  const int64_t limit = group.options().bucket_bytes;
+  int64_t bytes = 0;
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    const auto& p = parameters_[i];
+    const bool fits = !buckets_.empty() && bytes + p.numel() * p.element_size() <= limit &&
+                      parameters_[buckets_.back().members.front()].options().type_equal(p.options());
+    if (!fits) {
+      buckets_.emplace_back();
+      bytes = 0;
+    }
+    buckets_.back().members.push_back(i);
+    bytes += p.numel() * p.element_size();
+  }
+  for (auto& b : buckets_) {
+    int64_t n = 0;
+    for (const size_t i : b.members) n += parameters_[i].numel();
+    b.flat = torch::empty({n}, parameters_[b.members.front()].options());
+  }
+}
+
+void GradientAverager::average() {
+  const auto start = Clock::now();
+  const double world = static_cast<double>(group_.world_size());
+  torch::NoGradGuard no_grad;
+  for (auto& b : buckets_) {
+    int64_t at = 0;
+    for (const size_t i : b.members) {
+      const auto& p = parameters_[i];
+      auto slot = b.flat.narrow(0, at, p.numel());
+      // A parameter the step did not reach has no gradient: it takes part as zeros, on every rank alike.
+      if (p.grad().defined()) {
+        slot.copy_(p.grad().reshape({-1}));
+      } else {
+        slot.zero_();
+      }
+      at += p.numel();
+    }
+    group_.allreduce_sum(b.flat);
+    b.flat.div_(world);
+    at = 0;
+    for (const size_t i : b.members) {
+      auto& p = parameters_[i];
+      auto slot = b.flat.narrow(0, at, p.numel()).view(p.sizes());
+      if (p.grad().defined()) {
+        p.mutable_grad().copy_(slot);
+      } else {
+        p.mutable_grad() = slot.clone();
+      }
+      at += p.numel();
+    }
+  }
+  seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double GradientAverager::take_seconds() { return std::exchange(seconds_, 0.0); }
+
+}  // namespace feedline::dist
