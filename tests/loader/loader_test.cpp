@@ -307,6 +307,96 @@ TEST(Loader, RanksShareEachEpochAsDistributedSamplerDoes) {
   }
 }
 
+TEST(Loader, UnevenShardsHoldEachIndexExactlyOnce) {
+  for (const int64_t n : {12, 103, 3, 1}) {
+    auto ds = std::make_shared<IndexDataset>(n);
+    for (const int64_t world : {1, 2, 4}) {
+      std::vector<int64_t> seen;
+      for (int64_t rank = 0; rank < world; ++rank) {
+        Loader loader(ds, LoaderOptions(5).shuffle(true).seed(9).rank(rank).world_size(world).even_shards(false));
+        const auto mine = drain(loader);
+        EXPECT_EQ(static_cast<int64_t>(mine.size()), n > rank ? (n - rank + world - 1) / world : 0);
+        EXPECT_EQ(loader.batches_per_epoch(), (static_cast<int64_t>(mine.size()) + 4) / 5);
+        seen.insert(seen.end(), mine.begin(), mine.end());
+      }
+      std::sort(seen.begin(), seen.end());
+      EXPECT_EQ(seen, iota(n)) << n << " samples, " << world << " ranks";
+    }
+  }
+}
+
+TEST(Loader, StateDictResumesAtTheSameBatchForAnyWorkerCount) {
+  auto ds = std::make_shared<IndexDataset>(53);
+  const auto options = LoaderOptions(4).shuffle(true).seed(11).rank(1).world_size(2);
+  Loader reference(ds, options);
+  reference.set_epoch(2);
+  const auto whole = drain(reference);
+  for (const int64_t taken : {0, 3, 7}) {
+    for (const int64_t workers : {0, 3}) {
+      Loader first(ds, LoaderOptions(options).num_workers(workers).prefetch_factor(4));
+      first.set_epoch(2);
+      LoaderState state;
+      {
+        auto epoch = first.epoch();
+        for (int64_t k = 0; k < taken; ++k) ASSERT_TRUE(epoch.next().has_value());
+        // Workers have made batches past this point; the state counts only those handed out.
+        state = first.state_dict();
+      }
+      EXPECT_EQ(state.epoch, 2);
+      EXPECT_EQ(state.batch, taken);
+      for (const int64_t resumed_workers : {0, 2}) {
+        Loader second(ds, LoaderOptions(options).num_workers(resumed_workers).rank(0));
+        second.load_state_dict(state);
+        EXPECT_EQ(second.state_dict().batch, taken);
+        // Rank 0 of the same job: its share of the same epoch, from the same batch on.
+        Loader rank0(ds, LoaderOptions(options).rank(0));
+        rank0.set_epoch(2);
+        const auto all0 = drain(rank0);
+        const auto from0 = std::min<size_t>(all0.size(), static_cast<size_t>(taken * 4));
+        EXPECT_EQ(drain(second), std::vector<int64_t>(all0.begin() + from0, all0.end()));
+        // The next epoch starts at its beginning.
+        EXPECT_EQ(second.state_dict().epoch, 3);
+        EXPECT_EQ(second.state_dict().batch, 0);
+      }
+      Loader same_rank(ds, LoaderOptions(options).num_workers(2));
+      same_rank.load_state_dict(state);
+      const auto from = std::min<size_t>(whole.size(), static_cast<size_t>(taken * 4));
+      EXPECT_EQ(drain(same_rank), std::vector<int64_t>(whole.begin() + from, whole.end()));
+    }
+  }
+}
+
+TEST(Loader, StateDictOfAnotherRunIsRefusedNamingWhatDiffers) {
+  auto ds = std::make_shared<IndexDataset>(30);
+  Loader loader(ds, LoaderOptions(4).shuffle(true).seed(1));
+  const LoaderState good = loader.state_dict();
+  const auto refused = [&](LoaderState s, const char* words) {
+    try {
+      loader.load_state_dict(s);
+      ADD_FAILURE() << "taken: " << words;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  LoaderState s = good;
+  s.seed = 2;
+  refused(s, "seed 2");
+  s = good;
+  s.world_size = 2;
+  refused(s, "world size 2");
+  s = good;
+  s.batch_size = 8;
+  refused(s, "batch size 8");
+  s = good;
+  s.samples = 31;
+  refused(s, "dataset of size 31");
+  s = good;
+  s.batch = 9;
+  refused(s, "batch 9");
+  auto live = loader.epoch();
+  refused(good, "while an epoch is live");
+}
+
 TEST(Loader, SetEpochChoosesThePermutation) {
   auto ds = std::make_shared<IndexDataset>(40);
   const auto options = LoaderOptions(8).shuffle(true).seed(3).rank(1).world_size(2);

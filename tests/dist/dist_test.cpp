@@ -1,0 +1,468 @@
+// Data-parallel training on c10d: ranks as threads of this process (a store of the test's own on a free loopback
+// port) for the arithmetic, and as processes of the feedline tool for launching, faults and resume.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/cli_support.h"
+#include "feedline/dataset/dataset.h"
+#include "feedline/dist/data_parallel.h"
+#include "feedline/dist/dist.h"
+#include "feedline/loader/loader.h"
+#include "feedline/train/model.h"
+#include "feedline/train/train.h"
+
+namespace feedline {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// A store on a free loopback port, as a launcher hosts it; the ranks connect to it as clients.
+struct TestStore {
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  TestStore() {
+    c10d::TCPStoreOptions o;
+    o.port = 0;
+    o.isServer = true;
+    o.waitWorkers = false;
+    store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", o);
+  }
+  dist::WorldInfo world(int64_t rank, int64_t size) const {
+    dist::WorldInfo w;
+    w.rank = rank;
+    w.world_size = size;
+    w.local_rank = rank;
+    w.master_addr = "127.0.0.1";
+    w.master_port = store->getPort();
+    w.launcher_hosts_store = true;
+    return w;
+  }
+};
+
+// Runs `body(rank)` on `size` threads at once and rethrows the first failure.
+void on_ranks(int64_t size, const std::function<void(int64_t)>& body) {
+  std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(size));
+  for (int64_t r = 0; r < size; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        body(r);
+      } catch (...) {
+        errors[static_cast<size_t>(r)] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+class EnvGuard {
+ public:
+  using Vars = std::vector<std::pair<std::string, std::string>>;
+  explicit EnvGuard(const Vars& vars) {
+    for (const auto& [k, v] : vars) {
+      const char* old = std::getenv(k.c_str());
+      saved_.emplace_back(k, old != nullptr ? std::optional<std::string>(old) : std::nullopt);
+      ::setenv(k.c_str(), v.c_str(), 1);
+    }
+  }
+  ~EnvGuard() {
+    for (const auto& [k, v] : saved_) {
+      if (v) {
+        ::setenv(k.c_str(), v->c_str(), 1);
+      } else {
+        ::unsetenv(k.c_str());
+      }
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+TEST(Dist, WorldComesFromTorchrunsEnvironment) {
+  {
+    EnvGuard env({{"WORLD_SIZE", "4"}, {"RANK", "2"}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", "10.0.0.7"},
+                  {"MASTER_PORT", "29555"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
+    const auto w = dist::world_from_environment();
+    ASSERT_TRUE(w.has_value());
+    EXPECT_EQ(w->world_size, 4);
+    EXPECT_EQ(w->rank, 2);
+    EXPECT_EQ(w->local_rank, 0);
+    EXPECT_EQ(w->master_addr, "10.0.0.7");
+    EXPECT_EQ(w->master_port, 29555);
+    EXPECT_TRUE(w->launcher_hosts_store);
+  }
+  {
+    EnvGuard env({{"WORLD_SIZE", "2"}, {"RANK", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29555"}});
+    try {
+      dist::world_from_environment();
+      FAIL() << "a rank outside the world was taken";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("RANK=2"), std::string::npos) << e.what();
+    }
+  }
+  {
+    EnvGuard env(EnvGuard::Vars{{"WORLD_SIZE", "two"}});
+    try {
+      dist::world_from_environment();
+      FAIL() << "WORLD_SIZE=two was taken";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("WORLD_SIZE='two'"), std::string::npos) << e.what();
+    }
+  }
+  {
+    EnvGuard env({{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"MASTER_ADDR", ""}, {"MASTER_PORT", ""}});
+    EXPECT_THROW(dist::world_from_environment(), InvalidArgument);
+  }
+}
+
+TEST(Dist, AnUnknownOrMissingBackendIsRefusedByName) {
+  TestStore store;
+  dist::GroupOptions o;
+  o.backend = "mpi";
+  try {
+    dist::ProcessGroup group(store.world(0, 1), torch::kCPU, o);
+    FAIL() << "backend mpi was taken";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("'mpi'"), std::string::npos) << e.what();
+  }
+  if (dist::available_backends().find("nccl") == std::string::npos) {
+    o.backend = "nccl";
+    try {
+      dist::ProcessGroup group(store.world(0, 1), torch::kCPU, o);
+      FAIL() << "backend nccl was taken by a LibTorch without it";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("nccl"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Dist, GradientsAreAveragedOverRanksInBuckets) {
+  TestStore store;
+  constexpr int64_t kRanks = 3;
+  std::vector<std::vector<torch::Tensor>> grads(kRanks);
+  std::vector<int64_t> buckets(kRanks);
+  on_ranks(kRanks, [&](int64_t rank) {
+    dist::GroupOptions o;
+    o.timeout = 30s;
+    o.bucket_bytes = 64;  // 16 floats: the 10- and 12-float parameters land in buckets of their own
+    dist::ProcessGroup group(store.world(rank, kRanks), torch::kCPU, o);
+    std::vector<torch::Tensor> params{torch::zeros({2, 5}, torch::requires_grad()),
+                                      torch::zeros({12}, torch::requires_grad()),
+                                      torch::zeros({3}, torch::requires_grad())};
+    for (size_t i = 0; i < 2; ++i) {
+      params[i].mutable_grad() = torch::full(params[i].sizes(), static_cast<float>(rank * 10 + i));
+    }
+    // params[2] has no gradient on any rank: it takes part as zeros.
+    dist::GradientAverager averager(group, params);
+    buckets[static_cast<size_t>(rank)] = averager.buckets();
+    averager.average();
+    for (const auto& p : params) grads[static_cast<size_t>(rank)].push_back(p.grad().clone());
+    group.barrier();
+  });
+  for (int64_t r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(buckets[static_cast<size_t>(r)], 2);  // {10 floats}, {12 + 3 floats}: 64 bytes hold no more
+    // mean over ranks of rank*10 + i = 10 + i
+    EXPECT_TRUE(torch::equal(grads[static_cast<size_t>(r)][0], torch::full({2, 5}, 10.0f)));
+    EXPECT_TRUE(torch::equal(grads[static_cast<size_t>(r)][1], torch::full({12}, 11.0f)));
+    EXPECT_TRUE(torch::equal(grads[static_cast<size_t>(r)][2], torch::zeros({3})));
+  }
+}
+
+// A learnable little dataset: class c brightens row 2c of a 1x12x12 image.
+std::shared_ptr<Dataset> little_dataset(int64_t n, uint64_t seed) {
+  torch::manual_seed(seed);
+  auto images = torch::rand({n, 1, 12, 12}) * 0.3;
+  auto labels = torch::arange(n, torch::kInt64).remainder(5);
+  for (int64_t i = 0; i < n; ++i) images[i][0][labels[i].item<int64_t>() * 2] += 0.7;
+  return std::make_shared<TensorDataset>(images, labels);
+}
+
+SimpleCNN little_model(uint64_t seed) {
+  torch::manual_seed(seed);
+  return SimpleCNN(SimpleCNNOptions().channels(1).height(12).width(12).classes(5));
+}
+
+TEST(Dist, TwoRanksTrainAsOneProcessOnTheSameGlobalBatches) {
+  torch::set_num_threads(1);
+  const auto train_set = little_dataset(96, 1);
+  const auto test_set = little_dataset(37, 2);  // odd: the ranks' test shares differ by one sample
+  constexpr int64_t kGlobalBatch = 16;
+  TrainOptions options;
+  options.epochs = 2;
+
+  SimpleCNN single = little_model(7);
+  Loader single_train(train_set, LoaderOptions(kGlobalBatch).shuffle(true).seed(3));
+  Loader single_test(test_set, LoaderOptions(kGlobalBatch));
+  const auto expected = train_model(single, single_train, single_test, options);
+
+  TestStore store;
+  std::vector<std::vector<EpochResult>> results(2);
+  std::vector<std::vector<torch::Tensor>> weights(2);
+  on_ranks(2, [&](int64_t rank) {
+    dist::GroupOptions go;
+    go.timeout = 60s;
+    dist::ProcessGroup group(store.world(rank, 2), torch::kCPU, go);
+    // Rank 1 starts from other weights: the broadcast must give it rank 0's.
+    SimpleCNN model = little_model(rank == 0 ? 7 : 8);
+    dist::DataParallel parallel(group, *model);
+    TrainOptions o = options;
+    parallel.apply(o);
+    Loader train(train_set, LoaderOptions(kGlobalBatch / 2).shuffle(true).seed(3).rank(rank).world_size(2));
+    Loader test(test_set, LoaderOptions(kGlobalBatch / 2).rank(rank).world_size(2).even_shards(false));
+    results[static_cast<size_t>(rank)] = train_model(model, train, test, o);
+    for (const auto& p : model->parameters()) weights[static_cast<size_t>(rank)].push_back(p.detach().clone());
+    group.barrier();
+  });
+
+  const auto single_weights = single->parameters();
+  for (size_t r = 0; r < 2; ++r) {
+    ASSERT_EQ(weights[r].size(), single_weights.size());
+    for (size_t i = 0; i < weights[r].size(); ++i) {
+      // Every rank holds the same weights, bit for bit: they took the same averaged steps.
+      EXPECT_TRUE(torch::equal(weights[r][i], weights[0][i])) << "rank " << r << ", parameter " << i;
+      // And one process's, to the order of float additions (a sum of two halves against one sum).
+      EXPECT_TRUE(torch::allclose(weights[r][i], single_weights[i], 1e-4, 1e-5))
+          << "rank " << r << ", parameter " << i << ": largest difference "
+          << (weights[r][i] - single_weights[i]).abs().max().item<float>();
+    }
+    for (size_t e = 0; e < expected.size(); ++e) {
+      const auto& got = results[r][e];
+      EXPECT_EQ(got.test_accuracy, results[0][e].test_accuracy);  // summed counts: the same on every rank
+      EXPECT_NEAR(got.test_accuracy, expected[e].test_accuracy, 1.0 / 37 + 1e-9);
+      EXPECT_NEAR(got.train_loss, expected[e].train_loss, 1e-4);
+      EXPECT_NEAR(got.test_loss, expected[e].test_loss, 1e-4);
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------- ranks as processes
+
+std::string torch_program() {
+  std::string cli = FEEDLINE_CLI;
+  return cli.substr(0, cli.rfind('/') + 1) + "feedline-torch";
+}
+
+// A process of the test's, its output going to a file.
+struct Child {
+  pid_t pid = -1;
+  std::string out;
+
+  // Waits up to `limit`; returns the exit status, or nullopt on timeout.
+  std::optional<int> wait_for(std::chrono::milliseconds limit) {
+    const auto end = Clock::now() + limit;
+    while (Clock::now() < end) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return status;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return std::nullopt;
+  }
+  std::string output() const {
+    std::ifstream f(out);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  }
+  // Waits until the output holds `text` (true) or `limit` passes or the process ends (false).
+  bool wait_for_output(const std::string& text, std::chrono::milliseconds limit) const {
+    const auto end = Clock::now() + limit;
+    while (Clock::now() < end) {
+      if (output().find(text) != std::string::npos) return true;
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != 0) {
+        return output().find(text) != std::string::npos;  // it ended
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+  ~Child() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+std::unique_ptr<Child> start(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                             const std::string& out) {
+  auto child = std::make_unique<Child>();
+  child->out = out;
+  std::vector<std::string> a = args;
+  std::vector<char*> argv;
+  for (auto& s : a) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> e;
+  for (char** p = environ; *p != nullptr; ++p) e.emplace_back(*p);
+  for (const auto& kv : env) e.push_back(kv);
+  std::vector<char*> envp;
+  for (auto& s : e) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  child->pid = ::fork();
+  if (child->pid == 0) {
+    std::FILE* f = std::freopen(out.c_str(), "w", stdout);
+    if (f == nullptr || ::dup2(::fileno(stdout), 2) < 0) ::_exit(126);
+    ::execve(argv[0], argv.data(), envp.data());
+    ::_exit(127);
+  }
+  return child;
+}
+
+// A tiny MNIST-shaped dataset, prepared as `feedline prepare` does; returns its folder (IDX files beside).
+std::string prepared(const std::string& name, uint32_t train, uint32_t test) {
+  const std::string idx = testing::make_idx_dir(name, train, test);
+  const auto r = testing::run_cli("prepare --dataset mnist --mnist-idx " + idx + " --data-dir " + idx + "/data");
+  EXPECT_EQ(r.status, 0) << r.output;
+  return idx;
+}
+
+// Train flags over a prepared dataset; with many epochs, long enough to be mid-training when a test strikes.
+std::vector<std::string> train_args(const std::string& program, const std::string& dir, int64_t epochs) {
+  return {program, "train", "--dataset", "mnist", "--data-dir", dir + "/data", "--device", "cpu", "--threads", "1",
+          "--batch-size", "64", "--epochs", std::to_string(epochs)};
+}
+
+// Rank `victim` of two is killed (or stopped) mid-training; the other must end non-zero, in well under 30 s,
+// naming it.
+void strike_a_rank(int sig, int64_t victim) {
+  const std::string idx = prepared("dist_strike_" + std::to_string(sig) + "_" + std::to_string(victim), 2000, 100);
+  TestStore store;
+  std::vector<std::unique_ptr<Child>> ranks;
+  for (int64_t r = 0; r < 2; ++r) {
+    auto args = train_args(torch_program(), idx, 1000);
+    args.insert(args.end(), {"--dist-timeout", "5"});
+    ranks.push_back(start(args,
+                          {"RANK=" + std::to_string(r), "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1",
+                           "MASTER_PORT=" + std::to_string(store.store->getPort()), "TORCHELASTIC_USE_AGENT_STORE=True"},
+                          idx + "/rank" + std::to_string(r) + ".out"));
+  }
+  ASSERT_TRUE(ranks[0]->wait_for_output("Epoch 1/", 60s)) << ranks[0]->output() << ranks[1]->output();
+  ::kill(ranks[static_cast<size_t>(victim)]->pid, sig);
+  const auto struck = Clock::now();
+  auto& survivor = *ranks[static_cast<size_t>(1 - victim)];
+  const auto status = survivor.wait_for(30s);
+  ASSERT_TRUE(status.has_value()) << "rank " << 1 - victim << " still runs 30 s after rank " << victim << " was struck";
+  EXPECT_LT(Clock::now() - struck, 30s);
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) != 0) << survivor.output();
+  EXPECT_NE(survivor.output().find("rank " + std::to_string(victim)), std::string::npos) << survivor.output();
+}
+
+TEST(DistProcesses, AKilledRankEndsTheJobNamingIt) {
+  strike_a_rank(SIGKILL, 1);
+  strike_a_rank(SIGKILL, 0);  // rank 0 here is not the store's host: the survivor still finds it
+}
+
+TEST(DistProcesses, AStoppedRankEndsTheJobNamingIt) { strike_a_rank(SIGSTOP, 1); }
+
+std::vector<pid_t> children_of(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  std::vector<pid_t> out;
+  pid_t c;
+  while (f >> c) out.push_back(c);
+  return out;
+}
+
+TEST(DistProcesses, TheLauncherNamesAFailedRankAndStopsTheOthers) {
+  const std::string idx = prepared("dist_launcher", 2000, 100);
+  auto args = train_args(FEEDLINE_CLI, idx, 1000);
+  args.insert(args.end(), {"--nproc", "2", "--dist-timeout", "5"});
+  auto launcher = start(args, {}, idx + "/launcher.out");
+  ASSERT_TRUE(launcher->wait_for_output("Epoch 1/", 60s)) << launcher->output();
+  const auto ranks = children_of(launcher->pid);
+  ASSERT_EQ(ranks.size(), 2u) << launcher->output();
+  ::kill(ranks[1], SIGKILL);
+  const auto status = launcher->wait_for(30s);
+  ASSERT_TRUE(status.has_value()) << "the launcher still runs 30 s after a rank was killed";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 128 + SIGKILL) << launcher->output();
+  EXPECT_NE(launcher->output().find("rank 1 (pid " + std::to_string(ranks[1]) + ") was killed by signal 9"),
+            std::string::npos)
+      << launcher->output();
+  for (const pid_t p : ranks) EXPECT_NE(::kill(p, 0), 0) << "rank pid " << p << " outlived its launcher";
+}
+
+TEST(DistProcesses, InterruptingTheLauncherStopsEveryRank) {
+  const std::string idx = prepared("dist_interrupt", 2000, 100);
+  auto args = train_args(FEEDLINE_CLI, idx, 1000);
+  args.insert(args.end(), {"--nproc", "2"});
+  auto launcher = start(args, {}, idx + "/launcher.out");
+  ASSERT_TRUE(launcher->wait_for_output("Epoch 1/", 60s)) << launcher->output();
+  const auto ranks = children_of(launcher->pid);
+  ASSERT_EQ(ranks.size(), 2u);
+  ::kill(launcher->pid, SIGINT);
+  const auto status = launcher->wait_for(30s);
+  ASSERT_TRUE(status.has_value()) << "the launcher still runs 30 s after SIGINT";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 128 + SIGINT) << launcher->output();
+  for (const pid_t p : ranks) EXPECT_NE(::kill(p, 0), 0) << "rank pid " << p << " outlived the interrupt";
+}
+
+std::vector<torch::Tensor> saved_weights(const std::string& path) {
+  SimpleCNN model{SimpleCNNOptions()};
+  load_module(*model, path);
+  std::vector<torch::Tensor> out;
+  for (const auto& p : model->parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+// Killed mid-epoch after a checkpoint, resumed from it: the final weights equal an uninterrupted run's exactly.
+void resume_matches(const std::vector<std::string>& extra, const std::string& name) {
+  const std::string idx = prepared(name, 6400, 100);
+  auto plain = train_args(torch_program(), idx, 3);
+  plain.insert(plain.end(), extra.begin(), extra.end());
+  auto whole = plain;
+  whole.insert(whole.end(), {"--save", idx + "/whole.pt"});
+  auto run = start(whole, {}, idx + "/whole.out");
+  auto status = run->wait_for(120s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << run->output();
+
+  auto checkpointed = plain;
+  checkpointed.insert(checkpointed.end(),
+                      {"--checkpoint", idx + "/ck", "--checkpoint-every", "30", "--save", idx + "/never.pt"});
+  run = start(checkpointed, {}, idx + "/killed.out");
+  // 100 steps an epoch: the checkpoint at step 120 is epoch 2's twentieth, and epochs 2 and 3 are far from done.
+  ASSERT_TRUE(run->wait_for_output("Checkpoint: epoch 2, step 20", 120s)) << run->output();
+  ::kill(run->pid, SIGKILL);
+  run->wait_for(30s);
+  EXPECT_FALSE(std::ifstream(idx + "/never.pt").good());
+
+  auto resumed = plain;
+  resumed.insert(resumed.end(), {"--resume", idx + "/ck", "--save", idx + "/resumed.pt"});
+  run = start(resumed, {}, idx + "/resumed.out");
+  status = run->wait_for(120s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << run->output();
+  EXPECT_NE(run->output().find("Resuming from"), std::string::npos) << run->output();
+
+  const auto a = saved_weights(idx + "/whole.pt");
+  const auto b = saved_weights(idx + "/resumed.pt");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "parameter " << i;
+}
+
+TEST(DistProcesses, AResumedRunEndsWithTheUninterruptedRunsWeightsBitForBit) {
+  resume_matches({}, "dist_resume");
+  // With workers prefetching past the checkpoint, the resumed loader still starts at the right batch.
+  resume_matches({"--num-workers", "2"}, "dist_resume_workers");
+}
+
+}  // namespace
+}  // namespace feedline
