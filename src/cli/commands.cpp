@@ -329,6 +329,28 @@ void Commands::define_bench() {
       ->check(seconds())
       ->capture_default_str();
   l->add_option("--threads", lb.threads, "Intra-op threads")->check(whole(1))->capture_default_str();
+
+  lab::DistBenchOptions& db = dist_bench;
+  auto* d = bench_dist_cmd_ = c->add_subcommand(
+      "dist", "Threads or processes: one process with every thread beside data-parallel processes sharing them, "
+              "training the same batches on the CPU in turns");
+  d->add_option("--data-dir", db.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
+  d->add_option("--dataset", db.dataset, "mnist or fashion-mnist")->check(one_of(kDatasets))->capture_default_str();
+  d->add_option("--format", db.format, "parquet or csv")->check(one_of(kFormats))->capture_default_str();
+  d->add_option("--dataset-mode", db.mode, "row, tensor, tensor-uint8 or device")
+      ->check(one_of({"row", "tensor", "tensor-uint8", "device"}))
+      ->capture_default_str();
+  d->add_option("--limit", db.limit, "Train samples")->check(whole(1))->capture_default_str();
+  d->add_option("--batch-size", db.batch_size, "The global batch")->check(whole(1))->capture_default_str();
+  d->add_option("--epochs", db.epochs, "Epochs a run (the first a warm-up)")->check(whole(1))->capture_default_str();
+  d->add_option("--nproc", db.nproc, "Processes of the data-parallel configuration")
+      ->check(whole(2, 1024))
+      ->capture_default_str();
+  d->add_option("--threads", db.threads, "Threads in all, for either configuration")
+      ->check(whole(1))
+      ->capture_default_str();
+  d->add_option("--repeat", db.repeat, "Runs of each configuration, in turns")->check(whole(1))->capture_default_str();
+  d->add_option("--out", db.out_dir, "Results folder (dist.json, dist.md)")->capture_default_str();
 }
 
 void Commands::define_inspect_and_cat() {
@@ -397,6 +419,8 @@ void Commands::finish() {
     train.threads_given = train_threads_->count() > 0;
   } else if (*bench_loader_cmd_) {
     command_ = Command::kBenchLoader;
+  } else if (*bench_dist_cmd_) {
+    command_ = Command::kBenchDist;
   } else if (*bench_cmd_ && bench_from_->count() > 0) {
     for (const CLI::Option* o : bench_cmd_->get_options()) {
       const std::string name = o->get_name();
@@ -425,7 +449,7 @@ void Commands::finish() {
 
 bool Commands::needs_torch() const {
   return command_ == Command::kTrain || command_ == Command::kBench || command_ == Command::kBenchFrom ||
-         command_ == Command::kBenchLoader;
+         command_ == Command::kBenchLoader || command_ == Command::kBenchDist;
 }
 
 }  // namespace feedline::cli

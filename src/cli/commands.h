@@ -86,7 +86,7 @@ struct ConvertArgs {
 };
 
 // The subcommand a parsed line chose.
-enum class Command { kPrepare, kTrain, kBench, kBenchFrom, kBenchLoader, kInspect, kCat, kConvert };
+enum class Command { kPrepare, kTrain, kBench, kBenchFrom, kBenchLoader, kBenchDist, kInspect, kCat, kConvert };
 
 // Every command's arguments and the parser that fills them. After parse(), command() says which ran, and the
 // arguments are complete (flags that depend on others, such as --full or --level, already applied).
@@ -109,6 +109,7 @@ class Commands {
   lab::LabOptions lab;
   std::string bench_from;
   lab::LoaderBenchOptions loader_bench;
+  lab::DistBenchOptions dist_bench;
   InspectArgs inspect;
   CatArgs cat;
   ConvertArgs convert;
@@ -126,6 +127,7 @@ class Commands {
   std::string bench_shape_ = "1x28x28";
   CLI::App* prepare_cmd_ = nullptr;
   CLI::App* train_cmd_ = nullptr;
+  CLI::App* bench_dist_cmd_ = nullptr;
   CLI::App* bench_cmd_ = nullptr;
   CLI::App* bench_loader_cmd_ = nullptr;
   CLI::App* inspect_cmd_ = nullptr;

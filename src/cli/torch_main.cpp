@@ -22,6 +22,14 @@
 namespace feedline::cli {
 namespace {
 
+// This program's path, to start more of it.
+std::string self_path() {
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) throw IoError("cannot find this program's own path (/proc/self/exe) to start more of it");
+  return std::string(self, static_cast<size_t>(n));
+}
+
 // `feedline train --nproc N`: this process becomes the launcher of N ranks, each this program with the same
 // command line less --nproc.
 int launch_ranks(int argc, char** argv, int64_t nproc) {
@@ -30,10 +38,7 @@ int launch_ranks(int argc, char** argv, int64_t nproc) {
                           std::to_string(world->rank) + " of a job of " + std::to_string(world->world_size) +
                           " (WORLD_SIZE is set)");
   }
-  char self[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) throw IoError("--nproc: cannot find this program's path to start its ranks");
-  std::vector<std::string> args{std::string(self, static_cast<size_t>(n))};
+  std::vector<std::string> args{self_path()};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--nproc") {
@@ -64,6 +69,7 @@ int run(int argc, char** argv) {
       if (commands.train.nproc > 0) return launch_ranks(argc, argv, commands.train.nproc);
       return run_train(commands.train);
     case Command::kBenchLoader: return lab::run_loader_bench(commands.loader_bench);
+    case Command::kBenchDist: return lab::run_dist_bench(commands.dist_bench, self_path());
     case Command::kBenchFrom: return lab::run_lab_from(commands.bench_from, commands.lab.out_dir, !commands.lab.skip_plots);
     default: return lab::run_lab(commands.lab);
   }

@@ -93,6 +93,14 @@ int rank_threads(const TrainArgs& args, const std::optional<dist::WorldInfo>& wo
   return static_cast<int>(std::max<int64_t>(1, args.threads / ranks_here));
 }
 
+// The device of one rank: a job's ranks given "cuda" (or "auto" on a GPU machine) take the GPU of their local rank.
+torch::Device rank_device(const TrainArgs& args, const std::optional<dist::WorldInfo>& world) {
+  const torch::Device device = resolve_device(args.device);
+  if (!world || world->world_size == 1 || !device.is_cuda() || device.has_index()) return device;
+  const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(world->local_rank % std::max<int64_t>(1, gpus)));
+}
+
 }  // namespace
 
 int run_train(const TrainArgs& args) {
@@ -110,7 +118,7 @@ int run_train(const TrainArgs& args) {
   dist::GroupOptions go;
   go.backend = args.dist_backend;
   go.timeout = std::chrono::milliseconds(static_cast<int64_t>(args.dist_timeout * 1000.0));
-  dist::ProcessGroup group(*world, resolve_device(args.device), go);
+  dist::ProcessGroup group(*world, rank_device(args, world), go);
   try {
     const int code = train_ranked(args, world, &group);
     group.barrier();  // no rank leaves while another may still need it
@@ -129,7 +137,7 @@ int train_ranked(const TrainArgs& args, const std::optional<dist::WorldInfo>& wo
   if (group == nullptr) set_threads(rank_threads(args, world));
   const int64_t ranks = group != nullptr ? group->world_size() : 1;
   const bool lead = group == nullptr || group->rank() == 0;
-  const torch::Device device = resolve_device(args.device);
+  const torch::Device device = rank_device(args, world);
   if (args.cuda_graph && !device.is_cuda()) {
     throw InvalidArgument("--cuda-graph needs a CUDA device, and the device is " + device.str() +
                           " (pass --device cuda on a machine with a GPU and a LibTorch with CUDA)");
@@ -211,10 +219,17 @@ int train_ranked(const TrainArgs& args, const std::optional<dist::WorldInfo>& wo
   }
   callbacks.on_epoch_end = [&](const EpochResult& r) {
     bar.clear();
-    fmt::print("Epoch {}/{}: train {:.2f}s (loss {:.4f}, data wait {:.1f}%), test {:.2f}s, test loss {:.4f}, "
+    // Data-parallel: what averaging the gradients cost this rank in the train phase.
+    std::string allreduce;
+    if (parallel) {
+      const double seconds = parallel->take_allreduce_seconds();
+      allreduce = fmt::format(", allreduce {:.3f}s = {:.1f}%", seconds,
+                              r.train_seconds > 0 ? 100.0 * seconds / r.train_seconds : 0.0);
+    }
+    fmt::print("Epoch {}/{}: train {:.2f}s (loss {:.4f}, data wait {:.1f}%{}), test {:.2f}s, test loss {:.4f}, "
                "test accuracy {:.2f}%\n",
-               r.epoch, args.epochs, r.train_seconds, r.train_loss, 100.0 * r.data_wait_share(), r.test_seconds,
-               r.test_loss, 100.0 * r.test_accuracy);
+               r.epoch, args.epochs, r.train_seconds, r.train_loss, 100.0 * r.data_wait_share(), allreduce,
+               r.test_seconds, r.test_loss, 100.0 * r.test_accuracy);
     std::fflush(stdout);
   };
   TrainOptions topts;

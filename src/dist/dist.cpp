@@ -4,6 +4,7 @@
 #include "feedline/dist/dist.h"
 
 #include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef USE_C10D_NCCL
@@ -63,13 +64,17 @@ std::string what_of(const std::exception& e) {
 std::string beat_key(int64_t rank) { return "feedline/beat/" + std::to_string(rank); }
 std::string failed_key(int64_t rank) { return "feedline/failed/" + std::to_string(rank); }
 
-c10::intrusive_ptr<c10d::TCPStore> connect(const WorldInfo& w, bool server, std::chrono::milliseconds timeout) {
+// A connection to the job's store. A launcher's store is shared with the launcher and its earlier attempts:
+// this attempt's keys go under the prefix torchrun's workers use, "/worker/attempt_<restart count>".
+c10::intrusive_ptr<c10d::Store> connect(const WorldInfo& w, bool server, std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions o;
   o.port = static_cast<uint16_t>(w.master_port);
   o.isServer = server;
   o.waitWorkers = false;
   o.timeout = timeout;
-  return c10::make_intrusive<c10d::TCPStore>(w.master_addr, o);
+  auto store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, o);
+  if (!w.launcher_hosts_store) return store;
+  return c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + std::to_string(w.attempt), store);
 }
 
 std::string store_host(const WorldInfo& w) {
@@ -135,6 +140,7 @@ std::optional<WorldInfo> world_from_environment() {
   w.master_port = port == 0 ? 29500 : static_cast<int>(port);
   const std::string agent = env("TORCHELASTIC_USE_AGENT_STORE");
   w.launcher_hosts_store = agent == "True" || agent == "true" || agent == "1";
+  w.attempt = env_number("TORCHELASTIC_RESTART_COUNT", 0);
   return w;
 }
 
@@ -150,7 +156,7 @@ struct ProcessGroup::Impl {
   WorldInfo world;
   GroupOptions options;
   std::string backend;
-  c10::intrusive_ptr<c10d::TCPStore> store;
+  c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
 #ifdef USE_C10D_NCCL
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;

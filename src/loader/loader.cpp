@@ -363,15 +363,20 @@ int64_t rank_samples(int64_t n, int64_t world, bool drop_last) {
   return drop_last ? n / world : (n + world - 1) / world;
 }
 
-// Uneven shares (LoaderOptions::even_shards false): positions rank, rank + world, ... below n.
-int64_t uneven_samples(int64_t n, int64_t world, int64_t rank) { return n > rank ? (n - rank + world - 1) / world : 0; }
+// Uneven shares (LoaderOptions::even_shards false): positions rank, rank + world, ... below n, or the stretch
+// [rank * n / world, (rank + 1) * n / world) for a dataset read in blocks; as many samples either way.
+int64_t uneven_samples(int64_t n, int64_t world, int64_t rank, bool stretches) {
+  if (stretches) return (rank + 1) * n / world - rank * n / world;
+  return n > rank ? (n - rank + world - 1) / world : 0;
+}
 
 }  // namespace
 
 int64_t Loader::batches_per_epoch() const {
   const int64_t n = options_.even_shards()
                         ? rank_samples(dataset_->size(), options_.world_size(), options_.drop_last())
-                        : uneven_samples(dataset_->size(), options_.world_size(), options_.rank());
+                        : uneven_samples(dataset_->size(), options_.world_size(), options_.rank(),
+                                         !dataset_->shuffle_blocks().empty());
   const int64_t b = options_.batch_size();
   return options_.drop_last() ? n / b : (n + b - 1) / b;
 }
@@ -419,17 +424,27 @@ void Loader::load_state_dict(const LoaderState& state) {
 }
 
 std::vector<int64_t> Loader::epoch_indices(int64_t epoch) const {
-  std::vector<int64_t> order =
-      epoch_permutation(dataset_->size(), options_.shuffle(), options_.seed(), epoch, dataset_->shuffle_blocks());
+  const std::vector<int64_t> blocks = dataset_->shuffle_blocks();
+  std::vector<int64_t> order = epoch_permutation(dataset_->size(), options_.shuffle(), options_.seed(), epoch, blocks);
   const int64_t world = options_.world_size();
   if (world == 1 || order.empty()) return order;
-  // Rank r takes positions r, r + world, ... of the global order, padded by wrapping around it.
   const int64_t n = static_cast<int64_t>(order.size());
-  const int64_t share = options_.even_shards() ? rank_samples(n, world, options_.drop_last())
-                                              : uneven_samples(n, world, options_.rank());
-  std::vector<int64_t> mine(static_cast<size_t>(share));
+  const int64_t rank = options_.rank();
+  // A dataset read in blocks (row groups) is split into stretches of the global order, which keep its blocks
+  // together: rank r reads about 1/world of them. Any other is split by stride, as DistributedSampler does.
+  const bool stretches = !blocks.empty();
+  std::vector<int64_t> mine;
+  if (!options_.even_shards()) {
+    if (stretches) return std::vector<int64_t>(order.begin() + rank * n / world, order.begin() + (rank + 1) * n / world);
+    for (int64_t i = rank; i < n; i += world) mine.push_back(order[static_cast<size_t>(i)]);
+    return mine;
+  }
+  // Equal shares, padded by wrapping around the global order (or cut to a multiple of world with drop_last).
+  const int64_t share = rank_samples(n, world, options_.drop_last());
+  mine.resize(static_cast<size_t>(share));
   for (int64_t i = 0; i < share; ++i) {
-    mine[static_cast<size_t>(i)] = order[static_cast<size_t>((options_.rank() + i * world) % n)];
+    const int64_t at = stretches ? rank * share + i : rank + i * world;
+    mine[static_cast<size_t>(i)] = order[static_cast<size_t>(at % n)];
   }
   return mine;
 }

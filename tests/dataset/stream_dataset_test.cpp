@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -106,6 +108,40 @@ TEST(ParquetStream, AShuffledEpochReadsEachRowGroupOnce) {
   }
   ASSERT_EQ(batches[0].size(), batches[1].size());
   for (size_t i = 0; i < batches[0].size(); ++i) EXPECT_TRUE(torch::equal(batches[0][i], batches[1][i])) << i;
+}
+
+TEST(ParquetStream, EachRankReadsOnlyTheRowGroupsOfItsShare) {
+  const std::string path = stream_file("stream_ranks");
+  for (const bool even : {true, false}) {
+    for (const int64_t epoch : {0, 1, 2}) {
+      std::vector<int64_t> seen;
+      for (int64_t rank = 0; rank < 2; ++rank) {
+        auto stream = std::make_shared<ParquetStreamDataset>(path, small_options(/*cached=*/1));
+        Loader loader(stream, LoaderOptions(8).shuffle(true).seed(5).rank(rank).world_size(2).even_shards(even));
+        loader.set_epoch(epoch);
+        const int64_t reads_before = stream->row_group_reads();
+        auto e = loader.epoch();
+        int64_t samples = 0;
+        while (auto batch = e.next()) {
+          samples += batch->target.size(0);
+          for (int64_t i = 0; i < batch->data.size(0); ++i) {
+            // Which of the 50 distinct images this is: its first pixel is (index * 16 * 7) % 251 / 255.
+            const auto first = static_cast<int64_t>(std::lround(batch->data[i].flatten()[0].item<double>() * 255));
+            for (int64_t k = 0; k < 50; ++k) {
+              if ((k * 16 * 7) % 251 == first) seen.push_back(k);
+            }
+          }
+        }
+        EXPECT_EQ(samples, 25);
+        // 25 of the 50 rows: 4 or 5 of the 8 row groups, where a strided share would read all 8.
+        EXPECT_LE(stream->row_group_reads() - reads_before, 5) << "rank " << rank << ", epoch " << epoch;
+      }
+      std::sort(seen.begin(), seen.end());
+      std::vector<int64_t> all(50);
+      for (int64_t k = 0; k < 50; ++k) all[static_cast<size_t>(k)] = k;
+      EXPECT_EQ(seen, all) << "every row once between the two ranks, epoch " << epoch;
+    }
+  }
 }
 
 TEST(ParquetStream, ThreadsSharingOneCachedRowGroupGetTheirOwnRows) {

@@ -99,7 +99,8 @@ class EnvGuard {
 TEST(Dist, WorldComesFromTorchrunsEnvironment) {
   {
     EnvGuard env({{"WORLD_SIZE", "4"}, {"RANK", "2"}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", "10.0.0.7"},
-                  {"MASTER_PORT", "29555"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
+                  {"MASTER_PORT", "29555"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                  {"TORCHELASTIC_RESTART_COUNT", "3"}});
     const auto w = dist::world_from_environment();
     ASSERT_TRUE(w.has_value());
     EXPECT_EQ(w->world_size, 4);
@@ -108,6 +109,7 @@ TEST(Dist, WorldComesFromTorchrunsEnvironment) {
     EXPECT_EQ(w->master_addr, "10.0.0.7");
     EXPECT_EQ(w->master_port, 29555);
     EXPECT_TRUE(w->launcher_hosts_store);
+    EXPECT_EQ(w->attempt, 3);
   }
   {
     EnvGuard env({{"WORLD_SIZE", "2"}, {"RANK", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29555"}});

@@ -38,9 +38,13 @@ struct WorldInfo {
   // The launcher hosts the store (torchrun's TORCHELASTIC_USE_AGENT_STORE=True): every rank connects to it as a
   // client. Otherwise rank 0 hosts it.
   bool launcher_hosts_store = false;
+  // Which start of the job this is (torchrun's TORCHELASTIC_RESTART_COUNT): a restarted job's keys in the
+  // launcher's store are kept apart from the earlier attempts'.
+  int64_t attempt = 0;
 };
 
-// Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT and TORCHELASTIC_USE_AGENT_STORE. Returns nothing
+// Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE and
+// TORCHELASTIC_RESTART_COUNT. Returns nothing
 // when WORLD_SIZE is unset (a one-process run). Throws InvalidArgument naming the variable for a value that is
 // not a number, a rank outside [0, WORLD_SIZE), or WORLD_SIZE > 1 without MASTER_ADDR and MASTER_PORT.
 std::optional<WorldInfo> world_from_environment();

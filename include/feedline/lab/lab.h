@@ -73,4 +73,25 @@ struct LoaderBenchOptions {
 };
 int run_loader_bench(const LoaderBenchOptions& options);
 
+// `feedline bench dist`: one process with `threads` threads beside `nproc` processes with threads / nproc each
+// (data-parallel over Gloo), training the same global batches of the same data on this host's CPU, in turns,
+// `repeat` times each, with one process of threads / nproc threads as the scale both are read against. Each run is `program` (feedline-torch) running `train`; a run's epoch time is the median
+// of its epochs after the first (a warm-up), and a configuration's the best of its runs. Prints a table with the
+// speed-up and the share of the data-parallel step spent in allreduce; writes it to `out_dir`/dist.json and
+// dist.md (written whole, then renamed).
+struct DistBenchOptions {
+  std::string data_dir = "data";
+  std::string dataset = "fashion-mnist";
+  std::string format = "parquet";
+  std::string mode = "tensor";
+  int64_t limit = 20480;  // the first N samples of each split (train --limit)
+  int64_t batch_size = 512;
+  int64_t epochs = 3;
+  int64_t nproc = 2;
+  int threads = 2;
+  int64_t repeat = 2;
+  std::string out_dir = "bench-results";
+};
+int run_dist_bench(const DistBenchOptions& options, const std::string& program);
+
 }  // namespace feedline::lab

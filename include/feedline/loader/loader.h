@@ -60,11 +60,14 @@ struct LoaderOptions {
   // PyTorch's DistributedSampler gives it. Every rank draws the same global permutation (the same seed), pads it
   // by wrapping to a multiple of world_size (or, with drop_last, cuts it to one) and takes every world_size-th
   // index from position `rank` on: the ranks' shares are disjoint, cover the epoch, and are equally long, so every
-  // rank makes the same number of batches. world_size 1 (the default): the whole epoch.
+  // rank makes the same number of batches. For a dataset read in blocks (Dataset::shuffle_blocks(), a streamed
+  // Parquet file's row groups), rank r takes the r-th stretch of the padded permutation instead, which keeps the
+  // blocks together: a rank reads about 1/world_size of the row groups, plus at most one at each end of its
+  // stretch. world_size 1 (the default): the whole epoch.
   FEEDLINE_ARG(int64_t, rank) = 0;
   FEEDLINE_ARG(int64_t, world_size) = 1;
   // false: no padding and no cut, for evaluation: rank r takes positions r, r + world_size, ... of the global
-  // order and no more, so that the ranks' shares hold every sample exactly once (and counts summed over the
+  // order and no more (for a dataset read in blocks, its stretch of the unpadded order), so that the ranks' shares hold every sample exactly once (and counts summed over the
   // ranks equal one process's), at the price of shares that differ by one sample.
   FEEDLINE_ARG(bool, even_shards) = true;
   // Use the dataset's get_batch() when it offers one (has_batch_fetch()); false forces per-sample get + stack

@@ -1,0 +1,150 @@
+// `feedline bench dist`: threads against processes for CPU training, side by side in one run.
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+#include "feedline/io/error.h"
+#include "feedline/io/file.h"
+#include "feedline/lab/lab.h"
+
+namespace feedline::lab {
+namespace {
+
+struct RunResult {
+  std::vector<double> epoch_seconds, allreduce_seconds;
+  double accuracy = 0;
+};
+
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Runs one training and reads its epoch lines.
+RunResult run_training(const std::string& program, const DistBenchOptions& o, int64_t nproc, int threads) {
+  std::string cmd = quoted(program) + " train --device cpu --data-dir " + quoted(o.data_dir) + " --dataset " +
+                    o.dataset + " --format " + o.format + " --dataset-mode " + o.mode + " --limit " +
+                    std::to_string(o.limit) + " --batch-size " + std::to_string(o.batch_size) + " --epochs " +
+                    std::to_string(o.epochs) + " --threads " + std::to_string(threads);
+  if (nproc > 1) cmd += " --nproc " + std::to_string(nproc);
+  std::FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) throw IoError("bench dist: cannot run " + program);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = ::pclose(p);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw Error("bench dist: the training run failed (" + cmd + "):\n" + out);
+  }
+  static const std::regex epoch(R"(Epoch (\d+)/\d+: train ([0-9.]+)s.*test accuracy ([0-9.]+)%)");
+  static const std::regex allreduce(R"(allreduce ([0-9.]+)s)");
+  RunResult r;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::smatch m, a;
+    if (!std::regex_search(line, m, epoch)) continue;
+    if (std::stoll(m[1].str()) == 1 && o.epochs > 1) continue;  // the warm-up epoch
+    r.epoch_seconds.push_back(std::stod(m[2].str()));
+    r.allreduce_seconds.push_back(std::regex_search(line, a, allreduce) ? std::stod(a[1].str()) : 0.0);
+    r.accuracy = std::stod(m[3].str()) / 100.0;
+  }
+  if (r.epoch_seconds.empty()) throw Error("bench dist: no epoch lines in the output of " + cmd + ":\n" + out);
+  return r;
+}
+
+}  // namespace
+
+int run_dist_bench(const DistBenchOptions& o, const std::string& program) {
+  if (o.nproc < 2) throw InvalidArgument("bench dist: --nproc must be at least 2");
+  if (o.threads < o.nproc || o.threads % o.nproc != 0) {
+    throw InvalidArgument("bench dist: --threads " + std::to_string(o.threads) + " must split evenly between " +
+                          std::to_string(o.nproc) + " processes");
+  }
+  if (o.batch_size % o.nproc != 0) {
+    throw InvalidArgument("bench dist: --batch-size " + std::to_string(o.batch_size) + " must split evenly between " +
+                          std::to_string(o.nproc) + " processes");
+  }
+  const int per_rank = o.threads / static_cast<int>(o.nproc);
+  const std::string one = fmt::format("1 process x {} threads", o.threads);
+  const std::string many = fmt::format("{} processes x {} thread{}", o.nproc, per_rank, per_rank == 1 ? "" : "s");
+  fmt::print("Threads or processes: SimpleCNN on {} ({} train samples, {}, {} dataset), global batch {}, {} epochs "
+             "a run (the first a warm-up), {} runs each in turns, CPU\n",
+             o.dataset, o.limit, o.format, o.mode, o.batch_size, o.epochs, o.repeat);
+  std::fflush(stdout);
+  const std::string single = fmt::format("1 process x {} thread{}", per_rank, per_rank == 1 ? "" : "s");
+  std::vector<double> single_runs, one_runs, many_runs, shares;
+  double one_accuracy = 0, many_accuracy = 0;
+  for (int64_t k = 0; k < o.repeat; ++k) {
+    const RunResult s = run_training(program, o, 1, per_rank);
+    const RunResult a = run_training(program, o, 1, o.threads);
+    const RunResult b = run_training(program, o, o.nproc, per_rank);
+    single_runs.push_back(median(s.epoch_seconds));
+    one_runs.push_back(median(a.epoch_seconds));
+    many_runs.push_back(median(b.epoch_seconds));
+    shares.push_back(median(b.allreduce_seconds) / std::max(1e-9, median(b.epoch_seconds)));
+    one_accuracy = a.accuracy;
+    many_accuracy = b.accuracy;
+    fmt::print("  run {}: {} {:.3f}s an epoch, {} {:.3f}s, {} {:.3f}s ({:.2f}x the threads), allreduce {:.1f}% of "
+               "the step\n",
+               k + 1, single, single_runs.back(), one, one_runs.back(), many, many_runs.back(),
+               one_runs.back() / many_runs.back(), 100.0 * shares.back());
+    std::fflush(stdout);
+  }
+  const double best_single = *std::min_element(single_runs.begin(), single_runs.end());
+  const double best_one = *std::min_element(one_runs.begin(), one_runs.end());
+  const size_t best_k = static_cast<size_t>(std::min_element(many_runs.begin(), many_runs.end()) - many_runs.begin());
+  const double best_many = many_runs[best_k];
+  const double speedup = best_one / best_many;
+  const std::string table = fmt::format(
+      "| Configuration | Epoch (best run) | vs {} | vs {} | Allreduce share | Test accuracy |\n"
+      "|---|---:|---:|---:|---:|---:|\n"
+      "| {} | {:.3f} s | 1.00x | | - | |\n"
+      "| {} | {:.3f} s | {:.2f}x | 1.00x | - | {:.2f}% |\n"
+      "| {} | {:.3f} s | {:.2f}x | {:.2f}x | {:.1f}% | {:.2f}% |\n",
+      single, one, single, best_single, one, best_one, best_single / best_one, 100.0 * one_accuracy, many, best_many,
+      best_single / best_many, speedup, 100.0 * shares[best_k], 100.0 * many_accuracy);
+  fmt::print("\n{}", table);
+
+  nlohmann::json j;
+  j["dataset"] = o.dataset;
+  j["train_samples"] = o.limit;
+  j["batch_size"] = o.batch_size;
+  j["epochs"] = o.epochs;
+  j["configurations"] = {{{"name", single}, {"processes", 1}, {"threads", per_rank}, {"epoch_seconds", single_runs}},
+                         {{"name", one}, {"processes", 1}, {"threads", o.threads}, {"epoch_seconds", one_runs},
+                          {"test_accuracy", one_accuracy}},
+                         {{"name", many}, {"processes", o.nproc}, {"threads", per_rank}, {"epoch_seconds", many_runs},
+                          {"allreduce_share", shares}, {"test_accuracy", many_accuracy}}};
+  j["speedup"] = speedup;
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) throw IoError(o.out_dir + ": cannot make the results folder: " + ec.message());
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"dist.json", j.dump(2) + "\n"},
+                                   {"dist.md", "# Threads or processes\n\n" + table}}) {
+    AtomicFile f((std::filesystem::path(o.out_dir) / name).string());
+    f.write(text);
+    f.commit();
+  }
+  fmt::print("Wrote {}/dist.json and dist.md\n", o.out_dir);
+  return 0;
+}
+
+}  // namespace feedline::lab
