@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -17,6 +18,7 @@
 #include "feedline/dist/dist.h"
 #include "feedline/dist/launch.h"
 #include "feedline/io/error.h"
+#include "feedline/train/train.h"
 #include "feedline/lab/lab.h"
 
 namespace feedline::cli {
@@ -32,12 +34,23 @@ std::string self_path() {
 
 // `feedline train --nproc N`: this process becomes the launcher of N ranks, each this program with the same
 // command line less --nproc.
-int launch_ranks(int argc, char** argv, int64_t nproc) {
+int launch_ranks(const Commands& commands, int argc, char** argv, int64_t nproc) {
   if (const auto world = dist::world_from_environment(); world && world->world_size > 1) {
     throw InvalidArgument("--nproc starts ranks of its own, and this process is already rank " +
                           std::to_string(world->rank) + " of a job of " + std::to_string(world->world_size) +
                           " (WORLD_SIZE is set)");
   }
+  // What every rank would refuse alike is refused once, here, before any starts.
+  const TrainArgs& train = commands.train;
+  if (train.batch_size % nproc != 0) {
+    throw InvalidArgument("--batch-size " + std::to_string(train.batch_size) + " is the global batch, and it does not "
+                          "split evenly between " + std::to_string(nproc) + " ranks");
+  }
+  if (train.dist_backend == "nccl" && dist::available_backends().find("nccl") == std::string::npos) {
+    throw InvalidArgument("the nccl backend is not in this LibTorch build (it has " + dist::available_backends() +
+                          "); use --dist-backend gloo");
+  }
+  if (!train.resume_dir.empty()) read_checkpoint_info(train.resume_dir);
   std::vector<std::string> args{self_path()};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -66,7 +79,7 @@ int run(int argc, char** argv) {
   commands.lab.blas = configure_blas();
   switch (commands.command()) {
     case Command::kTrain:
-      if (commands.train.nproc > 0) return launch_ranks(argc, argv, commands.train.nproc);
+      if (commands.train.nproc > 0) return launch_ranks(commands, argc, argv, commands.train.nproc);
       return run_train(commands.train);
     case Command::kBenchLoader: return lab::run_loader_bench(commands.loader_bench);
     case Command::kBenchDist: return lab::run_dist_bench(commands.dist_bench, self_path());
@@ -78,15 +91,28 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace feedline::cli
 
+namespace {
+
+// A rank of a job says which it is (its data-parallel errors already do).
+void print_error(const std::string& message) {
+  const char* rank = std::getenv("RANK");
+  const char* world = std::getenv("WORLD_SIZE");
+  const bool ranked = rank != nullptr && world != nullptr && std::string(world) != "1" && message.rfind("rank ", 0) != 0;
+  std::fprintf(stderr, "feedline: error: %s%s\n", ranked ? ("rank " + std::string(rank) + ": ").c_str() : "",
+               message.c_str());
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   try {
     return feedline::cli::run(argc, argv);
   } catch (const feedline::Error& e) {
-    std::fprintf(stderr, "feedline: error: %s\n", e.what());
+    print_error(e.what());
   } catch (const c10::Error& e) {
-    std::fprintf(stderr, "feedline: error: %s\n", e.what_without_backtrace());
+    print_error(e.what_without_backtrace());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "feedline: error: %s\n", e.what());
+    print_error(e.what());
   }
   return 1;
 }

@@ -144,6 +144,9 @@ int train_ranked(const TrainArgs& args, const std::optional<dist::WorldInfo>& wo
   }
 
   check_save_path(args.save);
+  // A checkpoint that is not there, or is no checkpoint, is refused before the data is loaded.
+  const std::optional<CheckpointInfo> resume_at =
+      args.resume_dir.empty() ? std::nullopt : std::optional<CheckpointInfo>(read_checkpoint_info(args.resume_dir));
   const ImageShape shape = parse_image_shape(args.image_shape);
   if (shape.height < 4 || shape.width < 4) {
     throw InvalidArgument("--image-shape " + args.image_shape + ": SimpleCNN needs images of at least 4x4 pixels");
@@ -245,10 +248,9 @@ int train_ranked(const TrainArgs& args, const std::optional<dist::WorldInfo>& wo
                                                        : train_loader.batches_per_epoch();
   topts.write_checkpoints = lead;
   topts.resume_dir = args.resume_dir;
-  if (!args.resume_dir.empty()) {
-    const CheckpointInfo at = read_checkpoint_info(args.resume_dir);
-    fmt::print("Resuming from {}: epoch {}, step {} of {}\n", checkpoint_path(args.resume_dir), at.epoch, at.step,
-               train_loader.batches_per_epoch());
+  if (resume_at) {
+    fmt::print("Resuming from {}: epoch {}, step {} of {}\n", checkpoint_path(args.resume_dir), resume_at->epoch,
+               resume_at->step, train_loader.batches_per_epoch());
   }
   callbacks.on_checkpoint = [&](const CheckpointInfo& c) {
     if (bar.enabled()) return;
