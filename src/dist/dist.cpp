@@ -7,7 +7,10 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#ifdef USE_C10D_NCCL
+// NCCL where the LibTorch build has it and its header is on the include path (pip torch's CUDA builds: the
+// nvidia-nccl package's include folder).
+#if defined(USE_C10D_NCCL) && __has_include(<nccl.h>)
+#define FEEDLINE_NCCL 1
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
@@ -145,7 +148,7 @@ std::optional<WorldInfo> world_from_environment() {
 }
 
 std::string available_backends() {
-#ifdef USE_C10D_NCCL
+#ifdef FEEDLINE_NCCL
   return "gloo, nccl";
 #else
   return "gloo";
@@ -158,7 +161,7 @@ struct ProcessGroup::Impl {
   std::string backend;
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
-#ifdef USE_C10D_NCCL
+#ifdef FEEDLINE_NCCL
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
 #endif
 
@@ -173,7 +176,7 @@ struct ProcessGroup::Impl {
   template <class Op>
   void collective(const char* what, Op&& op) {
     try {
-#ifdef USE_C10D_NCCL
+#ifdef FEEDLINE_NCCL
       if (nccl) {
         op(*nccl);
         return;
@@ -280,7 +283,7 @@ ProcessGroup::ProcessGroup(const WorldInfo& world, torch::Device device, const G
       }
       m.gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(m.store, world.rank, world.world_size, o);
     } else {
-#ifdef USE_C10D_NCCL
+#ifdef FEEDLINE_NCCL
       auto o = c10d::ProcessGroupNCCL::Options::create();
       o->timeout = options.timeout;
       m.nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(m.store, world.rank, world.world_size, o);
