@@ -67,8 +67,9 @@ struct LoaderOptions {
   FEEDLINE_ARG(int64_t, rank) = 0;
   FEEDLINE_ARG(int64_t, world_size) = 1;
   // false: no padding and no cut, for evaluation: rank r takes positions r, r + world_size, ... of the global
-  // order and no more (for a dataset read in blocks, its stretch of the unpadded order), so that the ranks' shares hold every sample exactly once (and counts summed over the
-  // ranks equal one process's), at the price of shares that differ by one sample.
+  // order and no more (for a dataset read in blocks, its stretch of the unpadded order), so that the ranks' shares
+  // hold every sample exactly once (and counts summed over the ranks equal one process's), at the price of shares
+  // that differ by one sample.
   FEEDLINE_ARG(bool, even_shards) = true;
   // Use the dataset's get_batch() when it offers one (has_batch_fetch()); false forces per-sample get + stack
   // (except for a device-resident dataset, always gathered in one call).
