@@ -466,5 +466,55 @@ TEST(DistProcesses, AResumedRunEndsWithTheUninterruptedRunsWeightsBitForBit) {
   resume_matches({"--num-workers", "2"}, "dist_resume_workers");
 }
 
+TEST(DistProcesses, AResumedDataParallelRunEndsBitForBitToo) {
+  // The launcher is killed; its ranks go with it. Rank 0 wrote the checkpoint; both ranks resume from it.
+  resume_matches({"--nproc", "2"}, "dist_resume_nproc");
+}
+
+// The last line that starts with `prefix`, or "".
+std::string line_of(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  std::string line, found;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) found = line;
+  }
+  return found;
+}
+
+TEST(DistProcesses, TwoRanksReportWhatOneProcessReports) {
+  const std::string dir = prepared("dist_same", 1000, 300);
+  auto one = train_args(torch_program(), dir, 2);
+  one.insert(one.end(), {"--save", dir + "/one.pt"});
+  auto run = start(one, {}, dir + "/one.out");
+  auto status = run->wait_for(120s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << run->output();
+  const std::string single = run->output();
+
+  auto two = train_args(FEEDLINE_CLI, dir, 2);
+  two.insert(two.end(), {"--nproc", "2", "--save", dir + "/two.pt"});
+  run = start(two, {}, dir + "/two.out");
+  status = run->wait_for(120s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << run->output();
+  const std::string pair = run->output();
+
+  // Rank 0 alone speaks: the job's lines come once.
+  size_t count = 0;
+  for (size_t at = pair.find("Test Accuracy:"); at != std::string::npos; at = pair.find("Test Accuracy:", at + 1)) {
+    ++count;
+  }
+  EXPECT_EQ(count, 1u) << pair;
+  EXPECT_NE(pair.find("Data-parallel: 2 ranks over gloo"), std::string::npos) << pair;
+  // The test accuracy over the two ranks' shares is one process's, to a sample of 300 at most.
+  const auto accuracy = [](const std::string& line) { return std::stod(line.substr(line.find(':') + 1)); };
+  const std::string a = line_of(single, "Test Accuracy:"), b = line_of(pair, "Test Accuracy:");
+  ASSERT_FALSE(a.empty() || b.empty()) << single << pair;
+  EXPECT_NEAR(accuracy(a), accuracy(b), 100.0 / 300 + 1e-9) << a << " / " << b;
+  // The saved models: the same training, to float rounding.
+  const auto w1 = saved_weights(dir + "/one.pt");
+  const auto w2 = saved_weights(dir + "/two.pt");
+  ASSERT_EQ(w1.size(), w2.size());
+  for (size_t i = 0; i < w1.size(); ++i) EXPECT_TRUE(torch::allclose(w1[i], w2[i], 1e-3, 1e-4)) << "parameter " << i;
+}
+
 }  // namespace
 }  // namespace feedline
