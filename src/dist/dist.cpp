@@ -4,6 +4,7 @@
 #include "feedline/dist/dist.h"
 
 #include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -70,6 +71,13 @@ std::string failed_key(int64_t rank) { return "feedline/failed/" + std::to_strin
 // A connection to the job's store. A launcher's store is shared with the launcher and its earlier attempts:
 // this attempt's keys go under the prefix torchrun's workers use, "/worker/attempt_<restart count>".
 c10::intrusive_ptr<c10d::Store> connect(const WorldInfo& w, bool server, std::chrono::milliseconds timeout) {
+  if (!w.store_file.empty()) {
+    // -1 workers: no connection ever deletes the file (the heartbeat's and the diagnosis's are connections too);
+    // whoever made it removes it.
+    auto store = c10::make_intrusive<c10d::FileStore>(w.store_file, -1);
+    store->setTimeout(timeout);
+    return store;
+  }
   c10d::TCPStoreOptions o;
   o.port = static_cast<uint16_t>(w.master_port);
   o.isServer = server;
@@ -81,6 +89,7 @@ c10::intrusive_ptr<c10d::Store> connect(const WorldInfo& w, bool server, std::ch
 }
 
 std::string store_host(const WorldInfo& w) {
+  if (!w.store_file.empty()) return "file " + w.store_file;
   return w.master_addr + ":" + std::to_string(w.master_port) +
          (w.launcher_hosts_store ? " (the launcher's)" : " (rank 0 hosts it)");
 }
@@ -114,7 +123,8 @@ std::string find_fault(const WorldInfo& world) {
            " ms): died, was killed or was stopped";
   } catch (const std::exception& e) {
     return "the rendezvous store at " + store_host(world) + " does not answer" +
-           (world.launcher_hosts_store ? "" : ": rank 0, which hosts it, has died or stopped") + " (" + what_of(e) +
+           (world.launcher_hosts_store || !world.store_file.empty() ? "" : ": rank 0, which hosts it, has died or stopped") +
+           " (" + what_of(e) +
            ")";
   }
 }
@@ -133,10 +143,12 @@ std::optional<WorldInfo> world_from_environment() {
                           std::to_string(w.world_size) + ")");
   }
   w.master_addr = env("MASTER_ADDR");
+  w.store_file = env("FEEDLINE_STORE_FILE");
   const int64_t port = env_number("MASTER_PORT", 0);
-  if (w.world_size > 1 && (w.master_addr.empty() || port == 0)) {
+  if (w.world_size > 1 && w.store_file.empty() && (w.master_addr.empty() || port == 0)) {
     throw InvalidArgument("WORLD_SIZE=" + std::to_string(w.world_size) +
-                          " needs MASTER_ADDR and MASTER_PORT: where rank 0 (or the launcher) hosts the rendezvous");
+                          " needs MASTER_ADDR and MASTER_PORT (where rank 0 or the launcher hosts the rendezvous), or "
+                          "FEEDLINE_STORE_FILE (a file every rank on this host can reach)");
   }
   if (port > 65535) throw InvalidArgument("environment variable MASTER_PORT=" + std::to_string(port) + " is not a port");
   if (w.master_addr.empty()) w.master_addr = "127.0.0.1";
@@ -228,7 +240,8 @@ struct ProcessGroup::Impl {
     } catch (const std::exception&) {
     }
     return "the rendezvous store at " + store_host(world) + " does not answer" +
-           (world.launcher_hosts_store ? "" : ": rank 0, which hosts it, has died or stopped");
+           (world.launcher_hosts_store || !world.store_file.empty() ? ""
+                                                                    : ": rank 0, which hosts it, has died or stopped");
   }
 };
 
@@ -259,7 +272,7 @@ ProcessGroup::ProcessGroup(const WorldInfo& world, torch::Device device, const G
   }
   m.backend = backend;
 
-  const bool server = !world.launcher_hosts_store && world.rank == 0;
+  const bool server = !world.launcher_hosts_store && world.store_file.empty() && world.rank == 0;
   try {
     m.store = connect(world, server, options.timeout);
   } catch (const std::exception& e) {

@@ -5,9 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
-
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "feedline/dist/dist.h"
@@ -67,18 +68,22 @@ int launch(const std::vector<std::string>& argv, const LaunchOptions& options,
   if (options.nproc < 1) throw InvalidArgument("launch: nproc must be at least 1");
   if (argv.empty()) throw InvalidArgument("launch: no program to run");
 
-  // The store lives here, so that it outlives any rank (a survivor can still ask it who failed).
-  c10d::TCPStoreOptions so;
-  so.port = 0;
-  so.isServer = true;
-  so.waitWorkers = false;
-  c10::intrusive_ptr<c10d::TCPStore> store;
-  try {
-    store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
-  } catch (const std::exception& e) {
-    throw DistError(std::string("launch: cannot host the rendezvous store on 127.0.0.1: ") + e.what());
+  // The rendezvous is a FileStore in a folder of the launcher's, removed when it returns: no port to choose, and
+  // the store outlives any rank (a survivor can still ask it who failed).
+  const char* tmp = std::getenv("TMPDIR");
+  std::string folder = (tmp != nullptr && *tmp != '\0' ? std::string(tmp) : std::string("/tmp")) + "/feedline-job-XXXXXX";
+  if (::mkdtemp(folder.data()) == nullptr) {
+    throw DistError("launch: cannot make a folder for the rendezvous store in " + folder.substr(0, folder.rfind('/')) +
+                    ": " + std::strerror(errno));
   }
-  const int port = store->getPort();
+  struct RemoveFolder {
+    std::string path;
+    ~RemoveFolder() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } remove_folder{folder};
+  const std::string store_file = folder + "/store";
 
   // Everything the children get is made before fork(): between fork and exec only async-signal-safe calls.
   std::vector<std::vector<std::string>> envs;
@@ -88,16 +93,15 @@ int launch(const std::vector<std::string>& argv, const LaunchOptions& options,
       const std::string kv = *e;
       const std::string name = kv.substr(0, kv.find('='));
       if (name == "RANK" || name == "LOCAL_RANK" || name == "WORLD_SIZE" || name == "LOCAL_WORLD_SIZE" ||
-          name == "MASTER_ADDR" || name == "MASTER_PORT" || name == "TORCHELASTIC_USE_AGENT_STORE") {
+          name == "MASTER_ADDR" || name == "MASTER_PORT" || name == "TORCHELASTIC_USE_AGENT_STORE" ||
+          name == "TORCHELASTIC_RESTART_COUNT" || name == "FEEDLINE_STORE_FILE") {
         continue;
       }
       env.push_back(kv);
     }
     const std::string n = std::to_string(options.nproc), rank = std::to_string(r);
-    for (const std::string& kv :
-         {"RANK=" + rank, "LOCAL_RANK=" + rank, "WORLD_SIZE=" + n, "LOCAL_WORLD_SIZE=" + n,
-          std::string("MASTER_ADDR=127.0.0.1"), "MASTER_PORT=" + std::to_string(port),
-          std::string("TORCHELASTIC_USE_AGENT_STORE=True")}) {
+    for (const std::string& kv : {"RANK=" + rank, "LOCAL_RANK=" + rank, "WORLD_SIZE=" + n, "LOCAL_WORLD_SIZE=" + n,
+                                  std::string("MASTER_ADDR=127.0.0.1"), "FEEDLINE_STORE_FILE=" + store_file}) {
       env.push_back(kv);
     }
     for (const auto& kv : options.env) env.push_back(kv);

@@ -156,6 +156,32 @@ TEST(Dist, AnUnknownOrMissingBackendIsRefusedByName) {
   }
 }
 
+TEST(Dist, RanksOnOneHostMeetInAFileStore) {
+  const std::string file = testing::scratch_dir("dist_file_store") + "/store";
+  {
+    EnvGuard env({{"WORLD_SIZE", "2"}, {"RANK", "1"}, {"FEEDLINE_STORE_FILE", file}, {"MASTER_ADDR", ""},
+                  {"MASTER_PORT", ""}});
+    const auto w = dist::world_from_environment();
+    ASSERT_TRUE(w.has_value());
+    EXPECT_EQ(w->store_file, file);
+  }
+  std::vector<float> sums(3);
+  on_ranks(3, [&](int64_t rank) {
+    dist::WorldInfo w;
+    w.rank = rank;
+    w.world_size = 3;
+    w.store_file = file;
+    dist::GroupOptions o;
+    o.timeout = 30s;
+    dist::ProcessGroup group(w, torch::kCPU, o);
+    auto t = torch::full({4}, static_cast<float>(rank + 1));
+    group.allreduce_sum(t);
+    sums[static_cast<size_t>(rank)] = t[3].item<float>();
+    group.barrier();
+  });
+  for (const float v : sums) EXPECT_EQ(v, 6.0f);
+}
+
 TEST(Dist, GradientsAreAveragedOverRanksInBuckets) {
   TestStore store;
   constexpr int64_t kRanks = 3;

@@ -41,12 +41,17 @@ struct WorldInfo {
   // Which start of the job this is (torchrun's TORCHELASTIC_RESTART_COUNT): a restarted job's keys in the
   // launcher's store are kept apart from the earlier attempts'.
   int64_t attempt = 0;
+  // A FileStore at this path instead of a TCPStore (FEEDLINE_STORE_FILE): the rendezvous of a job on one host,
+  // with no port to choose, and no rank whose loss takes the store with it. MASTER_ADDR and MASTER_PORT are then
+  // not needed.
+  std::string store_file;
 };
 
-// Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE and
-// TORCHELASTIC_RESTART_COUNT. Returns nothing
+// Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE,
+// TORCHELASTIC_RESTART_COUNT and FEEDLINE_STORE_FILE. Returns nothing
 // when WORLD_SIZE is unset (a one-process run). Throws InvalidArgument naming the variable for a value that is
-// not a number, a rank outside [0, WORLD_SIZE), or WORLD_SIZE > 1 without MASTER_ADDR and MASTER_PORT.
+// not a number, a rank outside [0, WORLD_SIZE), or WORLD_SIZE > 1 without MASTER_ADDR and MASTER_PORT or
+// FEEDLINE_STORE_FILE.
 std::optional<WorldInfo> world_from_environment();
 
 struct GroupOptions {
@@ -63,7 +68,8 @@ std::string available_backends();
 
 class ProcessGroup {
  public:
-  // Rendezvous on a TCPStore at world.master_addr:master_port and joins the group. `device` is where the tensors
+  // Rendezvous on a TCPStore at world.master_addr:master_port (or the FileStore at world.store_file) and joins
+  // the group. `device` is where the tensors
   // live (it chooses the backend for "auto"). Throws InvalidArgument for an unknown or unavailable backend and
   // DistError when the peers do not all arrive within options.timeout.
   ProcessGroup(const WorldInfo& world, torch::Device device, const GroupOptions& options = {});

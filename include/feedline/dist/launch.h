@@ -1,7 +1,7 @@
-// Starting the ranks of a one-host job, as `torchrun --standalone --nproc-per-node N` does: the launcher hosts
-// the rendezvous store on a free loopback port and starts N copies of a program with torchrun's environment
-// (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE=True),
-// so that a program that honours that environment (feedline train does) runs the same under either.
+// Starting the ranks of a one-host job, as `torchrun --standalone --nproc-per-node N` does: the launcher makes
+// the rendezvous store, a FileStore in a temporary folder it removes at the end, and starts N copies of a program
+// with torchrun's environment (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1) and
+// FEEDLINE_STORE_FILE naming the store, which feedline::dist::world_from_environment() reads.
 //
 // Thread-safety: one launch at a time in a process (it handles SIGINT and SIGTERM while it runs).
 #pragma once
@@ -27,8 +27,8 @@ struct LaunchOptions {
 // exits with 0. When one fails (a non-zero exit or a signal), says so through `log`, naming the rank, stops the
 // others (SIGTERM, then SIGKILL) and returns that rank's exit code (128 + the signal for a signal). SIGINT or
 // SIGTERM sent to the launcher goes on to every rank; the launcher then returns 128 + that signal. Every rank is
-// also killed if the launcher dies. Throws InvalidArgument for nproc < 1 and DistError when the store or a
-// process cannot be started.
+// also killed if the launcher dies. Throws InvalidArgument for nproc < 1 and DistError when the store's folder or
+// a process cannot be made.
 int launch(const std::vector<std::string>& argv, const LaunchOptions& options,
            const std::function<void(const std::string&)>& log);
 
