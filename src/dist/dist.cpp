@@ -122,10 +122,9 @@ std::string find_fault(const WorldInfo& world) {
            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(kStaleAfter).count()) +
            " ms): died, was killed or was stopped";
   } catch (const std::exception& e) {
+    const bool rank0_hosts = !world.launcher_hosts_store && world.store_file.empty();
     return "the rendezvous store at " + store_host(world) + " does not answer" +
-           (world.launcher_hosts_store || !world.store_file.empty() ? "" : ": rank 0, which hosts it, has died or stopped") +
-           " (" + what_of(e) +
-           ")";
+           (rank0_hosts ? ": rank 0, which hosts it, has died or stopped" : "") + " (" + what_of(e) + ")";
   }
 }
 

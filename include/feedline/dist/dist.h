@@ -43,7 +43,8 @@ struct WorldInfo {
   int64_t attempt = 0;
   // A FileStore at this path instead of a TCPStore (FEEDLINE_STORE_FILE): the rendezvous of a job on one host,
   // with no port to choose, and no rank whose loss takes the store with it. MASTER_ADDR and MASTER_PORT are then
-  // not needed.
+  // not needed. The file must be new to the job (an earlier job's keys would mislead this one's rendezvous); no
+  // rank removes it.
   std::string store_file;
 };
 
