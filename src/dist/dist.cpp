@@ -83,6 +83,7 @@ c10::intrusive_ptr<c10d::Store> connect(const WorldInfo& w, bool server, std::ch
   o.isServer = server;
   o.waitWorkers = false;
   o.timeout = timeout;
+  detail::classic_tcp_store(o, 0);
   auto store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, o);
   if (!w.launcher_hosts_store) return store;
   return c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + std::to_string(w.attempt), store);

@@ -39,6 +39,7 @@ struct TestStore {
     o.port = 0;
     o.isServer = true;
     o.waitWorkers = false;
+    dist::detail::classic_tcp_store(o, 0);
     store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", o);
   }
   dist::WorldInfo world(int64_t rank, int64_t size) const {
