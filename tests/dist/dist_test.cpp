@@ -509,15 +509,26 @@ std::string line_of(const std::string& text, const std::string& prefix) {
 }
 
 TEST(DistProcesses, TwoRanksReportWhatOneProcessReports) {
-  const std::string dir = prepared("dist_same", 1000, 300);
-  auto one = train_args(torch_program(), dir, 2);
+  // FashionMNIST's own images (the first 1,000 train and 1,000 test): on data this easy to fit, as the synthetic
+  // squares are, the loss flattens within an epoch and Adam's normalised steps on near-zero gradients carry the
+  // runs' last-bit differences in summation order into differences of 1e-2 in some weights; on real images the two
+  // runs stay within 1e-6 of each other.
+  const std::string dir = testing::scratch_dir("dist_same");
+  const auto prepare = testing::run_cli("prepare --dataset fashion-mnist --data-dir " + dir + "/data");
+  ASSERT_EQ(prepare.status, 0) << prepare.output;
+  const auto args = [&dir](const std::string& program) {
+    return std::vector<std::string>{program, "train", "--dataset", "fashion-mnist", "--data-dir", dir + "/data",
+                                    "--device", "cpu", "--threads", "1", "--batch-size", "64", "--epochs", "2",
+                                    "--limit", "1000"};
+  };
+  auto one = args(torch_program());
   one.insert(one.end(), {"--save", dir + "/one.pt"});
   auto run = start(one, {}, dir + "/one.out");
   auto status = run->wait_for(120s);
   ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << run->output();
   const std::string single = run->output();
 
-  auto two = train_args(FEEDLINE_CLI, dir, 2);
+  auto two = args(FEEDLINE_CLI);
   two.insert(two.end(), {"--nproc", "2", "--save", dir + "/two.pt"});
   run = start(two, {}, dir + "/two.out");
   status = run->wait_for(120s);
@@ -531,16 +542,19 @@ TEST(DistProcesses, TwoRanksReportWhatOneProcessReports) {
   }
   EXPECT_EQ(count, 1u) << pair;
   EXPECT_NE(pair.find("Data-parallel: 2 ranks over gloo"), std::string::npos) << pair;
-  // The test accuracy over the two ranks' shares is one process's, to a sample of 300 at most.
+  // The test accuracy over the two ranks' shares is one process's, to a sample of 1,000 at most.
   const auto accuracy = [](const std::string& line) { return std::stod(line.substr(line.find(':') + 1)); };
   const std::string a = line_of(single, "Test Accuracy:"), b = line_of(pair, "Test Accuracy:");
   ASSERT_FALSE(a.empty() || b.empty()) << single << pair;
-  EXPECT_NEAR(accuracy(a), accuracy(b), 100.0 / 300 + 1e-9) << a << " / " << b;
+  EXPECT_NEAR(accuracy(a), accuracy(b), 100.0 / 1000 + 1e-9) << a << " / " << b;
   // The saved models: the same training, to float rounding.
   const auto w1 = saved_weights(dir + "/one.pt");
   const auto w2 = saved_weights(dir + "/two.pt");
   ASSERT_EQ(w1.size(), w2.size());
-  for (size_t i = 0; i < w1.size(); ++i) EXPECT_TRUE(torch::allclose(w1[i], w2[i], 1e-3, 1e-4)) << "parameter " << i;
+  for (size_t i = 0; i < w1.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(w1[i], w2[i], 1e-3, 1e-4))
+        << "parameter " << i << " differs by up to " << (w1[i] - w2[i]).abs().max().item<double>();
+  }
 }
 
 }  // namespace
