@@ -23,7 +23,10 @@ std::string errno_text() { return std::strerror(errno); }
 
 std::string read_file(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) throw IoError(path + ": cannot open: " + errno_text());
+  if (f == nullptr) {
+    const int code = errno;
+    throw IoError(path + ": cannot open: " + errno_text(), code);
+  }
   std::string out;
   char buf[1 << 16];
   size_t n;
@@ -37,7 +40,7 @@ std::string read_file(const std::string& path) {
 int64_t file_size(const std::string& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw IoError(path + ": " + ec.message());
+  if (ec) throw IoError(path + ": " + ec.message(), ec.value());
   return static_cast<int64_t>(size);
 }
 
@@ -55,7 +58,10 @@ bool remove_tree(const std::string& path) noexcept {
 
 RandomAccessFile::RandomAccessFile(std::string path) : path_(std::move(path)) {
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw IoError(path_ + ": cannot open: " + errno_text());
+  if (fd_ < 0) {
+    const int code = errno;
+    throw IoError(path_ + ": cannot open: " + errno_text(), code);
+  }
   struct stat st {};
   const bool stat_ok = ::fstat(fd_, &st) == 0;
   if (!stat_ok || !S_ISREG(st.st_mode)) {
@@ -63,7 +69,7 @@ RandomAccessFile::RandomAccessFile(std::string path) : path_(std::move(path)) {
                             : S_ISDIR(st.st_mode) ? std::string("is a directory")
                                                   : std::string("not a regular file");
     ::close(fd_);
-    throw IoError(path_ + ": " + why);
+    throw IoError(path_ + ": " + why, !stat_ok ? 0 : S_ISDIR(st.st_mode) ? EISDIR : 0);
   }
   size_ = static_cast<int64_t>(st.st_size);
 }
@@ -95,7 +101,10 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     if (ec) throw IoError(path_ + ": cannot create directory " + parent.string() + ": " + ec.message());
   }
   file_ = std::fopen(tmp_path_.c_str(), "wb");
-  if (file_ == nullptr) throw IoError(path_ + ": cannot create " + tmp_path_ + ": " + errno_text());
+  if (file_ == nullptr) {
+    const int code = errno;
+    throw IoError(path_ + ": cannot create " + tmp_path_ + ": " + errno_text(), code);
+  }
   static thread_local char buffer[1 << 20];
   std::setvbuf(file_, buffer, _IOFBF, sizeof buffer);
 }

@@ -26,10 +26,15 @@ class Unsupported : public Error {
   using Error::Error;
 };
 
-// The operating system refused: missing file, permission, disk full.
+// The operating system refused: missing file, permission, disk full. code() is the errno that said so (ENOENT,
+// EACCES, ENOSPC, ...) where one did, else 0.
 class IoError : public Error {
  public:
-  using Error::Error;
+  explicit IoError(const std::string& what, int code = 0) : Error(what), code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_ = 0;
 };
 
 // A caller passed a value outside the accepted range.

@@ -1,0 +1,32 @@
+// Values as feedline prints them (internal to the library and the tool): `inspect`'s logical types and
+// statistics, `cat`'s CSV and JSON cells. Plain functions without state: safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "feedline/io/table.h"
+
+namespace feedline {
+
+// The logical type as `inspect` names it: "DATE", "TIMESTAMP(MICROS,UTC)", "DECIMAL(9,2)", "INT(8,unsigned)",
+// "STRING", "length 16" for other fixed-length byte arrays; "" for none.
+std::string logical_type_text(const ColumnSchema& s);
+
+// A statistics value (raw PLAIN bytes) as text for its column's type; 0x and hex when the size does not fit.
+std::string statistic_text(const ColumnSchema& s, const std::string& raw);
+
+// Value `row` (for a list column, element `row`) as text, null or not: dates and times in ISO 8601, decimals
+// exact, floats in their shortest round-trip digits ("NaN", "Infinity"), byte strings that are not text in hex.
+std::optional<std::string> value_text(const Column& c, int64_t row);
+
+// One row's cell as JSON: null, a value, or for a list column an array (of arrays, for a list of lists; nulls
+// at any level as null).
+nlohmann::ordered_json json_cell(const Column& c, int64_t row);
+
+// One row's cell as CSV text; nullopt for a null. A list is its JSON array.
+std::optional<std::string> cell_text(const Column& c, int64_t row);
+
+}  // namespace feedline
