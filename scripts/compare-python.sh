@@ -7,7 +7,8 @@
 # The defaults are feedline bench's own (its ladder: 1 epoch on the first 20,000/5,000 samples; its loader
 # ladder: 2 epochs of the whole train split), so the two sides run the same protocol. --skip-loader leaves out
 # both loader ladders; --python-rungs runs only those rungs of the Python ladder (numbered from 1: 1-5 are the
-# naive dataset's, 6 and 7 the pre-decoded one's, the experiment's best and its no-worker twin).
+# naive dataset's, 6 and 7 the pre-decoded one's, the experiment's best and its no-worker twin; 8 and 9
+# feedline.DataLoader over the same tensors, with 2 workers and none; 10 the compute floor, batches already in memory).
 # --threads goes to both sides (default: every core). On a machine busy with other work, --threads 1 avoids
 # PyTorch's OpenMP threads spinning against it (a batch-16 step measured 90 ms with 2 threads, 6 ms with 1).
 # OpenBLAS runs 1 thread per call on both sides (feedline's default), unless OPENBLAS_NUM_THREADS is set.
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --skip-loader) skip_loader=1; shift ;;
     --python-rungs) python_rungs=(--rungs "$2"); shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare-python.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -87,6 +88,9 @@ else
 fi
 [ -f "data/$folder/train.$format" ] && [ -f "data/$folder/test.$format" ] || "$bin" prepare --data-dir data
 mkdir -p "$out"
+# The feedline package for the Python ladder's feedline rungs: the build's, ahead of an installed one.
+pkg="$(dirname "$bin")/python"
+if [ -d "$pkg/feedline" ]; then export PYTHONPATH="$pkg${PYTHONPATH:+:$PYTHONPATH}"; fi
 echo "Python: $python ($("$python" -c 'import torch; print("PyTorch", torch.__version__)')); feedline: $bin"
 
 # OpenBLAS's threads per call, alike on both sides: feedline sets 1 inside each of LibTorch's threads unless

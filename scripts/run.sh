@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds, writes MNIST and FashionMNIST as CSV and Parquet (printing
+# The main job: installs what is missing, builds, installs the Python package for Debian's python3, writes MNIST and FashionMNIST as CSV and Parquet (printing
 # the storage table), runs the default benchmark lab (`feedline bench`: storage table, loader ladder, training
 # ladder and sweeps, results in results/), then trains SimpleCNN on FashionMNIST for 5 epochs with the
 # pre-decoded dataset, ending with the experiment's four lines and the test accuracy.
@@ -10,7 +10,18 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 scripts/install-deps.sh
 scripts/build.sh
-bin="${FEEDLINE_BUILD_DIR:-$here/build}/feedline"
+build="${FEEDLINE_BUILD_DIR:-$here/build}"
+bin="$build/feedline"
+# The Python package, where Debian's python3 finds it (/usr/local/lib/python3.N/dist-packages; docs/python.md).
+if compgen -G "$build/python/feedline/_feedline*.so" >/dev/null; then
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" cmake --install "$build" --component python >/dev/null
+  python=$(sed -n 's/^FEEDLINE_PYTHON:[A-Z]*=//p' "$build/CMakeCache.txt")
+  (cd / && "$python" -c 'import feedline; print(f"Python package: feedline {feedline.__version__} in {feedline.__path__[0]}")')
+else
+  echo "run.sh: the Python package was not built (cmake said why); the rest goes on"
+fi
 "$bin" prepare --data-dir data
 if [ "${FEEDLINE_SKIP_BENCH:-0}" != 1 ]; then
   "$bin" bench --data-dir data --out results

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, and runs every test through CTest; then builds the
-# torch-free io tests (IDX, CSV, Parquet, hostile and corrupt files) again under AddressSanitizer and
-# UndefinedBehaviorSanitizer and runs them; then runs each libFuzzer target for a bounded time
+# The test command: installs what is missing, builds, and runs every test through CTest (the Python package's
+# pytest suite too); then builds the torch-free io tests (IDX, CSV, Parquet, hostile and corrupt files) again under
+# AddressSanitizer and UndefinedBehaviorSanitizer and runs them; then runs each libFuzzer target for a bounded time
 # (FEEDLINE_FUZZ_SECONDS, default 60). FEEDLINE_SKIP_SANITIZE=1 / FEEDLINE_SKIP_FUZZ=1 leave those out.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/scripts/install-deps.sh"
-"$here/scripts/build.sh"
+# The Python package is part of what is tested: a missing piece (pybind11, torch for Python) fails the build here.
+"$here/scripts/build.sh" -DFEEDLINE_BUILD_PYTHON=ON
 cd "${FEEDLINE_BUILD_DIR:-$here/build}"
 ctest --output-on-failure -j "$(nproc)" --timeout 900
 

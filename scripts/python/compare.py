@@ -30,6 +30,36 @@ def is_floor(r):
     return r.get("config", {}).get("dataset_mode") in ("synthetic", "in-order")
 
 
+def python_kind(r):
+    """A Python ladder rung's loader: 1 or 2 (torch's DataLoader over v1 or v2), "feedline" (feedline.DataLoader
+    over v2's tensors) or "memory" (the compute floor: batches gathered before the epoch)."""
+    return r.get("config", {}).get("version")
+
+
+def feedline_in_python(py_loader, py_training):
+    """Lines on feedline.DataLoader inside the Python experiment: its loader rate over torch's DataLoader on the
+    same tensors (v2, batch 512, no workers), and its training epoch over the compute floor's."""
+    out = []
+    if py_loader is not None:
+        rows = py_loader.get("loader_ladder", [])
+        ref = python_reference(rows)
+        ours = [r for r in rows if python_kind(r) == "feedline"]
+        if ref and ours:
+            best = max(ours, key=lambda r: r["samples_per_second"])
+            out.append(f"In Python, {best['rung']}: {best['samples_per_second']:,.0f} samples/s = "
+                       f"{best['samples_per_second'] / ref['samples_per_second']:.1f}x torch's DataLoader over the same "
+                       f"tensors (v2, batch 512, 0 workers: {ref['samples_per_second']:,.0f} samples/s).")
+    rows = py_training.get("training_ladder", [])
+    floor = next((r for r in rows if python_kind(r) == "memory"), None)
+    ours = [r for r in rows if python_kind(r) == "feedline"]
+    if floor and ours:
+        for r in ours:
+            extra = r["avg_train_seconds"] / floor["avg_train_seconds"] - 1
+            out.append(f"In Python, {r['rung']}: {r['avg_train_seconds']:.2f}s a training epoch, {100 * extra:+.1f}% "
+                       f"over the same loop on batches already in memory ({floor['avg_train_seconds']:.2f}s).")
+    return out
+
+
 def load(path):
     try:
         with open(path) as f:
@@ -153,7 +183,9 @@ def report(py_loader, py_training, feedline, markdown):
     out.append("")
     out.append(table(["Rung", "Python", "feedline", "Python/feedline", "Python acc.", "feedline acc."], rows, markdown))
     out.append("")
-    py_runs = [r for r in py_training.get("training_ladder", [])]
+    out.extend(feedline_in_python(py_loader, py_training))
+    out.append("")
+    py_runs = [r for r in py_training.get("training_ladder", []) if python_kind(r) in (1, 2)]
     fl_runs = [r for r in fl.values() if not is_floor(r)]
     if py_runs and fl_runs:
         pb = min(py_runs, key=lambda r: r["avg_train_seconds"] + r["avg_test_seconds"])

@@ -4,7 +4,9 @@
 MNISTDatasetV1 is the naive dataset (pandas `df.iloc[idx]` per sample, converted and divided by 255 each time);
 MNISTDatasetV2 decodes the table once into one tensor. `--ladder` runs the experiment's ladder in one process:
 v1 at batch 16, then batch 512, + 4 workers, + persistent workers, + pinned memory, then v2, and v2 with no
-workers (the reference for feedline's loader target). `--loader-only` times the DataLoader alone, no model.
+workers (the reference for feedline's loader target); then feedline.DataLoader over v2's tensors (2 workers, then
+none) where the feedline package is importable, and the compute floor: batches gathered before the epoch, so
+the loop does nothing but train. `--loader-only` times the loaders alone, no model.
 
 Reads the CSV files `feedline prepare` writes (Parquet too when pyarrow is importable).
 """
@@ -97,11 +99,53 @@ def rungs(args):
         dict(name="+ pinned memory", version=1, batch_size=b, num_workers=4, persistent=True, pin=True),
         dict(name="+ pre-decoded tensor dataset", version=2, batch_size=b, num_workers=4, persistent=True, pin=True),
         dict(name=f"v2, batch {b}, 0 workers", version=2, batch_size=b, num_workers=0, persistent=False, pin=False),
+        # feedline's loader over the same pre-decoded tensors, in the same training loop: C++ worker threads
+        # gather the batches (skipped with a note where the feedline package is not importable).
+        dict(name="feedline.DataLoader, 2 workers", version="feedline", batch_size=b, num_workers=2, persistent=True,
+             pin=True),
+        dict(name=f"feedline.DataLoader, 0 workers", version="feedline", batch_size=b, num_workers=0,
+             persistent=False, pin=False),
+        # The compute floor: the loop over batches gathered before the epoch starts (no data work at all).
+        dict(name="batches already in memory", version="memory", batch_size=b, num_workers=0, persistent=False,
+             pin=False),
     ]
+
+
+def feedline_package():
+    """The feedline package, or None (with the reason) where this Python cannot import it."""
+    try:
+        import feedline
+        return feedline, None
+    except ImportError as e:
+        return None, str(e)
+
+
+class BatchesInMemory:
+    """The compute floor's loader: one shuffled epoch of v2's tensors, gathered into batches once, before any
+    timing, and handed out again every epoch (the training loop then does nothing but train)."""
+
+    def __init__(self, dataset, batch_size, shuffle, seed):
+        g = torch.Generator().manual_seed(seed)
+        order = torch.randperm(len(dataset), generator=g) if shuffle else torch.arange(len(dataset))
+        self.batches = [(dataset.images[i], dataset.labels[i]) for i in order.split(batch_size)]
+
+    def __len__(self):
+        return len(self.batches)
+
+    def __iter__(self):
+        return iter(self.batches)
 
 
 def make_loader(dataset, cfg, shuffle, device, seed):
     pin = cfg["pin"] and device.type == "cuda"
+    if cfg["version"] == "feedline":
+        feedline, _ = feedline_package()
+        return feedline.DataLoader((dataset.images, dataset.labels), batch_size=cfg["batch_size"], shuffle=shuffle,
+                                   num_workers=cfg["num_workers"],
+                                   persistent_workers=cfg["persistent"] and cfg["num_workers"] > 0, pin_memory=pin,
+                                   seed=seed)
+    if cfg["version"] == "memory":
+        return BatchesInMemory(dataset, cfg["batch_size"], shuffle, seed)
     generator = torch.Generator()
     generator.manual_seed(seed)
     return DataLoader(dataset, batch_size=cfg["batch_size"], shuffle=shuffle, num_workers=cfg["num_workers"],
@@ -263,7 +307,14 @@ def main():
             datasets[key] = MNISTDatasetV1(df) if version == 1 else MNISTDatasetV2(df)
         return datasets[key]
 
+    def rung_dataset(version, split):
+        return dataset(1 if version == 1 else 2, split)  # feedline's and the floor's rungs use v2's tensors
+
     ladder = [c for i, c in enumerate(rungs(args), 1) if args.rungs is None or i in args.rungs]
+    feedline, why_not = feedline_package()
+    if feedline is None and any(c["version"] == "feedline" for c in ladder):
+        print(f"(feedline's rungs are left out: this Python cannot import the feedline package: {why_not})")
+        ladder = [c for c in ladder if c["version"] != "feedline"]
     configs = ladder if args.ladder else [dict(
         name=f"v{args.version}, batch {args.batch_size}, {args.num_workers} workers", version=args.version,
         batch_size=args.batch_size, num_workers=args.num_workers, persistent=args.persistent_workers,
@@ -271,12 +322,13 @@ def main():
 
     results = []
     for i, cfg in enumerate(configs):
-        print(f"\n[{i + 1}/{len(configs)}] {cfg['name']}: v{cfg['version']}, batch {cfg['batch_size']}, "
+        kind = f"v{cfg['version']}" if isinstance(cfg["version"], int) else cfg["version"]
+        print(f"\n[{i + 1}/{len(configs)}] {cfg['name']}: {kind}, batch {cfg['batch_size']}, "
               f"{cfg['num_workers']} workers{', persistent' if cfg['persistent'] else ''}"
               f"{', pinned' if cfg['pin'] else ''}", flush=True)
         row = dict(rung=cfg["name"], config=cfg)
         if args.loader_only:
-            loader = make_loader(dataset(cfg["version"], "train"), cfg, True, device, args.seed)
+            loader = make_loader(rung_dataset(cfg["version"], "train"), cfg, True, device, args.seed)
             rate, seconds = time_loader(loader, args.loader_epochs, device)
             print(f"{rate:.0f} samples/s", flush=True)
             row.update(samples_per_second=rate, epoch_seconds=seconds)
@@ -285,8 +337,8 @@ def main():
             model = SimpleCNN().to(device)
             if i == 0:
                 print(f"SimpleCNN: {sum(p.numel() for p in model.parameters() if p.requires_grad)} parameters")
-            train_loader = make_loader(dataset(cfg["version"], "train"), cfg, True, device, args.seed)
-            test_loader = make_loader(dataset(cfg["version"], "test"), cfg, False, device, args.seed)
+            train_loader = make_loader(rung_dataset(cfg["version"], "train"), cfg, True, device, args.seed)
+            test_loader = make_loader(rung_dataset(cfg["version"], "test"), cfg, False, device, args.seed)
             epochs = train(model, train_loader, test_loader, args.epochs, device, args.lr)
             total_train = sum(e["train_seconds"] for e in epochs)
             total_test = sum(e["test_seconds"] for e in epochs)

@@ -131,8 +131,9 @@ Example RowDataset::get(int64_t index) const {
   return {image, torch::tensor(label, torch::kInt64)};
 }
 
-TensorDataset::TensorDataset(torch::Tensor images, torch::Tensor labels)
-    : images_(images.contiguous()), labels_(labels.to(torch::kInt64).contiguous()) {
+TensorDataset::TensorDataset(torch::Tensor images, torch::Tensor labels, bool class_labels)
+    : images_(images.contiguous()), labels_((class_labels ? labels.to(torch::kInt64) : labels).contiguous()) {
+  if (!class_labels && images_.dim() >= 1 && labels_.dim() >= 1 && images_.size(0) == labels_.size(0)) return;
   check_images_and_labels(images_, labels_, "TensorDataset");
 }
 

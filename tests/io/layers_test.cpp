@@ -1,6 +1,6 @@
-// The layers stay one-way: io -> dataset -> loader -> train -> lab -> cli. A file of a layer, under src/<layer>/ or
-// include/feedline/<layer>/, includes only headers of its own layer or the ones before it, and io includes no
-// LibTorch. Read from the sources themselves, so a wrong include fails here before it tangles the build.
+// The layers stay one-way: io -> dataset -> loader -> train -> dist -> lab -> cli, and the Python binding (python/)
+// beside cli. A file of a layer, under src/<layer>/ or include/feedline/<layer>/ (python/ for the binding), includes
+// only headers of its own layer or the ones before it, and io includes no LibTorch. Read from the sources themselves, so a wrong include fails here before it tangles the build.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -15,7 +15,8 @@
 namespace feedline {
 namespace {
 
-const std::vector<std::string> kLayers{"io", "dataset", "loader", "train", "dist", "lab", "cli"};
+const std::vector<std::string> kLayers{"io", "dataset", "loader", "train", "dist", "lab", "cli", "python"};
+const int kCli = 6, kPython = 7;
 
 int layer_index(const std::string& name) {
   for (size_t i = 0; i < kLayers.size(); ++i) {
@@ -67,7 +68,8 @@ std::map<int, std::vector<Include>> includes_by_layer(const std::filesystem::pat
 TEST(Layers, EachLayerIncludesOnlyItselfAndTheLayersBefore) {
   const std::filesystem::path source = testing::source_dir();
   size_t checked = 0;
-  for (const auto& root : {source / "src", source / "include" / "feedline"}) {
+  // The repository's root holds python/ and no other layer's folder.
+  for (const auto& root : {source / "src", source / "include" / "feedline", source}) {
     const auto by_layer = includes_by_layer(root);
     ASSERT_FALSE(by_layer.empty()) << root << " has none of the layers' folders";
     for (const auto& [layer, includes] : by_layer) {
@@ -79,6 +81,7 @@ TEST(Layers, EachLayerIncludesOnlyItselfAndTheLayersBefore) {
           EXPECT_GE(to, 0) << where << ": not a layer's header";
           EXPECT_LE(to, layer) << where << ": " << kLayers[static_cast<size_t>(layer)]
                                << " may not depend on a later layer";
+          if (layer == kPython) EXPECT_NE(to, kCli) << where << ": the binding sits beside cli, not on it";
         } else if (layer == 0) {
           for (const char* torch : {"torch/", "ATen/", "c10/"}) {
             EXPECT_NE(inc.target.rfind(torch, 0), 0u) << where << ": io builds without LibTorch";
@@ -95,6 +98,7 @@ TEST(Layers, TheRuleItselfTellsLayersApart) {
   EXPECT_EQ(included_layer("loader/worker_pool.h"), 2);
   EXPECT_EQ(included_layer("feedline/dist/dist.h"), 4);
   EXPECT_EQ(included_layer("feedline/lab/lab.h"), 5);
+  EXPECT_EQ(included_layer("cli/commands.h"), kCli);
   EXPECT_EQ(included_layer("parquet.h"), -1);
   EXPECT_EQ(included_layer("test_paths.h"), -1);
 }

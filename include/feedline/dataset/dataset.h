@@ -83,8 +83,10 @@ class RowDataset : public Dataset {
 // once at load. get() is an index; get_batch() is one gather (index_select) for the whole batch.
 class TensorDataset : public Dataset {
  public:
-  // images: [N, C, H, W] (float32, or uint8 to be normalised later on the device); labels: [N] int64.
-  TensorDataset(torch::Tensor images, torch::Tensor labels);
+  // images: [N, C, H, W] (float32, or uint8 to be normalised later on the device); labels: [N] class numbers,
+  // made int64. With `class_labels` false, images may be [N, ...] of any dtype and labels [N, ...] keep their
+  // dtype (regression targets, several labels a sample). Contiguous tensors are kept as they are, never copied.
+  TensorDataset(torch::Tensor images, torch::Tensor labels, bool class_labels = true);
   int64_t size() const override { return labels_.size(0); }
   Example get(int64_t index) const override;
   bool has_batch_fetch() const override { return true; }

@@ -1,0 +1,299 @@
+"""feedline: fast, shuffled batches and zero-copy Parquet and CSV reads for PyTorch.
+
+The work happens in C++ (feedline's library, the same one the ``feedline`` command-line tool runs); tensors
+cross into Python without copies. See docs/python.md.
+
+    >>> import feedline
+    >>> columns = feedline.read_parquet("train.parquet", columns=["label", "pixel1"])
+    >>> loader = feedline.DataLoader("train.parquet", batch_size=512, shuffle=True, num_workers=2)
+    >>> for features, labels in loader:
+    ...     ...
+"""
+
+import inspect as _inspect_module
+import json as _json
+import os as _os
+import warnings as _warnings
+
+import torch as _torch  # first: the extension module needs torch's own library loaded
+
+from . import _feedline
+
+__all__ = [
+    "DataLoader",
+    "InvalidArgumentError",
+    "InvalidFileError",
+    "UnsupportedError",
+    "inspect",
+    "read_csv",
+    "read_parquet",
+]
+__version__ = _feedline.__version__
+
+InvalidFileError = _feedline.InvalidFileError
+UnsupportedError = _feedline.UnsupportedError
+InvalidArgumentError = _feedline.InvalidArgumentError
+for _error in (InvalidFileError, UnsupportedError, InvalidArgumentError):
+    _error.__module__ = __name__  # shown as feedline.InvalidFileError, where users catch it
+
+_NULLS = ("raise", "zero", "mask")
+
+
+def _path(path, what="path"):
+    if isinstance(path, (str, bytes, _os.PathLike)):
+        return _os.fsdecode(path)
+    raise TypeError(f"{what} must be a file path (str or os.PathLike), not {type(path).__name__}")
+
+
+def _names(columns, what):
+    if columns is None:
+        return None
+    if isinstance(columns, str):
+        return [columns]
+    columns = list(columns)
+    for c in columns:
+        if not isinstance(c, str):
+            raise TypeError(f"{what} must be column names (str), not {type(c).__name__}")
+    return columns
+
+
+def _threads(threads):
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"threads must be an int or None, not {type(threads).__name__}")
+    if threads < 1:
+        raise ValueError(f"threads={threads}: use 1 or more, or None for every core")
+    return threads
+
+
+def read_parquet(path, columns=None, row_groups=None, threads=None, nulls="raise"):
+    """Read a Parquet file's columns into tensors.
+
+    Returns a dict of column name to value, in the order asked for (file order when ``columns`` is None):
+
+    - numbers: a 1-D tensor, made without a copy where the stored type is the tensor's. BOOLEAN is torch.bool;
+      INT32 int32 and INT64 int64; INT(8) int8 or uint8; INT(16) int16 (unsigned: int32); UINT32 int64; UINT64
+      keeps its bits in int64; FLOAT float32; DOUBLE float64; FLOAT16 float16; DECIMAL float64 (scaled); DATE,
+      TIME and TIMESTAMP their stored integers (days, or units since midnight or the epoch).
+    - lists of numbers: one [rows, n] tensor when every row holds n of them (a list of lists: [rows, n, m, ...]),
+      else a list of 1-D tensors, one a row.
+    - byte strings: a list of str for STRING columns (bytes that are not UTF-8 become U+FFFD), of bytes for
+      other byte arrays; None for a null.
+
+    Args:
+        path: the file.
+        columns: names to read (nested fields by their dotted path, ``"s.x"``); None reads every column.
+        row_groups: row group numbers to read, in the order given; None reads all.
+        threads: threads to read with; None uses every core.
+        nulls: what a null in a column of numbers becomes: ``"raise"`` (a ValueError naming the column and
+            row), ``"zero"`` (0), or ``"mask"``: 0, and the call returns ``(columns, masks)`` where masks maps
+            each column that holds nulls to a bool tensor, True where a value is present.
+
+    Raises:
+        FileNotFoundError, PermissionError, OSError: the file cannot be read.
+        InvalidFileError (a ValueError): the file is not valid Parquet; the message names the file and where.
+        UnsupportedError (a ValueError): a valid feature feedline does not read.
+        InvalidArgumentError (a ValueError): an unknown column or row group, a null under nulls="raise".
+    """
+    if nulls not in _NULLS:
+        raise ValueError(f"nulls={nulls!r}: use 'raise', 'zero' or 'mask'")
+    if row_groups is not None:
+        row_groups = [int(g) for g in row_groups]
+    return _feedline.read_parquet(_path(path), _names(columns, "columns"), row_groups, _threads(threads), nulls)
+
+
+def read_csv(path, columns=None, threads=None, nulls="raise"):
+    """Read a CSV file (a header row, then comma-separated rows) into tensors.
+
+    A column of whole numbers becomes int64, of other numbers float64, and any other column a list of str
+    (an empty field is None there). ``columns``, ``threads`` and ``nulls`` (an empty field in a column of
+    numbers) work as in :func:`read_parquet`.
+
+    Raises:
+        FileNotFoundError, PermissionError, OSError: the file cannot be read.
+        InvalidFileError (a ValueError): a ragged row or an unclosed quote, naming the file and line.
+        InvalidArgumentError (a ValueError): a column the header lacks, a null under nulls="raise".
+    """
+    if nulls not in _NULLS:
+        raise ValueError(f"nulls={nulls!r}: use 'raise', 'zero' or 'mask'")
+    return _feedline.read_csv(_path(path), _names(columns, "columns"), _threads(threads), nulls)
+
+
+def inspect(path):
+    """Describe a Parquet or CSV file: the document ``feedline inspect --json`` prints, as a dict.
+
+    Parquet: file, bytes, created_by, num_rows, schema (name, physical_type, nullable, logical_type, ...),
+    unsupported_columns, row_groups (num_rows, and per column codec, encodings, sizes, null_count, min, max)
+    and key_value_metadata; only the footer is read. CSV: file, format, bytes, num_rows and schema.
+    """
+    return _json.loads(_feedline.inspect_json(_path(path)))
+
+
+def _distributed_default(rank, world_size):
+    """rank and world_size as given, else torch.distributed's when it is initialised, else 0 and 1."""
+    if rank is not None and world_size is not None:
+        return int(rank), int(world_size)
+    dist = getattr(_torch, "distributed", None)
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        if rank is None:
+            rank = dist.get_rank()
+        if world_size is None:
+            world_size = dist.get_world_size()
+    return (0 if rank is None else int(rank)), (1 if world_size is None else int(world_size))
+
+
+def _transform_takes_info(transform):
+    try:
+        params = _inspect_module.signature(transform).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 3 or any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
+class DataLoader:
+    """Shuffled batches made by C++ worker threads, as torch.utils.data.DataLoader makes them.
+
+    ``source`` is a file path (Parquet or CSV: an image table as ``feedline train`` reads it), a pair
+    ``(features, labels)`` of tensors, or a torch.utils.data.TensorDataset of two tensors. Iterating yields
+    ``(features, labels)`` batches.
+
+    The arguments that torch's DataLoader also has mean what they mean there: batch_size, shuffle, drop_last,
+    num_workers (threads here, not processes: 0 makes batches in the calling thread), pin_memory (a no-op
+    without CUDA), prefetch_factor (batches in flight per worker), persistent_workers. Beyond them:
+
+    Args:
+        seed: the shuffle's seed; the same seed gives the same batches for every num_workers. None draws one
+            from torch's generator (so torch.manual_seed fixes it), or 0 when world_size is above 1, as
+            DistributedSampler does.
+        transform: called on every batch in the worker thread that made it, ``transform(features, labels)``
+            -> ``(features, labels)``; with a third parameter it also gets ``(epoch, batch, seed)``, a seed
+            drawn from the loader's seed, the epoch and the batch alone, for randomness that does not depend
+            on which worker runs first. It runs with the GIL held.
+        rank, world_size: this process's share of every epoch (as DistributedSampler gives it: the same
+            global permutation on every rank, padded by wrapping or cut with drop_last). Default: those of
+            torch.distributed when it is initialised, else 0 and 1.
+        even_shards: False gives evaluation shares: no padding, each sample on exactly one rank.
+        label_column, feature_columns, shape, mode, limit, row_groups, threads: for a file source. The label
+            column holds class numbers; feature_columns are names or globs (default ``pixel*``, or the file's
+            PNG ``image`` column); shape is (channels, height, width) of a sample, (1, 28, 28) by default.
+            mode: ``"tensor"`` decodes the file once into float32 divided by 255 (the experiment's v2);
+            ``"tensor-uint8"`` keeps uint8; ``"row"`` converts every sample as it is asked for (the
+            experiment's naive v1); ``"stream"`` (Parquet) reads row groups as the epoch reaches them, in
+            bounded memory. limit: the first rows only (0: all). threads: for reading the file.
+    """
+
+    def __init__(self, source, batch_size=1, shuffle=False, drop_last=False, num_workers=0, pin_memory=False,
+                 prefetch_factor=None, persistent_workers=False, seed=None, transform=None, rank=None,
+                 world_size=None, even_shards=True, label_column="label", feature_columns=None,
+                 shape=(1, 28, 28), mode="tensor", limit=0, row_groups=None, threads=None):
+        for name, value in (("batch_size", batch_size), ("num_workers", num_workers)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size={batch_size}: use 1 or more")
+        if num_workers < 0:
+            raise ValueError(f"num_workers={num_workers}: use 0 or more")
+        if prefetch_factor is not None and num_workers == 0:
+            raise ValueError("prefetch_factor needs num_workers > 0: it counts batches in flight per worker")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        if transform is not None and not callable(transform):
+            raise TypeError(f"transform must be callable, not {type(transform).__name__}")
+        rank, world_size = _distributed_default(rank, world_size)
+        if world_size < 1 or not 0 <= rank < world_size:
+            raise ValueError(f"rank={rank}, world_size={world_size}: need 0 <= rank < world_size")
+        if seed is None:
+            seed = 0 if world_size > 1 else int(_torch.empty((), dtype=_torch.int64).random_().item())
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed={seed!r}: use a whole number 0 or more")
+        options = {
+            "batch_size": batch_size,
+            "shuffle": bool(shuffle),
+            "drop_last": bool(drop_last),
+            "num_workers": num_workers,
+            "persistent_workers": bool(persistent_workers),
+            "pin_memory": bool(pin_memory),
+            "prefetch_factor": 2 if prefetch_factor is None else int(prefetch_factor),
+            "seed": seed % (1 << 64),
+            "rank": rank,
+            "world_size": world_size,
+            "even_shards": bool(even_shards),
+            "transform": transform,
+            "transform_info": transform is not None and _transform_takes_info(transform),
+        }
+        self.batch_size = batch_size
+        self.drop_last = bool(drop_last)
+        self.num_workers = num_workers
+        self.seed = seed
+        self.rank = rank
+        self.world_size = world_size
+        self._iterator = None
+        if isinstance(source, (str, bytes, _os.PathLike)):
+            path = _path(source, "source")
+            shape = tuple(int(d) for d in shape)
+            if len(shape) != 3:
+                raise ValueError(f"shape={shape}: give (channels, height, width)")
+            if row_groups is not None:
+                row_groups = [int(g) for g in row_groups]
+            self._loader = _feedline.loader_from_file(path, label_column, _names(feature_columns, "feature_columns"),
+                                                      list(shape), mode, int(limit), row_groups, _threads(threads),
+                                                      options)
+        else:
+            features, labels = self._tensors(source)
+            self._loader = _feedline.loader_from_tensors(features, labels, options)
+        if pin_memory and not self._loader.pin_memory_active():
+            _warnings.warn("pin_memory=True, but CUDA is not available: batches are not pinned", stacklevel=2)
+
+    @staticmethod
+    def _tensors(source):
+        tensors = getattr(source, "tensors", source)  # torch.utils.data.TensorDataset keeps them in .tensors
+        if isinstance(tensors, (tuple, list)) and len(tensors) == 2 and all(
+                isinstance(t, _torch.Tensor) for t in tensors):
+            return tensors[0], tensors[1]
+        raise TypeError("source must be a file path, a (features, labels) pair of tensors or a TensorDataset of "
+                        f"two tensors, not {type(source).__name__}")
+
+    def __len__(self):
+        """Batches an epoch yields on this rank."""
+        return len(self._loader)
+
+    def __iter__(self):
+        """Start the next epoch. An epoch still being iterated is closed first (its batches are not made)."""
+        if self._iterator is not None:
+            self._iterator.close()
+        self._iterator = self._loader.epoch()
+        return self._iterator
+
+    def close(self):
+        """Stop the epoch in progress, if any; its worker threads end. Iterating again starts the next one."""
+        if self._iterator is not None:
+            self._iterator.close()
+            self._iterator = None
+
+    def set_epoch(self, epoch):
+        """Make the next iteration epoch ``epoch`` (its permutation), as DistributedSampler.set_epoch does."""
+        self.close()
+        self._loader.set_epoch(int(epoch))
+
+    def state_dict(self):
+        """Where the loader stands: the epoch, the batches of it handed out, and what they mean (seed, world
+        size, batch size, samples). Small and plain: save it with the model's checkpoint."""
+        return self._loader.state_dict()
+
+    def load_state_dict(self, state):
+        """Continue from ``state``: the next iteration yields the batches after those already handed out, the
+        same batches the interrupted run would have yielded, for any num_workers. Refuses a state of another
+        seed, world size, batch size or dataset size, naming what differs."""
+        self.close()
+        self._loader.load_state_dict(dict(state))
+
+    @property
+    def num_samples(self):
+        """Samples in the dataset (all ranks together)."""
+        return self._loader.samples()
+
+    def epoch_indices(self, epoch):
+        """The dataset indices this rank sees in epoch ``epoch``, in order."""
+        return self._loader.epoch_indices(int(epoch))

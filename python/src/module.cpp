@@ -1,0 +1,511 @@
+// feedline._feedline: the C++ core for Python. The Python package (feedline/__init__.py) wraps these in the
+// public API; nothing here is meant to be called directly.
+//
+// Tensors cross with torch's own conversion (THPVariable): a torch::Tensor made here is the torch.Tensor Python
+// sees, the same storage. Columns read from a file become tensors without a copy where the stored type is the
+// tensor's (the reader's vector is moved into the tensor's storage). Every call that reads, decodes or waits
+// releases the GIL; a Python transform called from a loader worker takes it for the call alone.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "feedline/dataset/dataset.h"
+#include "feedline/dataset/image_file.h"
+#include "feedline/io/csv.h"
+#include "feedline/io/dataset_files.h"
+#include "feedline/io/error.h"
+#include "feedline/io/inspect.h"
+#include "feedline/io/parquet.h"
+#include "feedline/io/table.h"
+#include "feedline/loader/loader.h"
+
+namespace py = pybind11;
+
+namespace feedline::python {
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Columns to Python values
+
+// A vector moved into a tensor's storage: the tensor frees it.
+template <class V>
+torch::Tensor adopt(V&& values, int64_t n, torch::ScalarType dtype) {
+  auto* owner = new V(std::move(values));
+  void* data = const_cast<void*>(static_cast<const void*>(owner->data()));
+  return torch::from_blob(data, {n}, [owner](void*) { delete owner; }, torch::TensorOptions().dtype(dtype));
+}
+
+// Row numbers of a column's nulls.
+int64_t null_count(const Column& c) {
+  int64_t n = 0;
+  for (const uint8_t v : c.validity) n += v == 0;
+  return n;
+}
+
+int64_t first_null(const Column& c) {
+  for (size_t r = 0; r < c.validity.size(); ++r) {
+    if (c.validity[r] == 0) return static_cast<int64_t>(r);
+  }
+  return -1;
+}
+
+// A flat column of numbers as a tensor (null rows hold 0). Stored types map to their dtype and are moved, not
+// copied: BOOLEAN bool, INT32 int32, INT64 int64, FLOAT float32, DOUBLE float64, FLOAT16 float16. Narrower
+// integer annotations take their own dtype (INT(8) int8 / uint8, INT(16) int16), UINT16 stays int32, UINT32
+// widens to int64 and UINT64 keeps its bits in int64 (torch has no unsigned 16-, 32- or 64-bit dtype before 2.3).
+// DECIMAL becomes float64 (its value, scaled); DATE, TIME and TIMESTAMP keep their stored integers.
+torch::Tensor flat_tensor(Column& c) {
+  const ColumnSchema& s = c.schema;
+  const int64_t n = c.size();
+  if (s.logical.kind == LogicalKind::kDecimal) {
+    auto t = torch::empty({n}, torch::kFloat64);
+    auto* out = t.data_ptr<double>();
+    for (int64_t r = 0; r < n; ++r) out[r] = c.is_null(r) ? 0.0 : c.value_as_double(r);
+    return t;
+  }
+  if (s.logical.kind == LogicalKind::kFloat16 && s.type == PhysicalType::kFixedLenByteArray) {
+    ByteArrays& b = std::get<ByteArrays>(c.values);
+    return adopt(std::move(b.bytes), n, torch::kFloat16);
+  }
+  const std::optional<IntAnnotation> a = s.int_annotation;
+  switch (s.type) {
+    case PhysicalType::kBoolean: return adopt(std::move(c.as<uint8_t>()), n, torch::kBool);
+    case PhysicalType::kInt32: {
+      torch::Tensor t = adopt(std::move(c.as<int32_t>()), n, torch::kInt32);
+      if (a && a->bit_width == 8) return t.to(a->is_signed ? torch::kInt8 : torch::kUInt8);
+      if (a && a->bit_width == 16 && a->is_signed) return t.to(torch::kInt16);
+      if (a && a->bit_width == 32 && !a->is_signed) return t.to(torch::kInt64).bitwise_and_(int64_t{0xffffffff});
+      return t;
+    }
+    case PhysicalType::kInt64: return adopt(std::move(c.as<int64_t>()), n, torch::kInt64);
+    case PhysicalType::kFloat: return adopt(std::move(c.as<float>()), n, torch::kFloat32);
+    case PhysicalType::kDouble: return adopt(std::move(c.as<double>()), n, torch::kFloat64);
+    case PhysicalType::kByteArray:
+    case PhysicalType::kFixedLenByteArray: break;
+  }
+  throw InvalidArgument("column '" + s.name + "' holds byte strings, not numbers");
+}
+
+bool is_byte_column(const ColumnSchema& s) {
+  return (s.type == PhysicalType::kByteArray || s.type == PhysicalType::kFixedLenByteArray) &&
+         s.logical.kind != LogicalKind::kDecimal && s.logical.kind != LogicalKind::kFloat16;
+}
+
+// A column read, converted as far as it can be without the GIL: tensors made, lists of byte strings left for
+// to_python().
+struct Converted {
+  std::string name;
+  std::optional<torch::Tensor> tensor;          // numbers, or lists of numbers of one length
+  std::vector<torch::Tensor> tensors;           // lists of numbers of varying length, one tensor a row
+  bool is_list_of_tensors = false;
+  std::optional<torch::Tensor> valid;           // nulls="mask": bool, true where present
+  std::shared_ptr<Column> bytes;                // byte strings: made into str / bytes with the GIL
+};
+
+// What read_parquet / read_csv do with a null in a column of numbers.
+enum class Nulls { kRaise, kZero, kMask };
+
+Nulls parse_nulls(const std::string& nulls) {
+  if (nulls == "raise") return Nulls::kRaise;
+  if (nulls == "zero") return Nulls::kZero;
+  if (nulls == "mask") return Nulls::kMask;
+  throw InvalidArgument("nulls='" + nulls + "': use 'raise', 'zero' or 'mask'");
+}
+
+Converted convert(Column&& column, Nulls nulls, const std::string& path) {
+  Converted out;
+  out.name = column.schema.name;
+  const ColumnSchema& s = column.schema;
+  const std::string where = path + ": column '" + s.name + "'";
+  if (!s.is_list && is_byte_column(s)) {
+    out.bytes = std::make_shared<Column>(std::move(column));
+    return out;
+  }
+  try {
+    if (s.is_list) {
+      bool uniform = true;
+      if (s.list_depth() == 1) {
+        for (int64_t r = 1; r < column.size() && uniform; ++r) uniform = column.list_size(r) == column.list_size(0);
+      }
+      if (uniform) {
+        out.tensor = list_column_tensor(column);
+      } else {
+        out.tensors = list_column_tensors(column);
+        out.is_list_of_tensors = true;
+      }
+      return out;
+    }
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(path + ": " + e.what());
+  }
+  const int64_t missing = null_count(column);
+  if (missing > 0 && nulls == Nulls::kRaise) {
+    throw InvalidArgument(where + " holds " + std::to_string(missing) + " null value" + (missing == 1 ? "" : "s") +
+                          " (the first in row " + std::to_string(first_null(column)) +
+                          "); read it with nulls='zero' (nulls as 0) or nulls='mask' (and a mask of the values present)");
+  }
+  if (missing > 0 && nulls == Nulls::kMask) {
+    out.valid = adopt(std::vector<uint8_t>(column.validity), column.size(), torch::kBool);
+  }
+  out.tensor = flat_tensor(column);
+  return out;
+}
+
+// A byte-string column as a Python list: str for STRING columns (bytes that are not UTF-8 replaced by U+FFFD),
+// bytes for others; None for a null.
+py::list byte_list(const Column& c) {
+  const ByteArrays& b = c.byte_arrays();
+  py::list out(static_cast<size_t>(c.size()));
+  for (int64_t r = 0; r < c.size(); ++r) {
+    if (c.is_null(r)) {
+      out[static_cast<size_t>(r)] = py::none();
+      continue;
+    }
+    const std::string_view v = b.at(r);
+    PyObject* item = c.schema.is_string ? PyUnicode_DecodeUTF8(v.data(), static_cast<Py_ssize_t>(v.size()), "replace")
+                                        : PyBytes_FromStringAndSize(v.data(), static_cast<Py_ssize_t>(v.size()));
+    if (item == nullptr) throw py::error_already_set();
+    out[static_cast<size_t>(r)] = py::reinterpret_steal<py::object>(item);
+  }
+  return out;
+}
+
+// The columns as {name: value} (and, for nulls="mask", {name: mask} of the columns with nulls).
+py::object to_python(std::vector<Converted>& columns, Nulls nulls) {
+  py::dict values, masks;
+  for (auto& c : columns) {
+    if (c.bytes) {
+      values[py::str(c.name)] = byte_list(*c.bytes);
+    } else if (c.is_list_of_tensors) {
+      values[py::str(c.name)] = py::cast(c.tensors);
+    } else {
+      values[py::str(c.name)] = py::cast(*c.tensor);
+    }
+    if (c.valid) masks[py::str(c.name)] = py::cast(*c.valid);
+  }
+  if (nulls == Nulls::kMask) return py::make_tuple(values, masks);
+  return std::move(values);
+}
+
+std::vector<Converted> convert_table(Table&& table, Nulls nulls, const std::string& path) {
+  std::vector<Converted> out;
+  out.reserve(table.columns.size());
+  for (auto& column : table.columns) out.push_back(convert(std::move(column), nulls, path));
+  return out;
+}
+
+int thread_count(std::optional<int> threads) {
+  if (threads && *threads < 0) throw InvalidArgument("threads=" + std::to_string(*threads) + ": use 1 or more, or None for every core");
+  return threads.value_or(0);
+}
+
+py::object read_parquet(const std::string& path, std::optional<std::vector<std::string>> columns,
+                        std::optional<std::vector<int64_t>> row_groups, std::optional<int> threads,
+                        const std::string& nulls_text) {
+  const Nulls nulls = parse_nulls(nulls_text);
+  parquet::ReadOptions options;
+  if (columns) options.columns = *columns;
+  if (row_groups) options.row_groups = *row_groups;
+  options.num_threads = thread_count(threads);
+  std::vector<Converted> converted;
+  {
+    py::gil_scoped_release release;
+    converted = convert_table(parquet::read_table(path, options), nulls, path);
+  }
+  return to_python(converted, nulls);
+}
+
+py::object read_csv(const std::string& path, std::optional<std::vector<std::string>> columns,
+                    std::optional<int> threads, const std::string& nulls_text) {
+  const Nulls nulls = parse_nulls(nulls_text);
+  CsvReadOptions options;
+  if (columns) options.columns = *columns;
+  options.num_threads = thread_count(threads);
+  options.text_columns = true;
+  std::vector<Converted> converted;
+  {
+    py::gil_scoped_release release;
+    converted = convert_table(feedline::read_csv(path, options), nulls, path);
+  }
+  return to_python(converted, nulls);
+}
+
+std::string inspect_json_released(const std::string& path) {
+  py::gil_scoped_release release;
+  return inspect_json(path);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The loader
+
+// A Python callable that may be called, copied and dropped from any thread: the GIL is taken for each.
+class PythonCallable {
+ public:
+  // with_info: f takes a third argument, the batch's (epoch, batch, seed).
+  PythonCallable(py::function f, bool with_info)
+      : f_(new py::function(std::move(f)),
+           [](py::function* p) {
+             py::gil_scoped_acquire gil;
+             delete p;
+           }),
+        with_info_(with_info) {}
+
+  Example operator()(Example batch, const BatchInfo& info) const {
+    py::gil_scoped_acquire gil;
+    py::object result = with_info_ ? (*f_)(batch.data, batch.target, py::make_tuple(info.epoch, info.batch, info.seed))
+                                   : (*f_)(batch.data, batch.target);
+    py::tuple pair;
+    if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) pair = py::tuple(result);
+    if (pair.size() != 2) {
+      throw py::type_error("transform must return a (features, labels) pair of tensors, not " +
+                           std::string(py::str(py::type::of(result).attr("__name__"))));
+    }
+    return {pair[0].cast<torch::Tensor>(), pair[1].cast<torch::Tensor>()};
+  }
+
+ private:
+  std::shared_ptr<py::function> f_;
+  bool with_info_ = false;
+};
+
+LoaderOptions loader_options(py::dict o) {
+  LoaderOptions options;
+  options.batch_size(o["batch_size"].cast<int64_t>())
+      .shuffle(o["shuffle"].cast<bool>())
+      .drop_last(o["drop_last"].cast<bool>())
+      .num_workers(o["num_workers"].cast<int64_t>())
+      .persistent_workers(o["persistent_workers"].cast<bool>())
+      .pin_memory(o["pin_memory"].cast<bool>())
+      .prefetch_factor(o["prefetch_factor"].cast<int64_t>())
+      .seed(o["seed"].cast<uint64_t>())
+      .rank(o["rank"].cast<int64_t>())
+      .world_size(o["world_size"].cast<int64_t>())
+      .even_shards(o["even_shards"].cast<bool>());
+  if (!o["transform"].is_none()) {
+    options.transform(PythonCallable(o["transform"].cast<py::function>(), o["transform_info"].cast<bool>()));
+  }
+  return options;
+}
+
+// One pass, as a Python iterator. Dropped early (a `break`), it stops its workers without waiting for the GIL
+// they may need.
+class PyEpoch {
+ public:
+  explicit PyEpoch(Epoch epoch) : epoch_(std::make_unique<Epoch>(std::move(epoch))) {}
+  ~PyEpoch() { close(); }
+
+  py::tuple next() {
+    if (!epoch_) throw py::stop_iteration();
+    std::optional<Example> batch;
+    {
+      py::gil_scoped_release release;
+      batch = epoch_->next();
+    }
+    if (!batch) {
+      close();
+      throw py::stop_iteration();
+    }
+    return py::make_tuple(std::move(batch->data), std::move(batch->target));
+  }
+
+  void close() {
+    if (!epoch_) return;
+    if (PyGILState_Check()) {
+      py::gil_scoped_release release;
+      epoch_.reset();
+    } else {
+      epoch_.reset();
+    }
+  }
+
+  py::dict stats() const {
+    py::dict d;
+    if (!epoch_) return d;
+    const EpochStats& s = epoch_->stats();
+    d["batches"] = s.batches;
+    d["samples"] = s.samples;
+    d["wait_seconds"] = s.wait_seconds;
+    d["step_seconds"] = s.step_seconds;
+    return d;
+  }
+
+ private:
+  std::unique_ptr<Epoch> epoch_;
+};
+
+class PyLoader {
+ public:
+  PyLoader(std::shared_ptr<const Dataset> dataset, const LoaderOptions& options)
+      : loader_(std::make_unique<Loader>(std::move(dataset), options)) {}
+  ~PyLoader() {
+    if (PyGILState_Check()) {
+      py::gil_scoped_release release;
+      loader_.reset();
+    } else {
+      loader_.reset();
+    }
+  }
+
+  std::unique_ptr<PyEpoch> epoch() { return std::make_unique<PyEpoch>(loader_->epoch()); }
+  int64_t len() const { return loader_->batches_per_epoch(); }
+  void set_epoch(int64_t e) { loader_->set_epoch(e); }
+  int64_t samples() const { return loader_->dataset().size(); }
+  bool pin_memory_active() const { return loader_->pin_memory_active(); }
+  std::vector<int64_t> epoch_indices(int64_t e) const { return loader_->epoch_indices(e); }
+
+  py::dict state_dict() const {
+    const LoaderState s = loader_->state_dict();
+    py::dict d;
+    d["version"] = s.version;
+    d["epoch"] = s.epoch;
+    d["batch"] = s.batch;
+    d["seed"] = s.seed;
+    d["world_size"] = s.world_size;
+    d["batch_size"] = s.batch_size;
+    d["samples"] = s.samples;
+    return d;
+  }
+
+  void load_state_dict(py::dict d) {
+    LoaderState s;
+    const auto get = [&d](const char* key) -> py::object {
+      if (!d.contains(key)) throw InvalidArgument(std::string("load_state_dict: the state has no '") + key + "'");
+      return d[key];
+    };
+    s.version = get("version").cast<int64_t>();
+    if (s.version != LoaderState::kVersion) {
+      throw InvalidArgument("load_state_dict: state version " + std::to_string(s.version) + ", this feedline reads " +
+                            std::to_string(LoaderState::kVersion));
+    }
+    s.epoch = get("epoch").cast<int64_t>();
+    s.batch = get("batch").cast<int64_t>();
+    s.seed = get("seed").cast<uint64_t>();
+    s.world_size = get("world_size").cast<int64_t>();
+    s.batch_size = get("batch_size").cast<int64_t>();
+    s.samples = get("samples").cast<int64_t>();
+    loader_->load_state_dict(s);
+  }
+
+ private:
+  std::unique_ptr<Loader> loader_;
+};
+
+std::unique_ptr<PyLoader> loader_from_tensors(torch::Tensor features, torch::Tensor labels, py::dict options) {
+  if (!features.device().is_cpu() || !labels.device().is_cpu()) {
+    throw InvalidArgument("DataLoader: tensors must be in host memory (features on " + features.device().str() +
+                          ", labels on " + labels.device().str() + ")");
+  }
+  if (features.dim() < 1 || labels.dim() < 1 || features.size(0) != labels.size(0)) {
+    throw InvalidArgument("DataLoader: features and labels must hold as many samples (first dimension: " +
+                          std::to_string(features.dim() ? features.size(0) : 0) + " and " +
+                          std::to_string(labels.dim() ? labels.size(0) : 0) + ")");
+  }
+  auto dataset = std::make_shared<TensorDataset>(features, labels, /*class_labels=*/false);
+  return std::make_unique<PyLoader>(std::move(dataset), loader_options(options));
+}
+
+std::unique_ptr<PyLoader> loader_from_file(const std::string& path, const std::string& label_column,
+                                           std::optional<std::vector<std::string>> feature_columns,
+                                           std::vector<int64_t> shape, const std::string& mode, int64_t limit,
+                                           std::optional<std::vector<int64_t>> row_groups, std::optional<int> threads,
+                                           py::dict options) {
+  ColumnChoice choice;
+  choice.label = label_column;
+  if (feature_columns) {
+    choice.features = *feature_columns;
+    choice.features_given = true;
+  }
+  if (row_groups) choice.row_groups = *row_groups;
+  if (shape.size() != 3) throw InvalidArgument("DataLoader: shape must be (channels, height, width)");
+  ImageShape image{shape[0], shape[1], shape[2]};
+  if (image.channels < 1 || image.height < 1 || image.width < 1) {
+    throw InvalidArgument("DataLoader: shape dimensions must be 1 or more");
+  }
+  const LoaderOptions o = loader_options(options);
+  const int n_threads = thread_count(threads);
+  ImageFile file;
+  {
+    py::gil_scoped_release release;
+    file = load_image_file(path, choice, image, mode, limit, n_threads);
+  }
+  return std::make_unique<PyLoader>(file.dataset, o);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Errors
+
+void translate(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const IoError& e) {
+    if (e.code() != 0) {
+      // OSError(errno, text) is made into its subclass by errno: FileNotFoundError, PermissionError, ...
+      py::object error = py::reinterpret_steal<py::object>(
+          PyObject_CallFunction(PyExc_OSError, "is", e.code(), e.what()));
+      if (!error) throw py::error_already_set();
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
+    } else {
+      PyErr_SetString(PyExc_OSError, e.what());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace feedline::python
+
+PYBIND11_MODULE(_feedline, m) {
+  using namespace feedline;
+  using namespace feedline::python;
+  m.doc() = "feedline's C++ core (use the feedline package, not this module)";
+  m.attr("__version__") = FEEDLINE_VERSION;
+
+  // The exception kinds, each a subclass of the Python exception its C++ kind corresponds to.
+  static py::exception<InvalidFile> invalid_file(m, "InvalidFileError", PyExc_ValueError);
+  static py::exception<Unsupported> unsupported(m, "UnsupportedError", PyExc_ValueError);
+  py::register_exception_translator(translate);
+  py::register_exception<InvalidArgument>(m, "InvalidArgumentError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InvalidFile& e) {
+      invalid_file(e.what());
+    } catch (const Unsupported& e) {
+      unsupported(e.what());
+    }
+  });
+
+  m.def("read_parquet", &feedline::python::read_parquet, py::arg("path"), py::arg("columns") = py::none(),
+        py::arg("row_groups") = py::none(), py::arg("threads") = py::none(), py::arg("nulls") = "raise");
+  m.def("read_csv", &feedline::python::read_csv, py::arg("path"), py::arg("columns") = py::none(), py::arg("threads") = py::none(),
+        py::arg("nulls") = "raise");
+  m.def("inspect_json", &inspect_json_released, py::arg("path"));
+
+  py::class_<PyEpoch>(m, "_Epoch")
+      .def("__iter__", [](PyEpoch& e) -> PyEpoch& { return e; })
+      .def("__next__", &PyEpoch::next)
+      .def("close", &PyEpoch::close)
+      .def("stats", &PyEpoch::stats);
+
+  py::class_<PyLoader>(m, "_Loader")
+      .def("epoch", &PyLoader::epoch)
+      .def("__len__", &PyLoader::len)
+      .def("set_epoch", &PyLoader::set_epoch)
+      .def("samples", &PyLoader::samples)
+      .def("pin_memory_active", &PyLoader::pin_memory_active)
+      .def("epoch_indices", &PyLoader::epoch_indices)
+      .def("state_dict", &PyLoader::state_dict)
+      .def("load_state_dict", &PyLoader::load_state_dict);
+
+  m.def("loader_from_tensors", &loader_from_tensors, py::arg("features"), py::arg("labels"), py::arg("options"));
+  m.def("loader_from_file", &loader_from_file, py::arg("path"), py::arg("label_column"), py::arg("feature_columns"),
+        py::arg("shape"), py::arg("mode"), py::arg("limit"), py::arg("row_groups"), py::arg("threads"),
+        py::arg("options"));
+}

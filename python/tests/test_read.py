@@ -1,0 +1,116 @@
+"""feedline.read_parquet, read_csv and inspect against the IDX data they were written from."""
+
+import json
+import subprocess
+
+import pytest
+import torch
+
+import feedline
+from conftest import feedline_tool
+
+
+def pixels(columns):
+    return torch.stack([columns[f"pixel{i}"] for i in range(1, 785)], dim=1)
+
+
+def test_parquet_columns_hold_the_idx_values(prepared, idx_test):
+    images, labels = idx_test
+    columns = feedline.read_parquet(prepared["parquet"])
+    assert list(columns)[:2] == ["label", "pixel1"] and len(columns) == 785
+    assert columns["label"].dtype == torch.int64 or columns["label"].dtype == torch.uint8
+    assert torch.equal(columns["label"].to(torch.int64), labels)
+    assert torch.equal(pixels(columns).to(torch.uint8), images.reshape(-1, 784))
+
+
+def test_csv_columns_hold_the_idx_values(prepared, idx_test):
+    images, labels = idx_test
+    columns = feedline.read_csv(prepared["csv"], columns=["label"] + [f"pixel{i}" for i in range(1, 785)])
+    assert columns["label"].dtype == torch.int64
+    assert torch.equal(columns["label"], labels)
+    assert torch.equal(pixels(columns).to(torch.uint8), images.reshape(-1, 784))
+
+
+def test_columns_and_row_groups_are_chosen_in_the_order_asked(prepared, idx_test):
+    _, labels = idx_test
+    info = feedline.inspect(prepared["parquet"])
+    sizes = [g["num_rows"] for g in info["row_groups"]]
+    picked = feedline.read_parquet(prepared["parquet"], columns=["pixel9", "label"], row_groups=[len(sizes) - 1],
+                                   threads=1)
+    assert list(picked) == ["pixel9", "label"]
+    assert torch.equal(picked["label"].to(torch.int64), labels[-sizes[-1]:])
+
+
+def test_inspect_is_the_document_of_inspect_json(prepared):
+    out = subprocess.run([feedline_tool(), "inspect", "--json", str(prepared["parquet"])], check=True,
+                         capture_output=True, text=True).stdout
+    assert feedline.inspect(prepared["parquet"]) == json.loads(out)
+    csv = feedline.inspect(prepared["csv"])
+    assert csv["format"] == "csv" and csv["num_rows"] == 10000 and csv["schema"][0]["name"] == "label"
+
+
+def write_csv(path, text):
+    path.write_text(text)
+    return path
+
+
+def test_nulls_are_refused_zeroed_or_masked_as_asked(tmp_path):
+    path = write_csv(tmp_path / "nulls.csv", "a,b,name\n1,0.5,x\n,1.5,\n3,,z\n")
+    with pytest.raises(ValueError, match=r"nulls\.csv: column 'a' holds 1 null value \(the first in row 1\)"):
+        feedline.read_csv(path)
+    zero = feedline.read_csv(path, nulls="zero")
+    assert zero["a"].tolist() == [1, 0, 3] and zero["b"].tolist() == [0.5, 1.5, 0.0]
+    assert zero["name"] == ["x", None, "z"]
+    values, masks = feedline.read_csv(path, nulls="mask")
+    assert values["a"].tolist() == [1, 0, 3]
+    assert masks["a"].tolist() == [True, False, True] and masks["b"].tolist() == [True, True, False]
+    assert "name" not in masks
+
+
+def test_parquet_types_become_their_tensors(tmp_path):
+    csv = write_csv(tmp_path / "t.csv", "small,big,ratio,word\n1,10000000000,0.25,é\n200,-3,1e300,b\n")
+    parquet = tmp_path / "t.parquet"
+    subprocess.run([feedline_tool(), "convert", str(csv), str(parquet)], check=True, stdout=subprocess.DEVNULL)
+    columns = feedline.read_parquet(parquet)
+    assert columns["big"].dtype == torch.int64 and columns["big"].tolist() == [10000000000, -3]
+    assert columns["ratio"].dtype == torch.float64 and columns["ratio"].tolist() == [0.25, 1e300]
+    assert columns["word"] == ["é", "b"]
+    assert columns["small"].tolist() == [1, 200]
+
+
+def test_a_missing_file_is_file_not_found_naming_it(tmp_path):
+    missing = tmp_path / "nope.parquet"
+    with pytest.raises(FileNotFoundError, match="nope.parquet"):
+        feedline.read_parquet(missing)
+    with pytest.raises(FileNotFoundError, match="nope.csv"):
+        feedline.read_csv(tmp_path / "nope.csv")
+    with pytest.raises(FileNotFoundError):
+        feedline.inspect(missing)
+
+
+def test_an_unknown_column_is_a_value_error_naming_file_and_column(prepared):
+    with pytest.raises(ValueError, match=r"test\.parquet.*'pixel9999'|'pixel9999'.*test\.parquet"):
+        feedline.read_parquet(prepared["parquet"], columns=["pixel9999"])
+    with pytest.raises(ValueError, match=r"'nothere'"):
+        feedline.read_csv(prepared["csv"], columns=["nothere"])
+
+
+def test_a_truncated_file_is_an_invalid_file_error_naming_it(prepared, tmp_path):
+    data = prepared["parquet"].read_bytes()
+    cut = tmp_path / "cut.parquet"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(feedline.InvalidFileError, match="cut.parquet"):
+        feedline.read_parquet(cut)
+    assert issubclass(feedline.InvalidFileError, ValueError)
+    ragged = write_csv(tmp_path / "ragged.csv", "a,b\n1,2\n3\n")
+    with pytest.raises(ValueError, match=r"ragged\.csv:3: 1 fields, the header has 2"):
+        feedline.read_csv(ragged)
+
+
+def test_wrong_arguments_are_refused_by_name(prepared):
+    with pytest.raises(ValueError, match="nulls"):
+        feedline.read_parquet(prepared["parquet"], nulls="drop")
+    with pytest.raises(ValueError, match="threads"):
+        feedline.read_parquet(prepared["parquet"], threads=0)
+    with pytest.raises(TypeError, match="path"):
+        feedline.read_parquet(42)

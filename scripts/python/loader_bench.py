@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""feedline.DataLoader beside torch's DataLoader, in one Python process, on the same tensors.
+
+Three measurements, each a ratio against a baseline run in the same process:
+1. Loader throughput (no model): torch.utils.data.DataLoader over a TensorDataset of the experiment's pre-decoded
+   tensors (its v2) at batch 512, no workers, against feedline.DataLoader over the same tensors with 0 and 2
+   workers. Samples per second over whole epochs of the train split.
+2. The cost of a batch crossing into Python: feedline.DataLoader over a tensor of one float a sample, batch 1,
+   no workers, so the batch itself costs almost nothing; microseconds per batch (and torch's DataLoader alike).
+3. A training epoch of SimpleCNN (the experiment's loop) fed by feedline.DataLoader against the same loop over
+   batches gathered before the epoch (the compute floor) and against torch's DataLoader, in turns.
+
+Reads data/FashionMNIST/train.parquet (`feedline prepare` writes it) with feedline.read_parquet.
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+import feedline
+
+
+class SimpleCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(32 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
+def load_tensors(path, limit):
+    columns = feedline.read_parquet(path)
+    labels = columns.pop("label").to(torch.int64)
+    pixels = torch.stack([columns[f"pixel{i}"] for i in range(1, 785)], dim=1)
+    images = pixels.to(torch.float32).reshape(-1, 1, 28, 28) / 255.0
+    if limit:
+        images, labels = images[:limit].contiguous(), labels[:limit].contiguous()
+    return images, labels
+
+
+def epoch_rate(loader, epochs):
+    """Samples per second over `epochs` timed epochs after one warm-up epoch; also the seconds of each."""
+    def one():
+        n = 0
+        for _, y in loader:
+            n += y.shape[0]
+        return n
+    one()
+    seconds, samples = [], 0
+    for _ in range(epochs):
+        start = time.perf_counter()
+        samples += one()
+        seconds.append(time.perf_counter() - start)
+    return samples / sum(seconds), seconds
+
+
+def per_batch_microseconds(loader, epochs):
+    rate, seconds = epoch_rate(loader, epochs)
+    batches = len(loader) * epochs
+    return 1e6 * sum(seconds) / batches
+
+
+class BatchesInMemory:
+    def __init__(self, images, labels, batch_size, seed):
+        order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(seed))
+        self.batches = [(images[i], labels[i]) for i in order.split(batch_size)]
+
+    def __len__(self):
+        return len(self.batches)
+
+    def __iter__(self):
+        return iter(self.batches)
+
+
+def train_epoch(model, optimizer, loader):
+    criterion = nn.CrossEntropyLoss()
+    model.train()
+    start = time.perf_counter()
+    for images, labels in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(images), labels)
+        loss.backward()
+        optimizer.step()
+    return time.perf_counter() - start
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", default="data/FashionMNIST/train.parquet")
+    p.add_argument("--batch-size", type=int, default=512)
+    p.add_argument("--loader-epochs", type=int, default=3)
+    p.add_argument("--train-epochs", type=int, default=3, help="epochs per training configuration (in turns)")
+    p.add_argument("--train-limit", type=int, default=20000, help="first N samples for the training runs (0: all)")
+    p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--json", help="write the results here")
+    args = p.parse_args()
+    if not os.path.exists(args.data):
+        sys.exit(f"loader_bench.py: {args.data}: not found; run `feedline prepare --data-dir data` first")
+    torch.set_num_threads(args.threads)
+    images, labels = load_tensors(args.data, 0)
+    b = args.batch_size
+    print(f"{args.data}: {len(labels)} samples; PyTorch {torch.__version__}, feedline {feedline.__version__}, "
+          f"{args.threads} threads, {os.cpu_count()} cores, Python {platform.python_version()}", flush=True)
+    results = dict(tool="scripts/python/loader_bench.py", date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                   command=" ".join(sys.argv), torch=torch.__version__, threads=args.threads,
+                   cores=os.cpu_count(), batch_size=b)
+
+    # 1. Throughput.
+    dataset = torch.utils.data.TensorDataset(images, labels)
+    g = torch.Generator().manual_seed(args.seed)
+    loaders = [
+        ("torch DataLoader, v2 TensorDataset, 0 workers",
+         torch.utils.data.DataLoader(dataset, batch_size=b, shuffle=True, generator=g)),
+        ("feedline.DataLoader, same tensors, 0 workers",
+         feedline.DataLoader((images, labels), batch_size=b, shuffle=True, seed=args.seed)),
+        ("feedline.DataLoader, same tensors, 2 workers",
+         feedline.DataLoader((images, labels), batch_size=b, shuffle=True, seed=args.seed, num_workers=2,
+                             persistent_workers=True)),
+    ]
+    print(f"\nLoader alone, batch {b}, a warm-up then {args.loader_epochs} epochs each:")
+    rates = []
+    for name, loader in loaders:
+        rate, seconds = epoch_rate(loader, args.loader_epochs)
+        rates.append(dict(loader=name, samples_per_second=rate, epoch_seconds=seconds))
+        print(f"  {name:<48} {rate:>14,.0f} samples/s  {rate / rates[0]['samples_per_second']:>7.1f}x", flush=True)
+    results["throughput"] = rates
+
+    # 2. Crossing into Python.
+    tiny = torch.zeros(100000, 1)
+    tiny_labels = torch.zeros(100000, dtype=torch.int64)
+    crossing = [
+        ("feedline.DataLoader, batch 1, 0 workers", feedline.DataLoader((tiny, tiny_labels), batch_size=1)),
+        ("feedline.DataLoader, batch 1, 1 worker", feedline.DataLoader((tiny, tiny_labels), batch_size=1,
+                                                                       num_workers=1, persistent_workers=True)),
+        ("torch DataLoader, batch 1, 0 workers",
+         torch.utils.data.DataLoader(torch.utils.data.TensorDataset(tiny, tiny_labels), batch_size=1)),
+    ]
+    print("\nA batch of one float crossing into Python (a whole epoch of 100,000 batches, after a warm-up):")
+    results["crossing"] = []
+    for name, loader in crossing:
+        us = per_batch_microseconds(loader, 1)
+        results["crossing"].append(dict(loader=name, microseconds_per_batch=us))
+        print(f"  {name:<48} {us:>8.2f} us a batch", flush=True)
+
+    # 3. Training epochs, in turns.
+    n = args.train_limit or len(labels)
+    x, y = images[:n].contiguous(), labels[:n].contiguous()
+    feeds = {
+        "batches already in memory (floor)": lambda: BatchesInMemory(x, y, b, args.seed),
+        "feedline.DataLoader, 2 workers": lambda: feedline.DataLoader((x, y), batch_size=b, shuffle=True,
+                                                                      seed=args.seed, num_workers=2,
+                                                                      persistent_workers=True),
+        "torch DataLoader, v2, 0 workers": lambda: torch.utils.data.DataLoader(
+            torch.utils.data.TensorDataset(x, y), batch_size=b, shuffle=True,
+            generator=torch.Generator().manual_seed(args.seed)),
+    }
+    state = {}
+    for name, make in feeds.items():
+        torch.manual_seed(args.seed)
+        model = SimpleCNN()
+        state[name] = dict(loader=make(), model=model, optimizer=torch.optim.Adam(model.parameters(), lr=1e-3),
+                           seconds=[])
+        train_epoch(model, state[name]["optimizer"], state[name]["loader"])  # warm-up epoch, untimed
+    for _ in range(args.train_epochs):
+        for name in feeds:
+            s = state[name]
+            s["seconds"].append(train_epoch(s["model"], s["optimizer"], s["loader"]))
+    floor = statistics.median(state["batches already in memory (floor)"]["seconds"])
+    print(f"\nSimpleCNN training epochs on {n} samples, batch {b}, {args.train_epochs} epochs each in turns "
+          f"(after a warm-up):")
+    results["training"] = []
+    for name in feeds:
+        med = statistics.median(state[name]["seconds"])
+        results["training"].append(dict(feed=name, epoch_seconds=state[name]["seconds"], median_seconds=med,
+                                        over_floor=med / floor - 1))
+        print(f"  {name:<48} median {med:6.3f}s  {100 * (med / floor - 1):+6.1f}% over the floor  "
+              f"(epochs {', '.join(f'{t:.3f}' for t in state[name]['seconds'])})", flush=True)
+    if args.json:
+        with open(args.json + ".tmp", "w") as f:
+            json.dump(results, f, indent=2)
+        os.replace(args.json + ".tmp", args.json)
+
+
+if __name__ == "__main__":
+    main()
