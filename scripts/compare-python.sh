@@ -8,7 +8,7 @@
 # ladder: 2 epochs of the whole train split), so the two sides run the same protocol. --skip-loader leaves out
 # both loader ladders; --python-rungs runs only those rungs of the Python ladder (numbered from 1: 1-5 are the
 # naive dataset's, 6 and 7 the pre-decoded one's, the experiment's best and its no-worker twin; 8 and 9
-# feedline.DataLoader over the same tensors, with 2 workers and none; 10 the compute floor, batches already in memory).
+# feedline.DataLoader over the same tensors, with 2 workers and none, 10 over uint8 images; 11 the compute floor).
 # --threads goes to both sides (default: every core). On a machine busy with other work, --threads 1 avoids
 # PyTorch's OpenMP threads spinning against it (a batch-16 step measured 90 ms with 2 threads, 6 ms with 1).
 # OpenBLAS runs 1 thread per call on both sides (feedline's default), unless OPENBLAS_NUM_THREADS is set.

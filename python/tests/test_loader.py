@@ -176,3 +176,24 @@ def test_errors_reach_python_with_their_kind(prepared, tensors, tmp_path):
         next(iter(loader))
     with pytest.raises(ValueError, match="mode"):
         feedline.DataLoader(prepared["parquet"], mode="fast")
+
+
+def _rank_main(rank, store, out):
+    # A rank of a two-process torch.distributed job: the loader takes its rank and world size from the group.
+    import torch.distributed as dist
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=2)
+    features, labels = torch.zeros(100, 1), torch.arange(100)
+    loader = feedline.DataLoader((features, labels), batch_size=8, shuffle=True)  # seed: 0, as for DistributedSampler
+    seen = torch.cat([y for _, y in loader])
+    torch.save({"rank": loader.rank, "world_size": loader.world_size, "seen": seen}, f"{out}.{rank}")
+    dist.destroy_process_group()
+
+
+def test_rank_and_world_size_come_from_torch_distributed(tmp_path):
+    import torch.multiprocessing as mp
+    mp.start_processes(_rank_main, args=(str(tmp_path / "store"), str(tmp_path / "out")), nprocs=2,
+                       start_method="spawn", join=True)
+    got = [torch.load(tmp_path / f"out.{r}") for r in range(2)]
+    assert [(g["rank"], g["world_size"]) for g in got] == [(0, 2), (1, 2)]
+    assert len(got[0]["seen"]) == len(got[1]["seen"]) == 50
+    assert sorted(torch.cat([g["seen"] for g in got]).tolist()) == list(range(100))
