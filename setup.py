@@ -14,6 +14,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import sysconfig
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -43,13 +44,13 @@ class CMakeBuild(build_ext):
                             "-DFEEDLINE_BUILD_PYTHON=ON", f"-DFEEDLINE_PYTHON={sys.executable}"], check=True)
         jobs = str(os.cpu_count() or 1)
         subprocess.run(["cmake", "--build", str(build), "--target", "feedline_python", "-j", jobs], check=True)
-        built = build / "python" / "feedline"
-        modules = sorted(built.glob("_feedline*.so"))
-        if not modules:
-            raise RuntimeError(f"feedline: the CMake build in {build} made no _feedline module in {built}")
+        module = build / "python" / "feedline" / ("_feedline" + sysconfig.get_config_var("EXT_SUFFIX"))
+        if not module.exists():
+            raise RuntimeError(f"feedline: the CMake build in {build} made no {module.name} for {sys.executable} "
+                               "(it was configured for another Python: set FEEDLINE_BUILD_DIR to a new folder)")
         target = pathlib.Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(modules[-1], target)
+        shutil.copyfile(module, target)
 
 
 setup(

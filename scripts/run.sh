@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds, installs the Python package for Debian's python3, writes MNIST and FashionMNIST as CSV and Parquet (printing
-# the storage table), runs the default benchmark lab (`feedline bench`: storage table, loader ladder, training
-# ladder and sweeps, results in results/), then trains SimpleCNN on FashionMNIST for 5 epochs with the
-# pre-decoded dataset, ending with the experiment's four lines and the test accuracy.
+# The main job: installs what is missing, builds, installs the Python package for Debian's python3, writes MNIST
+# and FashionMNIST as CSV and Parquet (printing the storage table), runs the default benchmark lab (`feedline
+# bench`: storage table, loader ladder, training ladder and sweeps, results in results/), then trains SimpleCNN on
+# FashionMNIST for 5 epochs with the pre-decoded dataset, ending with the experiment's four lines and the test
+# accuracy.
 # Extra arguments go to `feedline train` (e.g. --epochs 1, --dataset mnist, --dataset-mode row);
 # FEEDLINE_SKIP_BENCH=1 leaves the bench out.
 set -euo pipefail
