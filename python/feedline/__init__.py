@@ -78,8 +78,8 @@ def read_parquet(path, columns=None, row_groups=None, threads=None, nulls="raise
       TIME and TIMESTAMP their stored integers (days, or units since midnight or the epoch).
     - lists of numbers: one [rows, n] tensor when every row holds n of them (a list of lists: [rows, n, m, ...]),
       else a list of 1-D tensors, one a row.
-    - byte strings: a list of str for STRING columns (bytes that are not UTF-8 become U+FFFD), of bytes for
-      other byte arrays; None for a null.
+    - byte strings: a list of str for STRING columns (bytes that are not UTF-8 become U+FFFD) and UUID columns
+      (canonical form), of bytes for other byte arrays; None for a null.
 
     Args:
         path: the file.

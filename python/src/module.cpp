@@ -26,6 +26,7 @@
 #include "feedline/io/parquet.h"
 #include "feedline/io/table.h"
 #include "feedline/loader/loader.h"
+#include "io/value_text.h"
 
 namespace py = pybind11;
 
@@ -159,8 +160,8 @@ Converted convert(Column&& column, Nulls nulls, const std::string& path) {
   return out;
 }
 
-// A byte-string column as a Python list: str for STRING columns (bytes that are not UTF-8 replaced by U+FFFD),
-// bytes for others; None for a null.
+// A byte-string column as a Python list: str for STRING columns (bytes that are not UTF-8 replaced by U+FFFD) and
+// for UUID columns (the canonical 8-4-4-4-12 form), bytes for others; None for a null.
 py::list byte_list(const Column& c) {
   const ByteArrays& b = c.byte_arrays();
   py::list out(static_cast<size_t>(c.size()));
@@ -170,6 +171,10 @@ py::list byte_list(const Column& c) {
       continue;
     }
     const std::string_view v = b.at(r);
+    if (c.schema.logical.kind == LogicalKind::kUuid) {
+      out[static_cast<size_t>(r)] = py::str(*value_text(c, r));
+      continue;
+    }
     PyObject* item = c.schema.is_string ? PyUnicode_DecodeUTF8(v.data(), static_cast<Py_ssize_t>(v.size()), "replace")
                                         : PyBytes_FromStringAndSize(v.data(), static_cast<Py_ssize_t>(v.size()));
     if (item == nullptr) throw py::error_already_set();

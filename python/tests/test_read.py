@@ -114,3 +114,14 @@ def test_wrong_arguments_are_refused_by_name(prepared):
         feedline.read_parquet(prepared["parquet"], threads=0)
     with pytest.raises(TypeError, match="path"):
         feedline.read_parquet(42)
+
+
+def test_uuid_columns_read_as_their_canonical_text():
+    from conftest import ROOT
+    path = ROOT.parent / "shared" / "duckdb-parquet-testing" / "uuid_v2.parquet"
+    if not path.exists():
+        pytest.skip(f"{path} is missing (the shared Parquet corpus)")
+    column = feedline.read_parquet(path)["uuid"]
+    assert column[0] == "0196e8fb-0adf-7355-ba39-d4c2e62dc4bd"
+    assert all(isinstance(u, str) and len(u) == 36 for u in column)
+    assert feedline.inspect(path)["schema"][0]["logical_type"] == "UUID"

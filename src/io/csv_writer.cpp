@@ -12,6 +12,7 @@
 #include "feedline/io/csv.h"
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
+#include "io/value_text.h"
 
 namespace feedline {
 namespace {
@@ -55,8 +56,10 @@ void append_field(std::string& out, const ColumnSchema& schema, const Column& co
         using V = std::decay_t<decltype(values)>;
         if constexpr (std::is_same_v<V, ByteArrays>) {
           const auto s = values.at(row);
-          if (schema.type == PhysicalType::kFixedLenByteArray) {
-            append_hex(out, s);  // binary (hashes, UUIDs, whole images), never text
+          if (schema.logical.kind == LogicalKind::kUuid) {
+            out += *value_text(col, row);  // the canonical 8-4-4-4-12 form, as `cat` prints it
+          } else if (schema.type == PhysicalType::kFixedLenByteArray) {
+            append_hex(out, s);  // binary (hashes, whole images), never text
           } else {
             append_quoted(out, s);
           }

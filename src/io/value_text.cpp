@@ -36,6 +36,7 @@ std::string logical_type_text(const ColumnSchema& s) {
     case LogicalKind::kTimestamp: return fmt::format("TIMESTAMP({}{})", unit, a.utc ? ",UTC" : "");
     case LogicalKind::kDecimal: return fmt::format("DECIMAL({},{})", a.precision, a.scale);
     case LogicalKind::kFloat16: return "FLOAT16";
+    case LogicalKind::kUuid: return "UUID";
   }
   if (s.int_annotation) {
     return fmt::format("INT({},{})", s.int_annotation->bit_width, s.int_annotation->is_signed ? "signed" : "unsigned");
@@ -81,7 +82,7 @@ std::string time_of_day_text(int64_t v, TimeUnit unit) {
   return fmt::format("{:02}:{:02}:{:02}.{:0{}}", seconds / 3600, seconds / 60 % 60, seconds % 60, fraction, digits);
 }
 
-// A value of a DATE, TIME, TIMESTAMP, DECIMAL or FLOAT16 column as text (ISO 8601 for dates and times); the
+// A value of a DATE, TIME, TIMESTAMP, DECIMAL, FLOAT16 or UUID column as text (ISO 8601 for dates and times); the
 // integer for INT32/INT64 storage, the bytes for byte-array storage. nullopt for other columns.
 std::optional<std::string> logical_text(const ColumnSchema& s, int64_t integer, std::string_view bytes) {
   const LogicalAnnotation& a = s.logical;
@@ -100,6 +101,15 @@ std::optional<std::string> logical_text(const ColumnSchema& s, int64_t integer, 
       return decimal_to_string(s.type == PhysicalType::kInt32 || s.type == PhysicalType::kInt64 ? __int128{integer}
                                                                                           : decimal_unscaled(bytes),
                           a.scale);
+    case LogicalKind::kUuid: {
+      if (bytes.size() != 16) return std::nullopt;
+      std::string text;
+      for (size_t i = 0; i < 16; ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+        append_hex(text, bytes.substr(i, 1));
+      }
+      return text;
+    }
     case LogicalKind::kFloat16:
       if (bytes.size() != 2) return std::nullopt;
       return float_text(half_to_float(static_cast<uint16_t>(static_cast<uint8_t>(bytes[0]) |

@@ -121,6 +121,16 @@ inline std::string value_cell(const Column& c, int64_t row) {
                                                                         : decimal_unscaled(c.byte_arrays().at(row));
       return "N:" + decimal_to_string(unscaled, a.scale);  // DuckDB prints decimals this way
     }
+    case LogicalKind::kUuid: {  // DuckDB prints the canonical form: 8-4-4-4-12 lowercase hex digits
+      const std::string_view b = c.byte_arrays().at(row);
+      std::string text;
+      for (size_t i = 0; i < b.size(); ++i) {
+        char digits[3];
+        std::snprintf(digits, sizeof digits, "%02x", static_cast<unsigned>(static_cast<uint8_t>(b[i])));
+        text += std::string(i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "") + digits;
+      }
+      return text;
+    }
     case LogicalKind::kFloat16: {
       const float f = static_cast<float>(c.value_as_double(row));
       if (std::isnan(f)) return "f:nan";
@@ -201,7 +211,7 @@ inline std::string duckdb_type_for(const ColumnSchema& s) {
     case PhysicalType::kFloat: return "FLOAT";
     case PhysicalType::kDouble: return "DOUBLE";
     case PhysicalType::kByteArray: return s.is_string ? "VARCHAR" : "BLOB";
-    case PhysicalType::kFixedLenByteArray: return "BLOB";
+    case PhysicalType::kFixedLenByteArray: return s.logical.kind == LogicalKind::kUuid ? "UUID" : "BLOB";
     case PhysicalType::kInt32:
     case PhysicalType::kInt64: {
       const IntAnnotation a = s.int_annotation.value_or(IntAnnotation{s.type == PhysicalType::kInt32 ? 32 : 64, true});

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "feedline/io/error.h"
+#include "feedline/io/inspect.h"
 #include "feedline/io/parquet.h"
+#include "io/value_text.h"
 #include "io/parquet_duckdb_support.h"
 #include "io/parquet_test_support.h"
 #include "test_paths.h"
@@ -490,6 +492,25 @@ TEST(ParquetDuckDb, ReadsListsOfStructsAndMaps) {
   const std::string back = scratch_dir("duckdb-liststructs-back") + "/back.parquet";
   write_table(back, t);
   feedline::testing::expect_tables_equal(t, read_table(back));
+}
+
+// UUID columns (the logical type on FIXED_LEN_BYTE_ARRAY(16)), from two producers in DuckDB's test folder: every
+// value as DuckDB reads it (its canonical text), and `cat` prints the same text.
+TEST(DuckDbFolder, UuidColumnsReadAsDuckDbReadsThem) {
+  for (const char* name : {"uuid_v2.parquet", "arrow/uuid-arrow.parquet"}) {
+    SCOPED_TRACE(name);
+    const std::string path = feedline::testing::shared_dir() + "/duckdb-parquet-testing/" + name;
+    const Table t = read_table(path);
+    ASSERT_EQ(t.columns.size(), 1u);
+    EXPECT_EQ(t.columns[0].schema.logical.kind, LogicalKind::kUuid);
+    std::string out;
+    ASSERT_TRUE(run_duckdb({"dump", path}, &out));
+    expect_same_values(t, parse_dump(out));
+  }
+  // What `cat` and `inspect` print.
+  const std::string path = feedline::testing::shared_dir() + "/duckdb-parquet-testing/uuid_v2.parquet";
+  EXPECT_EQ(value_text(read_table(path).columns[0], 0), "0196e8fb-0adf-7355-ba39-d4c2e62dc4bd");
+  EXPECT_NE(inspect_json(path).find("\"logical_type\": \"UUID\""), std::string::npos) << inspect_json(path);
 }
 
 }  // namespace

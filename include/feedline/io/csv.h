@@ -23,7 +23,7 @@ namespace feedline {
 // a comma, quote or line end, or are empty, so that an empty string differs from a null; many writers leave
 // strings unannotated); names in the header are quoted the same way (and a first one that starts with a byte
 // order mark, which readers would drop); FIXED_LEN_BYTE_ARRAY values, which are binary, as lowercase hex (two
-// digits a byte, as DuckDB's hex()). In a table of one column a null is written `""`, since an empty line is no
+// digits a byte, as DuckDB's hex()), but UUIDs in their canonical 8-4-4-4-12 form. In a table of one column a null is written `""`, since an empty line is no
 // record: it reads back as a null number, but as an empty string in a text column. A table read_csv() made is
 // read back the same by it, types, nulls and values (but for that case). A table of no columns is refused.
 int64_t write_csv(const std::string& path, const Table& table);

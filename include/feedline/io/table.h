@@ -28,8 +28,9 @@ struct IntAnnotation {
 // 1970-01-01; TIME is INT32 (millis) or INT64 (micros, nanos) since midnight; TIMESTAMP is INT64 units since the
 // epoch (INT96 timestamps are read as TIMESTAMP(MICROS), not adjusted to UTC, as Spark means them); DECIMAL is
 // the unscaled integer in INT32, INT64, or big-endian two's complement in a (FIXED_LEN_)BYTE_ARRAY; FLOAT16 is a
-// FIXED_LEN_BYTE_ARRAY(2) of IEEE half-precision, little-endian.
-enum class LogicalKind { kNone, kDate, kTime, kTimestamp, kDecimal, kFloat16 };
+// FIXED_LEN_BYTE_ARRAY(2) of IEEE half-precision, little-endian; UUID is a FIXED_LEN_BYTE_ARRAY(16) of the UUID's
+// bytes in their written order (shown as the canonical 8-4-4-4-12 lowercase hex).
+enum class LogicalKind { kNone, kDate, kTime, kTimestamp, kDecimal, kFloat16, kUuid };
 enum class TimeUnit { kMillis, kMicros, kNanos };
 
 struct LogicalAnnotation {

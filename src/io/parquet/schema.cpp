@@ -75,6 +75,11 @@ void set_float16(Leaf* leaf) {
   leaf->schema.logical.kind = LogicalKind::kFloat16;
 }
 
+void set_uuid(Leaf* leaf) {
+  if (!physical_is(leaf, format::type::kFixedLenByteArray) || leaf->schema.type_length != 16) bad_annotation(leaf, "UUID");
+  leaf->schema.logical.kind = LogicalKind::kUuid;
+}
+
 void apply_logical(Leaf* leaf, const format::LogicalType& lt) {
   switch (lt.kind) {
     case format::logical::kDate: return set_date(leaf);
@@ -82,6 +87,7 @@ void apply_logical(Leaf* leaf, const format::LogicalType& lt) {
     case format::logical::kTimestamp: return set_time(leaf, true, lt.time_unit, lt.time_utc);
     case format::logical::kDecimal: return set_decimal(leaf, lt.decimal_precision, lt.decimal_scale);
     case format::logical::kFloat16: return set_float16(leaf);
+    case format::logical::kUuid: return set_uuid(leaf);
     case format::logical::kNone:
     case format::logical::kUnknown:  // NullType: every value is null; the physical values are what we read
       return;
@@ -465,6 +471,7 @@ format::SchemaElement to_schema_element(const ColumnSchema& c) {
         e.scale = a.scale;
         break;
       case LogicalKind::kFloat16: lt.kind = format::logical::kFloat16; break;
+      case LogicalKind::kUuid: lt.kind = format::logical::kUuid; break;
     }
     e.logical_type = lt;
   }

@@ -182,6 +182,7 @@ void validate(const Table& table, const WriteOptions& options) {
                 (s.type == PhysicalType::kInt64 && a.precision <= 18) || bytes);
           break;
         case LogicalKind::kFloat16: ok = ok && s.type == PhysicalType::kFixedLenByteArray && s.type_length == 2; break;
+        case LogicalKind::kUuid: ok = ok && s.type == PhysicalType::kFixedLenByteArray && s.type_length == 16; break;
       }
       if (!ok) throw InvalidArgument(where + ": its logical type does not fit " + to_string(s.type));
     }
