@@ -513,5 +513,38 @@ TEST(DuckDbFolder, UuidColumnsReadAsDuckDbReadsThem) {
   EXPECT_NE(inspect_json(path).find("\"logical_type\": \"UUID\""), std::string::npos) << inspect_json(path);
 }
 
+// Every column of `name` (in DuckDB's test folder) read as DuckDB reads it, cell for cell; nested fields by
+// feedline's dotted names.
+void expect_reads_as_duckdb(const std::string& name) {
+  SCOPED_TRACE(name);
+  const std::string path = feedline::testing::shared_dir() + "/duckdb-parquet-testing/" + name;
+  const Table t = read_table(path);
+  std::string json = "[";
+  for (size_t i = 0; i < t.columns.size(); ++i) json += (i ? ",\"" : "\"") + t.columns[i].schema.name + "\"";
+  std::string out;
+  ASSERT_TRUE(run_duckdb({"dump", path, json + "]"}, &out));
+  expect_same_values(t, parse_dump(out), /*check_types=*/false);
+}
+
+// Pages that other readers take and whose data is still unambiguous: a v2 data page whose header counts its
+// values as rows (parquet-cpp 8), and a v2 page of nulls alone whose empty values section holds no codec frame
+// (Spark 3.5).
+TEST(DuckDbFolder, LenientPagesReadAsDuckDbReadsThem) {
+  for (const char* codec : {"NONE", "SNAPPY", "GZIP", "LZ4", "BROTLI", "ZSTD"}) {
+    expect_reads_as_duckdb(std::string("compression/generated/data_page=2_") + codec + ".parquet");
+  }
+  expect_reads_as_duckdb("compression/empty_datapage_v2.snappy.parquet");
+}
+
+// A flat column whose chunk metadata counts 0 values for its 8 rows; its pages hold the 8.
+TEST(DuckDbFolder, AChunkCountThePagesContradictReadsAsDuckDbReadsIt) {
+  expect_reads_as_duckdb("parquet_column_num_values_mismatch.parquet");
+}
+
+// A footer whose empty lists carry no element type (fastparquet 2024.5).
+TEST(DuckDbFolder, EmptyThriftListsWithoutAnElementTypeReadAsDuckDbReadsThem) {
+  expect_reads_as_duckdb("internal_5994.parquet");
+}
+
 }  // namespace
 }  // namespace feedline::parquet

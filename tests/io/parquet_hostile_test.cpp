@@ -846,6 +846,14 @@ TEST(ParquetThrift, LimitsHoldOnHostileInput) {
   std::string list = {static_cast<char>((2 << 4) | thrift::kList), static_cast<char>(0xf0 | thrift::kStruct),
                       '\x80', '\x80', '\x80', '\x80', '\x04'};
   EXPECT_THROW(parse(list), InvalidFile);
+  // A list of two elements without an element type (0): what they are cannot be known. (An empty list without
+  // one is fine: fastparquet writes them so.)
+  try {
+    parse({static_cast<char>((5 << 4) | thrift::kList), static_cast<char>(2 << 4)});
+    ADD_FAILURE() << "a list of typeless elements accepted";
+  } catch (const InvalidFile& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown list element type 0"), std::string::npos) << e.what();
+  }
   // A string that claims 4 GiB.
   std::string str = {static_cast<char>((6 << 4) | thrift::kBinary), '\xff', '\xff', '\xff', '\xff', '\x0f'};
   EXPECT_THROW(parse(str), InvalidFile);

@@ -187,7 +187,6 @@ class ChunkReader {
     enum class Malformed { kNone, kDefinition, kRepetition, kOther } malformed = Malformed::kNone;
     int64_t malformed_at = -1;   // the entry
     int malformed_level = 0;     // kDefinition: the level
-    int64_t declared_rows = -1;  // a v2 page's row count, when its levels start another
     std::exception_ptr values_error;  // decoding the values failed
   };
   // Reads one data page of a one-level list column into *out and its values into *col (see ListPage): byte

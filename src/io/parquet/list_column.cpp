@@ -101,10 +101,6 @@ void ChunkReader::read_list_page(const PageRef& ref, T* values, Column* col, Lis
     if (out->malformed == ListPage::Malformed::kNone) out->malformed = ListPage::Malformed::kOther;
     return;
   }
-  if (page.num_rows >= 0 && out->rows != page.num_rows) {
-    out->declared_rows = page.num_rows;
-    return;
-  }
   const int64_t present = all_elements ? n : count_present(slot_valid, slots);
   const uint8_t* p = levels.values;
   const auto remaining = static_cast<size_t>(body + size - p);
@@ -222,10 +218,6 @@ Column ChunkReader::read_list() {
         }
       }
       if (continues_closed) throw repetition_error(true);
-      if (part.declared_rows >= 0) {
-        throw InvalidFile("data page v2 declares " + std::to_string(part.declared_rows) + " rows, its levels start " +
-                          std::to_string(part.rows));
-      }
       if (part.values_error) std::rethrow_exception(part.values_error);
       if constexpr (kFixed) {
         T* values = std::get<std::vector<T>>(col.values).data();
@@ -369,10 +361,6 @@ Column ChunkReader::read_nested_list() {
         ++k;
       }
       open = k;
-    }
-    if (page.num_rows >= 0 && row - first_row != page.num_rows) {
-      throw InvalidFile("data page v2 declares " + std::to_string(page.num_rows) + " rows, its levels start " +
-                        std::to_string(row - first_row));
     }
     append_list_values<T>(page.encoding, p, end, slot_valid, first_slot, slots - first_slot, &col);
     return n;

@@ -45,7 +45,7 @@ template <class T, class F>
 std::vector<T> read_list(CompactReader& in, uint8_t elem_type, F&& read_elem) {
   const thrift::ListHeader h = in.read_list_header();
   std::vector<T> out;
-  if (h.elem_type != elem_type) {
+  if (h.elem_type != elem_type && h.size != 0) {  // an empty list's element type does not matter
     for (int64_t i = 0; i < h.size; ++i) in.skip(h.elem_type);
     in.fail("list has element type " + std::to_string(h.elem_type) + ", expected " + std::to_string(elem_type));
   }

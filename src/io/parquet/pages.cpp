@@ -29,6 +29,9 @@ const uint8_t* ChunkReader::values_body(const uint8_t* data, int64_t compressed,
     }
     return data;  // no copy
   }
+  // An empty values section (a v2 page of nulls alone, as Spark writes it): nothing was compressed, so there is no
+  // codec frame to read, and no value to decode.
+  if (compressed == 0 && uncompressed == 0) return data;
   std::vector<uint8_t>& buf = scratch().page;
   if (buf.size() < *size + kPadding) buf.resize(*size + kPadding);
   decompress(codec_, data, static_cast<size_t>(compressed), buf.data(), *size);
@@ -50,11 +53,15 @@ int64_t ChunkReader::load() {
                       format::type_name(leaf_.physical_type));
   }
   codec_ = codec_from_thrift(md.codec);
-  // A flat column has one entry per row; a list column one per element, and one per null or empty list.
-  if (leaf_.max_rep == 0 ? md.num_values != num_rows_ : md.num_values < num_rows_) {
+  // A list column has one level entry per element, and one per null or empty list: at least one per row. The
+  // chunk's count of them sizes the read, so it must be right.
+  if (leaf_.max_rep > 0 && md.num_values < num_rows_) {
     throw InvalidFile("chunk holds " + std::to_string(md.num_values) + " values for " + std::to_string(num_rows_) +
                       " rows");
   }
+  // A flat column has one entry per row, whatever the chunk's count says (some writers leave it 0): its pages are
+  // read for the row group's rows, and pages that hold another number are refused as they are read.
+  const int64_t entries = leaf_.max_rep == 0 ? num_rows_ : md.num_values;
   if (num_rows_ == 0) return 0;  // some writers leave the offsets of empty chunks at 0
   // Where the chunk starts: the dictionary page if there is one before the data pages. Writers disagree on
   // dictionary_page_offset (absent, 0, or pointing at the data page), so pages are told apart by their type.
@@ -75,7 +82,7 @@ int64_t ChunkReader::load() {
   const auto bytes = static_cast<size_t>(end_ - start_);
   if (buf.size() < bytes + kPadding) buf.resize(bytes + kPadding);
   file_.file->read_at(start_, bytes, buf.data());
-  return md.num_values;
+  return entries;
 }
 
 const uint8_t* ChunkReader::open_page(const PageRef& ref, PageData* page, size_t* size) const {

@@ -115,7 +115,11 @@ ListHeader CompactReader::read_list_header() {
   h.elem_type = b & 0x0f;
   h.size = b >> 4;
   if (h.size == 15) h.size = static_cast<int64_t>(read_varint(5));
-  if (h.elem_type == kStop || h.elem_type > kUuid) fail("unknown list element type " + std::to_string(h.elem_type));
+  // An empty list may carry element type 0 (some writers leave it unset; Thrift's own readers accept it): with no
+  // element to read, the type does not matter. A list that has elements needs a real type.
+  if ((h.elem_type == kStop && h.size != 0) || h.elem_type > kUuid) {
+    fail("unknown list element type " + std::to_string(h.elem_type));
+  }
   // Every element takes at least one byte, so the remaining bytes bound the count.
   if (h.size > limits_.max_list_size || static_cast<uint64_t>(h.size) > size_ - pos_) {
     fail("list of " + std::to_string(h.size) + " elements");
