@@ -98,9 +98,8 @@ std::optional<std::string> logical_text(const ColumnSchema& s, int64_t integer, 
       return date_text(day) + "T" + time_of_day_text(integer - day * per_day, a.unit) + (a.utc ? "Z" : "");
     }
     case LogicalKind::kDecimal:
-      return decimal_to_string(s.type == PhysicalType::kInt32 || s.type == PhysicalType::kInt64 ? __int128{integer}
-                                                                                          : decimal_unscaled(bytes),
-                          a.scale);
+      if (s.type == PhysicalType::kInt32 || s.type == PhysicalType::kInt64) return decimal_to_string(integer, a.scale);
+      return decimal_bytes_to_string(bytes, a.scale);
     case LogicalKind::kUuid: {
       if (bytes.size() != 16) return std::nullopt;
       std::string text;
@@ -126,8 +125,8 @@ std::string statistic_text(const ColumnSchema& s, const std::string& raw) {
     std::optional<int64_t> integer;
     if (s.type == PhysicalType::kInt32) integer = parquet::plain_statistic<int32_t>(raw);
     if (s.type == PhysicalType::kInt64) integer = parquet::plain_statistic<int64_t>(raw);
-    const bool fits = integer.has_value() ||
-                      ((s.type == PhysicalType::kByteArray || s.type == PhysicalType::kFixedLenByteArray) && raw.size() <= 16);
+    const bool bytes = s.type == PhysicalType::kByteArray || s.type == PhysicalType::kFixedLenByteArray;
+    const bool fits = integer.has_value() || (bytes && (raw.size() <= 16 || s.logical.kind == LogicalKind::kDecimal));
     if (fits) {
       if (auto text = logical_text(s, integer.value_or(0), raw)) return *text;
     }

@@ -3,6 +3,9 @@
 // A missing node or package is a failure, not a skip: scripts/install-deps.sh installs both.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -217,6 +220,14 @@ TEST(ParquetDuckDb, LogicalTypesBothWays) {
   EXPECT_EQ(decimal_to_string(123456, 3), "123.456");
   EXPECT_EQ(decimal_to_string(-100, 2), "-1.00");
   EXPECT_EQ(decimal_unscaled(std::string("\xff\xfe", 2)), -2);
+  // Wider than 16 bytes: 2^128 (17 bytes), -1 in 20 bytes, and -2^135 (17 bytes), each with a scale.
+  EXPECT_EQ(decimal_bytes_to_string(std::string("\x01") + std::string(16, '\0'), 0),
+            "340282366920938463463374607431768211456");
+  EXPECT_EQ(decimal_bytes_to_string(std::string(20, '\xff'), 3), "-0.001");
+  EXPECT_EQ(decimal_bytes_to_string(std::string("\x80") + std::string(16, '\0'), 40),
+            "-4.3556142965880123323311949751266331066368");
+  EXPECT_EQ(decimal_bytes_to_string(std::string(18, '\0'), 2), "0.00");
+  EXPECT_EQ(decimal_bytes_to_double(std::string("\x01") + std::string(16, '\0'), 0), 0x1p128);
   EXPECT_EQ(half_to_float(0x3555), 0.333251953125f);
 
   // The writer refuses annotations that do not fit the storage.
@@ -539,6 +550,31 @@ TEST(DuckDbFolder, LenientPagesReadAsDuckDbReadsThem) {
 // A flat column whose chunk metadata counts 0 values for its 8 rows; its pages hold the 8.
 TEST(DuckDbFolder, AChunkCountThePagesContradictReadsAsDuckDbReadsIt) {
   expect_reads_as_duckdb("parquet_column_num_values_mismatch.parquet");
+}
+
+// DECIMAL(77, 38) in 32-byte values (parquet-mr through Avro): exact as text, and as the nearest double where
+// DuckDB, which reads decimals this wide as DOUBLE, gives its double.
+TEST(DuckDbFolder, DecimalsOfAnyPrecisionReadExactly) {
+  const std::string path = feedline::testing::shared_dir() + "/duckdb-parquet-testing/bigdecimal.parquet";
+  const Table t = read_table(path);
+  const Column& c = t.column("bigdec");
+  EXPECT_EQ(c.schema.logical.precision, 77);
+  EXPECT_EQ(value_text(c, 2), "123456789123456789123456789.12345678912345678912345678900000000000");
+  // 2^255 - 1 and -2^255, over 10^38.
+  EXPECT_EQ(value_text(c, 4), "578960446186580977117854925043439539266.34992332820282019728792003956564819967");
+  EXPECT_EQ(value_text(c, 5), "-578960446186580977117854925043439539266.34992332820282019728792003956564819968");
+  std::string out;
+  ASSERT_TRUE(run_duckdb({"dump", path}, &out));
+  const Dump duck = parse_dump(out);
+  ASSERT_EQ(duck.rows.size(), static_cast<size_t>(t.num_rows));
+  for (int64_t r = 0; r < t.num_rows; ++r) {
+    const std::string& cell = duck.rows[static_cast<size_t>(r)][0];
+    ASSERT_EQ(cell.rfind("d:", 0), 0u) << cell;
+    const uint64_t bits = std::stoull(cell.substr(2), nullptr, 16);
+    double theirs;
+    std::memcpy(&theirs, &bits, sizeof theirs);
+    EXPECT_NEAR(c.value_as_double(r), theirs, 1e-15 * std::abs(theirs)) << "row " << r;
+  }
 }
 
 // A footer whose empty lists carry no element type (fastparquet 2024.5).

@@ -60,10 +60,6 @@ void set_decimal(Leaf* leaf, int32_t precision, int32_t scale) {
   const bool fits = (t == format::type::kInt32 && precision <= 9) || (t == format::type::kInt64 && precision <= 18) ||
                     t == format::type::kByteArray || t == format::type::kFixedLenByteArray;
   if (!fits) bad_annotation(leaf, "DECIMAL(" + std::to_string(precision) + ")");
-  if (precision > 38 || (t == format::type::kFixedLenByteArray && leaf->schema.type_length > 16)) {
-    leaf->unsupported = "DECIMAL of precision " + std::to_string(precision) + " (wider than 16 bytes) is not supported";
-    return;
-  }
   LogicalAnnotation& a = leaf->schema.logical;
   a.kind = LogicalKind::kDecimal;
   a.precision = precision;

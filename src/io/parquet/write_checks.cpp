@@ -166,8 +166,7 @@ void validate(const Table& table, const WriteOptions& options) {
     }
     if (s.logical.kind != LogicalKind::kNone) {
       const LogicalAnnotation& a = s.logical;
-      const bool bytes = s.type == PhysicalType::kByteArray ||
-                         (s.type == PhysicalType::kFixedLenByteArray && s.type_length <= 16);
+      const bool bytes = s.type == PhysicalType::kByteArray || s.type == PhysicalType::kFixedLenByteArray;
       bool ok = !s.int_annotation && !s.is_string;
       switch (a.kind) {
         case LogicalKind::kNone: break;
@@ -177,7 +176,7 @@ void validate(const Table& table, const WriteOptions& options) {
           break;
         case LogicalKind::kTimestamp: ok = ok && s.type == PhysicalType::kInt64; break;
         case LogicalKind::kDecimal:
-          ok = ok && a.precision >= 1 && a.precision <= 38 && a.scale >= 0 && a.scale <= a.precision &&
+          ok = ok && a.precision >= 1 && (a.precision <= 38 || bytes) && a.scale >= 0 && a.scale <= a.precision &&
                ((s.type == PhysicalType::kInt32 && a.precision <= 9) ||
                 (s.type == PhysicalType::kInt64 && a.precision <= 18) || bytes);
           break;
