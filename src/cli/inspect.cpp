@@ -100,6 +100,11 @@ int run_inspect(const InspectArgs& args) {
                info.unsupported_columns.size());
     for (const auto& [name, why] : info.unsupported_columns) fmt::print("  {:<{}} {}\n", name, name_w, why);
   }
+  if (!info.notes.empty()) {
+    fmt::print("\nRead by their physical type ({} column{} whose annotation feedline does not interpret):\n",
+               info.notes.size(), info.notes.size() == 1 ? "" : "s");
+    for (const auto& [name, note] : info.notes) fmt::print("  {:<{}} {}\n", name, name_w, note);
+  }
   for (size_t g = 0; g < info.row_groups.size(); ++g) {
     const auto& rg = info.row_groups[g];
     fmt::print("\nRow group {}: {} rows\n", g, rg.num_rows);

@@ -63,6 +63,8 @@ std::string parquet_json(const std::string& path) {
   for (const auto& [name, why] : info.unsupported_columns) {
     j["unsupported_columns"].push_back({{"name", name}, {"reason", why}});
   }
+  j["notes"] = ordered_json::array();
+  for (const auto& [name, note] : info.notes) j["notes"].push_back({{"name", name}, {"note", note}});
   j["row_groups"] = ordered_json::array();
   for (const auto& rg : info.row_groups) {
     ordered_json cols = ordered_json::array();

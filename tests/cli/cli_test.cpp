@@ -985,25 +985,40 @@ TEST(Cli, InspectShowsSchemaRowGroupsAndMetadata) {
   EXPECT_EQ(j["row_groups"][0]["columns"][1]["null_count"].get<int64_t>(), 30);
   EXPECT_EQ(j["row_groups"][0]["columns"][0]["encodings"][0], "DELTA_BYTE_ARRAY");
 
-  // A file with a field we do not read: inspect shows the readable columns and why the rest is not; cat reads
-  // those columns when asked for them, and refuses the other naming it.
+  // A file with a field we do not read (a VARIANT): inspect shows the readable columns and why the rest is not;
+  // cat reads those columns when asked for them, and refuses the other naming it.
+  const std::string variant = testing::shared_dir() + "/duckdb-parquet-testing/variant_string.parquet";
+  r = run_cli("inspect " + variant);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Schema (1 columns)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "var.metadata             VARIANT is not supported")) << r.output;
+  r = run_cli("inspect --json " + variant);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto jv = nlohmann::json::parse(r.output);
+  EXPECT_EQ(jv["schema"][0]["name"], "id");
+  EXPECT_EQ(jv["unsupported_columns"][0]["name"], "var.metadata");
+  r = run_cli("cat " + variant);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, "column 'var' (its leaf 'var.metadata'): VARIANT is not supported")) << r.output;
+  r = run_cli("cat --columns id " + variant);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "id\n1\n");
+  // A logical type of an id feedline does not know: the column is read by its physical type, and inspect says so.
   const std::string unknown = corpus_file("unknown-logical-type.parquet");
   r = run_cli("inspect " + unknown);
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "Schema (1 columns)")) << r.output;
-  EXPECT_TRUE(contains(r.output, "column with unknown type logical type with unknown id 2555 is not supported"))
+  EXPECT_TRUE(contains(r.output, "Schema (2 columns)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "column with unknown type logical type with unknown id 2555: read as BYTE_ARRAY"))
       << r.output;
   r = run_cli("inspect --json " + unknown);
   ASSERT_EQ(r.status, 0) << r.output;
   const auto ju = nlohmann::json::parse(r.output);
-  EXPECT_EQ(ju["schema"][0]["name"], "column with known type");
-  EXPECT_EQ(ju["unsupported_columns"][0]["name"], "column with unknown type");
-  r = run_cli("cat " + unknown);
-  EXPECT_EQ(r.status, 1);
-  EXPECT_TRUE(contains(r.output, "column 'column with unknown type': logical type with unknown id 2555")) << r.output;
-  r = run_cli("cat --columns 'column with known type' " + unknown);
+  EXPECT_EQ(ju["schema"][1]["name"], "column with unknown type");
+  EXPECT_EQ(ju["notes"][0]["name"], "column with unknown type");
+  r = run_cli("cat --columns 'column with unknown type' " + unknown);
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(r.output, "column with known type\nknown string 1\nknown string 2\nknown string 3\n");
+  EXPECT_EQ(r.output, "column with unknown type\n756e6b6e6f776e20737472696e672031\n756e6b6e6f776e20737472696e672032\n"
+                      "756e6b6e6f776e20737472696e672033\n");
   // A map of maps: lists of its keys and values, the inner map's lists of lists.
   const std::string nested = corpus_file("nested_maps.snappy.parquet");
   r = run_cli("inspect " + nested);

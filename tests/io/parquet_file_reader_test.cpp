@@ -257,7 +257,7 @@ TEST(ParquetFileReader, ThrowsWhatReadTableThrows) {
     EXPECT_THROW(reader.read(bad), InvalidArgument);
   }
   // Valid features we do not read fail the read, not the opening, as they fail read_table.
-  const std::string unknown = parquet_testing_dir() + "/data/unknown-logical-type.parquet";
+  const std::string unknown = feedline::testing::shared_dir() + "/duckdb-parquet-testing/variant_string.parquet";
   const FileReader unknown_reader(unknown);
   EXPECT_THROW(unknown_reader.read(), Unsupported);
   EXPECT_EQ(error_of([&] { unknown_reader.read(); }), error_of([&] { read_table(unknown); }));

@@ -326,8 +326,16 @@ TEST(ParquetHostile, HandMadeMetadata) {
   md.schema[1].converted_type = fmt::converted::kDecimal;  // without its precision
   expect_throw_with<InvalidFile>(path, make_file(md), "DECIMAL(0, 0)");
   md = one_column_metadata(3);
-  md.schema[1].converted_type = 21;  // INTERVAL
-  expect_throw_with<Unsupported>(path, make_file(md), "INTERVAL");
+  md.schema[1].converted_type = 21;  // INTERVAL, which feedline does not interpret: the column is its INT32s
+  write_bytes(path, make_file(md));
+  {
+    const FileInfo info = read_file_info(path);
+    ASSERT_EQ(info.schema.size(), 1u);
+    ASSERT_EQ(info.notes.size(), 1u);
+    EXPECT_EQ(info.notes[0].second, "converted type INTERVAL (21): read as INT32");
+  }
+  md.schema[1].converted_type = fmt::converted::kList;  // a group's annotation on a primitive
+  expect_throw_with<Unsupported>(path, make_file(md), "converted type LIST on a primitive column");
   md = one_column_metadata(3);
   md.schema[1].converted_type = fmt::converted::kTimestampMillis;  // on INT32
   expect_throw_with<InvalidFile>(path, make_file(md), "TIMESTAMP annotation on INT32");

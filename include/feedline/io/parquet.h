@@ -124,6 +124,9 @@ struct FileInfo {
   std::vector<RowGroupInfo> row_groups;      // their chunks, in schema order
   // Leaves of fields read_table cannot read (by dotted path), each with the reason.
   std::vector<std::pair<std::string, std::string>> unsupported_columns;
+  // Columns whose annotation feedline does not know (a logical type of a newer format, a converted type it does
+  // not interpret), read by their physical type, each with what was read past.
+  std::vector<std::pair<std::string, std::string>> notes;
   std::vector<std::pair<std::string, std::string>> key_value_metadata;
   std::string created_by;
 };

@@ -33,7 +33,7 @@ enum : int32_t { kDataPage = 0, kIndexPage = 1, kDictionaryPage = 2, kDataPageV2
 }
 // LogicalType is a union; we keep which member was set (its field id) and the INTEGER payload.
 namespace logical {
-enum : int32_t { kNone = 0, kString = 1, kMap = 2, kList = 3, kEnum = 4, kDecimal = 5, kDate = 6, kTime = 7, kTimestamp = 8, kInteger = 10, kUnknown = 11, kJson = 12, kBson = 13, kUuid = 14, kFloat16 = 15 };
+enum : int32_t { kNone = 0, kString = 1, kMap = 2, kList = 3, kEnum = 4, kDecimal = 5, kDate = 6, kTime = 7, kTimestamp = 8, kInteger = 10, kUnknown = 11, kJson = 12, kBson = 13, kUuid = 14, kFloat16 = 15, kVariant = 16, kGeometry = 17, kGeography = 18 };
 }
 
 const char* type_name(int32_t physical_type);

@@ -437,6 +437,7 @@ FileInfo file_info(const ParsedFile& f) {
   for (const Leaf& leaf : f.leaves) {
     if (leaf.unsupported.empty()) {
       info.schema.push_back(output_schema(leaf));
+      if (!leaf.note.empty()) info.notes.emplace_back(leaf.name, leaf.note);
     } else {
       info.unsupported_columns.emplace_back(leaf.name, leaf.unsupported);
     }

@@ -92,13 +92,27 @@ void apply_logical(Leaf* leaf, const format::LogicalType& lt) {
     case format::logical::kEnum: return set_text(leaf, true, "ENUM");
     case format::logical::kJson: return set_text(leaf, true, "JSON");
     case format::logical::kBson: return set_text(leaf, false, "BSON");
+    case format::logical::kGeometry:
+    case format::logical::kGeography:
+      // Well-known binary in a BYTE_ARRAY: the bytes are the value (as DuckDB without its spatial extension reads
+      // them).
+      if (!physical_is(leaf, format::type::kByteArray)) bad_annotation(leaf, lt.kind == format::logical::kGeometry ? "GEOMETRY" : "GEOGRAPHY");
+      leaf->note = std::string(lt.kind == format::logical::kGeometry ? "GEOMETRY" : "GEOGRAPHY") +
+                   ": read as its well-known binary bytes";
+      return;
     default: {
       static const char* const kNames[] = {"?", "STRING", "MAP", "LIST", "ENUM", "DECIMAL", "DATE", "TIME",
                                            "TIMESTAMP", "?", "INTEGER", "UNKNOWN", "JSON", "BSON", "UUID",
                                            "FLOAT16", "VARIANT", "GEOMETRY", "GEOGRAPHY"};
       const bool known = lt.kind > 0 && lt.kind < static_cast<int32_t>(sizeof kNames / sizeof kNames[0]);
-      leaf->unsupported = std::string("logical type ") + (known ? kNames[lt.kind] : "with unknown id ") +
-                          (known ? "" : std::to_string(lt.kind)) + " is not supported";
+      if (known) {  // MAP or LIST on a primitive, VARIANT on a primitive, the reserved id 9: malformed or unsupported
+        leaf->unsupported = std::string("logical type ") + kNames[lt.kind] + " is not supported";
+        return;
+      }
+      // A logical type of a newer format than this reader's: its values are still the physical type's, which is
+      // what a reader that does not know it reads (the format's rule for unknown union members).
+      leaf->note = "logical type with unknown id " + std::to_string(lt.kind) + ": read as " +
+                   format::type_name(leaf->physical_type);
     }
   }
 }
@@ -124,9 +138,15 @@ void apply_converted(Leaf* leaf, const format::SchemaElement& e) {
     case format::converted::kInt16: return set_int(leaf, 16, true);
     case format::converted::kInt32: return set_int(leaf, 32, true);
     case format::converted::kInt64: return set_int(leaf, 64, true);
+    case format::converted::kMap:
+    case format::converted::kMapKeyValue:
+    case format::converted::kList:  // a group's annotation on a primitive: the file's nesting is not what it says
+      leaf->unsupported = std::string("converted type ") + format::converted_type_name(ct) + " on a primitive column";
+      return;
     default:
-      leaf->unsupported = std::string("converted type ") + format::converted_type_name(ct) + " (" + std::to_string(ct) +
-                          ") is not supported";
+      // INTERVAL, or an id of a newer format: read as the physical type, as readers that do not know it read it.
+      leaf->note = std::string("converted type ") + format::converted_type_name(ct) + " (" + std::to_string(ct) +
+                   "): read as " + format::type_name(leaf->physical_type);
   }
 }
 
@@ -172,6 +192,11 @@ void set_primitive(Leaf* leaf, const format::SchemaElement& e) {
   }
   if (e.logical_type && e.logical_type->kind != format::logical::kNone) {
     apply_logical(leaf, *e.logical_type);
+    // A logical type this reader does not know, beside a legacy converted type it may: the converted type then.
+    if (!leaf->note.empty() && e.converted_type) {
+      leaf->note.clear();
+      apply_converted(leaf, e);
+    }
   } else if (e.converted_type) {
     apply_converted(leaf, e);
   }

@@ -27,6 +27,7 @@ struct Leaf {
   std::vector<int> inner_list_defs;  // lists of lists: list_def of each inner level, outside in
   ColumnSchema schema;
   std::string unsupported;    // why feedline cannot read it; empty when it can
+  std::string note;           // an annotation it reads past (read by its physical type), for `inspect`
   bool int96 = false;         // INT96 timestamp: decoded as FIXED_LEN_BYTE_ARRAY(12), then made INT64 micros
 };
 
