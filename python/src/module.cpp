@@ -44,7 +44,7 @@ torch::Tensor adopt(V&& values, int64_t n, torch::ScalarType dtype) {
   return torch::from_blob(data, {n}, [owner](void*) { delete owner; }, torch::TensorOptions().dtype(dtype));
 }
 
-// Row numbers of a column's nulls.
+// How many of a column's rows are null, and the first of them (-1: none).
 int64_t null_count(const Column& c) {
   int64_t n = 0;
   for (const uint8_t v : c.validity) n += v == 0;
