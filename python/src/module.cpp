@@ -126,7 +126,7 @@ Converted convert(Column&& column, Nulls nulls, const std::string& path) {
   out.name = column.schema.name;
   const ColumnSchema& s = column.schema;
   const std::string where = path + ": column '" + s.name + "'";
-  if (!s.is_list && is_byte_column(s)) {
+  if (is_byte_column(s) && s.list_depth() <= 1) {
     out.bytes = std::make_shared<Column>(std::move(column));
     return out;
   }
@@ -160,25 +160,34 @@ Converted convert(Column&& column, Nulls nulls, const std::string& path) {
   return out;
 }
 
-// A byte-string column as a Python list: str for STRING columns (bytes that are not UTF-8 replaced by U+FFFD) and
-// for UUID columns (the canonical 8-4-4-4-12 form), bytes for others; None for a null.
+// Value `i` of a byte-string column (for a list column, element `i`) as Python: str for STRING columns (bytes that
+// are not UTF-8 replaced by U+FFFD) and for UUID columns (the canonical 8-4-4-4-12 form), bytes for others.
+py::object byte_value(const Column& c, int64_t i) {
+  if (c.schema.logical.kind == LogicalKind::kUuid) return py::str(*value_text(c, i));
+  const std::string_view v = c.byte_arrays().at(i);
+  PyObject* item = c.schema.is_string ? PyUnicode_DecodeUTF8(v.data(), static_cast<Py_ssize_t>(v.size()), "replace")
+                                      : PyBytes_FromStringAndSize(v.data(), static_cast<Py_ssize_t>(v.size()));
+  if (item == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(item);
+}
+
+// A byte-string column as a Python list of its values, None for a null; a list column of byte strings (one level)
+// as a list of lists of them, None for a null list or element.
 py::list byte_list(const Column& c) {
-  const ByteArrays& b = c.byte_arrays();
   py::list out(static_cast<size_t>(c.size()));
   for (int64_t r = 0; r < c.size(); ++r) {
     if (c.is_null(r)) {
       out[static_cast<size_t>(r)] = py::none();
-      continue;
+    } else if (!c.schema.is_list) {
+      out[static_cast<size_t>(r)] = byte_value(c, r);
+    } else {
+      const int64_t begin = c.list_offsets[static_cast<size_t>(r)], end = c.list_offsets[static_cast<size_t>(r) + 1];
+      py::list row(static_cast<size_t>(end - begin));
+      for (int64_t e = begin; e < end; ++e) {
+        row[static_cast<size_t>(e - begin)] = c.element_is_null(e) ? py::none() : byte_value(c, e);
+      }
+      out[static_cast<size_t>(r)] = std::move(row);
     }
-    const std::string_view v = b.at(r);
-    if (c.schema.logical.kind == LogicalKind::kUuid) {
-      out[static_cast<size_t>(r)] = py::str(*value_text(c, r));
-      continue;
-    }
-    PyObject* item = c.schema.is_string ? PyUnicode_DecodeUTF8(v.data(), static_cast<Py_ssize_t>(v.size()), "replace")
-                                        : PyBytes_FromStringAndSize(v.data(), static_cast<Py_ssize_t>(v.size()));
-    if (item == nullptr) throw py::error_already_set();
-    out[static_cast<size_t>(r)] = py::reinterpret_steal<py::object>(item);
   }
   return out;
 }

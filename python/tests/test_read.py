@@ -125,3 +125,15 @@ def test_uuid_columns_read_as_their_canonical_text():
     assert column[0] == "0196e8fb-0adf-7355-ba39-d4c2e62dc4bd"
     assert all(isinstance(u, str) and len(u) == 36 for u in column)
     assert feedline.inspect(path)["schema"][0]["logical_type"] == "UUID"
+
+
+def test_lists_of_strings_read_as_lists_of_str():
+    from conftest import ROOT
+    path = ROOT.parent / "shared" / "parquet-testing" / "data" / "list_columns.parquet"
+    if not path.exists():
+        pytest.skip(f"{path} is missing (the shared Parquet corpus)")
+    column = feedline.read_parquet(path, columns=["utf8_list"])["utf8_list"]
+    assert column == [["abc", "efg", "hij"], None, ["efg", None, "hij", "xyz"]]
+    # A list of numbers with a null element has no tensor form: refused, naming the file, column and row.
+    with pytest.raises(ValueError, match=r"list_columns\.parquet: column 'int64_list' row 1 holds a null element"):
+        feedline.read_parquet(path, columns=["int64_list"])
