@@ -140,10 +140,10 @@ class BatchesInMemory:
     """The compute floor's loader: one shuffled epoch of v2's tensors, gathered into batches once, before any
     timing, and handed out again every epoch (the training loop then does nothing but train)."""
 
-    def __init__(self, dataset, batch_size, shuffle, seed):
+    def __init__(self, images, labels, batch_size, shuffle, seed):
         g = torch.Generator().manual_seed(seed)
-        order = torch.randperm(len(dataset), generator=g) if shuffle else torch.arange(len(dataset))
-        self.batches = [(dataset.images[i], dataset.labels[i]) for i in order.split(batch_size)]
+        order = torch.randperm(len(labels), generator=g) if shuffle else torch.arange(len(labels))
+        self.batches = [(images[i], labels[i]) for i in order.split(batch_size)]
 
     def __len__(self):
         return len(self.batches)
@@ -162,7 +162,7 @@ def make_loader(dataset, cfg, shuffle, device, seed):
                                    persistent_workers=cfg["persistent"] and cfg["num_workers"] > 0, pin_memory=pin,
                                    seed=seed)
     if cfg["version"] == "memory":
-        return BatchesInMemory(dataset, cfg["batch_size"], shuffle, seed)
+        return BatchesInMemory(dataset.images, dataset.labels, cfg["batch_size"], shuffle, seed)
     generator = torch.Generator()
     generator.manual_seed(seed)
     return DataLoader(dataset, batch_size=cfg["batch_size"], shuffle=shuffle, num_workers=cfg["num_workers"],

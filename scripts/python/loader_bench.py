@@ -13,7 +13,8 @@ Three measurements, each a ratio against a baseline run in the same process:
    trains one epoch of each, and a feed's cost over the floor is the median over rounds of its epoch's time over
    the floor's in the same round.
 
-Reads data/FashionMNIST/train.parquet (`feedline prepare` writes it) with feedline.read_parquet.
+Reads data/FashionMNIST/train.parquet (`feedline prepare` writes it) with feedline.read_parquet; the model and the
+compute floor's batches come from experiment.py (which needs pandas: Debian's python3-pandas).
 """
 import argparse
 import json
@@ -28,17 +29,8 @@ import torch.nn as nn
 
 import feedline
 
-
-class SimpleCNN(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.features = nn.Sequential(
-            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
-        self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(32 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
-
-    def forward(self, x):
-        return self.classifier(self.features(x))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiment import BatchesInMemory, SimpleCNN  # noqa: E402  (the experiment's model and compute floor)
 
 
 def load_tensors(path, limit):
@@ -72,18 +64,6 @@ def per_batch_microseconds(loader, epochs):
     rate, seconds = epoch_rate(loader, epochs)
     batches = len(loader) * epochs
     return 1e6 * sum(seconds) / batches
-
-
-class BatchesInMemory:
-    def __init__(self, images, labels, batch_size, seed):
-        order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(seed))
-        self.batches = [(images[i], labels[i]) for i in order.split(batch_size)]
-
-    def __len__(self):
-        return len(self.batches)
-
-    def __iter__(self):
-        return iter(self.batches)
 
 
 def train_epoch(model, optimizer, loader):
@@ -173,7 +153,7 @@ def main():
     n = args.train_limit or len(labels)
     x, y = images[:n].contiguous(), labels[:n].contiguous()
     feeds = {
-        "batches already in memory (floor)": lambda: BatchesInMemory(x, y, b, args.seed),
+        "batches already in memory (floor)": lambda: BatchesInMemory(x, y, b, True, args.seed),
         "feedline.DataLoader, 2 workers": lambda: feedline.DataLoader((x, y), batch_size=b, shuffle=True,
                                                                       seed=args.seed, num_workers=2,
                                                                       persistent_workers=True),
