@@ -134,6 +134,10 @@ std::string read_parquet(const uint8_t* data, size_t size) {
     } catch (const Error&) {
       return;
     }
+    // A VARIANT column is written as its JSON text, a STRING annotated JSON: it reads back as a string column.
+    for (Column& c : table.columns) {
+      if (c.schema.logical.kind == LogicalKind::kVariant) c.schema.logical.kind = LogicalKind::kNone;
+    }
     try {
       expect_same_table(table, parquet::read_table(back, options), "the table our writer wrote back");
       expect_same_table(table, read_threaded(back), "the table our writer wrote back, read on three threads,");

@@ -127,6 +127,18 @@ def test_uuid_columns_read_as_their_canonical_text():
     assert feedline.inspect(path)["schema"][0]["logical_type"] == "UUID"
 
 
+def test_variant_columns_read_as_json_text():
+    from conftest import ROOT
+    path = ROOT.parent / "shared" / "duckdb-parquet-testing" / "snowflake_variant.parquet"
+    if not path.exists():
+        pytest.skip(f"{path} is missing (the shared Parquet corpus)")
+    column = feedline.read_parquet(path, columns=["PAYLOAD"])["PAYLOAD"]
+    assert json.loads(column[0]) == {"age": 30, "name": "alice"}
+    assert json.loads(column[5]) == {"x": {"y": [1, 2]}}
+    assert column[6] is None
+    assert feedline.inspect(path)["schema"][0]["logical_type"] == "VARIANT"
+
+
 def test_lists_of_strings_read_as_lists_of_str():
     from conftest import ROOT
     path = ROOT.parent / "shared" / "parquet-testing" / "data" / "list_columns.parquet"

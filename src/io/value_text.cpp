@@ -24,6 +24,14 @@ std::string hex(std::string_view bytes) {
   return s;
 }
 
+// Shortest text that reads back as the same float, as JSON-friendly words for the values JSON lacks.
+template <class F>
+std::string float_text(F v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return fmt::format("{}", v);
+}
+
 }  // namespace
 
 std::string logical_type_text(const ColumnSchema& s) {
@@ -37,6 +45,7 @@ std::string logical_type_text(const ColumnSchema& s) {
     case LogicalKind::kDecimal: return fmt::format("DECIMAL({},{})", a.precision, a.scale);
     case LogicalKind::kFloat16: return "FLOAT16";
     case LogicalKind::kUuid: return "UUID";
+    case LogicalKind::kVariant: return "VARIANT";
   }
   if (s.int_annotation) {
     return fmt::format("INT({},{})", s.int_annotation->bit_width, s.int_annotation->is_signed ? "signed" : "unsigned");
@@ -46,20 +55,8 @@ std::string logical_type_text(const ColumnSchema& s) {
   return "";
 }
 
-namespace {
-
-bool is_unsigned(const ColumnSchema& s) { return s.int_annotation && !s.int_annotation->is_signed; }
-
-// Shortest text that reads back as the same float, as JSON-friendly words for the values JSON lacks.
-template <class F>
-std::string float_text(F v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  return fmt::format("{}", v);
-}
-
-// Days since 1970-01-01 as a proleptic Gregorian civil date (Howard Hinnant's days_from_civil inverse).
 std::string date_text(int64_t days) {
+  // A proleptic Gregorian civil date (Howard Hinnant's days_from_civil inverse).
   days += 719468;
   const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
   const int64_t doe = days - era * 146097;
@@ -72,15 +69,44 @@ std::string date_text(int64_t days) {
   return fmt::format("{:04}-{:02}-{:02}", y, m, d);
 }
 
+namespace {
+
 int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
-// A count of `unit`s since midnight as HH:MM:SS with the unit's fraction digits.
-std::string time_of_day_text(int64_t v, TimeUnit unit) {
-  const int64_t per_second = unit == TimeUnit::kMillis ? 1000 : unit == TimeUnit::kMicros ? 1000000 : 1000000000;
+int64_t units_per_second(TimeUnit unit) {
+  return unit == TimeUnit::kMillis ? 1000 : unit == TimeUnit::kMicros ? 1000000 : 1000000000;
+}
+
+}  // namespace
+
+std::string time_text(int64_t v, TimeUnit unit) {
+  const int64_t per_second = units_per_second(unit);
+  v -= floor_div(v, 86400 * per_second) * 86400 * per_second;  // into the day (writers that subtract an offset)
   const int digits = unit == TimeUnit::kMillis ? 3 : unit == TimeUnit::kMicros ? 6 : 9;
   const int64_t seconds = floor_div(v, per_second), fraction = v - seconds * per_second;
   return fmt::format("{:02}:{:02}:{:02}.{:0{}}", seconds / 3600, seconds / 60 % 60, seconds % 60, fraction, digits);
 }
+
+std::string timestamp_text(int64_t v, TimeUnit unit, bool utc) {
+  const int64_t per_day = int64_t{86400} * units_per_second(unit);
+  const int64_t day = floor_div(v, per_day);
+  return date_text(day) + "T" + time_text(v - day * per_day, unit) + (utc ? "Z" : "");
+}
+
+std::string double_text(double v) { return float_text(v); }
+
+std::string uuid_text(std::string_view bytes) {
+  std::string text;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+    append_hex(text, bytes.substr(i, 1));
+  }
+  return text;
+}
+
+namespace {
+
+bool is_unsigned(const ColumnSchema& s) { return s.int_annotation && !s.int_annotation->is_signed; }
 
 // A value of a DATE, TIME, TIMESTAMP, DECIMAL, FLOAT16 or UUID column as text (ISO 8601 for dates and times); the
 // integer for INT32/INT64 storage, the bytes for byte-array storage. nullopt for other columns.
@@ -89,26 +115,15 @@ std::optional<std::string> logical_text(const ColumnSchema& s, int64_t integer, 
   switch (a.kind) {
     case LogicalKind::kNone: return std::nullopt;
     case LogicalKind::kDate: return date_text(integer);
-    case LogicalKind::kTime: return time_of_day_text(integer, a.unit);
-    case LogicalKind::kTimestamp: {
-      const int64_t per_day = int64_t{86400} * (a.unit == TimeUnit::kMillis   ? 1000
-                                                : a.unit == TimeUnit::kMicros ? 1000000
-                                                                              : 1000000000);
-      const int64_t day = floor_div(integer, per_day);
-      return date_text(day) + "T" + time_of_day_text(integer - day * per_day, a.unit) + (a.utc ? "Z" : "");
-    }
+    case LogicalKind::kTime: return time_text(integer, a.unit);
+    case LogicalKind::kTimestamp: return timestamp_text(integer, a.unit, a.utc);
+    case LogicalKind::kVariant: return std::nullopt;  // its JSON text, a string
     case LogicalKind::kDecimal:
       if (s.type == PhysicalType::kInt32 || s.type == PhysicalType::kInt64) return decimal_to_string(integer, a.scale);
       return decimal_bytes_to_string(bytes, a.scale);
-    case LogicalKind::kUuid: {
+    case LogicalKind::kUuid:
       if (bytes.size() != 16) return std::nullopt;
-      std::string text;
-      for (size_t i = 0; i < 16; ++i) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
-        append_hex(text, bytes.substr(i, 1));
-      }
-      return text;
-    }
+      return uuid_text(bytes);
     case LogicalKind::kFloat16:
       if (bytes.size() != 2) return std::nullopt;
       return float_text(half_to_float(static_cast<uint16_t>(static_cast<uint8_t>(bytes[0]) |
@@ -200,6 +215,11 @@ ordered_json json_value(const Column& c, int64_t row) {
   if (c.schema.logical.kind == LogicalKind::kFloat16) {
     const double v = c.value_as_double(row);
     return std::isfinite(v) ? ordered_json::parse(*text) : ordered_json(*text);
+  }
+  if (c.schema.logical.kind == LogicalKind::kVariant) {
+    // The value itself, not a string holding it; text that does not parse (bytes that are not UTF-8) as a string.
+    ordered_json parsed = ordered_json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    return parsed.is_discarded() ? ordered_json(*text) : parsed;
   }
   if (c.schema.logical.kind != LogicalKind::kNone) return *text;  // ISO 8601 dates and times, exact decimals
   switch (c.schema.type) {

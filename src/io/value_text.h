@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "feedline/io/table.h"
 
@@ -21,6 +22,21 @@ std::string statistic_text(const ColumnSchema& s, const std::string& raw);
 // Value `row` (for a list column, element `row`) as text, null or not: dates and times in ISO 8601, decimals
 // exact, floats in their shortest round-trip digits ("NaN", "Infinity"), byte strings that are not text in hex.
 std::optional<std::string> value_text(const Column& c, int64_t row);
+
+// Days since 1970-01-01 as YYYY-MM-DD (proleptic Gregorian).
+std::string date_text(int64_t days);
+
+// A TIME (`v` units since midnight, taken modulo a day: some writers leave times past midnight or below 0 after
+// subtracting a time zone's offset) and a TIMESTAMP (`v` units since the epoch) as value_text prints them:
+// "12:33:54.123456", "2024-11-07T12:33:54.123456Z" (Z when adjusted to UTC), with the unit's fraction digits.
+std::string time_text(int64_t v, TimeUnit unit);
+std::string timestamp_text(int64_t v, TimeUnit unit, bool utc);
+
+// A double in its shortest round-trip digits; "NaN", "Infinity", "-Infinity" for the values JSON lacks.
+std::string double_text(double v);
+
+// 16 bytes as a UUID's canonical 8-4-4-4-12 lowercase hex.
+std::string uuid_text(std::string_view bytes);
 
 // One row's cell as JSON: null, a value, or for a list column an array (of arrays, for a list of lists; nulls
 // at any level as null).

@@ -257,7 +257,11 @@ TEST(ParquetFileReader, ThrowsWhatReadTableThrows) {
     EXPECT_THROW(reader.read(bad), InvalidArgument);
   }
   // Valid features we do not read fail the read, not the opening, as they fail read_table.
-  const std::string unknown = feedline::testing::shared_dir() + "/duckdb-parquet-testing/variant_string.parquet";
+  // (Column data in another file.)
+  const std::string unknown = scratch_dir("fr_external") + "/external.parquet";
+  feedline::testing::rewrite_footer(path, unknown, [](parquet::format::FileMetaData& md) {
+    md.row_groups.at(0).columns.at(0).file_path = "elsewhere.parquet";
+  });
   const FileReader unknown_reader(unknown);
   EXPECT_THROW(unknown_reader.read(), Unsupported);
   EXPECT_EQ(error_of([&] { unknown_reader.read(); }), error_of([&] { read_table(unknown); }));

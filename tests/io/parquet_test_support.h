@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <functional>
 #include <optional>
+#include <sstream>
 #include <random>
 #include <string>
 #include <variant>
@@ -13,6 +16,8 @@
 
 #include "feedline/io/parquet.h"
 #include "feedline/io/table.h"
+#include "io/parquet/metadata.h"
+#include "io/parquet/thrift_compact.h"
 
 namespace feedline::testing {
 
@@ -329,6 +334,29 @@ inline void write_and_expect_read_back(const Table& table, const RoundTripCase& 
     r.num_threads = threads;
     expect_tables_equal(table, parquet::read_table(path, r));
   }
+}
+
+// Copies the Parquet file `src` to `dst` with its footer changed by `edit` (the column data as it was): files of
+// features no writer at hand makes.
+inline void rewrite_footer(const std::string& src, const std::string& dst,
+                           const std::function<void(parquet::format::FileMetaData&)>& edit) {
+  std::ifstream in(src, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string file = ss.str();
+  ASSERT_GE(file.size(), 12u) << src;
+  uint32_t footer_len;
+  std::memcpy(&footer_len, file.data() + file.size() - 8, 4);
+  const size_t footer_at = file.size() - 8 - footer_len;
+  parquet::thrift::CompactReader reader(reinterpret_cast<const uint8_t*>(file.data()) + footer_at, footer_len,
+                                        static_cast<int64_t>(footer_at));
+  parquet::format::FileMetaData md = parquet::format::read_file_metadata(reader);
+  edit(md);
+  parquet::thrift::CompactWriter w;
+  parquet::format::write_file_metadata(w, md);
+  const uint32_t len = static_cast<uint32_t>(w.buffer().size());
+  std::ofstream(dst, std::ios::binary) << file.substr(0, footer_at) << w.buffer()
+                                       << std::string(reinterpret_cast<const char*>(&len), 4) << "PAR1";
 }
 
 }  // namespace feedline::testing

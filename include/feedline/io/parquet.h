@@ -4,7 +4,8 @@
 // levels, each in the three-level LIST form); codecs UNCOMPRESSED, SNAPPY, GZIP, ZSTD, LZ4_RAW and BROTLI (and
 // the deprecated LZ4, read only). Nested fields read as such columns, named by their dotted path: a struct's
 // field as a column (`s.x`), a list of structs' field as a list (`objects.bbox`, one entry per struct, null
-// where the struct is), a map as lists of its keys and values (`m.key`, `m.value`).
+// where the struct is), a map as lists of its keys and values (`m.key`, `m.value`). A VARIANT, shredded or not,
+// reads as one STRING column of its values' JSON text (LogicalKind::kVariant).
 // The writer makes data page v1 with PLAIN and RLE_DICTIONARY; the reader also takes data page v2 and the
 // DELTA_* and BYTE_STREAM_SPLIT encodings.
 // Every function is safe to call from several threads on different files; the reader parallelises itself.
@@ -90,7 +91,8 @@ struct ReadOptions {
 // groups, in the order asked for, into memory. Only the footer and those column chunks are read from disk.
 // Throws InvalidFile naming the file, column, row group and page offset for anything malformed (including a
 // page CRC mismatch), Unsupported for valid features outside the list above (naming the column and the
-// feature: encryption, an unknown logical type, a LIST or MAP group of a shape the spec does not give),
+// feature: encryption, column data in another file, a VARIANT inside a list, a LIST or MAP group of a shape the
+// spec does not give),
 // InvalidArgument for an unknown or repeated column or row group. Output larger than max(1 GiB, 1024 x the
 // file size) is refused as hostile.
 Table read_table(const std::string& path, const ReadOptions& options = {});

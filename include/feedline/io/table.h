@@ -29,8 +29,10 @@ struct IntAnnotation {
 // epoch (INT96 timestamps are read as TIMESTAMP(MICROS), not adjusted to UTC, as Spark means them); DECIMAL is
 // the unscaled integer in INT32, INT64, or big-endian two's complement in a (FIXED_LEN_)BYTE_ARRAY; FLOAT16 is a
 // FIXED_LEN_BYTE_ARRAY(2) of IEEE half-precision, little-endian; UUID is a FIXED_LEN_BYTE_ARRAY(16) of the UUID's
-// bytes in their written order (shown as the canonical 8-4-4-4-12 lowercase hex).
-enum class LogicalKind { kNone, kDate, kTime, kTimestamp, kDecimal, kFloat16, kUuid };
+// bytes in their written order (shown as the canonical 8-4-4-4-12 lowercase hex). VARIANT (semi-structured
+// values, shredded or not) is read as each value's JSON text in a BYTE_ARRAY STRING column, and written as a
+// STRING annotated JSON.
+enum class LogicalKind { kNone, kDate, kTime, kTimestamp, kDecimal, kFloat16, kUuid, kVariant };
 enum class TimeUnit { kMillis, kMicros, kNanos };
 
 struct LogicalAnnotation {

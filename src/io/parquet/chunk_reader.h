@@ -105,6 +105,13 @@ int64_t read_levels_v2(const uint8_t* p, size_t size, int64_t n, int max_level, 
 
 int64_t count_present(const uint8_t* validity, int64_t n);
 
+// A chunk as its level entries, for putting nested values back together (VARIANT): each entry's repetition and
+// definition levels, and in `values` (a flat column's vector) its value, zero or empty where the entry holds none.
+struct RawChunk {
+  std::vector<uint8_t> rep, def;
+  Column values;
+};
+
 class ChunkReader {
  public:
   // threads: how many may decode the chunk's pages (the caller's thread included): flat columns of fixed-width
@@ -124,6 +131,10 @@ class ChunkReader {
   Column read_list();
   template <class T>
   Column read_nested_list();
+
+  // Any column's chunk as its level entries (see RawChunk).
+  template <class T>
+  RawChunk read_raw();
 
   int64_t page_offset() const { return page_offset_; }
 
@@ -245,5 +256,10 @@ class ChunkReader {
     else return dict_bytes_;
   }
 };
+
+// A VARIANT column's chunk of row group `rg` (leaf.variant set): a STRING column of num_rows JSON texts, with a
+// validity vector when the column is nullable. Throws InvalidFile naming the leaf and page for a malformed chunk,
+// and the row for a malformed value.
+Column read_variant_chunk(const ParsedFile& file, const Leaf& leaf, const format::RowGroup& rg, int64_t output_budget);
 
 }  // namespace feedline::parquet::detail

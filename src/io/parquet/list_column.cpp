@@ -1,6 +1,8 @@
 // List columns: one level of lists (read_list: its pages' levels and values found page by page, on several threads
-// for a large chunk, and joined in page order) and lists of lists (read_nested_list).
+// for a large chunk, and joined in page order), lists of lists (read_nested_list), and any column as its raw level
+// entries (read_raw, for VARIANT groups).
 #include <algorithm>
+#include <cstring>
 
 #include "feedline/io/parallel.h"
 #include "io/parquet/chunk_reader.h"
@@ -383,6 +385,56 @@ Column ChunkReader::read_nested_list() {
 }
 
 // The columns read_parsed reads.
+template <class T>
+RawChunk ChunkReader::read_raw() {
+  const int64_t entries = load();
+  ColumnSchema flat = leaf_.schema;
+  flat.is_list = false;
+  flat.inner_list_nullable.clear();
+  RawChunk raw{{}, {}, make_column(flat)};
+  if (entries == 0) return raw;
+  const int64_t width = (std::is_same_v<T, ByteArrays> ? 8 : static_cast<int64_t>(sizeof(T))) + 3;
+  if (entries > budget_ / width) throw InvalidFile(std::to_string(entries) + " values would exceed the memory limit");
+  raw.rep.reserve(static_cast<size_t>(entries));
+  raw.def.reserve(static_cast<size_t>(entries));
+  const int max_rep = leaf_.max_rep, max_def = leaf_.max_def;
+  int64_t rows = 0;
+  walk_pages<T>(entries, [&](const PageData& page, const uint8_t* body, size_t size) {
+    const int64_t n = page.num_values;
+    std::vector<uint8_t>& levels = scratch().levels;
+    if (levels.size() < static_cast<size_t>(3 * n)) levels.resize(static_cast<size_t>(3 * n));
+    uint8_t* rep = levels.data();
+    uint8_t* def = rep + n;
+    uint8_t* valid = def + n;
+    const uint8_t* p = body;
+    const uint8_t* end = body + size;
+    if (max_rep == 0) std::memset(rep, 0, static_cast<size_t>(n));
+    if (max_def == 0) std::memset(def, 0, static_cast<size_t>(n));
+    if (page.v2) {
+      if (max_rep > 0) read_levels_v2(page.v2_rep_levels, page.v2_rep_size, n, max_rep, rep);
+      if (max_def > 0) read_levels_v2(page.v2_def_levels, page.v2_def_size, n, max_def, def);
+    } else {
+      if (max_rep > 0) read_levels(page.repetition_level_encoding, p, end, n, max_rep, rep);
+      if (max_def > 0) read_levels(page.definition_level_encoding, p, end, n, max_def, def);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (rep[i] > max_rep || def[i] > max_def) {
+        throw InvalidFile("level entry " + std::to_string(i) + " above the column's maximum levels");
+      }
+      valid[i] = def[i] == max_def;
+      rows += rep[i] == 0;
+    }
+    append_list_values<T>(page.encoding, p, end, valid, static_cast<int64_t>(raw.def.size()), n, &raw.values);
+    raw.rep.insert(raw.rep.end(), rep, rep + n);
+    raw.def.insert(raw.def.end(), def, def + n);
+    return n;
+  });
+  if (rows != num_rows_) {
+    throw InvalidFile("levels start " + std::to_string(rows) + " rows, the row group holds " + std::to_string(num_rows_));
+  }
+  return raw;
+}
+
 template Column ChunkReader::read_list<uint8_t>();
 template Column ChunkReader::read_nested_list<uint8_t>();
 template Column ChunkReader::read_list<int32_t>();
@@ -395,5 +447,11 @@ template Column ChunkReader::read_list<double>();
 template Column ChunkReader::read_nested_list<double>();
 template Column ChunkReader::read_list<ByteArrays>();
 template Column ChunkReader::read_nested_list<ByteArrays>();
+template RawChunk ChunkReader::read_raw<uint8_t>();
+template RawChunk ChunkReader::read_raw<int32_t>();
+template RawChunk ChunkReader::read_raw<int64_t>();
+template RawChunk ChunkReader::read_raw<float>();
+template RawChunk ChunkReader::read_raw<double>();
+template RawChunk ChunkReader::read_raw<ByteArrays>();
 
 }  // namespace feedline::parquet::detail

@@ -18,6 +18,7 @@
 #include "io/parquet/metadata.h"
 #include "io/parquet/reader_internal.h"
 #include "io/parquet/schema.h"
+#include "io/parquet/variant.h"
 
 namespace feedline::parquet {
 
@@ -87,9 +88,9 @@ ParsedFile parse(const std::string& path) {
     const format::RowGroup& rg = f.md.row_groups[g];
     const std::string where = path + ": row group " + std::to_string(g) + ": ";
     if (rg.num_rows < 0) throw InvalidFile(where + "negative row count " + std::to_string(rg.num_rows));
-    if (rg.columns.size() != f.leaves.size()) {
+    if (rg.columns.size() != chunk_count(f.leaves)) {
       throw InvalidFile(where + std::to_string(rg.columns.size()) + " column chunks for " +
-                        std::to_string(f.leaves.size()) + " schema columns");
+                        std::to_string(chunk_count(f.leaves)) + " schema columns");
     }
     if (rg.num_rows > INT64_MAX - rows) throw InvalidFile(where + "row count overflows");
     rows += rg.num_rows;
@@ -289,6 +290,15 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
     for (size_t leaf_index : selected) {
       const Leaf& leaf = f.leaves[leaf_index];
       add(num_rows, value_width(leaf.schema.type) + (leaf.max_def ? 1 : 0));
+      if (leaf.variant) {  // its leaves' level entries, each with levels and a value
+        for (const Leaf& part : leaf.variant->parts) {
+          for (size_t g : groups) {
+            const auto& md = f.md.row_groups[g].columns[part.index].meta_data;
+            if (md && md->num_values > 0) add(md->num_values, value_width(part.schema.type) + 3);
+          }
+        }
+        continue;
+      }
       if (leaf.max_rep == 0) continue;
       for (size_t g : groups) {  // level entries: a value, scratch, a row start or inner lists (see read_list)
         const auto& md = f.md.row_groups[g].columns[leaf.index].meta_data;
@@ -368,7 +378,18 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
     uint8_t* validity = leaf.max_def > 0 && leaf.max_rep == 0 ? col.validity.data() + first : nullptr;
     try {
       int64_t n = 0;
-      if (leaf.max_rep > 0) {
+      if (leaf.variant) {
+        Column chunk = read_variant_chunk(f, leaf, rg, budget);
+        if (part_of[c] != SIZE_MAX) {
+          parts[part_of[c] * num_groups + k].values = std::move(chunk.values);
+        } else {
+          col.values = std::move(chunk.values);
+        }
+        if (validity != nullptr) {
+          std::copy(chunk.validity.begin(), chunk.validity.end(), validity);
+          n = rg.num_rows - count_present(validity, rg.num_rows);
+        }
+      } else if (leaf.max_rep > 0) {
         Column& part = parts[part_of[c] * num_groups + k];
         switch (leaf.schema.type) {
           case PhysicalType::kBoolean: part = read_list_chunk<uint8_t>(reader, leaf); break;
@@ -431,6 +452,28 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
   return table;
 }
 
+// A VARIANT column's chunks in a row group, as one: the codec of its metadata's, every encoding, the sizes summed;
+// no statistics (its values are the JSON text made of them).
+ColumnChunkInfo variant_chunk_info(const format::RowGroup& rg, const VariantShape& shape) {
+  ColumnChunkInfo ci;
+  for (const Leaf& part : shape.parts) {
+    const format::ColumnChunk& chunk = rg.columns[part.index];
+    if (!chunk.meta_data) continue;
+    const format::ColumnMetaData& md = *chunk.meta_data;
+    if (ci.codec.empty()) {
+      ci.codec = format::codec_name(md.codec);
+      for (char& ch : ci.codec) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    for (int32_t e : md.encodings) {
+      const std::string name = format::encoding_name(e);
+      if (std::find(ci.encodings.begin(), ci.encodings.end(), name) == ci.encodings.end()) ci.encodings.push_back(name);
+    }
+    ci.compressed_bytes += md.total_compressed_size;
+    ci.uncompressed_bytes += md.total_uncompressed_size;
+  }
+  return ci;
+}
+
 FileInfo file_info(const ParsedFile& f) {
   FileInfo info;
   info.num_rows = f.md.num_rows;
@@ -447,9 +490,13 @@ FileInfo file_info(const ParsedFile& f) {
   for (const format::RowGroup& rg : f.md.row_groups) {
     RowGroupInfo rgi;
     rgi.num_rows = rg.num_rows;
-    for (size_t c = 0; c < rg.columns.size(); ++c) {
-      if (!f.leaves[c].unsupported.empty()) continue;
-      const format::ColumnChunk& chunk = rg.columns[c];
+    for (const Leaf& leaf : f.leaves) {
+      if (!leaf.unsupported.empty()) continue;
+      if (leaf.variant) {
+        rgi.columns.push_back(variant_chunk_info(rg, *leaf.variant));
+        continue;
+      }
+      const format::ColumnChunk& chunk = rg.columns[leaf.index];
       ColumnChunkInfo ci;
       if (chunk.meta_data) {
         const format::ColumnMetaData& md = *chunk.meta_data;
@@ -459,13 +506,13 @@ FileInfo file_info(const ParsedFile& f) {
         for (int32_t e : md.encodings) ci.encodings.emplace_back(format::encoding_name(e));
         ci.compressed_bytes = md.total_compressed_size;
         ci.uncompressed_bytes = md.total_uncompressed_size;
-        if (md.statistics && !f.leaves[c].int96) {  // INT96 has no defined sort order
+        if (md.statistics && !leaf.int96) {  // INT96 has no defined sort order
           const format::Statistics& s = *md.statistics;
           ci.null_count = s.null_count.value_or(-1);
           if (s.min_value && s.max_value) {
             ci.min = *s.min_value;
             ci.max = *s.max_value;
-          } else if (s.min && s.max && legacy_statistics_usable(f.leaves[c])) {
+          } else if (s.min && s.max && legacy_statistics_usable(leaf)) {
             ci.min = *s.min;
             ci.max = *s.max;
           }

@@ -1,6 +1,9 @@
 #include "io/parquet/schema.h"
 
+#include <stdexcept>
+
 #include "feedline/io/error.h"
+#include "io/parquet/variant.h"
 
 namespace feedline::parquet {
 namespace {
@@ -309,6 +312,7 @@ class SchemaWalker {
     char kind = group_kind(g, &other);
     // MAP_KEY_VALUE on the repeated group of a map's entries (legacy writers): those entries, a struct.
     if (kind == 'M' && repetition_of(g) == format::repetition::kRepeated) kind = 'S';
+    if (kind == '?' && other == "VARIANT") return variant_group(i, path, top, levels, depth);
     if (kind == '?') return unsupported_subtree(i, path, top, other + " is not supported", depth);
     if (kind == 'S') {  // a struct (repeated: a list of them)
       size_t next = i + 1;
@@ -359,9 +363,150 @@ class SchemaWalker {
     leaf.field = top;
     leaf.name = name;
     leaf.schema.name = std::move(name);
-    leaf.index = leaves_.size();
+    leaf.index = chunks_++;
     leaves_.push_back(std::move(leaf));
     return leaves_.back();
+  }
+
+  // Why a VARIANT group cannot be read (see variant_node).
+  struct BadVariant : std::runtime_error {
+    using std::runtime_error::runtime_error;
+  };
+
+  // The VARIANT group at schema[i], named `path` (its own repetition counted in `levels`): one Leaf, a STRING
+  // column of JSON text, holding the group's leaves and shape. Unsupported, naming why, under a repeated field
+  // and when the group is not of the shape the spec gives.
+  size_t variant_group(size_t i, const std::string& path, const std::string& top, const Levels& levels, int depth) {
+    if (!levels.empty_defs.empty()) {
+      return unsupported_subtree(i, path, top, "a VARIANT inside a list or map is not supported", depth);
+    }
+    const size_t first_leaf = leaves_.size(), first_chunk = chunks_;
+    auto shape = std::make_shared<VariantShape>();
+    std::string why;
+    size_t next = i;
+    variant_first_leaf_ = first_leaf;
+    try {
+      next = variant_node(i, path, top, levels, depth, shape.get(), &shape->root);
+      for (size_t k = first_leaf; k < leaves_.size() && why.empty(); ++k) {
+        if (!leaves_[k].unsupported.empty()) why = "leaf '" + leaves_[k].name + "': " + leaves_[k].unsupported;
+        if (leaves_[k].int96) why = "leaf '" + leaves_[k].name + "': INT96";
+      }
+    } catch (const BadVariant& e) {
+      why = e.what();
+    }
+    if (!why.empty()) {
+      leaves_.resize(first_leaf);
+      chunks_ = first_chunk;
+      return unsupported_subtree(i, path, top, "VARIANT group of a shape the spec does not give (" + why + ")", depth);
+    }
+    shape->parts.assign(std::make_move_iterator(leaves_.begin() + static_cast<std::ptrdiff_t>(first_leaf)),
+                        std::make_move_iterator(leaves_.end()));
+    leaves_.resize(first_leaf);
+    Leaf leaf;
+    leaf.field = top;
+    leaf.name = path;
+    leaf.index = shape->parts[static_cast<size_t>(shape->metadata)].index;
+    leaf.physical_type = format::type::kByteArray;
+    leaf.max_def = levels.def;
+    leaf.schema.name = path;
+    leaf.schema.type = PhysicalType::kByteArray;
+    leaf.schema.is_string = true;
+    leaf.schema.logical.kind = LogicalKind::kVariant;
+    leaf.schema.nullable = levels.def > 0;
+    leaf.variant = std::move(shape);
+    leaves_.push_back(std::move(leaf));
+    return next;
+  }
+
+  // The part number the next leaf added will have in the VARIANT being walked.
+  int next_part() const { return static_cast<int>(leaves_.size() - variant_first_leaf_); }
+
+  // A binary leaf at schema[i] (`metadata` or `value`) of a VARIANT pair below `levels`, added; returns its part.
+  int variant_binary(size_t i, const std::string& path, const std::string& top, const Levels& levels, int depth,
+                     size_t* next) {
+    const format::SchemaElement& e = at(i);
+    if (is_group(e) || *e.type != format::type::kByteArray) throw BadVariant("'" + path + "' is not BYTE_ARRAY");
+    const int part = next_part();
+    *next = field(i, path, top, levels, depth + 1);
+    return part;
+  }
+
+  // The `value` / `typed_value` pair group at schema[i] (with `metadata` too, for the variant itself: node ==
+  // &shape->root), its own repetition counted in `levels`: its leaves added, *node filled in. Returns the index
+  // after its subtree. Throws BadVariant for a group of another shape.
+  size_t variant_node(size_t i, const std::string& path, const std::string& top, const Levels& levels, int depth,
+                      VariantShape* shape, VariantNode* node) {
+    check_depth(depth);
+    const format::SchemaElement& g = at(i);
+    const bool root = node == &shape->root;
+    if (!is_group(g)) throw BadVariant("'" + path + "' is not a group");
+    node->def = levels.def;
+    size_t next = i + 1;
+    for (int64_t c = 0, n = children_of(g, path); c < n; ++c) {
+      const format::SchemaElement& e = at(next);
+      const std::string child = path + "." + e.name;
+      const int32_t rep = repetition_of(e);
+      if (rep == format::repetition::kRepeated) throw BadVariant("'" + child + "' is repeated");
+      if (root && e.name == "metadata") {
+        shape->metadata = variant_binary(next, child, top, levels, depth, &next);
+        node->parts.push_back(shape->metadata);
+      } else if (e.name == "value") {
+        node->value = variant_binary(next, child, top, levels, depth, &next);
+        node->parts.push_back(node->value);
+      } else if (e.name == "typed_value") {
+        const Levels typed = levels.below(rep);
+        const int first_part = next_part();
+        if (!is_group(e)) {
+          node->typed = VariantNode::Typed::kPrimitive;
+          node->typed_part = first_part;
+          next = field(next, child, top, levels, depth + 1);
+        } else {
+          std::string other;
+          const char kind = group_kind(e, &other);
+          node->typed_def = typed.def;
+          if (kind == 'L') {
+            // typed_value (LIST) { repeated group list { required group element { value, typed_value } } }
+            const format::SchemaElement& list = at(next + 1);
+            if (children_of(e, child) != 1 || !is_group(list) || repetition_of(list) != format::repetition::kRepeated ||
+                children_of(list, child) != 1) {
+              throw BadVariant("'" + child + "' is a LIST but not of one repeated group of one element");
+            }
+            const Levels in_list = typed.below(format::repetition::kRepeated);
+            node->typed = VariantNode::Typed::kArray;
+            node->element_rep = static_cast<int>(in_list.empty_defs.size());
+            node->element.resize(1);
+            const format::SchemaElement& element = at(next + 2);
+            if (repetition_of(element) == format::repetition::kRepeated) throw BadVariant("'" + child + "' element is repeated");
+            next = variant_node(next + 2, child + "." + list.name + "." + element.name, top,
+                                in_list.below(repetition_of(element)), depth + 3, shape, &node->element[0]);
+          } else if (kind == 'S') {
+            node->typed = VariantNode::Typed::kObject;
+            const int64_t fields = children_of(e, child);
+            if (fields == 0) throw BadVariant("'" + child + "' is an object of no fields");
+            size_t k = next + 1;
+            for (int64_t f = 0; f < fields; ++f) {
+              const format::SchemaElement& fe = at(k);
+              if (repetition_of(fe) == format::repetition::kRepeated) throw BadVariant("'" + child + "." + fe.name + "' is repeated");
+              node->fields.emplace_back(fe.name, VariantNode());
+              k = variant_node(k, child + "." + fe.name, top, typed.below(repetition_of(fe)), depth + 2, shape,
+                               &node->fields.back().second);
+            }
+            next = k;
+          } else {
+            throw BadVariant("'" + child + "' is a group annotated " + (kind == 'M' ? std::string("MAP") : other));
+          }
+        }
+        for (int p = first_part; p < next_part(); ++p) node->typed_parts.push_back(p);
+        node->parts.insert(node->parts.end(), node->typed_parts.begin(), node->typed_parts.end());
+      } else {
+        throw BadVariant("unexpected field '" + child + "'");
+      }
+    }
+    if (root && shape->metadata < 0) throw BadVariant("no metadata");
+    if (node->value < 0 && node->typed == VariantNode::Typed::kNone) {
+      throw BadVariant("'" + path + "' has neither value nor typed_value");
+    }
+    return next;
   }
 
   // A leaf's levels and nullability from the fields above it: flat under no repeated field, else a list with a
@@ -405,11 +550,19 @@ class SchemaWalker {
 
   const format::FileMetaData& md_;
   std::vector<Leaf> leaves_;
+  size_t chunks_ = 0;              // column chunks of the leaves so far
+  size_t variant_first_leaf_ = 0;  // the first leaf of the VARIANT being walked
 };
 
 }  // namespace
 
 std::vector<Leaf> schema_leaves(const format::FileMetaData& md) { return SchemaWalker(md).walk(); }
+
+size_t chunk_count(const std::vector<Leaf>& leaves) {
+  size_t n = 0;
+  for (const Leaf& leaf : leaves) n += leaf.variant ? leaf.variant->parts.size() : 1;
+  return n;
+}
 
 bool legacy_statistics_usable(const Leaf& leaf) {
   if (leaf.schema.type == PhysicalType::kByteArray || leaf.schema.type == PhysicalType::kFixedLenByteArray) return false;
@@ -493,6 +646,10 @@ format::SchemaElement to_schema_element(const ColumnSchema& c) {
         break;
       case LogicalKind::kFloat16: lt.kind = format::logical::kFloat16; break;
       case LogicalKind::kUuid: lt.kind = format::logical::kUuid; break;
+      case LogicalKind::kVariant:  // its JSON text
+        lt.kind = format::logical::kJson;
+        e.converted_type = format::converted::kJson;
+        break;
     }
     e.logical_type = lt;
   }

@@ -2,6 +2,7 @@
 // ColumnSchema, in both directions.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,13 +14,16 @@ namespace feedline::parquet {
 // The largest FIXED_LEN_BYTE_ARRAY value we accept (16 MiB): a bound against hostile type lengths.
 constexpr int32_t kMaxTypeLength = 1 << 24;
 
+struct VariantShape;  // variant.h
+
 // One leaf column of the schema, read as a flat column (under no repeated field) or a list with a level for each
 // repeated field above it; or a leaf we do not read (then `unsupported` says why). `name` is its dotted path
-// (see schema_leaves).
+// (see schema_leaves). A VARIANT group is one Leaf too, a STRING column of JSON text, made of the leaves in
+// `variant`.
 struct Leaf {
   std::string name;
   std::string field;          // the top-level field it belongs to (its name, for a flat or list column)
-  size_t index = 0;           // position among the leaves, and so in each row group's column chunks
+  size_t index = 0;           // its column chunk's position in each row group (a VARIANT: its metadata's)
   int32_t physical_type = 0;  // parquet.thrift Type
   int max_def = 0;            // the optional and repeated fields on its path
   int max_rep = 0;            // the repeated fields on its path: 0 flat, 1 a list, more a list of lists
@@ -29,7 +33,11 @@ struct Leaf {
   std::string unsupported;    // why feedline cannot read it; empty when it can
   std::string note;           // an annotation it reads past (read by its physical type), for `inspect`
   bool int96 = false;         // INT96 timestamp: decoded as FIXED_LEN_BYTE_ARRAY(12), then made INT64 micros
+  std::shared_ptr<const VariantShape> variant;  // a VARIANT group's leaves and shape; null for other leaves
 };
+
+// How many column chunks a row group holds for these leaves (a VARIANT's one for each of its leaves).
+size_t chunk_count(const std::vector<Leaf>& leaves);
 
 // The schema a leaf's column has once read (an INT96 leaf becomes INT64 TIMESTAMP(MICROS)).
 ColumnSchema output_schema(const Leaf& leaf);
@@ -38,9 +46,9 @@ ColumnSchema output_schema(const Leaf& leaf);
 // fields of structs (`s.inner.z`), of lists of structs and of repeated groups (`objects.bbox`, a list of each
 // struct's bbox), and a map's keys and values (`m.key`, `m.value`); a list's element and a map's entries take
 // the list's or map's name (LIST in its three-level form and the legacy two-level forms, bare repeated
-// primitives, MAP and MAP_KEY_VALUE). Leaves under groups of another shape or annotation, and of types outside
-// our scope, come back with `unsupported` set, naming the feature, so that projection can skip them. Throws
-// InvalidFile for a malformed schema.
+// primitives, MAP and MAP_KEY_VALUE); a VARIANT group, when not under a repeated field, as one Leaf. Leaves under
+// groups of another shape or annotation, and of types outside our scope, come back with `unsupported` set, naming
+// the feature, so that projection can skip them. Throws InvalidFile for a malformed schema.
 std::vector<Leaf> schema_leaves(const format::FileMetaData& md);
 
 // Whether the deprecated min/max statistics (signed comparison) mean what min_value/max_value would.

@@ -167,9 +167,10 @@ void validate(const Table& table, const WriteOptions& options) {
     if (s.logical.kind != LogicalKind::kNone) {
       const LogicalAnnotation& a = s.logical;
       const bool bytes = s.type == PhysicalType::kByteArray || s.type == PhysicalType::kFixedLenByteArray;
-      bool ok = !s.int_annotation && !s.is_string;
+      bool ok = !s.int_annotation && (!s.is_string || a.kind == LogicalKind::kVariant);
       switch (a.kind) {
         case LogicalKind::kNone: break;
+        case LogicalKind::kVariant: ok = ok && s.type == PhysicalType::kByteArray; break;  // JSON text
         case LogicalKind::kDate: ok = ok && s.type == PhysicalType::kInt32; break;
         case LogicalKind::kTime:
           ok = ok && s.type == (a.unit == TimeUnit::kMillis ? PhysicalType::kInt32 : PhysicalType::kInt64);

@@ -1,0 +1,162 @@
+// VARIANT columns: the variant binary encoding as JSON (values made byte by byte here, malformed ones among them),
+// and files of shredded and unshredded variants from DuckDB's test folder (the folder-wide comparison with
+// DuckDB is in parquet_duckdb_test.cpp).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "feedline/io/error.h"
+#include "feedline/io/inspect.h"
+#include "feedline/io/parquet.h"
+#include "io/parquet/variant.h"
+#include "io/parquet_test_support.h"
+#include "io/value_text.h"
+#include "test_paths.h"
+
+namespace feedline::parquet {
+namespace {
+
+std::string bytes(std::initializer_list<int> b) {
+  std::string s;
+  for (int v : b) s += static_cast<char>(v);
+  return s;
+}
+
+// Metadata of version 1, 1-byte offsets, with these keys.
+std::string metadata(const std::vector<std::string>& keys) {
+  std::string m = bytes({0x01, static_cast<int>(keys.size())});
+  int offset = 0;
+  m += static_cast<char>(offset);
+  for (const std::string& k : keys) m += static_cast<char>(offset += static_cast<int>(k.size()));
+  for (const std::string& k : keys) m += k;
+  return m;
+}
+
+std::string json(const std::string& md, const std::string& value) {
+  std::string out;
+  append_variant_json(md, value, out);
+  return out;
+}
+
+TEST(VariantJson, PrimitivesAsJsonValues) {
+  const std::string md = metadata({});
+  EXPECT_EQ(json(md, bytes({0x00})), "null");
+  EXPECT_EQ(json(md, bytes({0x04})), "true");
+  EXPECT_EQ(json(md, bytes({0x08})), "false");
+  EXPECT_EQ(json(md, bytes({3 << 2, 0xFE})), "-2");                                   // int8
+  EXPECT_EQ(json(md, bytes({4 << 2, 0xD2, 0x04})), "1234");                           // int16
+  EXPECT_EQ(json(md, bytes({8 << 2, 3, 0x15, 0xCD, 0x5B, 0x07})), "123456.789");     // decimal4, scale 3
+  EXPECT_EQ(json(md, bytes({8 << 2, 2, 0xFF, 0xFF, 0xFF, 0xFF})), "-0.01");         // negative
+  EXPECT_EQ(json(md, bytes({11 << 2, 0x00, 0x00, 0x00, 0x00})), "\"1970-01-01\""); // date
+  EXPECT_EQ(json(md, bytes({14 << 2, 0x00, 0x00, 0xC0, 0x7F})), "\"NaN\"");         // float NaN
+  EXPECT_EQ(json(md, bytes({(5 << 2) | 1, 'h', 'e', '"', 'l', '\n'})), "\"he\\\"l\\n\"");  // short string
+  EXPECT_EQ(json(md, bytes({15 << 2, 3, 0, 0, 0, 'a', 'b', 'c'})), "\"YWJj\"");     // binary as base64
+  EXPECT_EQ(json(md, bytes({20 << 2, 0xf2, 0x4f, 0x9b, 0x64, 0x81, 0xfa, 0x49, 0xd1, 0xb7, 0x4e, 0x8c, 0x09, 0xa6,
+                            0xe3, 0x1c, 0x56})),
+            "\"f24f9b64-81fa-49d1-b74e-8c09a6e31c56\"");
+}
+
+TEST(VariantJson, ObjectsAndArraysNest) {
+  const std::string md = metadata({"a", "b"});
+  // {"a": [1, "x"], "b": {}}: object of 2 fields (ids 0, 1; 1-byte ids and offsets), the array, then the object.
+  const std::string array = bytes({0x03, 2, 0, 2, 4, 3 << 2, 1, (1 << 2) | 1, 'x'});
+  const std::string empty_object = bytes({0x02, 0, 0});
+  std::string object = bytes({0x02, 2, 0, 1, 0, static_cast<int>(array.size()),
+                              static_cast<int>(array.size() + empty_object.size())});
+  object += array + empty_object;
+  EXPECT_EQ(json(md, object), R"({"a":[1,"x"],"b":{}})");
+}
+
+TEST(VariantJson, MalformedValuesAreRefusedNotTrusted) {
+  const std::string md = metadata({"a"});
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {md, ""},                                       // no header
+      {md, bytes({6 << 2, 1, 2})},                    // int64 of 2 bytes
+      {md, bytes({(9 << 2) | 1, 'a'})},               // short string past the end
+      {md, bytes({16 << 2, 0xFF, 0xFF, 0xFF, 0x7F})}, // string longer than the value
+      {md, bytes({0x02, 1, 5, 0, 1, 0x00})},          // key id 5 of 1
+      {md, bytes({0x03, 200, 0})},                    // 200 elements in 3 bytes
+      {md, bytes({0x03, 1, 9, 9, 0x00})},             // offsets past the values
+      {md, bytes({63 << 2})},                         // unknown primitive
+      {bytes({0x02, 0}), bytes({0x00})},              // metadata version 2
+      {bytes({0x01, 9, 0}), bytes({0x00})},           // 9 keys in 3 bytes
+  };
+  for (const auto& [m, v] : bad) {
+    EXPECT_THROW(json(m, v), InvalidFile) << ::testing::PrintToString(v);
+  }
+  // Nesting without end: each array holds the next.
+  std::string deep = bytes({0x00});
+  for (int i = 0; i < 300; ++i) {  // 2-byte offsets
+    const int size = static_cast<int>(deep.size());
+    deep = bytes({0x07, 1, 0, 0, size & 0xFF, size >> 8}) + deep;
+  }
+  EXPECT_EQ(json(md, deep.substr(deep.size() - 13)), "[[null]]");  // the innermost two levels are fine
+  EXPECT_THROW(json(md, deep), InvalidFile);
+}
+
+std::string folder_file(const std::string& name) {
+  return feedline::testing::shared_dir() + "/duckdb-parquet-testing/" + name;
+}
+
+// A shredded object missing a field, with a null field, and a field left in `value`: JSON text in a STRING
+// column named by the group; `inspect` names the type; `cat` embeds the JSON value.
+TEST(VariantFiles, ShreddedAndUnshreddedReadAsJsonText) {
+  Table t = read_table(folder_file("variant_shredded_object2.parquet"));
+  const Column& var = t.column("var");
+  EXPECT_EQ(var.schema.logical.kind, LogicalKind::kVariant);
+  EXPECT_TRUE(var.schema.is_string);
+  EXPECT_EQ(value_text(var, 0), R"({"a":null,"d":"iceberg"})");
+  EXPECT_EQ(json_cell(var, 0).dump(), R"({"a":null,"d":"iceberg"})");
+
+  t = read_table(folder_file("variant_array_object_string_and_integer.parquet"), {{"var"}, {}, 1});
+  ASSERT_EQ(t.columns.size(), 1u);
+  EXPECT_EQ(value_text(t.columns[0], 0), R"([{"a":123456789,"c":"string"},{"a":123456789,"c":"string"},"iceberg",34])");
+
+  t = read_table(folder_file("variant_shredded_array1.parquet"));
+  EXPECT_EQ(value_text(t.column("var"), 0), R"([["string","iceberg"],["apple","banana"]])");
+
+  const std::string info = inspect_json(folder_file("variant_shredded_object2.parquet"));
+  EXPECT_NE(info.find("\"logical_type\": \"VARIANT\""), std::string::npos) << info;
+}
+
+// A null VARIANT (the group absent) is a null; a variant null value is JSON null.
+TEST(VariantFiles, NullGroupsAreNullsAndVariantNullsAreJsonNull) {
+  const Table t = read_table(folder_file("snowflake_variant.parquet"));
+  const Column& payload = t.column("PAYLOAD");
+  ASSERT_EQ(t.num_rows, 7);
+  EXPECT_EQ(value_text(payload, 0), R"({"age":30,"name":"alice"})");
+  EXPECT_TRUE(payload.is_null(6));
+  const Table n = read_table(folder_file("variant_null.parquet"));
+  EXPECT_FALSE(n.column("var").is_null(0));
+  EXPECT_EQ(value_text(n.column("var"), 0), "null");
+}
+
+// A table read with a VARIANT column writes it as JSON text (a STRING annotated JSON), which reads back as text.
+TEST(VariantFiles, WrittenBackAsJsonStrings) {
+  const Table t = read_table(folder_file("variant_object_string_and_array.parquet"));
+  const std::string path = feedline::testing::scratch_dir("variant-write") + "/back.parquet";
+  write_table(path, t);
+  const Table back = read_table(path);
+  const Column& var = back.column("var");
+  EXPECT_EQ(var.schema.logical.kind, LogicalKind::kNone);
+  EXPECT_TRUE(var.schema.is_string);
+  EXPECT_EQ(var.byte_arrays(), t.column("var").byte_arrays());
+}
+
+// A value that is not a valid variant (DuckDB refuses the file too): an error naming the file, column and row.
+TEST(VariantFiles, AMaliciousValueIsAnErrorNamingTheRow) {
+  const std::string path = folder_file("variant_malicious.parquet");
+  try {
+    read_table(path);
+    FAIL() << "read";
+  } catch (const InvalidFile& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find("row 0"), std::string::npos) << what;
+    EXPECT_NE(what.find("VARIANT"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace feedline::parquet
