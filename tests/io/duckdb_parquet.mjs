@@ -4,6 +4,10 @@
 //       reads the file (or those columns) with DuckDB and prints every value in the canonical text form below;
 //       a dotted name that is no top-level column is a nested field, as feedline names them: a struct's field, a
 //       list of structs' field (a list of it), a map's `key` or `value` (a list of them).
+//   node duckdb_parquet.mjs <npm_cache_dir> folder <manifest.json>
+//       the same for many files: the manifest is a JSON array of [path, columns or null]; each file's dump
+//       follows a line "file<TAB>path", or is the line "error<TAB>message" when DuckDB refuses the file. A
+//       VARIANT column is dumped as its JSON text (VARCHAR).
 //   node duckdb_parquet.mjs <npm_cache_dir> write <file.parquet> <codec> <rows> <row_group_size>
 //       makes a table of every type feedline reads (with nulls), COPYs it to the file with the codec, and
 //       prints the table's values in the same form.
@@ -33,6 +37,7 @@
 // their IEEE bits (f:xxxxxxxx, d:xxxxxxxxxxxxxxxx); VARCHAR and BLOB as hex of their bytes (s:..., b:...);
 // lists as L[cell,cell,...].
 // Exit status 2 with a message on stderr when @duckdb/node-api cannot be loaded.
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
@@ -81,13 +86,15 @@ function cell(value, type) {
       return 'd:' + view.getBigUint64(0, true).toString(16).padStart(16, '0');
     }
     case 'VARCHAR':
-      return 's:' + Buffer.from(value, 'utf8').toString('hex');
+    case 'JSON':
+      return 's:' + Buffer.from(String(value), 'utf8').toString('hex');
     case 'BLOB':
       return 'b:' + hexOfBytes(value.bytes);
     // Dates and times as integers since the epoch or midnight, in DuckDB's units; decimals as DuckDB's text.
     case 'DATE':
       return 'D:' + value.days;
     case 'TIME':
+    case 'TIME WITH TIME ZONE':  // feedline reads TIME(isAdjustedToUTC) as its micros since midnight, in UTC
       return 'T:' + value.micros;
     case 'TIMESTAMP':
     case 'TIMESTAMP WITH TIME ZONE':
@@ -100,18 +107,23 @@ function cell(value, type) {
       return 'TSN:' + value.nanos;
     default:
       if (type.startsWith('DECIMAL')) return 'N:' + value.toString();
+      if (type.startsWith('ENUM(')) return 's:' + Buffer.from(String(value), 'utf8').toString('hex');
       return String(value);  // integers: number or bigint
   }
 }
 
-async function dump(connection, sql) {
+async function dumpText(connection, sql) {
   const reader = await connection.runAndReadAll(sql);
   const names = reader.columnNames();
   const types = reader.columnTypes().map((t) => t.toString());
   const out = [`columns\t${names.length}`];
   for (let i = 0; i < names.length; ++i) out.push(`${names[i]}\t${types[i]}`);
   for (const row of reader.getRows()) out.push(row.map((v, i) => cell(v, types[i])).join('\t'));
-  process.stdout.write(out.join('\n') + '\n');
+  return out.join('\n') + '\n';
+}
+
+async function dump(connection, sql) {
+  process.stdout.write(await dumpText(connection, sql));
 }
 
 // Every type feedline reads, required and optional, with edge values.
@@ -165,23 +177,65 @@ function extraction(expr, type, fields, depth) {
   return extraction(`struct_extract(${expr}, ${quote(field)})`, type.entryTypes[type.entryIndexes[field]], more, depth);
 }
 
+// The SELECT that reads `file`'s columns by feedline's names (every column when `columns` is null): a dotted name
+// that is no top-level column is a nested field (feedline's flattening) of the top-level column named by the
+// longest prefix of its parts; a VARIANT as its JSON text. When the names are as many as the top-level columns
+// and none is nested, they are those columns in order (DuckDB renames columns whose names differ only in case).
+async function dumpSql(connection, file, columns) {
+  const described = await connection.runAndReadAll(`SELECT * FROM read_parquet(${quote(file)}) LIMIT 0`);
+  const duckNames = described.columnNames();
+  const types = new Map(duckNames.map((n, i) => [n, described.columnTypes()[i]]));
+  const topLevel = (name) => {
+    if (String(types.get(name)) === 'VARIANT') {
+      return `CASE WHEN ${ident(name)} IS NULL THEN NULL ELSE CAST(${ident(name)} AS JSON)::VARCHAR END AS ${ident(name)}`;
+    }
+    return ident(name);
+  };
+  let names = columns ?? duckNames;
+  if (names.length === duckNames.length && names.every((c) => types.has(c) || !c.includes('.'))) names = duckNames;
+  const select = names.map((c) => {
+    if (types.has(c) || !c.includes('.')) return topLevel(c);
+    const parts = c.split('.');
+    for (let k = parts.length - 1; k >= 1; --k) {
+      const head = parts.slice(0, k).join('.');
+      if (types.has(head)) return `${extraction(ident(head), types.get(head), parts.slice(k), 0)} AS ${ident(c)}`;
+    }
+    throw new Error(`no column for '${c}'`);
+  }).join(', ');
+  return `SELECT ${select} FROM read_parquet(${quote(file)})`;
+}
+
 const instance = await duckdb.DuckDBInstance.create(':memory:');
 const connection = await instance.connect();
 try {
   if (mode === 'dump') {
-    // Columns by name; a dotted name that is no top-level column is a nested field (feedline's flattening).
-    const columns = rest.length > 0 ? JSON.parse(rest[0]) : null;
-    let select = '*';
-    if (columns) {
-      const described = await connection.runAndReadAll(`SELECT * FROM read_parquet(${quote(file)}) LIMIT 0`);
-      const types = new Map(described.columnNames().map((n, i) => [n, described.columnTypes()[i]]));
-      select = columns.map((c) => {
-        if (types.has(c) || !c.includes('.')) return ident(c);
-        const [head, ...fields] = c.split('.');
-        return `${extraction(ident(head), types.get(head), fields, 0)} AS ${ident(c)}`;
-      }).join(', ');
+    await dump(connection, await dumpSql(connection, file, rest.length > 0 ? JSON.parse(rest[0]) : null));
+  } else if (mode === 'folder') {
+    // `file` is a JSON array of [path, columns] (columns: feedline's names, or null for every column). For each:
+    // "file<TAB>path", then its dump, or "error<TAB>message" when DuckDB refuses it.
+    // A fatal error invalidates DuckDB's database: every file after one gets a fresh one.
+    let db = null;
+    let con = null;
+    for (const [path, columns] of JSON.parse(fs.readFileSync(file, 'utf8'))) {
+      if (con === null) {
+        db = await duckdb.DuckDBInstance.create(':memory:');
+        con = await db.connect();
+      }
+      let text;
+      try {
+        text = await dumpText(con, await dumpSql(con, path, columns));
+      } catch (e) {
+        text = 'error\t' + String(e.message).replaceAll('\n', ' ') + '\n';
+        con.closeSync();
+        db.closeSync();
+        con = db = null;
+      }
+      process.stdout.write(`file\t${path}\n` + text);
     }
-    await dump(connection, `SELECT ${select} FROM read_parquet(${quote(file)})`);
+    if (con !== null) {
+      con.closeSync();
+      db.closeSync();
+    }
   } else if (mode === 'write') {
     const [codec, rows, rowGroupSize] = rest;
     await connection.run(makeTableSql(Number(rows)));

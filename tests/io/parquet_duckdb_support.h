@@ -108,7 +108,9 @@ inline std::string value_cell(const Column& c, int64_t row) {
     case LogicalKind::kDate: return "D:" + std::to_string(c.as<int32_t>()[row]);
     case LogicalKind::kTime: {
       const int64_t v = c.schema.type == PhysicalType::kInt32 ? c.as<int32_t>()[row] : c.as<int64_t>()[row];
-      return "T:" + std::to_string(a.unit == TimeUnit::kMillis ? v * 1000 : a.unit == TimeUnit::kNanos ? v / 1000 : v);
+      const int64_t micros = a.unit == TimeUnit::kMillis ? v * 1000 : a.unit == TimeUnit::kNanos ? v / 1000 : v;
+      constexpr int64_t kDay = 86'400'000'000;  // DuckDB, as feedline prints them, takes times modulo a day
+      return "T:" + std::to_string(micros >= 0 && micros <= kDay ? micros : (micros % kDay + kDay) % kDay);
     }
     case LogicalKind::kTimestamp: {
       const int64_t v = c.as<int64_t>()[row];
@@ -116,10 +118,10 @@ inline std::string value_cell(const Column& c, int64_t row) {
       return "TS:" + std::to_string(a.unit == TimeUnit::kMillis ? v * 1000 : v);
     }
     case LogicalKind::kDecimal: {
-      const __int128 unscaled = c.schema.type == PhysicalType::kInt32   ? c.as<int32_t>()[row]
-                                : c.schema.type == PhysicalType::kInt64 ? c.as<int64_t>()[row]
-                                                                        : decimal_unscaled(c.byte_arrays().at(row));
-      return "N:" + decimal_to_string(unscaled, a.scale);  // DuckDB prints decimals this way
+      // DuckDB prints decimals this way.
+      if (c.schema.type == PhysicalType::kInt32) return "N:" + decimal_to_string(c.as<int32_t>()[row], a.scale);
+      if (c.schema.type == PhysicalType::kInt64) return "N:" + decimal_to_string(c.as<int64_t>()[row], a.scale);
+      return "N:" + decimal_bytes_to_string(c.byte_arrays().at(row), a.scale);
     }
     case LogicalKind::kUuid: {  // DuckDB prints the canonical form: 8-4-4-4-12 lowercase hex digits
       const std::string_view b = c.byte_arrays().at(row);
@@ -131,6 +133,7 @@ inline std::string value_cell(const Column& c, int64_t row) {
       }
       return text;
     }
+    case LogicalKind::kVariant: break;  // its JSON text, a string
     case LogicalKind::kFloat16: {
       const float f = static_cast<float>(c.value_as_double(row));
       if (std::isnan(f)) return "f:nan";

@@ -3,9 +3,17 @@
 // A missing node or package is a failure, not a skip: scripts/install-deps.sh installs both.
 #include <gtest/gtest.h>
 
+#include <fmt/core.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -580,6 +588,275 @@ TEST(DuckDbFolder, DecimalsOfAnyPrecisionReadExactly) {
 // A footer whose empty lists carry no element type (fastparquet 2024.5).
 TEST(DuckDbFolder, EmptyThriftListsWithoutAnElementTypeReadAsDuckDbReadsThem) {
   expect_reads_as_duckdb("internal_5994.parquet");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The whole folder against DuckDB.
+
+// A file on which feedline and DuckDB differ on purpose, and why. docs/parquet.md lists the same.
+struct FolderDifference {
+  const char* file;  // relative to ../shared
+  const char* why;
+  bool ask_duckdb = true;  // false: DuckDB's side is not run (its values cannot be printed)
+};
+const FolderDifference kFolderDifferences[] = {
+    {"parquet-testing/data/int96_from_spark.parquet",
+     "an INT96 timestamp beyond the range of 64-bit microseconds: feedline refuses it, naming the row; DuckDB "
+     "wraps it into a wrong date"},
+    {"parquet-testing/data/datapage_v1-corrupt-checksum.parquet",
+     "a page whose CRC does not match: feedline checks page checksums, DuckDB does not"},
+    {"parquet-testing/data/rle-dict-uncompressed-corrupt-checksum.parquet",
+     "a page whose CRC does not match: feedline checks page checksums, DuckDB does not"},
+    {"parquet-testing/bad_data/ARROW-RS-GH-6229-LEVELS.parquet",
+     "a page of 21 level entries in a chunk that declares 1: ambiguous, so feedline refuses it; DuckDB reads one "
+     "row"},
+    {"parquet-testing/data/hadoop_lz4_compressed.parquet",
+     "the deprecated LZ4 codec (Hadoop's framing): feedline reads it, DuckDB refuses the codec"},
+    {"parquet-testing/data/hadoop_lz4_compressed_larger.parquet",
+     "the deprecated LZ4 codec (Hadoop's framing): feedline reads it, DuckDB refuses the codec"},
+    {"parquet-testing/data/non_hadoop_lz4_compressed.parquet",
+     "the deprecated LZ4 codec (a bare LZ4 block): feedline reads it, DuckDB refuses the codec"},
+    {"duckdb-parquet-testing/arrow/hadoop_lz4_compressed.parquet",
+     "the deprecated LZ4 codec (Hadoop's framing): feedline reads it, DuckDB refuses the codec"},
+    {"duckdb-parquet-testing/arrow/non_hadoop_lz4_compressed.parquet",
+     "the deprecated LZ4 codec (a bare LZ4 block): feedline reads it, DuckDB refuses the codec"},
+    {"duckdb-parquet-testing/invalid.parquet",
+     "strings that are not valid UTF-8: feedline keeps their bytes, DuckDB refuses the file"},
+    {"duckdb-parquet-testing/invalid_utf8_dba.parquet",
+     "strings that are not valid UTF-8: feedline keeps their bytes, DuckDB refuses the file"},
+    {"duckdb-parquet-testing/invalid_utf8_dictionary.parquet",
+     "strings that are not valid UTF-8: feedline keeps their bytes, DuckDB refuses the file"},
+    {"parquet-testing/data/map_no_value.parquet",
+     "a MAP of keys without values (the spec allows it): feedline reads the keys, DuckDB refuses the file"},
+    {"duckdb-parquet-testing/seqs_table.parquet",
+     "DELTA_LENGTH_BYTE_ARRAY pages of 170 MB of DNA sequences: feedline reads all 240,001 rows, DuckDB refuses the "
+     "file ('Invalid string length')"},
+    {"parquet-testing/data/large_string_map.brotli.parquet",
+     "a 4 KB file that decodes to 2 GB (a page of 1 GiB): feedline refuses it under its bound for hostile input; "
+     "DuckDB reads it (its strings are too long for node to print, so the test does not ask DuckDB)",
+     false},
+};
+
+// DuckDB's JSON for a VARIANT value and feedline's, compared as values: objects and arrays element by element,
+// numbers as doubles, and the strings of types JSON lacks as each tool writes them: timestamps ("2024-11-07
+// 12:33:54.123456+00" in DuckDB, ISO 8601 "2024-11-07T12:33:54.123456Z" in feedline, which keeps nanoseconds
+// where DuckDB rounds them to microseconds) and binary (DuckDB's "\x0A\x0B" escapes, feedline's base64).
+bool same_json(const nlohmann::json& ours, const nlohmann::json& theirs);
+
+std::string base64(const std::string& bytes) {
+  static const char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const uint32_t v = static_cast<uint8_t>(bytes[i]) << 16 | static_cast<uint8_t>(bytes[i + 1]) << 8 |
+                       static_cast<uint8_t>(bytes[i + 2]);
+    for (int s = 18; s >= 0; s -= 6) out += kDigits[(v >> s) & 63];
+  }
+  if (i < bytes.size()) {
+    const bool two = i + 1 < bytes.size();
+    const uint32_t v = static_cast<uint8_t>(bytes[i]) << 16 | (two ? static_cast<uint8_t>(bytes[i + 1]) << 8 : 0);
+    out += kDigits[v >> 18];
+    out += kDigits[(v >> 12) & 63];
+    out += two ? kDigits[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+bool same_string(const std::string& ours, const std::string& theirs) {
+  if (ours == theirs) return true;
+  // Binary: DuckDB escapes every byte as \xHH.
+  if (theirs.rfind("\\x", 0) == 0) {
+    std::string bytes;
+    for (size_t i = 0; i + 4 <= theirs.size() && theirs.compare(i, 2, "\\x") == 0; i += 4) {
+      bytes += static_cast<char>(std::stoi(theirs.substr(i + 2, 2), nullptr, 16));
+    }
+    return base64(bytes) == ours;
+  }
+  // Timestamps: "YYYY-MM-DDTHH:MM:SS[.fraction][Z]" against "YYYY-MM-DD HH:MM:SS[.micros][+00]".
+  if (ours.size() >= 19 && ours[10] == 'T') {
+    std::string mine = ours;
+    mine[10] = ' ';
+    const bool utc = mine.back() == 'Z';
+    if (utc) mine.pop_back();
+    std::string fraction;
+    if (mine.size() > 20 && mine[19] == '.') {
+      fraction = mine.substr(20);
+      mine.resize(19);
+    }
+    // Nanoseconds: DuckDB keeps them, or (timestamps with a time zone) cuts them to microseconds toward the
+    // epoch, which after it is down and before it up.
+    std::vector<std::string> fractions{fraction};
+    if (fraction.size() == 9) {
+      const int64_t micros = std::stoll(fraction) / 1000;
+      fractions.push_back(fmt::format("{:06}", micros));
+      if (micros + 1 < 1000000) fractions.push_back(fmt::format("{:06}", micros + 1));
+    }
+    for (std::string f : fractions) {
+      while (!f.empty() && f.back() == '0') f.pop_back();
+      if (mine + (f.empty() ? "" : "." + f) + (utc ? "+00" : "") == theirs) return true;
+    }
+    return false;
+  }
+  return false;
+}
+
+bool same_json(const nlohmann::json& ours, const nlohmann::json& theirs) {
+  if (ours.is_number() && theirs.is_number()) {
+    const double a = ours.get<double>(), b = theirs.get<double>();
+    return a == b || std::abs(a - b) <= 1e-15 * std::abs(b);
+  }
+  if (ours.is_string() && theirs.is_string()) return same_string(ours.get<std::string>(), theirs.get<std::string>());
+  if (ours.type() != theirs.type()) return false;
+  if (ours.is_array()) {
+    if (ours.size() != theirs.size()) return false;
+    for (size_t i = 0; i < ours.size(); ++i) {
+      if (!same_json(ours[i], theirs[i])) return false;
+    }
+    return true;
+  }
+  if (ours.is_object()) {
+    if (ours.size() != theirs.size()) return false;
+    for (auto it = ours.begin(); it != ours.end(); ++it) {
+      if (!theirs.contains(it.key()) || !same_json(it.value(), theirs[it.key()])) return false;
+    }
+    return true;
+  }
+  return ours == theirs;
+}
+
+std::string unhex(const std::string& digits) {
+  std::string bytes;
+  for (size_t i = 0; i + 2 <= digits.size(); i += 2) bytes += static_cast<char>(std::stoi(digits.substr(i, 2), nullptr, 16));
+  return bytes;
+}
+
+// How feedline's table and DuckDB's dump of the same file differ: "" when every row and cell agrees. Decimals
+// wider than DuckDB's 38 digits, which DuckDB reads as DOUBLE, are compared as the nearest double.
+std::string folder_mismatch(const Table& ours, const Dump& duck) {
+  if (ours.columns.size() != duck.names.size()) {
+    return fmt::format("{} columns, DuckDB {}", ours.columns.size(), duck.names.size());
+  }
+  if (static_cast<size_t>(ours.num_rows) != duck.rows.size()) {
+    return fmt::format("{} rows, DuckDB {}", ours.num_rows, duck.rows.size());
+  }
+  for (int64_t r = 0; r < ours.num_rows; ++r) {
+    const auto& row = duck.rows[static_cast<size_t>(r)];
+    if (row.size() != ours.columns.size()) return fmt::format("row {}: DuckDB gives {} cells", r, row.size());
+    for (size_t c = 0; c < ours.columns.size(); ++c) {
+      const Column& col = ours.columns[c];
+      const std::string mine = feedline::testing::cell(col, r), theirs = row[c];
+      if (mine == theirs) continue;
+      bool same = false;
+      if (col.schema.logical.kind == LogicalKind::kVariant && mine == "s:6e756c6c" && theirs == "N") {
+        same = true;  // a variant null: JSON null in feedline, SQL NULL in DuckDB
+      } else if (col.schema.logical.kind == LogicalKind::kVariant && mine.rfind("s:", 0) == 0 && theirs.rfind("s:", 0) == 0) {
+        const auto a = nlohmann::json::parse(unhex(mine.substr(2)), nullptr, false);
+        const auto b = nlohmann::json::parse(unhex(theirs.substr(2)), nullptr, false);
+        same = !a.is_discarded() && !b.is_discarded() && same_json(a, b);
+      } else if (col.schema.logical.kind == LogicalKind::kDecimal && !col.schema.is_list && theirs.rfind("d:", 0) == 0) {
+        const uint64_t bits = std::stoull(theirs.substr(2), nullptr, 16);
+        double d;
+        std::memcpy(&d, &bits, sizeof d);
+        const double v = col.value_as_double(r);
+        same = v == d || std::abs(v - d) <= 1e-15 * std::abs(d);
+      }
+      if (!same) return fmt::format("column '{}' row {}: feedline {}, DuckDB {}", col.schema.name, r, mine, theirs);
+    }
+  }
+  return "";
+}
+
+// Every Parquet file of DuckDB's test folder and of the Parquet test corpus that DuckDB reads, feedline reads, with
+// every row and cell equal; every file DuckDB refuses, feedline refuses too, with a message that names the file;
+// the differences above, and only they, hold.
+TEST(DuckDbFolder, EveryFileReadsAsDuckDbReadsIt) {
+  const std::string shared = feedline::testing::shared_dir();
+  std::vector<std::string> files;
+  for (const char* folder : {"duckdb-parquet-testing", "parquet-testing"}) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(shared + "/" + folder)) {
+      const std::string ext = entry.path().extension().string();
+      if (entry.is_regular_file() && (ext == ".parquet" || ext == ".PARQUET")) files.push_back(entry.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 300u) << shared;
+  const auto difference = [&](const std::string& file) -> const FolderDifference* {
+    const std::string rel = std::filesystem::relative(file, shared).string();
+    for (const FolderDifference& d : kFolderDifferences) {
+      if (rel == d.file) return &d;
+    }
+    return nullptr;
+  };
+
+  std::vector<std::optional<Table>> tables(files.size());
+  std::vector<std::string> errors(files.size());
+  nlohmann::json manifest = nlohmann::json::array();
+  for (size_t i = 0; i < files.size(); ++i) {
+    nlohmann::json columns = nullptr;
+    try {
+      tables[i] = read_table(files[i]);
+      columns = nlohmann::json::array();
+      for (const Column& c : tables[i]->columns) columns.push_back(c.schema.name);
+    } catch (const Error& e) {
+      errors[i] = e.what();
+    }
+    const FolderDifference* diff = difference(files[i]);
+    if (diff == nullptr || diff->ask_duckdb) manifest.push_back({files[i], columns});
+  }
+  const std::string manifest_path = scratch_dir("duckdb-folder") + "/manifest.json";
+  std::ofstream(manifest_path) << manifest.dump();
+  std::string out;
+  ASSERT_TRUE(run_duckdb({"folder", manifest_path}, &out));
+
+  // The output, file by file.
+  std::map<std::string, std::string> theirs;
+  {
+    std::string current;
+    size_t pos = 0;
+    while (pos < out.size()) {
+      size_t end = out.find('\n', pos);
+      if (end == std::string::npos) end = out.size();
+      const std::string line = out.substr(pos, end - pos);
+      pos = end + 1;
+      if (line.rfind("file\t", 0) == 0) {
+        current = line.substr(5);
+        theirs[current];
+      } else {
+        theirs[current] += line + "\n";
+      }
+    }
+  }
+  size_t compared = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& file = files[i];
+    SCOPED_TRACE(file);
+    const FolderDifference* diff = difference(file);
+    if (diff != nullptr && !diff->ask_duckdb) {
+      EXPECT_FALSE(tables[i].has_value()) << "listed as refused (" << diff->why << "), but feedline reads it";
+      continue;
+    }
+    ASSERT_TRUE(theirs.count(file)) << "DuckDB printed nothing for it";
+    const std::string& dump = theirs[file];
+    const bool duck_reads = dump.rfind("error\t", 0) != 0;
+    std::string mismatch;
+    if (tables[i] && duck_reads) {
+      mismatch = folder_mismatch(*tables[i], parse_dump(dump));
+      ++compared;
+    } else if (tables[i]) {
+      mismatch = "DuckDB refuses it (" + dump.substr(6, dump.size() - 7) + "), feedline reads it";
+    } else if (duck_reads) {
+      mismatch = "feedline refuses it (" + errors[i] + "), DuckDB reads it";
+    } else {
+      EXPECT_NE(errors[i].find(file), std::string::npos) << "the message does not name the file: " << errors[i];
+    }
+    if (diff == nullptr) {
+      EXPECT_EQ(mismatch, "");
+    } else {
+      EXPECT_NE(mismatch, "") << "listed as a difference (" << diff->why << "), but both agree";
+    }
+  }
+  EXPECT_GT(compared, 250u);
 }
 
 }  // namespace
