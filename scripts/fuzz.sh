@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, with ASan and UBSan) into build-fuzz/ and runs each for a bounded time,
-# seeded with the Parquet test corpus and tests/fuzz/seeds. A crash, leak or sanitizer report stops it with a
+# seeded with the Parquet test corpus, DuckDB's test folder and tests/fuzz/seeds. A crash, leak or sanitizer report stops it with a
 # non-zero exit, leaving the input in build-fuzz/findings/<target>/; put it in tests/fuzz/regressions/ with its
 # expected message once fixed.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET (default 60)] [TARGET...]   (targets: parquet csv idx)
@@ -30,10 +30,13 @@ for target in "${targets[@]}"; do
   seeds=()
   [ -d "$here/tests/fuzz/seeds/$target" ] && seeds+=("$here/tests/fuzz/seeds/$target")
   if [ "$target" = parquet ]; then
-    # The corpus' files under 256 KiB (bigger ones make every run slow), good and bad.
+    # The corpus' files and those of DuckDB's test folder under 256 KiB (bigger ones make every run slow), good
+    # and bad, named by their path below ../shared (folders hold files of the same name).
     mkdir -p "$build/seeds/parquet"
-    find "$shared/data" "$shared/bad_data" -maxdepth 1 -name '*.parquet' -size -256k \
-      -exec cp -f {} "$build/seeds/parquet/" \; 2>/dev/null || true
+    (cd "$here/../shared" && find parquet-testing/data parquet-testing/bad_data duckdb-parquet-testing \
+       -iname '*.parquet' -size -256k -type f 2>/dev/null) | while IFS= read -r f; do
+      cp -f "$here/../shared/$f" "$build/seeds/parquet/${f//\//_}"
+    done
     seeds+=("$build/seeds/parquet")
   fi
   if [ -d "$here/tests/fuzz/regressions/$target" ]; then seeds+=("$here/tests/fuzz/regressions/$target"); fi
