@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 #include <utility>
 
 #include "feedline/io/error.h"
@@ -371,7 +372,9 @@ Table DatasetReader::read_file(size_t i, const ReadOptions& options) const {
   Table read;
   if (!file_names.empty()) {
     ReadOptions file_options = options;
-    file_options.columns = file_names;
+    // Every column asked for as read_table asks for it (none named), so that a column it cannot read is refused,
+    // not left out; the columns are put in the dataset's order below.
+    if (!options.columns.empty()) file_options.columns = file_names;
     read = file.read(file_options);
   } else {  // Hive columns alone: the rows from the footer
     const std::vector<RowGroupInfo>& groups = file.info().row_groups;
@@ -386,18 +389,21 @@ Table DatasetReader::read_file(size_t i, const ReadOptions& options) const {
       read.num_rows += groups[static_cast<size_t>(g)].num_rows;
     }
   }
+  std::unordered_map<std::string, size_t> dataset_index;  // the files' columns in schema_ by name
+  for (size_t c = 0; c < file_columns_; ++c) dataset_index.emplace(schema_[c].name, c);
+  std::unordered_map<std::string, size_t> read_index;  // the read's columns by name
+  for (size_t c = 0; c < read.columns.size(); ++c) read_index.emplace(read.columns[c].schema.name, c);
   Table out;
   out.num_rows = read.num_rows;
-  size_t next = 0;  // the read's columns come in the order asked
   for (size_t k = 0; k < names.size(); ++k) {
     if (keys[k]) {
       const size_t key = *keys[k] - file_columns_;
       out.columns.push_back(partition_column(schema_[*keys[k]], files_.partition_values[i][key], read.num_rows));
       continue;
     }
-    Column c = std::move(read.columns[next++]);
-    for (size_t s = 0; s < file_columns_; ++s) {
-      if (schema_[s].name == c.schema.name) c.schema = schema_[s];  // the dataset's nullability
+    Column c = std::move(read.columns[read_index.at(names[k])]);
+    if (const auto it = dataset_index.find(names[k]); it != dataset_index.end()) {
+      c.schema = schema_[it->second];  // the dataset's nullability
     }
     out.columns.push_back(std::move(c));
   }

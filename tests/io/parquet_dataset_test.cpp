@@ -168,7 +168,17 @@ TEST(ParquetDataset, HiveKeysBecomeTypedColumns) {
   EXPECT_EQ(alone.num_rows, 8);
   EXPECT_EQ(alone.columns[0].as<int64_t>(), year.as<int64_t>());
 
-  // A glob over the partitions, and a list, read the keys of the same paths.
+  // A Hive column can be a dataset's label.
+  DatasetColumns labelled;
+  labelled.label_column = "year";
+  labelled.feature_columns = {"id"};
+  labelled.image_column.clear();
+  const Table by_year = read_dataset_table(dir, labelled);
+  ASSERT_EQ(by_year.columns.size(), 2u);
+  EXPECT_EQ(by_year.columns[0].schema.name, "id");
+  EXPECT_EQ(by_year.columns[1].as<int64_t>(), year.as<int64_t>());
+
+  // A glob over the partitions reads the keys of the same paths.
   testing::expect_tables_equal(t, read_dataset(dir + "/year=*/month=*/region=*/*.parquet"));
 
   // Every path must name the same keys.
@@ -212,6 +222,20 @@ TEST(ParquetDataset, FilesThatDisagreeAreNamedWithTheColumn) {
   message = error_of([&] { read_dataset(dir); });
   EXPECT_EQ(message, dir + "/c.parquet: has a column 'name', which " + dir + "/b.parquet has not");
   EXPECT_THROW(read_dataset(dir), InvalidArgument);
+}
+
+// A column the reader cannot read is refused in a folder as in one file, not left out.
+TEST(ParquetDataset, AColumnThatCannotBeReadIsRefusedAsInOneFile) {
+  const std::string dir = testing::scratch_dir("dataset_variant");
+  std::filesystem::copy_file(testing::shared_dir() + "/duckdb-parquet-testing/variant_string.parquet",
+                             dir + "/part-0.parquet");
+  const std::string one = error_of([&] { parquet::read_table(dir + "/part-0.parquet"); });
+  const std::string many = error_of([&] { read_dataset(dir); });
+  EXPECT_TRUE(contains(one, "VARIANT is not supported")) << one;
+  EXPECT_EQ(many, one);
+  parquet::ReadOptions options;
+  options.columns = {"id"};
+  EXPECT_EQ(read_dataset(dir, options).num_rows, parquet::read_table(dir + "/part-0.parquet", options).num_rows);
 }
 
 TEST(ParquetDataset, ColumnOrderAndNullabilityMayDiffer) {
