@@ -1157,30 +1157,15 @@ TEST(Cli, BadValuesAreRefusedInPlainWords) {
   }
 }
 
-// A table of an INT64 column `id` (first..first+rows-1) and a STRING column `name` ("row <id>").
-Table id_rows(int64_t first, int64_t rows) {
-  ColumnSchema id{"id"}, name{"name"};
-  name.type = PhysicalType::kByteArray;
-  name.is_string = true;
-  Table t;
-  t.columns = {make_column(id), make_column(name)};
-  for (int64_t i = first; i < first + rows; ++i) {
-    t.columns[0].as<int64_t>().push_back(i);
-    std::get<ByteArrays>(t.columns[1].values).push_back("row " + std::to_string(i));
-  }
-  t.num_rows = rows;
-  return t;
-}
-
 // cat, inspect and convert read a folder of Parquet files, a glob or a list as one table, in the order of the
 // sorted paths, with a column for each Hive key of the paths.
 TEST(Cli, CatInspectAndConvertReadAFolderOfParquetFiles) {
   const std::string dir = testing::scratch_dir("cli_folder");
   std::filesystem::create_directories(dir + "/split=train");
   std::filesystem::create_directories(dir + "/split=test");
-  parquet::write_table(dir + "/split=train/part-0.parquet", id_rows(0, 3));
-  parquet::write_table(dir + "/split=train/part-1.parquet", id_rows(3, 2));
-  parquet::write_table(dir + "/split=test/part-0.parquet", id_rows(5, 1));
+  parquet::write_table(dir + "/split=train/part-0.parquet", testing::id_name_table(0, 3));
+  parquet::write_table(dir + "/split=train/part-1.parquet", testing::id_name_table(3, 2));
+  parquet::write_table(dir + "/split=test/part-0.parquet", testing::id_name_table(5, 1));
   std::ofstream(dir + "/_SUCCESS") << "";
   CliRun r = run_cli("cat " + dir);
   ASSERT_EQ(r.status, 0) << r.output;
@@ -1222,7 +1207,7 @@ TEST(Cli, CatInspectAndConvertReadAFolderOfParquetFiles) {
   r = run_cli("inspect " + empty);
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(contains(r.output, empty + ": no .parquet file in this folder")) << r.output;
-  Table narrow = id_rows(9, 1);
+  Table narrow = testing::id_name_table(9, 1);
   Column id = make_column(ColumnSchema{"id", PhysicalType::kInt32});
   id.as<int32_t>() = {9};
   narrow.columns[0] = id;

@@ -21,6 +21,7 @@ namespace {
 
 using parquet::DatasetReader;
 using parquet::read_dataset;
+using testing::id_name_table;
 
 void touch(const std::string& path, const std::string& text = "not parquet") {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
@@ -32,21 +33,6 @@ void write(const std::string& path, const Table& table, int64_t row_group_rows =
   parquet::WriteOptions options;
   options.row_group_rows = row_group_rows;
   parquet::write_table(path, table, options);
-}
-
-// A table of one INT64 column `id` holding first..first+rows-1 and a STRING column `name`.
-Table ids(int64_t first, int64_t rows) {
-  ColumnSchema id{"id"}, name{"name"};
-  name.type = PhysicalType::kByteArray;
-  name.is_string = true;
-  Table t;
-  t.columns = {make_column(id), make_column(name)};
-  for (int64_t i = first; i < first + rows; ++i) {
-    t.columns[0].as<int64_t>().push_back(i);
-    std::get<ByteArrays>(t.columns[1].values).push_back("row " + std::to_string(i));
-  }
-  t.num_rows = rows;
-  return t;
 }
 
 std::string error_of(const std::function<void()>& f) {
@@ -130,10 +116,10 @@ TEST(ParquetDataset, AGlobAndAListReadAsTheFolderDoes) {
 
 TEST(ParquetDataset, HiveKeysBecomeTypedColumns) {
   const std::string dir = testing::scratch_dir("dataset_hive");
-  write(dir + "/year=2024/month=02/region=eu/part-0.parquet", ids(0, 3));
-  write(dir + "/year=2023/month=11/region=us/part-0.parquet", ids(3, 2));
-  write(dir + "/year=2024/month=__HIVE_DEFAULT_PARTITION__/region=a%2Fb/part-0.parquet", ids(5, 1));
-  write(dir + "/year=2024/month=02/region=eu/part-1.parquet", ids(6, 2));
+  write(dir + "/year=2024/month=02/region=eu/part-0.parquet", id_name_table(0, 3));
+  write(dir + "/year=2023/month=11/region=us/part-0.parquet", id_name_table(3, 2));
+  write(dir + "/year=2024/month=__HIVE_DEFAULT_PARTITION__/region=a%2Fb/part-0.parquet", id_name_table(5, 1));
+  write(dir + "/year=2024/month=02/region=eu/part-1.parquet", id_name_table(6, 2));
   touch(dir + "/year=2024/_SUCCESS", "");
 
   const Table t = read_dataset(dir);
@@ -182,7 +168,7 @@ TEST(ParquetDataset, HiveKeysBecomeTypedColumns) {
   testing::expect_tables_equal(t, read_dataset(dir + "/year=*/month=*/region=*/*.parquet"));
 
   // Every path must name the same keys.
-  write(dir + "/year=2025/part-0.parquet", ids(8, 1));
+  write(dir + "/year=2025/part-0.parquet", id_name_table(8, 1));
   const std::string message = error_of([&] { read_dataset(dir); });
   EXPECT_TRUE(contains(message, dir + "/year=2025/part-0.parquet: its Hive keys (year) differ")) << message;
   EXPECT_TRUE(contains(message, "(year, month, region)")) << message;
@@ -190,7 +176,7 @@ TEST(ParquetDataset, HiveKeysBecomeTypedColumns) {
 
 TEST(ParquetDataset, AHiveKeyThatIsAlsoAColumnIsRefused) {
   const std::string dir = testing::scratch_dir("dataset_hive_clash");
-  write(dir + "/id=1/part-0.parquet", ids(0, 2));
+  write(dir + "/id=1/part-0.parquet", id_name_table(0, 2));
   const std::string message = error_of([&] { read_dataset(dir); });
   EXPECT_TRUE(contains(message, "Hive key 'id'")) << message;
   EXPECT_TRUE(contains(message, dir + "/id=1/part-0.parquet")) << message;
@@ -198,8 +184,8 @@ TEST(ParquetDataset, AHiveKeyThatIsAlsoAColumnIsRefused) {
 
 TEST(ParquetDataset, FilesThatDisagreeAreNamedWithTheColumn) {
   const std::string dir = testing::scratch_dir("dataset_mismatch");
-  write(dir + "/a.parquet", ids(0, 2));
-  Table narrow = ids(2, 2);
+  write(dir + "/a.parquet", id_name_table(0, 2));
+  Table narrow = id_name_table(2, 2);
   {
     Column x = make_column(ColumnSchema{"id", PhysicalType::kInt32});
     x.as<int32_t>() = {2, 3};
@@ -212,13 +198,13 @@ TEST(ParquetDataset, FilesThatDisagreeAreNamedWithTheColumn) {
   EXPECT_TRUE(contains(message, "column 'id' is INT32")) << message;
 
   // A column missing from one file, or one file's extra column.
-  Table fewer = ids(2, 2);
+  Table fewer = id_name_table(2, 2);
   fewer.columns.pop_back();
   write(dir + "/b.parquet", fewer);
   message = error_of([&] { read_dataset(dir); });
   EXPECT_EQ(message, dir + "/b.parquet: has no column 'name', which " + dir + "/a.parquet has");
   std::filesystem::remove(dir + "/a.parquet");
-  write(dir + "/c.parquet", ids(4, 2));
+  write(dir + "/c.parquet", id_name_table(4, 2));
   message = error_of([&] { read_dataset(dir); });
   EXPECT_EQ(message, dir + "/c.parquet: has a column 'name', which " + dir + "/b.parquet has not");
   EXPECT_THROW(read_dataset(dir), InvalidArgument);
@@ -240,8 +226,8 @@ TEST(ParquetDataset, AColumnThatCannotBeReadIsRefusedAsInOneFile) {
 
 TEST(ParquetDataset, ColumnOrderAndNullabilityMayDiffer) {
   const std::string dir = testing::scratch_dir("dataset_order");
-  write(dir + "/a.parquet", ids(0, 2));
-  Table swapped = ids(2, 2);
+  write(dir + "/a.parquet", id_name_table(0, 2));
+  Table swapped = id_name_table(2, 2);
   std::swap(swapped.columns[0], swapped.columns[1]);
   swapped.columns[1].schema.nullable = true;
   swapped.columns[1].validity = {1, 0};
@@ -266,7 +252,7 @@ TEST(ParquetDataset, AnEmptyMatchNamesWhatWasAskedFor) {
   EXPECT_THROW(read_dataset(dir), InvalidArgument);
   message = error_of([&] { read_dataset(dir + "/train-*.parquet"); });
   EXPECT_EQ(message, dir + "/train-*.parquet: no file matches this pattern");
-  write(dir + "/a.parquet", ids(0, 1));
+  write(dir + "/a.parquet", id_name_table(0, 1));
   message = error_of([&] { read_dataset(dir + "/a.parquet," + dir + "/missing.parquet"); });
   EXPECT_EQ(message, dir + "/missing.parquet: no such file or folder");
   EXPECT_THROW(read_dataset(dir + "/a.parquet," + dir + "/missing.parquet"), IoError);
