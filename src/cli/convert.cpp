@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -216,7 +217,8 @@ class BlockInput {
   // A dataset of several files, or with Hive columns, takes a pass.
   std::optional<Table> parquet_extremes() const {
     if (parquet_->num_files() != 1 || !parquet_->files().partition_columns.empty()) return std::nullopt;
-    const parquet::FileInfo& info = parquet_->file(0).info();
+    const std::shared_ptr<const parquet::FileReader> file = parquet_->open_file(0);
+    const parquet::FileInfo& info = file->info();
     if (total_ < info.num_rows || info.row_groups.empty()) return std::nullopt;
     std::vector<size_t> chosen;  // the read's columns, as indices into info.schema
     for (size_t k = 0; names_.empty() && k < info.schema.size(); ++k) chosen.push_back(k);

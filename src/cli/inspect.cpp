@@ -101,9 +101,8 @@ int inspect_dataset(const InspectArgs& args) {
   for (const std::string& path : files.paths) path_w = std::max(path_w, std::min<size_t>(path.size(), 72));
   fmt::print("\nFiles:\n  {:<{}} {:>12} {:>12} {:>10}\n", "file", path_w, "bytes", "rows", "row groups");
   for (size_t i = 0; i < files.paths.size(); ++i) {
-    const parquet::FileInfo& info = dataset.file(i).info();
-    fmt::print("  {:<{}} {:>12} {:>12} {:>10}\n", files.paths[i], path_w, file_size(files.paths[i]), info.num_rows,
-               info.row_groups.size());
+    fmt::print("  {:<{}} {:>12} {:>12} {:>10}\n", files.paths[i], path_w, file_size(files.paths[i]),
+               dataset.file_rows(i), dataset.file_row_groups(i));
   }
   return 0;
 }

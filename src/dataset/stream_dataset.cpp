@@ -19,7 +19,7 @@ parquet::DatasetReader open_stream_files(const std::string& path, const ParquetS
     throw InvalidArgument(path + ": a streamed dataset reads Parquet row groups; this is not a .parquet file");
   }
   if (options.cached_row_groups < 1) throw InvalidArgument("cached_row_groups must be at least 1");
-  return parquet::DatasetReader(path, options.num_threads);
+  return parquet::DatasetReader(path, options.num_threads, options.max_open_files);
 }
 
 }  // namespace
@@ -49,7 +49,7 @@ ParquetStreamDataset::ParquetStreamDataset(std::string path, ParquetStreamOption
 
 std::shared_ptr<const ParquetStreamDataset::Block> ParquetStreamDataset::read_block(int64_t row_group) const {
   const parquet::DatasetReader::RowGroup& where = dataset_.row_groups()[static_cast<size_t>(row_group)];
-  const std::string& path = dataset_.file(where.file).path();
+  const std::string& path = dataset_.files().paths[where.file];
   parquet::ReadOptions read = read_options_;
   read.row_groups = {where.row_group};
   Table table = dataset_.read_file(where.file, read);

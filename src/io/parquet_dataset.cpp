@@ -8,7 +8,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <map>
+#include <list>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <utility>
@@ -181,12 +182,46 @@ bool same_values(const ColumnSchema& a, const ColumnSchema& b) {
          a.is_string == b.is_string && a.logical == b.logical && a.list_depth() == b.list_depth();
 }
 
-// `into` made nullable wherever `other` is, at every level.
-void widen_nullability(ColumnSchema& into, const ColumnSchema& other) {
-  into.nullable = into.nullable || other.nullable;
-  into.element_nullable = into.element_nullable || other.element_nullable;
-  for (size_t k = 0; k < into.inner_list_nullable.size() && k < other.inner_list_nullable.size(); ++k) {
-    into.inner_list_nullable[k] = into.inner_list_nullable[k] || other.inner_list_nullable[k];
+// Empty when the file `path` holds the columns of `reference` (the first file's, `reference_path`), by name and
+// type; else the first difference, naming both files and the column.
+std::string schema_difference(const std::vector<ColumnSchema>& reference, const std::string& reference_path,
+                              const std::vector<ColumnSchema>& schema, const std::string& path) {
+  std::unordered_map<std::string, size_t> index;
+  for (size_t c = 0; c < schema.size(); ++c) index.emplace(schema[c].name, c);
+  for (const ColumnSchema& column : reference) {
+    const auto it = index.find(column.name);
+    if (it == index.end()) return path + ": has no column '" + column.name + "', which " + reference_path + " has";
+    const ColumnSchema& theirs = schema[it->second];
+    if (!same_values(column, theirs)) {
+      return path + ": column '" + column.name + "' is " + type_text(theirs) + ", but " + reference_path +
+             " has it as " + type_text(column);
+    }
+  }
+  if (schema.size() > reference.size()) {
+    std::unordered_map<std::string, size_t> known;
+    for (size_t c = 0; c < reference.size(); ++c) known.emplace(reference[c].name, c);
+    for (const ColumnSchema& theirs : schema) {
+      if (known.count(theirs.name) == 0) {
+        return path + ": has a column '" + theirs.name + "', which " + reference_path + " has not";
+      }
+    }
+  }
+  return "";
+}
+
+// `into` made nullable wherever `schema` (a file of the same columns, in any order) is, at every level.
+void widen_nullability(std::vector<ColumnSchema>& into, const std::vector<ColumnSchema>& schema) {
+  std::unordered_map<std::string, size_t> index;
+  for (size_t c = 0; c < schema.size(); ++c) index.emplace(schema[c].name, c);
+  for (ColumnSchema& column : into) {
+    const auto it = index.find(column.name);
+    if (it == index.end()) continue;
+    const ColumnSchema& other = schema[it->second];
+    column.nullable = column.nullable || other.nullable;
+    column.element_nullable = column.element_nullable || other.element_nullable;
+    for (size_t k = 0; k < column.inner_list_nullable.size() && k < other.inner_list_nullable.size(); ++k) {
+      column.inner_list_nullable[k] = column.inner_list_nullable[k] || other.inner_list_nullable[k];
+    }
   }
 }
 
@@ -287,62 +322,96 @@ DatasetFiles list_dataset_files(const std::string& spec) {
   return files;
 }
 
-DatasetReader::DatasetReader(std::string spec, int num_threads)
-    : spec_(std::move(spec)), files_(list_dataset_files(spec_)) {
-  const size_t n = files_.paths.size();
-  std::vector<std::optional<FileReader>> opened(n);
-  parallel_for(n, num_threads, [&](size_t i) {
-    opened[i].emplace(files_.paths[i]);
-    opened[i]->info();  // parsed here, on this thread
-  });
-  readers_.reserve(n);
-  for (auto& reader : opened) readers_.push_back(std::move(*reader));
+struct DatasetReader::OpenFiles {
+  size_t capacity = kDefaultMaxOpenFiles;
+  std::mutex mutex;
+  std::list<std::pair<size_t, std::shared_ptr<const FileReader>>> files;  // the most recently used first
+  int64_t opens = 0;
+};
 
-  const std::string& first_path = files_.paths.front();
-  schema_ = readers_.front().info().schema;
-  for (size_t i = 1; i < n; ++i) {
-    const std::string& path = files_.paths[i];
-    const std::vector<ColumnSchema>& other = readers_[i].info().schema;
-    std::map<std::string, size_t> index;
-    for (size_t c = 0; c < other.size(); ++c) index.emplace(other[c].name, c);
-    for (ColumnSchema& column : schema_) {
-      const auto it = index.find(column.name);
-      if (it == index.end()) {
-        throw InvalidArgument(path + ": has no column '" + column.name + "', which " + first_path + " has");
+DatasetReader::DatasetReader(std::string spec, int num_threads, size_t max_open_files)
+    : spec_(std::move(spec)), open_(std::make_unique<OpenFiles>()) {
+  if (max_open_files == 0) throw InvalidArgument(spec_ + ": max_open_files must be at least 1");
+  open_->capacity = max_open_files;
+  files_ = list_dataset_files(spec_);
+  const size_t n = files_.paths.size();
+  // The first file's schema is the one the others are held to. Each footer is parsed once; only the first files
+  // stay open, and only what the reads need of the others is kept (a schema of each would be megabytes a file
+  // for hundreds of columns).
+  auto first = std::make_shared<const FileReader>(files_.paths.front());
+  schema_ = first->info().schema;
+  const std::vector<ColumnSchema> reference = schema_;
+  std::vector<std::vector<int64_t>> groups(n);
+  std::vector<std::string> disagreements(n);
+  std::vector<std::shared_ptr<const FileReader>> kept(std::min(n, max_open_files));
+  kept[0] = first;
+  file_rows_.assign(n, 0);
+  std::mutex widen_mutex;
+  parallel_for(n, num_threads, [&](size_t i) {
+    std::shared_ptr<const FileReader> reader = i == 0 ? first : std::make_shared<const FileReader>(files_.paths[i]);
+    const FileInfo& info = reader->info();
+    file_rows_[i] = info.num_rows;
+    for (const RowGroupInfo& rg : info.row_groups) groups[i].push_back(rg.num_rows);
+    if (i > 0) {
+      disagreements[i] = schema_difference(reference, files_.paths.front(), info.schema, files_.paths[i]);
+      if (disagreements[i].empty()) {
+        std::lock_guard<std::mutex> lock(widen_mutex);
+        widen_nullability(schema_, info.schema);
       }
-      const ColumnSchema& theirs = other[it->second];
-      if (!same_values(column, theirs)) {
-        throw InvalidArgument(path + ": column '" + column.name + "' is " + type_text(theirs) + ", but " + first_path +
-                              " has it as " + type_text(column));
-      }
-      widen_nullability(column, theirs);
     }
-    if (other.size() > schema_.size()) {
-      for (const ColumnSchema& theirs : other) {
-        const bool known = std::any_of(schema_.begin(), schema_.end(),
-                                       [&](const ColumnSchema& s) { return s.name == theirs.name; });
-        if (!known) {
-          throw InvalidArgument(path + ": has a column '" + theirs.name + "', which " + first_path + " has not");
-        }
-      }
-    }
+    if (i < kept.size()) kept[i] = std::move(reader);
+  });
+  // The first file that disagrees, whichever thread found it.
+  for (const std::string& d : disagreements) {
+    if (!d.empty()) throw InvalidArgument(d);
   }
+  open_->opens = static_cast<int64_t>(n);
+  for (size_t i = kept.size(); i-- > 0;) open_->files.emplace_front(i, std::move(kept[i]));
+
   file_columns_ = schema_.size();
   for (const ColumnSchema& key : files_.partition_columns) {
     for (size_t c = 0; c < file_columns_; ++c) {
       if (schema_[c].name == key.name) {
-        throw InvalidArgument(first_path + ": Hive key '" + key.name + "' of its path is also a column of the file");
+        throw InvalidArgument(files_.paths.front() + ": Hive key '" + key.name +
+                              "' of its path is also a column of the file");
       }
     }
     schema_.push_back(key);
   }
+  first_group_.push_back(0);
   for (size_t i = 0; i < n; ++i) {
-    const FileInfo& info = readers_[i].info();
-    num_rows_ += info.num_rows;
-    for (size_t g = 0; g < info.row_groups.size(); ++g) {
-      row_groups_.push_back({i, static_cast<int64_t>(g), info.row_groups[g].num_rows});
+    num_rows_ += file_rows_[i];
+    for (size_t g = 0; g < groups[i].size(); ++g) row_groups_.push_back({i, static_cast<int64_t>(g), groups[i][g]});
+    first_group_.push_back(row_groups_.size());
+  }
+}
+
+std::shared_ptr<const FileReader> DatasetReader::open_file(size_t i) const {
+  {
+    std::lock_guard<std::mutex> lock(open_->mutex);
+    auto& files = open_->files;
+    const auto it = std::find_if(files.begin(), files.end(), [&](const auto& f) { return f.first == i; });
+    if (it != files.end()) {
+      files.splice(files.begin(), files, it);
+      return it->second;
     }
   }
+  // Opened without the lock: other files are read meanwhile. A file evicted while a reader still uses it stays
+  // open until that reader lets it go.
+  auto reader = std::make_shared<const FileReader>(files_.paths[i]);
+  std::lock_guard<std::mutex> lock(open_->mutex);
+  ++open_->opens;
+  auto& files = open_->files;
+  if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.first == i; })) {
+    files.emplace_front(i, reader);
+    while (files.size() > open_->capacity) files.pop_back();
+  }
+  return reader;
+}
+
+int64_t DatasetReader::file_opens() const {
+  std::lock_guard<std::mutex> lock(open_->mutex);
+  return open_->opens;
 }
 
 DatasetReader::~DatasetReader() = default;
@@ -368,25 +437,23 @@ Table DatasetReader::read_file(size_t i, const ReadOptions& options) const {
     if (!key) file_names.push_back(name);
     keys.push_back(key);
   }
-  const FileReader& file = readers_[i];
   Table read;
   if (!file_names.empty()) {
+    const std::shared_ptr<const FileReader> file = open_file(i);
     ReadOptions file_options = options;
     // Every column asked for as read_table asks for it (none named), so that a column it cannot read is refused,
     // not left out; the columns are put in the dataset's order below.
     if (!options.columns.empty()) file_options.columns = file_names;
-    read = file.read(file_options);
+    read = file->read(file_options);
   } else {  // Hive columns alone: the rows from the footer
-    const std::vector<RowGroupInfo>& groups = file.info().row_groups;
-    if (options.row_groups.empty()) {
-      read.num_rows = file.info().num_rows;
-    }
+    const auto groups = static_cast<int64_t>(file_row_groups(i));
+    if (options.row_groups.empty()) read.num_rows = file_rows_[i];
     for (const int64_t g : options.row_groups) {
-      if (g < 0 || g >= static_cast<int64_t>(groups.size())) {
-        throw InvalidArgument(file.path() + ": no row group " + std::to_string(g) + " (it has " +
-                              std::to_string(groups.size()) + ")");
+      if (g < 0 || g >= groups) {
+        throw InvalidArgument(files_.paths[i] + ": no row group " + std::to_string(g) + " (it has " +
+                              std::to_string(groups) + ")");
       }
-      read.num_rows += groups[static_cast<size_t>(g)].num_rows;
+      read.num_rows += row_groups_[first_group_[i] + static_cast<size_t>(g)].num_rows;
     }
   }
   std::unordered_map<std::string, size_t> dataset_index;  // the files' columns in schema_ by name
@@ -403,6 +470,10 @@ Table DatasetReader::read_file(size_t i, const ReadOptions& options) const {
     }
     Column c = std::move(read.columns[read_index.at(names[k])]);
     if (const auto it = dataset_index.find(names[k]); it != dataset_index.end()) {
+      if (!same_values(c.schema, schema_[it->second])) {  // a file opened again that was replaced meanwhile
+        throw InvalidFile(files_.paths[i] + ": column '" + names[k] + "' is now " + type_text(c.schema) +
+                          ", not the " + type_text(schema_[it->second]) + " it held when the dataset was opened");
+      }
       c.schema = schema_[it->second];  // the dataset's nullability
     }
     out.columns.push_back(std::move(c));
@@ -412,7 +483,7 @@ Table DatasetReader::read_file(size_t i, const ReadOptions& options) const {
 
 Table DatasetReader::read(const ReadOptions& options) const {
   Table out = read_file(0, options);
-  for (size_t i = 1; i < readers_.size(); ++i) {
+  for (size_t i = 1; i < num_files(); ++i) {
     const Table t = read_file(i, options);
     append_rows(out, t, 0, t.num_rows);
   }
@@ -431,13 +502,12 @@ std::string dataset_json(const DatasetReader& dataset) {
   ordered_json files = ordered_json::array();
   const DatasetFiles& listed = dataset.files();
   for (size_t i = 0; i < dataset.num_files(); ++i) {
-    const FileInfo& info = dataset.file(i).info();
     const int64_t size = file_size(listed.paths[i]);
     bytes += size;
     ordered_json f = {{"file", listed.paths[i]},
                       {"bytes", size},
-                      {"num_rows", info.num_rows},
-                      {"num_row_groups", info.row_groups.size()}};
+                      {"num_rows", dataset.file_rows(i)},
+                      {"num_row_groups", dataset.file_row_groups(i)}};
     if (!listed.partition_columns.empty()) {
       ordered_json keys = ordered_json::object();
       for (size_t k = 0; k < listed.partition_columns.size(); ++k) {

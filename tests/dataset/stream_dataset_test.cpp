@@ -245,6 +245,15 @@ TEST(ParquetStream, StreamsManyFilesAsOneDatasetEveryRowOnceAnEpoch) {
   }
   std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen, all);
+
+  // One file open at a time: the others are opened again as their row groups are read, and serve the same rows.
+  ParquetStreamOptions one_open = small_options(/*cached=*/1);
+  one_open.max_open_files = 1;
+  ParquetStreamDataset reopening(dir, one_open);
+  const std::vector<int64_t> scattered = {45, 0, 25, 49, 3, 21, 44, 1, 39, 40, 19, 20};
+  const Example again = reopening.get_batch(scattered);
+  EXPECT_TRUE(torch::equal(again.data, whole.images.index_select(0, torch::tensor(scattered))));
+  EXPECT_TRUE(torch::equal(again.target, whole.labels.index_select(0, torch::tensor(scattered))));
 }
 
 TEST(ParquetStream, RefusesFilesThatDisagreeNamingBoth) {

@@ -91,6 +91,16 @@ TEST(ParquetDataset, AFolderOfShardsReadsAsTheConcatenatedTable) {
   }
   testing::expect_tables_equal(expected, some);
 
+  // Files beyond max_open_files are opened again when read, to the same rows.
+  const DatasetReader one_open(dir, 2, /*max_open_files=*/1);
+  EXPECT_EQ(one_open.file_opens(), 3);
+  testing::expect_tables_equal(whole, one_open.read());
+  EXPECT_EQ(one_open.file_opens(), 3 + 2) << "file 0 was kept open from the footers; files 1 and 2 opened again";
+  EXPECT_EQ(dataset.file_opens(), 3) << "three files kept open";
+  testing::expect_tables_equal(whole, dataset.read());
+  EXPECT_EQ(dataset.file_opens(), 3);
+  EXPECT_THROW(DatasetReader(dir, 1, 0), InvalidArgument);
+
   // A trailing slash, and the library's other readers of a path.
   testing::expect_tables_equal(whole, read_dataset(dir + "/"));
   testing::expect_tables_equal(whole, read_file_columns(dir, {}, 2));

@@ -34,6 +34,8 @@ struct ParquetStreamOptions {
   int64_t cached_row_groups = 4;
   bool as_uint8 = false;  // images kept as bytes, for the training step to normalise (4x less memory)
   int num_threads = 1;    // decoding threads for each row group read
+  // Files kept open at once (parquet::DatasetReader); a dataset of more opens the others again as they are read.
+  size_t max_open_files = parquet::kDefaultMaxOpenFiles;
 };
 
 class ParquetStreamDataset : public Dataset {

@@ -39,9 +39,14 @@ struct DatasetFiles {
 // whose paths have different Hive keys.
 DatasetFiles list_dataset_files(const std::string& spec);
 
-// The files of a dataset, each opened and its footer parsed once, their schemas checked against each other: what
-// reads the dataset whole, a file at a time or a row group at a time (a streamed dataset). Keeps every file open.
-// Thread-safe as FileReader is: reads may run on several threads at once.
+// Files a DatasetReader keeps open at once, by default: far below the usual limit of 1024 descriptors a process.
+constexpr size_t kDefaultMaxOpenFiles = 128;
+
+// The files of a dataset, their footers parsed and their schemas checked against each other once: what reads the
+// dataset whole, a file at a time or a row group at a time (a streamed dataset). It keeps up to `max_open_files`
+// files open, those used last, each with its parsed footer (see FileReader); a dataset of more files opens the
+// others again when they are read, parsing their footers again. Thread-safe: reads may run on several threads at
+// once.
 class DatasetReader {
  public:
   // One row group of one file, in the dataset's order.
@@ -51,10 +56,11 @@ class DatasetReader {
     int64_t num_rows = 0;
   };
 
-  // Lists the files (list_dataset_files), opens them on `num_threads` threads (0: every core) and checks their
-  // schemas: InvalidArgument naming both files and the column when they disagree, or a Hive key that is also a
-  // column of the files. Throws as FileReader does for a file that cannot be opened or read.
-  explicit DatasetReader(std::string spec, int num_threads = 0);
+  // Lists the files (list_dataset_files), reads their footers on `num_threads` threads (0: every core) and checks
+  // their schemas: InvalidArgument naming both files and the column when they disagree, or a Hive key that is also
+  // a column of the files. Throws as FileReader does for a file that cannot be opened or read, InvalidArgument for
+  // max_open_files of 0.
+  explicit DatasetReader(std::string spec, int num_threads = 0, size_t max_open_files = kDefaultMaxOpenFiles);
   ~DatasetReader();
   DatasetReader(DatasetReader&&) noexcept;
   DatasetReader& operator=(DatasetReader&&) noexcept;
@@ -62,12 +68,17 @@ class DatasetReader {
   const std::string& spec() const { return spec_; }
   const DatasetFiles& files() const { return files_; }
   size_t num_files() const { return files_.paths.size(); }
-  const FileReader& file(size_t i) const { return readers_[i]; }
+  // File `i`, opened (or kept open from an earlier call). Throws as FileReader does.
+  std::shared_ptr<const FileReader> open_file(size_t i) const;
+  int64_t file_rows(size_t i) const { return file_rows_[i]; }
+  size_t file_row_groups(size_t i) const { return first_group_[i + 1] - first_group_[i]; }
   // The files' columns (in the first file's order; nullable where any file's is) and then the Hive columns.
   const std::vector<ColumnSchema>& schema() const { return schema_; }
   int64_t num_rows() const { return num_rows_; }
   // Every file's row groups, file after file.
   const std::vector<RowGroup>& row_groups() const { return row_groups_; }
+  // Files opened so far, each opening counted (the first, to read the footers, too).
+  int64_t file_opens() const;
 
   // What read_table() reads of file `i` (options.columns may name Hive columns too: empty means every column of
   // the dataset's schema), with the dataset's column order and nullability. Throws as read_table() does.
@@ -76,13 +87,17 @@ class DatasetReader {
   Table read(const ReadOptions& options = {}) const;
 
  private:
+  struct OpenFiles;  // the files kept open, the most recently used first
+
   std::string spec_;
   DatasetFiles files_;
-  std::vector<FileReader> readers_;
   std::vector<ColumnSchema> schema_;
   size_t file_columns_ = 0;  // schema_'s first columns, those of the files
   int64_t num_rows_ = 0;
+  std::vector<int64_t> file_rows_;
   std::vector<RowGroup> row_groups_;
+  std::vector<size_t> first_group_;  // file i's row groups are row_groups_[first_group_[i], first_group_[i + 1])
+  std::unique_ptr<OpenFiles> open_;
 };
 
 // DatasetReader(spec).read(options): a folder, pattern, list or single file as one table.
