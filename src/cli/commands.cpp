@@ -175,8 +175,8 @@ void Commands::define_train() {
                       ->capture_default_str();
   auto* format = c->add_option("--format", tr.format, "parquet or csv")->check(one_of(kFormats))->capture_default_str();
   auto* data = c->add_option("--data", tr.train_file,
-                             "Train split: any .parquet or .csv file, or Parquet files read as one table: " + kManyFiles +
-                                 " (with --test-data; replaces --dataset, --data-dir and --format)");
+                             "Train split: any .parquet or .csv file, or Parquet files read as one table: " +
+                                 kManyFiles + " (with --test-data; replaces --dataset, --data-dir and --format)");
   auto* test_data =
       c->add_option("--test-data", tr.test_file, "Test split: any .parquet or .csv file, or Parquet files as --data");
   data->needs(test_data)->excludes(dataset)->excludes(data_dir)->excludes(format);

@@ -123,8 +123,9 @@ Column extremes_column(const ColumnSchema& schema, const std::vector<int64_t>& v
 }
 
 // The input a block of rows at a time, so that a file larger than memory converts: a Parquet file (or a dataset of
-// them, file after file) a row group at a time; a CSV file about 64 MB of text at a time (CsvStreamReader), or whole up to 256 MB. The first block may
-// hold no rows (a file of none still has its columns); blocks stop at --limit.
+// them, file after file) a row group at a time; a CSV file about 64 MB of text at a time (CsvStreamReader), or
+// whole up to 256 MB. The first block may hold no rows (a file of none still has its columns); blocks stop at
+// --limit.
 class BlockInput {
  public:
   static constexpr int64_t kWholeCsvBytes = int64_t{256} << 20;

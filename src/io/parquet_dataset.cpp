@@ -154,12 +154,14 @@ std::vector<std::pair<std::string, std::optional<std::string>>> hive_pairs(const
   return pairs;
 }
 
-bool is_whole_number(const std::string& text) {
+// A Hive value as a whole number ("2024", "-3", "+7", "01"), or nullopt.
+std::optional<int64_t> whole_number(const std::string& text) {
   int64_t v = 0;
   const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(begin, end, v);
-  return begin != end && ec == std::errc() && ptr == end;
+  if (begin == end || ec != std::errc() || ptr != end) return std::nullopt;
+  return v;
 }
 
 std::string key_list(const std::vector<std::pair<std::string, std::optional<std::string>>>& pairs) {
@@ -230,9 +232,7 @@ Column partition_column(const ColumnSchema& schema, const std::optional<std::str
   Column c = make_column(schema);
   const auto n = static_cast<size_t>(rows);
   if (schema.type == PhysicalType::kInt64) {
-    int64_t v = 0;
-    if (value && !value->empty()) std::from_chars(value->data() + (value->front() == '+' ? 1 : 0), value->data() + value->size(), v);
-    c.as<int64_t>().assign(n, v);
+    c.as<int64_t>().assign(n, value ? whole_number(*value).value_or(0) : 0);
   } else {
     ByteArrays& bytes = std::get<ByteArrays>(c.values);
     const std::string text = value.value_or("");
@@ -299,7 +299,7 @@ DatasetFiles list_dataset_files(const std::string& spec) {
       const std::optional<std::string>& v = pairs[k].second;
       if (v) {
         has_value[k] = true;
-        whole[k] = whole[k] && is_whole_number(*v);
+        whole[k] = whole[k] && whole_number(*v).has_value();
       } else {
         has_null[k] = true;
       }

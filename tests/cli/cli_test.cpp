@@ -1223,17 +1223,19 @@ TEST(Cli, CatInspectAndConvertReadAFolderOfParquetFiles) {
 TEST(Cli, TrainStreamsAFolderOfParquetFiles) {
   const std::string idx = make_idx_dir("cli_stream_folder_idx", 600, 200);
   const std::string dir = testing::scratch_dir("cli_stream_folder");
-  const Table train = image_split_to_table(read_idx_split(idx + "/train-images-idx3-ubyte", idx + "/train-labels-idx1-ubyte"));
+  const Table train =
+      image_split_to_table(read_idx_split(idx + "/train-images-idx3-ubyte", idx + "/train-labels-idx1-ubyte"));
   parquet::WriteOptions small_groups;
   small_groups.row_group_rows = 64;
   for (int s = 0; s < 3; ++s) {
-    parquet::write_table(dir + "/train-0000" + std::to_string(s) + "-of-00003.parquet", slice(train, 200 * s, 200 * s + 200),
-                         small_groups);
+    parquet::write_table(dir + "/train-0000" + std::to_string(s) + "-of-00003.parquet",
+                         slice(train, 200 * s, 200 * s + 200), small_groups);
   }
-  parquet::write_table(dir + "/test.parquet",
-                       image_split_to_table(read_idx_split(idx + "/t10k-images-idx3-ubyte", idx + "/t10k-labels-idx1-ubyte")));
+  parquet::write_table(dir + "/test.parquet", image_split_to_table(read_idx_split(idx + "/t10k-images-idx3-ubyte",
+                                                                                 idx + "/t10k-labels-idx1-ubyte")));
   const std::string files = " --data '" + dir + "/train-*.parquet' --test-data " + dir + "/test.parquet";
-  CliRun r = run_cli("train" + files + " --dataset-mode stream --epochs 2 --batch-size 32 --num-workers 2 --device cpu");
+  CliRun r =
+      run_cli("train" + files + " --dataset-mode stream --epochs 2 --batch-size 32 --num-workers 2 --device cpu");
   ASSERT_EQ(r.status, 0) << r.output;
   // 600 rows in 3 files of 4 row groups (64, 64, 64, 8).
   EXPECT_TRUE(contains(r.output, "600 train, 200 test samples")) << r.output;

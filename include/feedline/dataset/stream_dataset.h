@@ -4,7 +4,7 @@
 // blocks (see Dataset::shuffle_blocks()), so a shuffling Loader visits them one at a time and reads each once an
 // epoch, and a rank's share is a stretch of them that may span files.
 // Thread-safe: the row-group cache is locked, workers that want the same row group wait for one read of it, and
-// different row groups are read at once through the files opened once.
+// different row groups are read at once (through parquet::DatasetReader, thread-safe).
 #pragma once
 
 #include <torch/types.h>
