@@ -26,6 +26,10 @@ prints the version and the LibTorch it was built with.
 
 Conventions for every command:
 - A file's format is told by its extension: `.parquet` or `.csv` (any case).
+- Where a command reads data (`train --data`/`--test-data`, `bench --data`, `inspect`, `cat`, `convert`), many
+  Parquet files read as one table: a folder (every `*.parquet` under it, names starting with `.` or `_` left out), a
+  quoted glob (`'data/train-*.parquet'`) or a comma-separated list, in the order of the sorted paths; `key=value`
+  folders in the paths add Hive columns. See [parquet.md](parquet.md#datasets-of-many-files).
 - `--threads` defaults to every core.
 - A bad flag or value is refused before any work, naming the flag: `--epochs: 'abc' is not a whole number`. Exit
   status 0 on success, 1 for an error (which names the file and the problem), 2 and above for a refused command line

@@ -14,6 +14,7 @@
 #include "feedline/io/idx.h"
 #include "feedline/io/inspect.h"
 #include "feedline/io/parquet.h"
+#include "feedline/io/parquet_dataset.h"
 #include "feedline/io/table.h"
 
 // dataset: tables made into tensors and datasets (row, tensor, device-resident, streamed Parquet, PNG images).

@@ -9,6 +9,7 @@
 
 #include "feedline/io/error.h"
 #include "feedline/io/parallel.h"
+#include "feedline/io/parquet_dataset.h"
 
 #ifndef FEEDLINE_TORCH_VERSION
 #define FEEDLINE_TORCH_VERSION "unknown"
@@ -112,21 +113,27 @@ CLI::Validator one_of(std::vector<std::string> words) {
       "{" + list + "}");
 }
 
-// A file that exists.
-CLI::Validator existing_file() {
+// A file that exists, or Parquet files (a folder, a pattern or a list: see parquet::is_dataset_spec), which are
+// listed and checked when read.
+CLI::Validator existing_input() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
+        if (parquet::is_dataset_spec(text)) return "";
         std::error_code ec;
         if (std::filesystem::is_regular_file(text, ec)) return "";
         if (std::filesystem::exists(text, ec)) return in_quotes(text) + " is not a file";
         return in_quotes(text) + ": no such file";
       },
-      "FILE");
+      "PATH");
 }
 
 const std::vector<std::string> kDatasets{"mnist", "fashion-mnist"};
 const std::vector<std::string> kCodecs{"uncompressed", "snappy", "gzip", "zstd", "lz4_raw", "brotli"};
 const std::vector<std::string> kFormats{"parquet", "csv"};
+// How every command that reads data takes many Parquet files as one table.
+const std::string kManyFiles =
+    "a folder (its *.parquet files at any depth), a quoted glob ('data/train-*.parquet') or a comma-separated "
+    "list; key=value folders add Hive columns";
 
 }  // namespace
 
@@ -168,9 +175,10 @@ void Commands::define_train() {
                       ->capture_default_str();
   auto* format = c->add_option("--format", tr.format, "parquet or csv")->check(one_of(kFormats))->capture_default_str();
   auto* data = c->add_option("--data", tr.train_file,
-                             "Train split: any .parquet or .csv file (with --test-data; replaces --dataset, "
-                             "--data-dir and --format)");
-  auto* test_data = c->add_option("--test-data", tr.test_file, "Test split: any .parquet or .csv file");
+                             "Train split: any .parquet or .csv file, or Parquet files read as one table: " +
+                                 kManyFiles + " (with --test-data; replaces --dataset, --data-dir and --format)");
+  auto* test_data =
+      c->add_option("--test-data", tr.test_file, "Test split: any .parquet or .csv file, or Parquet files as --data");
   data->needs(test_data)->excludes(dataset)->excludes(data_dir)->excludes(format);
   test_data->needs(data);
   c->add_option("--label-column", tr.columns.label, "The label column")->capture_default_str();
@@ -357,11 +365,13 @@ void Commands::define_inspect_and_cat() {
   auto* i = inspect_cmd_ = app_.add_subcommand(
       "inspect", "Show a Parquet file's schema, row groups, encodings, codecs, sizes, statistics and key-value "
                  "metadata, or a CSV file's columns and their types");
-  i->add_option("file", inspect.path, "Parquet or CSV file")->required();
+  i->add_option("file", inspect.path, "Parquet or CSV file, or Parquet files (their schema and files): " + kManyFiles)
+      ->required();
   i->add_flag("--json", inspect.json, "One JSON document instead of text");
 
   auto* c = cat_cmd_ = app_.add_subcommand("cat", "Print a Parquet or CSV file's rows as CSV or JSON lines");
-  c->add_option("file", cat.path, "Parquet or CSV file")->required();
+  c->add_option("file", cat.path, "Parquet or CSV file, or Parquet files read as one table: " + kManyFiles)
+      ->required();
   c->add_option("--columns", cat.columns, "Only these columns, in this order (comma-separated or one per argument)")
       ->delimiter(',');
   c->add_option("--limit", cat.limit, "At most N rows")->check(whole(0));
@@ -374,7 +384,9 @@ void Commands::define_convert() {
   auto* c = convert_cmd_ = app_.add_subcommand(
       "convert", "Rewrite a CSV or Parquet file as CSV or Parquet (by extension), narrowing integer columns or "
                  "packing feature columns into one");
-  c->add_option("input", cv.input, "Input file (.csv or .parquet)")->required()->check(existing_file());
+  c->add_option("input", cv.input, "Input file (.csv or .parquet), or Parquet files read as one table: " + kManyFiles)
+      ->required()
+      ->check(existing_input());
   c->add_option("output", cv.output, "Output file (.csv or .parquet), written through a temporary file")->required();
   c->add_option("--columns", cv.columns, "Only these columns, in file order (names or globs, comma-separated)")
       ->delimiter(',');

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -22,6 +23,7 @@
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
 #include "feedline/io/parquet.h"
+#include "feedline/io/parquet_dataset.h"
 #include "feedline/io/table.h"
 
 namespace feedline::cli {
@@ -120,22 +122,20 @@ Column extremes_column(const ColumnSchema& schema, const std::vector<int64_t>& v
   return c;
 }
 
-// The input a block of rows at a time, so that a file larger than memory converts: a Parquet file a row group at
-// a time; a CSV file about 64 MB of text at a time (CsvStreamReader), or whole up to 256 MB. The first block may
-// hold no rows (a file of none still has its columns); blocks stop at --limit.
+// The input a block of rows at a time, so that a file larger than memory converts: a Parquet file (or a dataset of
+// them, file after file) a row group at a time; a CSV file about 64 MB of text at a time (CsvStreamReader), or
+// whole up to 256 MB. The first block may hold no rows (a file of none still has its columns); blocks stop at
+// --limit.
 class BlockInput {
  public:
   static constexpr int64_t kWholeCsvBytes = int64_t{256} << 20;
 
   // Opens the input and resolves --columns against its footer or header.
   explicit BlockInput(const ConvertArgs& args) : args_(args) {
-    if (file_format(args.input) == FileFormat::kParquet) {
-      parquet_.emplace(args.input);  // the footer, parsed once for every block
-      names_ = chosen_columns(parquet_->info().schema);
-      for (const parquet::RowGroupInfo& rg : parquet_->info().row_groups) {
-        row_groups_.push_back(rg.num_rows);
-        total_ += rg.num_rows;
-      }
+    if (parquet::is_dataset_spec(args.input) || file_format(args.input) == FileFormat::kParquet) {
+      parquet_.emplace(args.input, args.threads);  // the footers, parsed once for every block
+      names_ = chosen_columns(parquet_->schema());
+      for (const parquet::DatasetReader::RowGroup& rg : parquet_->row_groups()) total_ += rg.num_rows;
       if (args.limit > 0) total_ = std::min(total_, args.limit);
     } else {
       CsvStreamOptions options;
@@ -152,6 +152,7 @@ class BlockInput {
     }
   }
 
+  bool is_parquet() const { return parquet_.has_value(); }
   // Rows the blocks hold in all (at most --limit).
   int64_t total_rows() const { return total_; }
   // The first row of the block last given, counted from the file's first.
@@ -167,14 +168,19 @@ class BlockInput {
       }
     } else {
       // Row groups of no rows are skipped, but for the first block: a file's columns come with it.
-      while (started_ && group_ < row_groups_.size() && row_groups_[group_] == 0) ++group_;
-      if (started_ && group_ >= row_groups_.size()) return false;
+      const auto& groups = parquet_->row_groups();
+      while (started_ && group_ < groups.size() && groups[group_].num_rows == 0) ++group_;
+      if (started_ && group_ >= groups.size()) return false;
       parquet::ReadOptions options;
       options.columns = names_;
       options.num_threads = args_.threads;
       // None for a file of no row group: its columns and no rows.
-      if (group_ < row_groups_.size()) options.row_groups.push_back(static_cast<int64_t>(group_++));
-      *block = parquet_->read(options);
+      size_t file = 0;
+      if (group_ < groups.size()) {
+        file = groups[group_].file;
+        options.row_groups.push_back(groups[group_++].row_group);
+      }
+      *block = parquet_->read_file(file, options);
     }
     started_ = true;
     if (block->num_rows > total_ - given_) *block = head(*block, total_ - given_);
@@ -209,11 +215,12 @@ class BlockInput {
   // no minimum and maximum is all nulls when its null count says so (two null rows; for a list column, two
   // empty lists), and otherwise unknown. Integer lists of lists are not handled (their element ranges would
   // need rows of lists of lists).
+  // A dataset of several files, or with Hive columns, takes a pass.
   std::optional<Table> parquet_extremes() const {
-    const parquet::FileInfo& info = parquet_->info();
-    int64_t file_rows = 0;
-    for (const int64_t n : row_groups_) file_rows += n;
-    if (total_ < file_rows || info.row_groups.empty()) return std::nullopt;
+    if (parquet_->num_files() != 1 || !parquet_->files().partition_columns.empty()) return std::nullopt;
+    const std::shared_ptr<const parquet::FileReader> file = parquet_->open_file(0);
+    const parquet::FileInfo& info = file->info();
+    if (total_ < info.num_rows || info.row_groups.empty()) return std::nullopt;
     std::vector<size_t> chosen;  // the read's columns, as indices into info.schema
     for (size_t k = 0; names_.empty() && k < info.schema.size(); ++k) chosen.push_back(k);
     for (const std::string& name : names_) {
@@ -273,9 +280,8 @@ class BlockInput {
   }
 
   const ConvertArgs& args_;
-  std::optional<parquet::FileReader> parquet_;
+  std::optional<parquet::DatasetReader> parquet_;
   std::vector<std::string> names_;   // Parquet: the columns to read (empty: every one)
-  std::vector<int64_t> row_groups_;  // Parquet: rows of each
   size_t group_ = 0;
   std::optional<CsvStreamReader> csv_;
   int64_t total_ = 0, given_ = 0, last_ = 0;
@@ -303,6 +309,14 @@ int64_t auto_row_group_rows(const Table& block) {
   }
   const int64_t per_row = std::max<int64_t>(1, bytes / block.num_rows);
   return std::clamp<int64_t>(kTargetBytes / per_row, 1, kMaxRows);
+}
+
+// The bytes of the input file, or of every file of a dataset of Parquet files.
+int64_t input_bytes(const std::string& input) {
+  if (!parquet::is_dataset_spec(input)) return file_size(input);
+  int64_t bytes = 0;
+  for (const std::string& path : parquet::list_dataset_files(input).paths) bytes += file_size(path);
+  return bytes;
 }
 
 // "pixel1..pixel784 (784 columns)", or the one name.
@@ -337,7 +351,8 @@ int run_convert(const ConvertArgs& args) {
     }
   };
 
-  fmt::print("Reading {} ({:.1f} MB)\n", args.input, static_cast<double>(file_size(args.input)) / 1e6);
+  const int64_t in_bytes = input_bytes(args.input);
+  fmt::print("Reading {} ({:.1f} MB)\n", args.input, static_cast<double>(in_bytes) / 1e6);
   std::fflush(stdout);
   const auto start = Clock::now();
   ProgressBar bar;
@@ -376,7 +391,7 @@ int run_convert(const ConvertArgs& args) {
         ranges.add(*extremes);
         for (const Column& c : extremes->columns) packed.push_back(c.schema);
         narrowed = ranges.narrowed();
-        from_statistics = file_format(args.input) == FileFormat::kParquet;
+        from_statistics = input.is_parquet();
       } catch (const InvalidArgument&) {
       }
     }
@@ -467,7 +482,7 @@ int run_convert(const ConvertArgs& args) {
   } else {
     csv_out->close();
   }
-  const int64_t in_bytes = file_size(args.input), out_bytes = file_size(args.output);
+  const int64_t out_bytes = file_size(args.output);
   fmt::print("Wrote {}: {}, {}, {:.1f} MB ({:.2f}x the input's size) in {:.2f}s\n", args.output,
              counted(rows, "row"), counted(static_cast<int64_t>(schema.size()), "column"),
              static_cast<double>(out_bytes) / 1e6,

@@ -13,6 +13,7 @@
 #include "feedline/io/csv.h"
 #include "feedline/io/file.h"
 #include "feedline/io/parquet.h"
+#include "feedline/io/parquet_dataset.h"
 #include "feedline/io/inspect.h"
 #include "feedline/io/table.h"
 #include "io/value_text.h"
@@ -71,9 +72,45 @@ int inspect_csv(const InspectArgs& args) {
   return 0;
 }
 
+// A dataset of Parquet files: the schema they share (and the Hive columns of their paths), then each file's rows
+// and row groups; `inspect FILE` shows one file's row groups and statistics.
+int inspect_dataset(const InspectArgs& args) {
+  const parquet::DatasetReader dataset(args.path);
+  if (args.json) {
+    fmt::print("{}\n", parquet::dataset_json(dataset));
+    return 0;
+  }
+  const parquet::DatasetFiles& files = dataset.files();
+  int64_t bytes = 0;
+  for (const std::string& path : files.paths) bytes += file_size(path);
+  fmt::print("Dataset: {} ({} file{}, {} bytes)\nRows: {} in {} row group{}\n\nSchema ({} columns", args.path,
+             files.paths.size(), files.paths.size() == 1 ? "" : "s", bytes, dataset.num_rows(),
+             dataset.row_groups().size(), dataset.row_groups().size() == 1 ? "" : "s", dataset.schema().size());
+  const size_t keys = files.partition_columns.size();
+  if (keys > 0) fmt::print(", the last {} from the paths' Hive keys", keys);
+  fmt::print("):\n");
+  size_t name_w = 24, type_w = 20, path_w = 24;
+  for (const auto& s : dataset.schema()) {
+    name_w = std::max(name_w, std::min<size_t>(s.name.size(), 48));
+    type_w = std::max(type_w, std::min<size_t>(type_text(s).size(), 32));
+  }
+  for (const auto& s : dataset.schema()) {
+    fmt::print("  {:<{}} {:<{}} {:<18} {}\n", s.name, name_w, type_text(s), type_w, logical_type_text(s),
+               nullability_text(s));
+  }
+  for (const std::string& path : files.paths) path_w = std::max(path_w, std::min<size_t>(path.size(), 72));
+  fmt::print("\nFiles:\n  {:<{}} {:>12} {:>12} {:>10}\n", "file", path_w, "bytes", "rows", "row groups");
+  for (size_t i = 0; i < files.paths.size(); ++i) {
+    fmt::print("  {:<{}} {:>12} {:>12} {:>10}\n", files.paths[i], path_w, file_size(files.paths[i]),
+               dataset.file_rows(i), dataset.file_row_groups(i));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_inspect(const InspectArgs& args) {
+  if (parquet::is_dataset_spec(args.path)) return inspect_dataset(args);
   if (args.json) {
     fmt::print("{}\n", inspect_json(args.path));
     return 0;
@@ -131,15 +168,8 @@ int run_inspect(const InspectArgs& args) {
 }
 
 int run_cat(const CatArgs& args) {
-  Table t;
-  if (file_format(args.path) == FileFormat::kCsv) {
-    t = read_file_columns(args.path, args.columns, args.threads, {}, /*csv_text_columns=*/true);
-  } else {
-    parquet::ReadOptions options;
-    options.columns = args.columns;
-    options.num_threads = args.threads;
-    t = parquet::read_table(args.path, options);
-  }
+  // A Parquet file, a CSV file (its columns typed, text as STRING) or a dataset of Parquet files.
+  const Table t = read_file_columns(args.path, args.columns, args.threads, {}, /*csv_text_columns=*/true);
   const int64_t rows = args.limit < 0 ? t.num_rows : std::min(args.limit, t.num_rows);
   std::string out;
   auto flush = [&] {

@@ -13,22 +13,21 @@
 namespace feedline {
 namespace {
 
-// The options are checked before the file is opened, as they were when the footer was read in the constructor.
-parquet::FileReader open_stream_file(const std::string& path, const ParquetStreamOptions& options) {
-  if (file_format(path) != FileFormat::kParquet) {
+// The options are checked before the files are opened, as they were when the footer was read in the constructor.
+parquet::DatasetReader open_stream_files(const std::string& path, const ParquetStreamOptions& options) {
+  if (!parquet::is_dataset_spec(path) && file_format(path) != FileFormat::kParquet) {
     throw InvalidArgument(path + ": a streamed dataset reads Parquet row groups; this is not a .parquet file");
   }
   if (options.cached_row_groups < 1) throw InvalidArgument("cached_row_groups must be at least 1");
-  return parquet::FileReader(path);
+  return parquet::DatasetReader(path, options.num_threads, options.max_open_files);
 }
 
 }  // namespace
 
 ParquetStreamDataset::ParquetStreamDataset(std::string path, ParquetStreamOptions options)
-    : options_(std::move(options)), file_(open_stream_file(path, options_)) {
-  const parquet::FileInfo& info = file_.info();
+    : options_(std::move(options)), dataset_(open_stream_files(path, options_)) {
   starts_.push_back(0);
-  for (const auto& rg : info.row_groups) {
+  for (const auto& rg : dataset_.row_groups()) {
     int64_t rows = rg.num_rows;
     if (options_.limit > 0) rows = std::min(rows, std::max<int64_t>(0, options_.limit - starts_.back()));
     blocks_.push_back(rows);
@@ -37,7 +36,7 @@ ParquetStreamDataset::ParquetStreamDataset(std::string path, ParquetStreamOption
   size_ = starts_.back();
   DatasetColumns columns = layout_columns(options_.layout);
   columns.columns = options_.columns;
-  read_options_.columns = dataset_column_names(file_.path(), info.schema, columns);
+  read_options_.columns = dataset_column_names(dataset_.spec(), dataset_.schema(), columns);
   read_options_.num_threads = options_.num_threads;
   // The first row group now: a missing column or a wrong feature count is an error here, not in a worker.
   for (size_t rg = 0; rg < blocks_.size(); ++rg) {
@@ -49,12 +48,14 @@ ParquetStreamDataset::ParquetStreamDataset(std::string path, ParquetStreamOption
 }
 
 std::shared_ptr<const ParquetStreamDataset::Block> ParquetStreamDataset::read_block(int64_t row_group) const {
+  const parquet::DatasetReader::RowGroup& where = dataset_.row_groups()[static_cast<size_t>(row_group)];
+  const std::string& path = dataset_.files().paths[where.file];
   parquet::ReadOptions read = read_options_;
-  read.row_groups = {row_group};
-  Table table = file_.read(read);
+  read.row_groups = {where.row_group};
+  Table table = dataset_.read_file(where.file, read);
   const int64_t rows = blocks_[static_cast<size_t>(row_group)];
   if (table.num_rows < rows) {
-    throw InvalidFile(file_.path() + ": row group " + std::to_string(row_group) + " holds " +
+    throw InvalidFile(path + ": row group " + std::to_string(where.row_group) + " holds " +
                       std::to_string(table.num_rows) + " rows, its footer says " + std::to_string(rows));
   }
   if (table.num_rows > rows) table = head(table, rows);  // cut by `limit`
@@ -62,7 +63,7 @@ std::shared_ptr<const ParquetStreamDataset::Block> ParquetStreamDataset::read_bl
     ImageTensors t = decode_image_table(table, options_.layout, options_.as_uint8);
     return std::make_shared<const Block>(Block{t.images.contiguous(), t.labels.contiguous()});
   } catch (const InvalidArgument& e) {
-    throw InvalidArgument(file_.path() + ": row group " + std::to_string(row_group) + ": " + e.what());
+    throw InvalidArgument(path + ": row group " + std::to_string(where.row_group) + ": " + e.what());
   }
 }
 

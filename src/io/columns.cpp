@@ -9,6 +9,7 @@
 #include "feedline/io/csv.h"
 #include "feedline/io/error.h"
 #include "feedline/io/parquet.h"
+#include "feedline/io/parquet_dataset.h"
 
 namespace feedline {
 namespace {
@@ -165,6 +166,7 @@ FileFormat file_format(const std::string& path) {
 }
 
 std::vector<ColumnSchema> file_schema(const std::string& path) {
+  if (parquet::is_dataset_spec(path)) return parquet::DatasetReader(path).schema();
   if (file_format(path) == FileFormat::kParquet) return parquet::read_file_info(path).schema;
   std::vector<ColumnSchema> schema;
   for (auto& name : read_csv_header(path)) schema.push_back(ColumnSchema{std::move(name)});
@@ -173,12 +175,13 @@ std::vector<ColumnSchema> file_schema(const std::string& path) {
 
 Table read_file_columns(const std::string& path, const std::vector<std::string>& names, int num_threads,
                         const std::vector<int64_t>& row_groups, bool csv_text_columns) {
-  if (file_format(path) == FileFormat::kParquet) {
+  const bool dataset = parquet::is_dataset_spec(path);
+  if (dataset || file_format(path) == FileFormat::kParquet) {
     parquet::ReadOptions options;
     options.columns = names;
     options.row_groups = row_groups;
     options.num_threads = num_threads;
-    return parquet::read_table(path, options);
+    return dataset ? parquet::read_dataset(path, options) : parquet::read_table(path, options);
   }
   if (!row_groups.empty()) throw InvalidArgument(path + ": row groups are chosen in Parquet files; CSV has none");
   CsvReadOptions options;
@@ -189,6 +192,14 @@ Table read_file_columns(const std::string& path, const std::vector<std::string>&
 }
 
 Table read_dataset_table(const std::string& path, const DatasetColumns& columns, int num_threads) {
+  if (parquet::is_dataset_spec(path)) {
+    const parquet::DatasetReader dataset(path, num_threads);
+    parquet::ReadOptions options;
+    options.columns = dataset_column_names(path, dataset.schema(), columns);
+    options.row_groups = columns.row_groups;
+    options.num_threads = num_threads;
+    return dataset.read(options);
+  }
   // A Parquet file's footer parsed once for the schema and the read: for 785 columns it is 74 KB of Thrift in one
   // row group, 3 MB in 60.
   if (file_format(path) == FileFormat::kParquet) {

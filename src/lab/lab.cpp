@@ -30,6 +30,7 @@
 #include "feedline/loader/loader.h"
 #include "feedline/io/parallel.h"
 #include "feedline/io/parquet.h"
+#include "feedline/io/parquet_dataset.h"
 #include "feedline/train/train.h"
 #include "train/cuda_support.h"
 
@@ -268,6 +269,10 @@ void Lab::check_inputs() const {
       throw InvalidArgument("--image-shape: SimpleCNN needs images of at least 4x4 pixels");
     }
     for (const std::string& path : {args_.train_file, args_.test_file}) {
+      if (parquet::is_dataset_spec(path)) {  // Parquet files: listed now, read later
+        parquet::list_dataset_files(path);
+        continue;
+      }
       if (!std::filesystem::is_regular_file(path)) throw IoError(path + ": not found");
       file_format(path);
     }

@@ -1177,6 +1177,97 @@ TEST(Cli, BadValuesAreRefusedInPlainWords) {
   }
 }
 
+// cat, inspect and convert read a folder of Parquet files, a glob or a list as one table, in the order of the
+// sorted paths, with a column for each Hive key of the paths.
+TEST(Cli, CatInspectAndConvertReadAFolderOfParquetFiles) {
+  const std::string dir = testing::scratch_dir("cli_folder");
+  std::filesystem::create_directories(dir + "/split=train");
+  std::filesystem::create_directories(dir + "/split=test");
+  parquet::write_table(dir + "/split=train/part-0.parquet", testing::id_name_table(0, 3));
+  parquet::write_table(dir + "/split=train/part-1.parquet", testing::id_name_table(3, 2));
+  parquet::write_table(dir + "/split=test/part-0.parquet", testing::id_name_table(5, 1));
+  std::ofstream(dir + "/_SUCCESS") << "";
+  CliRun r = run_cli("cat " + dir);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output,
+            "id,name,split\n5,row 5,test\n0,row 0,train\n1,row 1,train\n2,row 2,train\n3,row 3,train\n4,row 4,train\n");
+  r = run_cli("cat '" + dir + "/split=train/*.parquet' --format jsonl --limit 1 --columns split,id");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "{\"split\":\"train\",\"id\":0}\n");
+  r = run_cli("cat " + dir + "/split=train/part-1.parquet," + dir + "/split=test/part-0.parquet --columns id");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "id\n5\n3\n4\n");
+
+  r = run_cli("inspect " + dir);
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const std::string text : {"Dataset: " + dir + " (3 files", std::string("Rows: 6 in 3 row groups"),
+                                 std::string("Schema (3 columns, the last 1 from the paths' Hive keys)"),
+                                 std::string("split"), dir + "/split=train/part-1.parquet"}) {
+    EXPECT_TRUE(contains(r.output, text)) << text << "\n" << r.output;
+  }
+  r = run_cli("inspect --json " + dir);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["num_files"].get<int64_t>(), 3);
+  EXPECT_EQ(j["num_rows"].get<int64_t>(), 6);
+  EXPECT_EQ(j["schema"][2]["name"], "split");
+  EXPECT_EQ(j["schema"][2]["partition"], true);
+  EXPECT_EQ(j["files"][0]["partition"]["split"], "test");
+
+  // convert writes the one table: the same rows, from one file.
+  r = run_cli("convert " + dir + " " + dir + "/../cli_folder_all.parquet");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(run_cli("cat " + dir + "/../cli_folder_all.parquet").output, run_cli("cat " + dir).output);
+
+  // What is missing or disagrees is named.
+  r = run_cli("cat '" + dir + "/split=valid/*.parquet'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, dir + "/split=valid/*.parquet: no file matches this pattern")) << r.output;
+  const std::string empty = testing::scratch_dir("cli_folder_empty");
+  r = run_cli("inspect " + empty);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, empty + ": no .parquet file in this folder")) << r.output;
+  Table narrow = testing::id_name_table(9, 1);
+  Column id = make_column(ColumnSchema{"id", PhysicalType::kInt32});
+  id.as<int32_t>() = {9};
+  narrow.columns[0] = id;
+  parquet::write_table(dir + "/split=valid/part-0.parquet", narrow);
+  r = run_cli("cat " + dir);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.output, dir + "/split=valid/part-0.parquet: column 'id' is INT32, but " + dir +
+                                     "/split=test/part-0.parquet has it as INT64"))
+      << r.output;
+}
+
+// train --data reads a folder of Parquet files as one split, streamed a row group at a time across the files.
+TEST(Cli, TrainStreamsAFolderOfParquetFiles) {
+  const std::string idx = make_idx_dir("cli_stream_folder_idx", 600, 200);
+  const std::string dir = testing::scratch_dir("cli_stream_folder");
+  const Table train =
+      image_split_to_table(read_idx_split(idx + "/train-images-idx3-ubyte", idx + "/train-labels-idx1-ubyte"));
+  parquet::WriteOptions small_groups;
+  small_groups.row_group_rows = 64;
+  for (int s = 0; s < 3; ++s) {
+    parquet::write_table(dir + "/train-0000" + std::to_string(s) + "-of-00003.parquet",
+                         slice(train, 200 * s, 200 * s + 200), small_groups);
+  }
+  parquet::write_table(dir + "/test.parquet", image_split_to_table(read_idx_split(idx + "/t10k-images-idx3-ubyte",
+                                                                                 idx + "/t10k-labels-idx1-ubyte")));
+  const std::string files = " --data '" + dir + "/train-*.parquet' --test-data " + dir + "/test.parquet";
+  CliRun r =
+      run_cli("train" + files + " --dataset-mode stream --epochs 2 --batch-size 32 --num-workers 2 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.output;
+  // 600 rows in 3 files of 4 row groups (64, 64, 64, 8).
+  EXPECT_TRUE(contains(r.output, "600 train, 200 test samples")) << r.output;
+  EXPECT_TRUE(contains(r.output, "of the train file's 12 row groups, over 2 epochs")) << r.output;
+  const auto acc = r.output.find("Test Accuracy: ");
+  ASSERT_NE(acc, std::string::npos) << r.output;
+  EXPECT_GE(std::stod(r.output.substr(acc + 15)), 80.0) << r.output;
+  r = run_cli("train" + files + " --epochs 1 --batch-size 32 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "600 train, 200 test samples")) << r.output;
+}
+
 // cat and inspect read a CSV file as train does: its columns typed (numbers INT64 or DOUBLE, text STRING).
 TEST(Cli, CatAndInspectReadCsv) {
   const std::string dir = testing::scratch_dir("cli_cat_csv");

@@ -177,6 +177,99 @@ TEST(ParquetStream, ReadsEveryRowGroupThroughTheFileItOpened) {
   EXPECT_GE(stream.row_group_reads(), 8);
 }
 
+// The 50 images of stream_file() as three files of 20, 20 and 10 rows in a folder (row groups of 7: 7, 7, 6 and
+// 7, 7, 6 and 7, 3), with a file that readers of such folders leave out.
+std::string stream_folder(const std::string& name) {
+  const Table whole = parquet::read_table(stream_file(name + "_whole"));
+  const std::string dir = testing::scratch_dir(name);
+  parquet::WriteOptions options;
+  options.row_group_rows = 7;
+  std::filesystem::create_directories(dir + "/a");
+  std::filesystem::create_directories(dir + "/more");
+  parquet::write_table(dir + "/a/part-0.parquet", slice(whole, 0, 20), options);
+  parquet::write_table(dir + "/more/part-1.parquet", slice(whole, 20, 40), options);
+  parquet::write_table(dir + "/more/part-2.parquet", slice(whole, 40, 50), options);
+  parquet::write_table(dir + "/_part-3.parquet", slice(whole, 0, 1), options);
+  return dir;
+}
+
+// Which of the 50 distinct images each of a batch's is: image k's first pixel is (k * 16 * 7) % 251 / 255.
+std::vector<int64_t> image_numbers(const torch::Tensor& images) {
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < images.size(0); ++i) {
+    const auto first = static_cast<int64_t>(std::lround(images[i].flatten()[0].item<double>() * 255));
+    for (int64_t k = 0; k < 50; ++k) {
+      if ((k * 16 * 7) % 251 == first) out.push_back(k);
+    }
+  }
+  return out;
+}
+
+TEST(ParquetStream, StreamsManyFilesAsOneDatasetEveryRowOnceAnEpoch) {
+  const std::string dir = stream_folder("stream_folder");
+  const ImageTensors whole = decode_image_table(parquet::read_table(dir + "_whole/t.parquet"), small_options().layout);
+  auto stream = std::make_shared<ParquetStreamDataset>(dir, small_options(/*cached=*/2));
+  ASSERT_EQ(stream->size(), 50);
+  EXPECT_EQ(stream->shuffle_blocks(), (std::vector<int64_t>{7, 7, 6, 7, 7, 6, 7, 3}));
+  std::vector<int64_t> all(50);
+  for (int64_t i = 0; i < 50; ++i) all[static_cast<size_t>(i)] = i;
+  const Example batch = stream->get_batch(all);
+  EXPECT_TRUE(torch::equal(batch.data, whole.images));
+  EXPECT_TRUE(torch::equal(batch.target, whole.labels));
+
+  Loader loader(stream, LoaderOptions(8).shuffle(true).seed(5).num_workers(2));
+  for (const int64_t epoch : {0, 1}) {
+    loader.set_epoch(epoch);
+    const int64_t reads_before = stream->row_group_reads();
+    std::vector<int64_t> seen;
+    auto e = loader.epoch();
+    while (auto b = e.next()) {
+      for (const int64_t k : image_numbers(b->data)) seen.push_back(k);
+    }
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, all) << "epoch " << epoch;
+    EXPECT_LE(stream->row_group_reads() - reads_before, 8 + 2) << "epoch " << epoch;  // workers may overlap a group
+  }
+
+  // Two ranks: each a stretch of the row groups, across files, every row once between them.
+  std::vector<int64_t> seen;
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    auto shard = std::make_shared<ParquetStreamDataset>(dir, small_options(/*cached=*/1));
+    Loader l(shard, LoaderOptions(8).shuffle(true).seed(5).rank(rank).world_size(2).even_shards(false));
+    const int64_t reads_before = shard->row_group_reads();
+    auto e = l.epoch();
+    while (auto b = e.next()) {
+      for (const int64_t k : image_numbers(b->data)) seen.push_back(k);
+    }
+    EXPECT_LT(shard->row_group_reads() - reads_before, 8) << "rank " << rank << " read every row group";
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, all);
+
+  // One file open at a time: the others are opened again as their row groups are read, and serve the same rows.
+  ParquetStreamOptions one_open = small_options(/*cached=*/1);
+  one_open.max_open_files = 1;
+  ParquetStreamDataset reopening(dir, one_open);
+  const std::vector<int64_t> scattered = {45, 0, 25, 49, 3, 21, 44, 1, 39, 40, 19, 20};
+  const Example again = reopening.get_batch(scattered);
+  EXPECT_TRUE(torch::equal(again.data, whole.images.index_select(0, torch::tensor(scattered))));
+  EXPECT_TRUE(torch::equal(again.target, whole.labels.index_select(0, torch::tensor(scattered))));
+}
+
+TEST(ParquetStream, RefusesFilesThatDisagreeNamingBoth) {
+  const std::string dir = stream_folder("stream_disagree");
+  Table other = parquet::read_table(dir + "/a/part-0.parquet");
+  other.columns.pop_back();
+  parquet::write_table(dir + "/more/part-1.parquet", other);
+  try {
+    ParquetStreamDataset(dir, small_options());
+    ADD_FAILURE() << "files of different columns were taken";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + "/more/part-1.parquet: has no column"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("which " + dir + "/a/part-0.parquet has"), std::string::npos) << e.what();
+  }
+}
+
 // A dataset whose shuffle blocks do not add up to its size.
 class WrongBlocks : public Dataset {
  public:

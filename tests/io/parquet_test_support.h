@@ -260,6 +260,22 @@ inline Table random_nested_list_table(uint64_t seed, const RandomTableSpec& spec
 
 // Asserts schema, values (bitwise for floats), validity and list structure (every level of lists of lists) are
 // equal.
+// A small table of an INT64 column `id` holding first..first+rows-1 and a STRING column `name` ("row <id>"):
+// rows that tell which file and place they came from.
+inline Table id_name_table(int64_t first, int64_t rows) {
+  ColumnSchema id{"id"}, name{"name"};
+  name.type = PhysicalType::kByteArray;
+  name.is_string = true;
+  Table t;
+  t.columns = {make_column(id), make_column(name)};
+  for (int64_t i = first; i < first + rows; ++i) {
+    t.columns[0].as<int64_t>().push_back(i);
+    std::get<ByteArrays>(t.columns[1].values).push_back("row " + std::to_string(i));
+  }
+  t.num_rows = rows;
+  return t;
+}
+
 inline void expect_tables_equal(const Table& expected, const Table& actual) {
   ASSERT_EQ(expected.num_rows, actual.num_rows);
   ASSERT_EQ(expected.columns.size(), actual.columns.size());

@@ -1,8 +1,10 @@
-// A Parquet image dataset larger than memory: it reads and decodes a row group when one of its samples is asked
-// for, and keeps only the few row groups used last. Its row groups are its shuffle blocks (see
-// Dataset::shuffle_blocks()), so a shuffling Loader visits them one at a time and reads each once an epoch.
+// A Parquet image dataset larger than memory, one file or many (a folder, a pattern or a list, read as
+// parquet::DatasetReader reads them, file after file): it reads and decodes a row group when one of its samples is
+// asked for, and keeps only the few row groups used last. Its row groups, those of every file, are its shuffle
+// blocks (see Dataset::shuffle_blocks()), so a shuffling Loader visits them one at a time and reads each once an
+// epoch, and a rank's share is a stretch of them that may span files.
 // Thread-safe: the row-group cache is locked, workers that want the same row group wait for one read of it, and
-// different row groups are read at once through the one FileReader.
+// different row groups are read at once (through parquet::DatasetReader, thread-safe).
 #pragma once
 
 #include <torch/types.h>
@@ -19,6 +21,7 @@
 
 #include "feedline/dataset/dataset.h"
 #include "feedline/io/parquet.h"
+#include "feedline/io/parquet_dataset.h"
 
 namespace feedline {
 
@@ -31,12 +34,15 @@ struct ParquetStreamOptions {
   int64_t cached_row_groups = 4;
   bool as_uint8 = false;  // images kept as bytes, for the training step to normalise (4x less memory)
   int num_threads = 1;    // decoding threads for each row group read
+  // Files kept open at once (parquet::DatasetReader); a dataset of more opens the others again as they are read.
+  size_t max_open_files = parquet::kDefaultMaxOpenFiles;
 };
 
 class ParquetStreamDataset : public Dataset {
  public:
-  // Reads the footer, once for the dataset's life: every row group read after goes through the file opened here.
-  // Throws as read_table() and read_dataset_table() do (a missing column, a wrong feature count), and
+  // Reads the footers, once for the dataset's life: every row group read after goes through the files opened here.
+  // `path` is a .parquet file or a dataset of them (see parquet::is_dataset_spec()). Throws as DatasetReader,
+  // read_table() and read_dataset_table() do (files that disagree, a missing column, a wrong feature count), and
   // InvalidArgument for a path that is not a .parquet file or cached_row_groups below 1.
   ParquetStreamDataset(std::string path, ParquetStreamOptions options);
 
@@ -54,12 +60,13 @@ class ParquetStreamDataset : public Dataset {
     torch::Tensor images, labels;
   };
   using Pending = std::shared_future<std::shared_ptr<const Block>>;
-  // The row group's block, read by this call or by the one that asked first; rethrows that read's error.
+  // The row group's block (counted over every file), read by this call or by the one that asked first; rethrows
+  // that read's error.
   std::shared_ptr<const Block> block(int64_t row_group) const;
   std::shared_ptr<const Block> read_block(int64_t row_group) const;
 
   ParquetStreamOptions options_;
-  parquet::FileReader file_;
+  parquet::DatasetReader dataset_;
   parquet::ReadOptions read_options_;  // the dataset's columns, resolved once; row_groups set at each read
   int64_t size_ = 0;
   std::vector<int64_t> blocks_;  // rows of each row group used (the last cut by `limit`)

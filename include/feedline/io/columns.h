@@ -26,6 +26,8 @@ FileFormat file_format(const std::string& path);
 
 // The columns of a .parquet or .csv file, from its footer or its header line alone (of a CSV file's columns only
 // the names are known before reading). Throws as file_format(), read_table() and read_csv_header() do.
+// Here and below, `path` may also name a dataset of Parquet files (a folder, a pattern or a comma-separated list,
+// see parquet::is_dataset_spec()), read as one table with its Hive columns, as parquet::DatasetReader reads it.
 std::vector<ColumnSchema> file_schema(const std::string& path);
 
 // Reads the columns called `names` (every column when empty), in that order, of a .parquet or .csv file: of a
