@@ -83,7 +83,9 @@ def read_parquet(path, columns=None, row_groups=None, threads=None, nulls="raise
       arrays; None for a null. A list of them: a list of such lists.
 
     Args:
-        path: the file.
+        path: the file, or a dataset of many: a folder of .parquet files, a glob (``"shards/train-*.parquet"``)
+            or a comma-separated list, read as one table in the order of their sorted paths; ``key=value``
+            folders (Hive partitions) add columns.
         columns: names to read (nested fields by their dotted path, ``"s.x"``); None reads every column.
         row_groups: row group numbers to read, in the order given; None reads all.
         threads: threads to read with; None uses every core.
@@ -122,7 +124,7 @@ def read_csv(path, columns=None, threads=None, nulls="raise"):
 
 
 def inspect(path):
-    """Describe a Parquet or CSV file: the document ``feedline inspect --json`` prints, as a dict.
+    """Describe a Parquet or CSV file, or a dataset of Parquet files: what ``feedline inspect --json`` prints, as a dict.
 
     Parquet: file, bytes, created_by, num_rows, schema (name, physical_type, nullable, logical_type, ...),
     unsupported_columns, row_groups (num_rows, and per column codec, encodings, sizes, null_count, min, max)

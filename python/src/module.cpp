@@ -24,6 +24,7 @@
 #include "feedline/io/error.h"
 #include "feedline/io/inspect.h"
 #include "feedline/io/parquet.h"
+#include "feedline/io/parquet_dataset.h"
 #include "feedline/io/table.h"
 #include "feedline/loader/loader.h"
 #include "io/value_text.h"
@@ -232,7 +233,9 @@ py::object read_parquet(const std::string& path, std::optional<std::vector<std::
   std::vector<Converted> converted;
   {
     py::gil_scoped_release release;
-    converted = convert_table(parquet::read_table(path, options), nulls, path);
+    // A folder, a glob or a list of files reads as one table (parquet_dataset.h).
+    Table table = parquet::is_dataset_spec(path) ? parquet::read_dataset(path, options) : parquet::read_table(path, options);
+    converted = convert_table(std::move(table), nulls, path);
   }
   return to_python(converted, nulls);
 }
@@ -254,6 +257,7 @@ py::object read_csv(const std::string& path, std::optional<std::vector<std::stri
 
 std::string inspect_json_released(const std::string& path) {
   py::gil_scoped_release release;
+  if (parquet::is_dataset_spec(path)) return parquet::dataset_json(parquet::DatasetReader(path));
   return inspect_json(path);
 }
 

@@ -149,3 +149,20 @@ def test_lists_of_strings_read_as_lists_of_str():
     # A list of numbers with a null element has no tensor form: refused, naming the file, column and row.
     with pytest.raises(ValueError, match=r"list_columns\.parquet: column 'int64_list' row 1 holds a null element"):
         feedline.read_parquet(path, columns=["int64_list"])
+
+
+def test_a_folder_of_shards_reads_as_one_table_with_its_hive_keys(prepared, tmp_path):
+    import shutil
+    for split in (0, 1):
+        (tmp_path / f"split={split}").mkdir()
+        shutil.copy(prepared["parquet"], tmp_path / f"split={split}" / "part-0.parquet")
+    one = feedline.read_parquet(prepared["parquet"], columns=["label"])["label"]
+    both = feedline.read_parquet(tmp_path, columns=["label", "split"])
+    assert torch.equal(both["label"], torch.cat([one, one]))
+    assert both["split"].tolist() == [0] * len(one) + [1] * len(one)
+    glob = feedline.read_parquet(str(tmp_path / "split=*" / "*.parquet"), columns=["label"])["label"]
+    assert torch.equal(glob, both["label"])
+    info = feedline.inspect(tmp_path)
+    assert len(info["files"]) == 2
+    with pytest.raises(ValueError, match="no file matches"):
+        feedline.read_parquet(str(tmp_path / "nothing-*.parquet"))
