@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Our Parquet reader against DuckDB on the same files, with the same thread count, in one run.
-# usage: scripts/bench-parquet-read.sh [THREADS] [REPEAT] [FILE...]   (default: every core, 5, data/*/*.parquet)
+# usage: scripts/bench-parquet-read.sh [THREADS] [REPEAT] [FILE... | duckdb-folder]
+#   (default: every core, 5, data/*/*.parquet). `duckdb-folder`: the larger files of ../shared/duckdb-parquet-testing
+#   that both readers read (those over 100 KB, from pyarrow, Spark, parquet-mr, Hive and DuckDB, beside the small
+#   Spark and Hive ones the benchmark goals name).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -9,6 +12,14 @@ repeat=${2:-5}
 shift $(( $# > 2 ? 2 : $# ))
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then files=(data/*/*.parquet); fi
+if [ "${files[*]}" = duckdb-folder ]; then
+  folder="$here/../shared/duckdb-parquet-testing"
+  files=()
+  for name in lineitem-top10000.gzip userdata1 spark-ontime aws1.snappy candidate bug687_nulls issue_6013 \
+              dictionary_multipage uuid_v2 sorted.zstd_18_131072_small malloy-smaller/tbl_; do
+    files+=("$folder/$name.parquet")
+  done
+fi
 bin="${FEEDLINE_BUILD_DIR:-$here/build}/bench/feedline_parquet_read"
 [ -x "$bin" ] || { echo "build first: scripts/build.sh" >&2; exit 1; }
 ours=$("$bin" --threads "$threads" --repeat "$repeat" "${files[@]}")
