@@ -1,13 +1,18 @@
 // FileWriter: a file written a table at a time is the file write_table() writes from the whole table.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
 #include "feedline/io/parquet.h"
+#include "io/parquet/metadata.h"
+#include "io/parquet/thrift_compact.h"
 #include "io/parquet_test_support.h"
 #include "test_paths.h"
 
@@ -133,6 +138,65 @@ TEST(FileWriter, NoRowsGiveAnEmptyFileOfTheSchema) {
   const Table back = read_table(path);
   EXPECT_EQ(back.num_rows, 0);
   expect_tables_equal(head(t, 0), back);
+}
+
+}  // namespace
+}  // namespace feedline::parquet
+
+namespace feedline::parquet {
+namespace {
+
+// A dictionary-encoded data page whose entries are all null still holds the indices' bit width, as readers expect
+// (one that reads it whatever the count would otherwise read past the page).
+TEST(Writer, AllNullDictionaryPagesKeepTheirBitWidth) {
+  ColumnSchema s{"x"};
+  s.nullable = true;
+  Table t;
+  t.columns = {make_column(s)};
+  t.num_rows = 2000;
+  t.columns[0].as<int64_t>().assign(2000, 0);
+  t.columns[0].validity.assign(2000, 0);
+  for (int i = 0; i < 10; ++i) {
+    t.columns[0].as<int64_t>()[static_cast<size_t>(i)] = i % 3;
+    t.columns[0].validity[static_cast<size_t>(i)] = 1;
+  }
+  WriteOptions w;
+  w.codec = Codec::kUncompressed;
+  w.page_bytes = 64;
+  w.page_checksums = false;
+  const std::string path = scratch_dir("writer-null-dict") + "/nulls.parquet";
+  write_table(path, t, w);
+  expect_tables_equal(t, read_table(path));
+
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string file = ss.str();
+  const auto* bytes = reinterpret_cast<const uint8_t*>(file.data());
+  int64_t pos = 4;  // the chunk's pages follow the magic
+  int null_pages = 0, dictionary_pages = 0;
+  while (pos < static_cast<int64_t>(file.size()) - 8) {
+    thrift::CompactReader reader(bytes + pos, file.size() - static_cast<size_t>(pos), pos);
+    format::PageHeader h;
+    try {
+      h = format::read_page_header(reader);
+    } catch (const InvalidFile&) {
+      break;  // the footer
+    }
+    const int64_t body = pos + static_cast<int64_t>(reader.position());
+    if (h.type == format::page_type::kDataPage && h.data_page_header->encoding == format::encoding::kRleDictionary) {
+      ++dictionary_pages;
+      uint32_t levels;  // v1: the definition levels' byte length, then the levels, then the indices
+      std::memcpy(&levels, file.data() + body, 4);
+      const int64_t values = 4 + static_cast<int64_t>(levels);
+      ASSERT_GT(h.uncompressed_page_size, values) << "a dictionary page without its bit width, at offset " << pos;
+      EXPECT_LE(bytes[body + values], 32) << "at offset " << pos;
+      if (h.uncompressed_page_size == values + 1) ++null_pages;
+    }
+    pos = body + h.compressed_page_size;
+  }
+  EXPECT_GT(dictionary_pages, 2);
+  EXPECT_GT(null_pages, 0);
 }
 
 }  // namespace

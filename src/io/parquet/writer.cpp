@@ -77,14 +77,13 @@ class PageWriter {
     write(h, body);
   }
 
-  // A data page of dictionary indices: `body` holds its levels; the indices' bit width and their RLE runs follow
-  // (neither when every entry is null).
+  // A data page of dictionary indices: `body` holds its levels; the indices' bit width and their RLE runs follow.
+  // The bit width is there even when every entry is null (no runs follow): readers read it whatever the count
+  // (DuckDB read past a page without it, and failed at random on what lay there).
   void dictionary_indices_page(std::string* body, const uint32_t* indices, size_t n, int bit_width,
                                int64_t num_values) {
-    if (n > 0) {
-      body->push_back(static_cast<char>(bit_width));
-      rle_encode(indices, n, bit_width, body);
-    }
+    body->push_back(static_cast<char>(bit_width));
+    if (n > 0) rle_encode(indices, n, bit_width, body);
     data_page(*body, num_values, format::encoding::kRleDictionary);
   }
 
