@@ -999,15 +999,7 @@ TEST(Cli, InspectShowsSchemaRowGroupsAndMetadata) {
   // inspect shows the readable columns and why the rest is not; cat reads those columns when asked for them, and
   // refuses the other naming it.
   const std::string unreadable = testing::scratch_dir("cli-unreadable") + "/unreadable.parquet";
-  testing::rewrite_footer(corpus_file("alltypes_plain.parquet"), unreadable, [](parquet::format::FileMetaData& md) {
-    for (auto& e : md.schema) {
-      if (e.name != "string_col") continue;
-      parquet::format::LogicalType lt;
-      lt.kind = parquet::format::logical::kVariant;
-      e.logical_type = lt;
-      e.converted_type.reset();
-    }
-  });
+  testing::write_with_unreadable_column(corpus_file("alltypes_plain.parquet"), unreadable, "string_col");
   r = run_cli("inspect " + unreadable);
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "Schema (10 columns)")) << r.output;

@@ -226,15 +226,7 @@ TEST(ParquetDataset, AColumnThatCannotBeReadIsRefusedAsInOneFile) {
   const std::string dir = testing::scratch_dir("dataset_unreadable");
   const std::string source = dir + "/source.parquet.tmp";
   write(source, id_name_table(0, 3));
-  testing::rewrite_footer(source, dir + "/part-0.parquet", [](parquet::format::FileMetaData& md) {
-    for (auto& e : md.schema) {
-      if (e.name != "name") continue;
-      parquet::format::LogicalType lt;
-      lt.kind = parquet::format::logical::kVariant;
-      e.logical_type = lt;
-      e.converted_type.reset();
-    }
-  });
+  testing::write_with_unreadable_column(source, dir + "/part-0.parquet", "name");
   std::filesystem::remove(source);
   const std::string one = error_of([&] { parquet::read_table(dir + "/part-0.parquet"); });
   const std::string many = error_of([&] { read_dataset(dir); });

@@ -375,4 +375,18 @@ inline void rewrite_footer(const std::string& src, const std::string& dst,
                                        << std::string(reinterpret_cast<const char*>(&len), 4) << "PAR1";
 }
 
+// Copies the Parquet file `src` to `dst` with the primitive column `name` annotated VARIANT (a group's
+// annotation, which the spec does not give a primitive): a file with one column feedline does not read.
+inline void write_with_unreadable_column(const std::string& src, const std::string& dst, const std::string& name) {
+  rewrite_footer(src, dst, [&](parquet::format::FileMetaData& md) {
+    for (auto& e : md.schema) {
+      if (e.name != name) continue;
+      parquet::format::LogicalType lt;
+      lt.kind = parquet::format::logical::kVariant;
+      e.logical_type = lt;
+      e.converted_type.reset();
+    }
+  });
+}
+
 }  // namespace feedline::testing

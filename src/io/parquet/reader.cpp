@@ -452,6 +452,13 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
   return table;
 }
 
+// A chunk's codec as ColumnChunkInfo gives it: its name in lowercase ("zstd").
+std::string codec_label(int32_t codec) {
+  std::string name = format::codec_name(codec);
+  for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return name;
+}
+
 // A VARIANT column's chunks in a row group, as one: the codec of its metadata's, every encoding, the sizes summed;
 // no statistics (its values are the JSON text made of them).
 ColumnChunkInfo variant_chunk_info(const format::RowGroup& rg, const VariantShape& shape) {
@@ -460,10 +467,7 @@ ColumnChunkInfo variant_chunk_info(const format::RowGroup& rg, const VariantShap
     const format::ColumnChunk& chunk = rg.columns[part.index];
     if (!chunk.meta_data) continue;
     const format::ColumnMetaData& md = *chunk.meta_data;
-    if (ci.codec.empty()) {
-      ci.codec = format::codec_name(md.codec);
-      for (char& ch : ci.codec) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    }
+    if (ci.codec.empty()) ci.codec = codec_label(md.codec);
     for (int32_t e : md.encodings) {
       const std::string name = format::encoding_name(e);
       if (std::find(ci.encodings.begin(), ci.encodings.end(), name) == ci.encodings.end()) ci.encodings.push_back(name);
@@ -500,9 +504,7 @@ FileInfo file_info(const ParsedFile& f) {
       ColumnChunkInfo ci;
       if (chunk.meta_data) {
         const format::ColumnMetaData& md = *chunk.meta_data;
-        std::string codec = format::codec_name(md.codec);
-        for (char& ch : codec) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        ci.codec = codec;
+        ci.codec = codec_label(md.codec);
         for (int32_t e : md.encodings) ci.encodings.emplace_back(format::encoding_name(e));
         ci.compressed_bytes = md.total_compressed_size;
         ci.uncompressed_bytes = md.total_uncompressed_size;
