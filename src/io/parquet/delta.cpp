@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "feedline/io/error.h"
+#include "io/parquet/plain.h"
 #include "io/parquet/rle.h"
 
 namespace feedline::parquet {
@@ -155,7 +156,7 @@ size_t decode_delta_length_byte_arrays(const uint8_t* data, size_t size, int64_t
   const size_t pos = decode_lengths(data, size, n, "DELTA_LENGTH_BYTE_ARRAY", &lengths, &total);
   if (out->bytes.size() + total > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
   out->bytes.append(reinterpret_cast<const char*>(data + pos), static_cast<size_t>(total));
-  out->offsets.reserve(out->offsets.size() + lengths.size());
+  reserve_offsets(out, lengths.size());
   int64_t end = out->offsets.back();
   for (const int32_t len : lengths) out->offsets.push_back(end += len);
   return pos + static_cast<size_t>(total);
@@ -193,7 +194,7 @@ size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
   }
   size_t at = out->bytes.size();
   out->bytes.resize(at + static_cast<size_t>(total));
-  out->offsets.reserve(out->offsets.size() + static_cast<size_t>(n));
+  reserve_offsets(out, static_cast<size_t>(n));
   char* bytes = out->bytes.data();
   size_t previous_at = at;
   for (int64_t i = 0; i < n; ++i) {

@@ -37,6 +37,26 @@ struct DictionaryGather {
   }
 };
 
+// FIXED_LEN_BYTE_ARRAY: every entry is `width` bytes, so the values go to a slice sized beforehand.
+struct FixedBytesDictionaryGather {
+  const char* dict;  // dict_size entries of width bytes, back to back
+  uint32_t dict_size;
+  size_t width;
+  char* out;
+
+  void run(uint32_t index, int64_t count) {
+    if (index >= dict_size) throw_bad_index(index, dict_size);
+    const char* v = dict + index * width;
+    for (int64_t i = 0; i < count; ++i, out += width) std::memcpy(out, v, width);
+  }
+  void literal(const uint32_t* indices, int64_t count) {
+    uint32_t max_index = 0;
+    for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices[i]);
+    if (max_index >= dict_size) throw_bad_index(max_index, dict_size);
+    for (int64_t i = 0; i < count; ++i, out += width) std::memcpy(out, dict + indices[i] * width, width);
+  }
+};
+
 struct ByteArrayDictionaryGather {
   const ByteArrays* dict;
   ByteArrays* out;

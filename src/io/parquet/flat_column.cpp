@@ -96,6 +96,14 @@ int64_t ChunkReader::read(Out out, uint8_t* validity) {
       return read_apart<T, Out>(out, validity);
     }
   }
+  if constexpr (std::is_same_v<T, ByteArrays>) {
+    // One offset a row, and a FIXED_LEN_BYTE_ARRAY's bytes, are known before the pages: reserved once.
+    reserve_offsets(out, static_cast<size_t>(num_rows_));
+    const int64_t width = leaf_.schema.type_length;
+    if (width > 0 && num_rows_ <= budget_ / width) {
+      out->bytes.reserve(out->bytes.size() + static_cast<size_t>(num_rows_ * width));
+    }
+  }
   int64_t row = 0;
   int64_t nulls = 0;
   walk_pages<T>(num_rows_, [&](const PageData& page, const uint8_t* body, size_t size) {

@@ -27,7 +27,7 @@ size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
     const size_t bytes = static_cast<size_t>(n) * len;
     if (out->bytes.size() + bytes > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
     out->bytes.append(reinterpret_cast<const char*>(data), bytes);
-    out->offsets.reserve(out->offsets.size() + static_cast<size_t>(n));
+    reserve_offsets(out, static_cast<size_t>(n));
     int64_t end = out->offsets.back();
     for (int64_t i = 0; i < n; ++i) out->offsets.push_back(end += fixed_length);
     return bytes;
@@ -39,7 +39,7 @@ size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
                       std::to_string(n));
   }
   size_t pos = 0;
-  out->offsets.reserve(out->offsets.size() + static_cast<size_t>(n));
+  reserve_offsets(out, static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     if (size - pos < 4) {
       throw InvalidFile("PLAIN byte array " + std::to_string(i) + " of " + std::to_string(n) + " is truncated");

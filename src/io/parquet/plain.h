@@ -3,10 +3,12 @@
 // Decoders take the page's remaining bytes, decode exactly n values, and return the bytes consumed.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "feedline/io/error.h"
 #include "feedline/io/table.h"
@@ -16,6 +18,13 @@
 #endif
 
 namespace feedline::parquet {
+
+// Room for `more` offsets past out's, growing the vector geometrically: each page reserves for its values, and
+// an exact reserve per page would copy the column's offsets once a page.
+inline void reserve_offsets(ByteArrays* out, size_t more) {
+  std::vector<int64_t>& v = out->offsets;
+  if (v.size() + more > v.capacity()) v.reserve(std::max(v.size() + more, 2 * v.capacity()));
+}
 
 template <class T>
 size_t decode_plain(const uint8_t* data, size_t size, int64_t n, T* out) {

@@ -77,9 +77,21 @@ void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remai
       if (bit_width > 32) throw InvalidFile("dictionary index bit width " + std::to_string(bit_width));
       RleBitPackedDecoder dec(p + 1, remaining - 1, bit_width);
       if constexpr (std::is_same_v<T, ByteArrays>) {
-        ByteArrayDictionaryGather sink{&dict_bytes_, out, static_cast<size_t>(budget_)};
-        out->offsets.reserve(out->offsets.size() + static_cast<size_t>(present));
-        dec.decode(present, sink);
+        reserve_offsets(out, static_cast<size_t>(present));
+        const int32_t width = leaf_.schema.type_length;
+        if (width > 0) {  // (the dictionary's entries were read as FIXED_LEN_BYTE_ARRAY: each is width bytes)
+          const size_t at = out->bytes.size(), bytes = static_cast<size_t>(present) * static_cast<size_t>(width);
+          if (at + bytes > static_cast<size_t>(budget_)) throw InvalidFile("byte arrays exceed the size limit");
+          out->bytes.resize(at + bytes);
+          FixedBytesDictionaryGather sink{dict_bytes_.bytes.data(), static_cast<uint32_t>(dict_bytes_.size()),
+                                          static_cast<size_t>(width), out->bytes.data() + at};
+          dec.decode(present, sink);
+          int64_t end = out->offsets.back();
+          for (int64_t i = 0; i < present; ++i) out->offsets.push_back(end += width);
+        } else {
+          ByteArrayDictionaryGather sink{&dict_bytes_, out, static_cast<size_t>(budget_)};
+          dec.decode(present, sink);
+        }
       } else {
         const auto& dict = dictionary<T>();
         DictionaryGather<T> sink{dict.data(), static_cast<uint32_t>(dict.size()), dst};
