@@ -162,9 +162,11 @@ Converted convert(Column&& column, Nulls nulls, const std::string& path) {
 }
 
 // Value `i` of a byte-string column (for a list column, element `i`) as Python: str for STRING columns (bytes that
-// are not UTF-8 replaced by U+FFFD) and for UUID columns (the canonical 8-4-4-4-12 form), bytes for others.
+// are not UTF-8 replaced by U+FFFD), for UUID columns (the canonical 8-4-4-4-12 form) and INTERVAL columns (as
+// `cat` prints them: "1 year 2 months 3 days 04:05:06.789"), bytes for others.
 py::object byte_value(const Column& c, int64_t i) {
-  if (c.schema.logical.kind == LogicalKind::kUuid) return py::str(*value_text(c, i));
+  const LogicalKind kind = c.schema.logical.kind;
+  if (kind == LogicalKind::kUuid || kind == LogicalKind::kInterval) return py::str(*value_text(c, i));
   const std::string_view v = c.byte_arrays().at(i);
   PyObject* item = c.schema.is_string ? PyUnicode_DecodeUTF8(v.data(), static_cast<Py_ssize_t>(v.size()), "replace")
                                       : PyBytes_FromStringAndSize(v.data(), static_cast<Py_ssize_t>(v.size()));

@@ -56,8 +56,8 @@ void append_field(std::string& out, const ColumnSchema& schema, const Column& co
         using V = std::decay_t<decltype(values)>;
         if constexpr (std::is_same_v<V, ByteArrays>) {
           const auto s = values.at(row);
-          if (schema.logical.kind == LogicalKind::kUuid) {
-            out += *value_text(col, row);  // the canonical 8-4-4-4-12 form, as `cat` prints it
+          if (schema.logical.kind == LogicalKind::kUuid || schema.logical.kind == LogicalKind::kInterval) {
+            out += *value_text(col, row);  // as `cat` prints them: 8-4-4-4-12, "1 year 2 months"
           } else if (schema.type == PhysicalType::kFixedLenByteArray) {
             append_hex(out, s);  // binary (hashes, whole images), never text
           } else {

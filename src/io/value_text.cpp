@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +47,10 @@ std::string logical_type_text(const ColumnSchema& s) {
     case LogicalKind::kFloat16: return "FLOAT16";
     case LogicalKind::kUuid: return "UUID";
     case LogicalKind::kVariant: return "VARIANT";
+    case LogicalKind::kInterval: return "INTERVAL";
+    case LogicalKind::kJson: return "JSON";
+    case LogicalKind::kEnum: return "ENUM";
+    case LogicalKind::kBson: return "BSON";
   }
   if (s.int_annotation) {
     return fmt::format("INT({},{})", s.int_annotation->bit_width, s.int_annotation->is_signed ? "signed" : "unsigned");
@@ -104,7 +109,41 @@ std::string uuid_text(std::string_view bytes) {
   return text;
 }
 
+std::string interval_text(int32_t months, int32_t days, int64_t micros) {
+  std::string text;
+  const auto part = [&](int64_t n, const char* unit) {
+    if (n == 0) return;
+    if (!text.empty()) text += ' ';
+    text += fmt::format("{} {}{}", n, unit, n == 1 || n == -1 ? "" : "s");
+  };
+  part(months / 12, "year");
+  part(months % 12, "month");
+  part(days, "day");
+  if (micros != 0) {
+    if (!text.empty()) text += ' ';
+    // (as unsigned: the magnitude of INT64_MIN too)
+    uint64_t v = micros < 0 ? 0 - static_cast<uint64_t>(micros) : static_cast<uint64_t>(micros);
+    if (micros < 0) text += '-';
+    const uint64_t hours = v / 3600000000, minutes = v / 60000000 % 60, seconds = v / 1000000 % 60;
+    text += fmt::format("{:02}:{:02}:{:02}", hours, minutes, seconds);
+    if (v % 1000000 != 0) {
+      std::string fraction = fmt::format("{:06}", v % 1000000);
+      fraction.erase(fraction.find_last_not_of('0') + 1);
+      text += '.' + fraction;
+    }
+  } else if (text.empty()) {
+    text = "00:00:00";
+  }
+  return text;
+}
+
 namespace {
+
+// Whether values of the kind print in a form of their own, rather than as their physical type (or string) does.
+bool has_own_text(LogicalKind kind) {
+  return kind != LogicalKind::kNone && kind != LogicalKind::kJson && kind != LogicalKind::kEnum &&
+         kind != LogicalKind::kBson && kind != LogicalKind::kVariant;
+}
 
 bool is_unsigned(const ColumnSchema& s) { return s.int_annotation && !s.int_annotation->is_signed; }
 
@@ -117,7 +156,20 @@ std::optional<std::string> logical_text(const ColumnSchema& s, int64_t integer, 
     case LogicalKind::kDate: return date_text(integer);
     case LogicalKind::kTime: return time_text(integer, a.unit);
     case LogicalKind::kTimestamp: return timestamp_text(integer, a.unit, a.utc);
-    case LogicalKind::kVariant: return std::nullopt;  // its JSON text, a string
+    case LogicalKind::kVariant:  // its JSON text, a string
+    case LogicalKind::kJson:
+    case LogicalKind::kEnum:
+    case LogicalKind::kBson: return std::nullopt;  // the text or bytes
+    case LogicalKind::kInterval: {
+      if (bytes.size() != 12) return std::nullopt;
+      // Months and days as DuckDB reads them (signed), milliseconds unsigned.
+      int32_t months, days;
+      uint32_t millis;
+      std::memcpy(&months, bytes.data(), 4);
+      std::memcpy(&days, bytes.data() + 4, 4);
+      std::memcpy(&millis, bytes.data() + 8, 4);
+      return interval_text(months, days, int64_t{millis} * 1000);
+    }
     case LogicalKind::kDecimal:
       if (s.type == PhysicalType::kInt32 || s.type == PhysicalType::kInt64) return decimal_to_string(integer, a.scale);
       return decimal_bytes_to_string(bytes, a.scale);
@@ -136,7 +188,7 @@ std::optional<std::string> logical_text(const ColumnSchema& s, int64_t integer, 
 
 // A statistics value (raw PLAIN bytes) as text for its column's type; hex when the size does not fit.
 std::string statistic_text(const ColumnSchema& s, const std::string& raw) {
-  if (s.logical.kind != LogicalKind::kNone) {
+  if (has_own_text(s.logical.kind)) {
     std::optional<int64_t> integer;
     if (s.type == PhysicalType::kInt32) integer = parquet::plain_statistic<int32_t>(raw);
     if (s.type == PhysicalType::kInt64) integer = parquet::plain_statistic<int64_t>(raw);
@@ -216,12 +268,12 @@ ordered_json json_value(const Column& c, int64_t row) {
     const double v = c.value_as_double(row);
     return std::isfinite(v) ? ordered_json::parse(*text) : ordered_json(*text);
   }
-  if (c.schema.logical.kind == LogicalKind::kVariant) {
+  if (c.schema.logical.kind == LogicalKind::kVariant || c.schema.logical.kind == LogicalKind::kJson) {
     // The value itself, not a string holding it; text that does not parse (bytes that are not UTF-8) as a string.
     ordered_json parsed = ordered_json::parse(*text, nullptr, /*allow_exceptions=*/false);
     return parsed.is_discarded() ? ordered_json(*text) : parsed;
   }
-  if (c.schema.logical.kind != LogicalKind::kNone) return *text;  // ISO 8601 dates and times, exact decimals
+  if (has_own_text(c.schema.logical.kind)) return *text;  // ISO 8601 dates and times, exact decimals, intervals
   switch (c.schema.type) {
     case PhysicalType::kBoolean: return c.as<uint8_t>()[row] != 0;
     case PhysicalType::kInt32:

@@ -38,6 +38,11 @@ std::string double_text(double v);
 // 16 bytes as a UUID's canonical 8-4-4-4-12 lowercase hex.
 std::string uuid_text(std::string_view bytes);
 
+// An interval as DuckDB prints one: years and months, days, then the time of day's length with its fraction's
+// digits up to the last that is not 0 ("1 year 2 months 3 days 04:05:06.789", "-1 day", "25:00:00"), and
+// "00:00:00" when all three are 0.
+std::string interval_text(int32_t months, int32_t days, int64_t micros);
+
 // One row's cell as JSON: null, a value, or for a list column an array (of arrays, for a list of lists; nulls
 // at any level as null).
 nlohmann::ordered_json json_cell(const Column& c, int64_t row);

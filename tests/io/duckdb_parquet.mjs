@@ -35,7 +35,7 @@
 // Canonical form: a line "columns<TAB>n", n lines "name<TAB>DUCKDB_TYPE", then one line per row with one cell
 // per column separated by tabs: N for null; booleans 0/1; integers in decimal; FLOAT and DOUBLE as the hex of
 // their IEEE bits (f:xxxxxxxx, d:xxxxxxxxxxxxxxxx); VARCHAR and BLOB as hex of their bytes (s:..., b:...);
-// lists as L[cell,cell,...].
+// lists as L[cell,cell,...]; intervals as I:months,days,micros=text.
 // Exit status 2 with a message on stderr when @duckdb/node-api cannot be loaded.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -105,6 +105,9 @@ function cell(value, type) {
       return 'TS:' + BigInt(value.seconds) * 1000000n;
     case 'TIMESTAMP_NS':
       return 'TSN:' + value.nanos;
+    // Its three counts, then the text DuckDB prints.
+    case 'INTERVAL':
+      return `I:${value.months},${value.days},${value.micros}=${String(value)}`;
     default:
       if (type.startsWith('DECIMAL')) return 'N:' + value.toString();
       if (type.startsWith('ENUM(')) return 's:' + Buffer.from(String(value), 'utf8').toString('hex');

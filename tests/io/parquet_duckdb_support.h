@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "feedline/io/table.h"
+#include "io/value_text.h"
 #include "test_paths.h"
 
 namespace feedline::testing {
@@ -133,7 +134,21 @@ inline std::string value_cell(const Column& c, int64_t row) {
       }
       return text;
     }
-    case LogicalKind::kVariant: break;  // its JSON text, a string
+    case LogicalKind::kVariant:  // its JSON text, a string
+    case LogicalKind::kJson:
+    case LogicalKind::kEnum:
+    case LogicalKind::kBson: break;  // the text or bytes
+    case LogicalKind::kInterval: {  // the three counts read here from the bytes, then the reader's text
+      const std::string_view b = c.byte_arrays().at(row);
+      if (b.size() != 12) return "I:?";
+      int32_t months, days;
+      uint32_t millis;
+      std::memcpy(&months, b.data(), 4);
+      std::memcpy(&days, b.data() + 4, 4);
+      std::memcpy(&millis, b.data() + 8, 4);
+      return "I:" + std::to_string(months) + "," + std::to_string(days) + "," + std::to_string(int64_t{millis} * 1000) +
+             "=" + value_text(c, row).value_or("?");
+    }
     case LogicalKind::kFloat16: {
       const float f = static_cast<float>(c.value_as_double(row));
       if (std::isnan(f)) return "f:nan";
@@ -213,8 +228,9 @@ inline std::string duckdb_type_for(const ColumnSchema& s) {
     case PhysicalType::kBoolean: return "BOOLEAN";
     case PhysicalType::kFloat: return "FLOAT";
     case PhysicalType::kDouble: return "DOUBLE";
-    case PhysicalType::kByteArray: return s.is_string ? "VARCHAR" : "BLOB";
-    case PhysicalType::kFixedLenByteArray: return s.logical.kind == LogicalKind::kUuid ? "UUID" : "BLOB";
+    case PhysicalType::kByteArray: return s.logical.kind == LogicalKind::kJson ? "JSON" : s.is_string ? "VARCHAR" : "BLOB";
+    case PhysicalType::kFixedLenByteArray:
+      return s.logical.kind == LogicalKind::kUuid ? "UUID" : s.logical.kind == LogicalKind::kInterval ? "INTERVAL" : "BLOB";
     case PhysicalType::kInt32:
     case PhysicalType::kInt64: {
       const IntAnnotation a = s.int_annotation.value_or(IntAnnotation{s.type == PhysicalType::kInt32 ? 32 : 64, true});

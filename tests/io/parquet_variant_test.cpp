@@ -132,14 +132,14 @@ TEST(VariantFiles, NullGroupsAreNullsAndVariantNullsAreJsonNull) {
   EXPECT_EQ(value_text(n.column("var"), 0), "null");
 }
 
-// A table read with a VARIANT column writes it as JSON text (a STRING annotated JSON), which reads back as text.
+// A table read with a VARIANT column writes it as JSON text (a STRING annotated JSON), which reads back as JSON text.
 TEST(VariantFiles, WrittenBackAsJsonStrings) {
   const Table t = read_table(folder_file("variant_object_string_and_array.parquet"));
   const std::string path = feedline::testing::scratch_dir("variant-write") + "/back.parquet";
   write_table(path, t);
   const Table back = read_table(path);
   const Column& var = back.column("var");
-  EXPECT_EQ(var.schema.logical.kind, LogicalKind::kNone);
+  EXPECT_EQ(var.schema.logical.kind, LogicalKind::kJson);
   EXPECT_TRUE(var.schema.is_string);
   EXPECT_EQ(var.byte_arrays(), t.column("var").byte_arrays());
 }

@@ -85,6 +85,10 @@ struct ReadOptions {
   std::vector<std::string> columns;   // empty: every column
   std::vector<int64_t> row_groups;    // empty: every row group
   int num_threads = 0;                // 0: every core
+  // The most bytes the read's output (and any one page's decompressed values) may take; more is refused as
+  // hostile (a file of a few KB can declare gigabytes). 0: the most of 1 GiB, 1024 x the file's size and a
+  // quarter of the machine's memory.
+  int64_t max_output_bytes = 0;
 };
 
 // Reads the chosen columns (every column when none are chosen), in the order asked for, of the chosen row
@@ -93,8 +97,8 @@ struct ReadOptions {
 // page CRC mismatch), Unsupported for valid features outside the list above (naming the column and the
 // feature: encryption, column data in another file, a VARIANT inside a list, a LIST or MAP group of a shape the
 // spec does not give),
-// InvalidArgument for an unknown or repeated column or row group. Output larger than max(1 GiB, 1024 x the
-// file size) is refused as hostile.
+// InvalidArgument for an unknown or repeated column or row group. Output larger than options.max_output_bytes is
+// refused as hostile.
 Table read_table(const std::string& path, const ReadOptions& options = {});
 
 // What a file holds, from its footer alone.

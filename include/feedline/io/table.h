@@ -31,8 +31,12 @@ struct IntAnnotation {
 // FIXED_LEN_BYTE_ARRAY(2) of IEEE half-precision, little-endian; UUID is a FIXED_LEN_BYTE_ARRAY(16) of the UUID's
 // bytes in their written order (shown as the canonical 8-4-4-4-12 lowercase hex). VARIANT (semi-structured
 // values, shredded or not) is read as each value's JSON text in a BYTE_ARRAY STRING column, and written as a
-// STRING annotated JSON.
-enum class LogicalKind { kNone, kDate, kTime, kTimestamp, kDecimal, kFloat16, kUuid, kVariant };
+// STRING annotated JSON. INTERVAL is a FIXED_LEN_BYTE_ARRAY(12) of three little-endian 32-bit counts: months,
+// days, milliseconds (shown as DuckDB shows it: "1 year 2 months 3 days 04:05:06.789"). JSON and ENUM are
+// BYTE_ARRAY strings (is_string), BSON a BYTE_ARRAY of bytes: the kind only names what the text or bytes are.
+enum class LogicalKind {
+  kNone, kDate, kTime, kTimestamp, kDecimal, kFloat16, kUuid, kVariant, kInterval, kJson, kEnum, kBson
+};
 enum class TimeUnit { kMillis, kMicros, kNanos };
 
 struct LogicalAnnotation {
@@ -56,7 +60,7 @@ struct ColumnSchema {
   std::optional<IntAnnotation> int_annotation;  // only for kInt32 / kInt64
   bool is_string = false;                        // kByteArray with a STRING (UTF8) annotation
   int32_t type_length = 0;                       // kFixedLenByteArray: bytes per value (positive)
-  LogicalAnnotation logical;                     // DATE, TIME, TIMESTAMP, DECIMAL, FLOAT16
+  LogicalAnnotation logical;                     // DATE, TIME, TIMESTAMP, DECIMAL, FLOAT16, UUID, ...
   // A list column (Parquet's LIST of a primitive, or a bare repeated primitive): each row holds a list of
   // values of the type above. `nullable` then says whether a row's list may be null, `element_nullable`
   // whether an element may be.

@@ -26,11 +26,17 @@
 
 namespace feedline::parquet::detail {
 
-constexpr int64_t kMaxPageBytes = int64_t{1} << 30;
 constexpr int64_t kMaxDictionaryHeaderBytes = 100;
-// Decoded output may exceed the file by this factor (RLE runs compress without bound), or reach kMinBudget.
+// The output budget (ReadOptions::max_output_bytes) by default: the most of these three. Decoded output may exceed
+// the file by kMaxExpansion (RLE runs compress without bound), reach kMinOutputBudget, or take
+// 1 / kMemoryShare of the machine's memory. A page's decompressed size must be within the budget too.
 constexpr int64_t kMaxExpansion = 1024;
 constexpr int64_t kMinOutputBudget = int64_t{1} << 30;
+constexpr int64_t kMemoryShare = 4;
+int64_t default_output_budget(int64_t file_size);
+// A page decompressed into more than this goes to a buffer of its own, freed with the page, rather than into the
+// thread's scratch (which the thread keeps).
+constexpr int64_t kMaxScratchBytes = int64_t{64} << 20;
 // A column chunk this large (compressed) may decode its pages on several threads.
 constexpr int64_t kMinParallelChunkBytes = int64_t{1} << 20;
 
@@ -79,6 +85,9 @@ struct PageData {
   size_t v2_rep_size = 0;
   const uint8_t* v2_def_levels = nullptr;
   size_t v2_def_size = 0;
+  // The decompressed values of a page larger than kMaxScratchBytes: freed with the page, not kept in the thread's
+  // scratch for the process's life.
+  std::vector<uint8_t> large;
 };
 
 // Moves `present` packed values at out[0..present) to their slots, zeroing null slots, back to front in place.
@@ -220,11 +229,13 @@ class ChunkReader {
   void decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst);
   // Checks the page's sizes against the limits and its CRC when it has one.
   void check_crc(const format::PageHeader& h, const uint8_t* data) const;
-  // The values of a page, decompressed into scratch unless stored plain (v2 pages may say is_compressed false).
-  const uint8_t* values_body(const uint8_t* data, int64_t compressed, int64_t uncompressed, bool is_compressed,
-                             size_t* size) const;
+  // The values of a page, decompressed into scratch (into *large past kMaxScratchBytes) unless stored plain (v2
+  // pages may say is_compressed false).
+  const uint8_t* values_body(std::vector<uint8_t>* large, const uint8_t* data, int64_t compressed, int64_t uncompressed,
+                             bool is_compressed, size_t* size) const;
   // check_crc, then values_body of the whole page (data page v1, dictionary page).
-  const uint8_t* page_body(const format::PageHeader& h, const uint8_t* data, size_t* size) const;
+  const uint8_t* page_body(std::vector<uint8_t>* large, const format::PageHeader& h, const uint8_t* data,
+                           size_t* size) const;
 
   const ParsedFile& file_;
   const Leaf& leaf_;

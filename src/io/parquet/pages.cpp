@@ -6,9 +6,9 @@ namespace feedline::parquet::detail {
 
 void ChunkReader::check_crc(const format::PageHeader& h, const uint8_t* data) const {
   if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0) throw InvalidFile("negative page size");
-  if (h.uncompressed_page_size > kMaxPageBytes) {
-    throw InvalidFile("page of " + std::to_string(h.uncompressed_page_size) + " bytes exceeds the limit of " +
-                      std::to_string(kMaxPageBytes));
+  if (h.uncompressed_page_size > budget_) {
+    throw InvalidFile("page of " + std::to_string(h.uncompressed_page_size) +
+                      " bytes exceeds the read's memory limit of " + std::to_string(budget_) + " bytes");
   }
   if (h.crc) {
     const uint32_t crc = crc32_of(data, static_cast<size_t>(h.compressed_page_size));
@@ -16,8 +16,8 @@ void ChunkReader::check_crc(const format::PageHeader& h, const uint8_t* data) co
   }
 }
 
-const uint8_t* ChunkReader::values_body(const uint8_t* data, int64_t compressed, int64_t uncompressed,
-                                        bool is_compressed, size_t* size) const {
+const uint8_t* ChunkReader::values_body(std::vector<uint8_t>* large, const uint8_t* data, int64_t compressed,
+                                        int64_t uncompressed, bool is_compressed, size_t* size) const {
   *size = static_cast<size_t>(uncompressed);
   if (codec_ == Codec::kUncompressed || !is_compressed) {
     if (compressed != uncompressed) {
@@ -29,15 +29,16 @@ const uint8_t* ChunkReader::values_body(const uint8_t* data, int64_t compressed,
   // An empty values section (a v2 page of nulls alone, as Spark writes it): nothing was compressed, so there is no
   // codec frame to read, and no value to decode.
   if (compressed == 0 && uncompressed == 0) return data;
-  std::vector<uint8_t>& buf = scratch().page;
+  std::vector<uint8_t>& buf = uncompressed > kMaxScratchBytes ? *large : scratch().page;
   if (buf.size() < *size + kPadding) buf.resize(*size + kPadding);
   decompress(codec_, data, static_cast<size_t>(compressed), buf.data(), *size);
   return buf.data();
 }
 
-const uint8_t* ChunkReader::page_body(const format::PageHeader& h, const uint8_t* data, size_t* size) const {
+const uint8_t* ChunkReader::page_body(std::vector<uint8_t>* large, const format::PageHeader& h, const uint8_t* data,
+                                      size_t* size) const {
   check_crc(h, data);
-  return values_body(data, h.compressed_page_size, h.uncompressed_page_size, true, size);
+  return values_body(large, data, h.compressed_page_size, h.uncompressed_page_size, true, size);
 }
 
 int64_t ChunkReader::load() {
@@ -89,7 +90,7 @@ const uint8_t* ChunkReader::open_page(const PageRef& ref, PageData* page, size_t
     page->encoding = h.data_page_header->encoding;
     page->definition_level_encoding = h.data_page_header->definition_level_encoding;
     page->repetition_level_encoding = h.data_page_header->repetition_level_encoding;
-    return page_body(h, ref.data, size);
+    return page_body(&page->large, h, ref.data, size);
   }
   const format::DataPageHeaderV2& v2 = *h.data_page_header_v2;
   const int64_t rep = v2.repetition_levels_byte_length, def = v2.definition_levels_byte_length;
@@ -101,8 +102,8 @@ const uint8_t* ChunkReader::open_page(const PageRef& ref, PageData* page, size_t
   page->v2_rep_size = static_cast<size_t>(rep);
   page->v2_def_levels = ref.data + rep;
   page->v2_def_size = static_cast<size_t>(def);
-  return values_body(ref.data + rep + def, h.compressed_page_size - rep - def, h.uncompressed_page_size - rep - def,
-                     v2.is_compressed, size);
+  return values_body(&page->large, ref.data + rep + def, h.compressed_page_size - rep - def,
+                     h.uncompressed_page_size - rep - def, v2.is_compressed, size);
 }
 
 void ChunkReader::rethrow_header_error() {

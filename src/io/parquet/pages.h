@@ -33,7 +33,8 @@ ChunkReader::PageRef ChunkReader::next_data_page(int64_t* pos, int64_t seen, int
         if (have_dictionary_) throw InvalidFile("second dictionary page");
         if (seen > 0) throw InvalidFile("dictionary page after data pages");
         size_t size;
-        const uint8_t* body = page_body(h, ref.data, &size);
+        std::vector<uint8_t> large;
+        const uint8_t* body = page_body(&large, h, ref.data, &size);
         read_dictionary_page<T>(h, body, size);
         break;
       }

@@ -1,6 +1,8 @@
 // Reads Parquet files into a Table: the footer and schema (parse), then every (row group, column) chunk of a read
 // decoded on a pool of threads straight into the Table's vectors (read_parsed), a ChunkReader each (see
 // chunk_reader.h for how a chunk's reading is split by job).
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +27,13 @@ namespace feedline::parquet {
 std::atomic<int> internal::page_threads{0};
 
 using namespace detail;
+
+int64_t detail::default_output_budget(int64_t file_size) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+  const int64_t memory = pages > 0 && page_size > 0 ? int64_t{pages} * page_size : 0;
+  const int64_t expanded = file_size > INT64_MAX / kMaxExpansion ? INT64_MAX : file_size * kMaxExpansion;
+  return std::max({kMinOutputBudget, expanded, memory / kMemoryShare});
+}
 
 namespace {
 
@@ -274,7 +283,8 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
   }
   const int64_t num_rows = group_first_row[num_groups];
 
-  const int64_t budget = std::max(kMinOutputBudget, f.size * kMaxExpansion);
+  if (options.max_output_bytes < 0) throw InvalidArgument("max_output_bytes must not be negative");
+  const int64_t budget = options.max_output_bytes > 0 ? options.max_output_bytes : default_output_budget(f.size);
   {
     // A small hostile file must not make us allocate without bound: what the footer declares counts against
     // the budget before anything is allocated.
@@ -282,8 +292,7 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
     const auto add = [&](int64_t count, int64_t width) {
       if (count > (budget - need) / width) {
         throw InvalidFile(path + ": " + std::to_string(num_rows) + " rows of " + std::to_string(selected.size()) +
-                          " columns would exceed the memory limit for a file of " + std::to_string(f.size) +
-                          " bytes");
+                          " columns would exceed the read's memory limit of " + std::to_string(budget) + " bytes");
       }
       need += count * width;
     };

@@ -22,11 +22,13 @@ void set_int(Leaf* leaf, int bit_width, bool is_signed) {
   leaf->schema.int_annotation = IntAnnotation{bit_width, is_signed};
 }
 
-void set_text(Leaf* leaf, bool is_string, const char* what) {
+// STRING (UTF8), ENUM, JSON: text; BSON: bytes. `kind` names the last three.
+void set_text(Leaf* leaf, bool is_string, const char* what, LogicalKind kind = LogicalKind::kNone) {
   if (leaf->physical_type != format::type::kByteArray) {
     throw InvalidFile("column '" + leaf->name + "': " + what + " annotation on " + format::type_name(leaf->physical_type));
   }
   leaf->schema.is_string = is_string;
+  leaf->schema.logical.kind = kind;
 }
 
 bool physical_is(const Leaf* leaf, int32_t type) { return leaf->physical_type == type; }
@@ -92,9 +94,9 @@ void apply_logical(Leaf* leaf, const format::LogicalType& lt) {
       return;
     case format::logical::kInteger: return set_int(leaf, lt.int_bit_width, lt.int_is_signed);
     case format::logical::kString: return set_text(leaf, true, "STRING");
-    case format::logical::kEnum: return set_text(leaf, true, "ENUM");
-    case format::logical::kJson: return set_text(leaf, true, "JSON");
-    case format::logical::kBson: return set_text(leaf, false, "BSON");
+    case format::logical::kEnum: return set_text(leaf, true, "ENUM", LogicalKind::kEnum);
+    case format::logical::kJson: return set_text(leaf, true, "JSON", LogicalKind::kJson);
+    case format::logical::kBson: return set_text(leaf, false, "BSON", LogicalKind::kBson);
     case format::logical::kGeometry:
     case format::logical::kGeography:
       // Well-known binary in a BYTE_ARRAY: the bytes are the value (as DuckDB without its spatial extension reads
@@ -130,9 +132,9 @@ void apply_converted(Leaf* leaf, const format::SchemaElement& e) {
     case format::converted::kTimestampMillis: return set_time(leaf, true, 1, true);
     case format::converted::kTimestampMicros: return set_time(leaf, true, 2, true);
     case format::converted::kUtf8: return set_text(leaf, true, "UTF8");
-    case format::converted::kEnum: return set_text(leaf, true, "ENUM");
-    case format::converted::kJson: return set_text(leaf, true, "JSON");
-    case format::converted::kBson: return set_text(leaf, false, "BSON");
+    case format::converted::kEnum: return set_text(leaf, true, "ENUM", LogicalKind::kEnum);
+    case format::converted::kJson: return set_text(leaf, true, "JSON", LogicalKind::kJson);
+    case format::converted::kBson: return set_text(leaf, false, "BSON", LogicalKind::kBson);
     case format::converted::kUint8: return set_int(leaf, 8, false);
     case format::converted::kUint16: return set_int(leaf, 16, false);
     case format::converted::kUint32: return set_int(leaf, 32, false);
@@ -141,16 +143,23 @@ void apply_converted(Leaf* leaf, const format::SchemaElement& e) {
     case format::converted::kInt16: return set_int(leaf, 16, true);
     case format::converted::kInt32: return set_int(leaf, 32, true);
     case format::converted::kInt64: return set_int(leaf, 64, true);
+    case format::converted::kInterval:
+      if (physical_is(leaf, format::type::kFixedLenByteArray) && leaf->schema.type_length == 12) {
+        leaf->schema.logical.kind = LogicalKind::kInterval;
+        return;
+      }
+      break;  // of another type: malformed, read as that type, with the note below
     case format::converted::kMap:
     case format::converted::kMapKeyValue:
     case format::converted::kList:  // a group's annotation on a primitive: the file's nesting is not what it says
       leaf->unsupported = std::string("converted type ") + format::converted_type_name(ct) + " on a primitive column";
       return;
-    default:
-      // INTERVAL, or an id of a newer format: read as the physical type, as readers that do not know it read it.
-      leaf->note = std::string("converted type ") + format::converted_type_name(ct) + " (" + std::to_string(ct) +
-                   "): read as " + format::type_name(leaf->physical_type);
+    default: break;
   }
+  // INTERVAL on a type it does not fit, or an id of a newer format: read as the physical type, as readers that do
+  // not know it read it.
+  leaf->note = std::string("converted type ") + format::converted_type_name(ct) + " (" + std::to_string(ct) +
+               "): read as " + format::type_name(leaf->physical_type);
 }
 
 constexpr int kMaxSchemaDepth = 64;  // deeper nesting is refused as hostile (it would only recurse)
@@ -647,11 +656,23 @@ format::SchemaElement to_schema_element(const ColumnSchema& c) {
       case LogicalKind::kFloat16: lt.kind = format::logical::kFloat16; break;
       case LogicalKind::kUuid: lt.kind = format::logical::kUuid; break;
       case LogicalKind::kVariant:  // its JSON text
+      case LogicalKind::kJson:
         lt.kind = format::logical::kJson;
         e.converted_type = format::converted::kJson;
         break;
+      case LogicalKind::kEnum:
+        lt.kind = format::logical::kEnum;
+        e.converted_type = format::converted::kEnum;
+        break;
+      case LogicalKind::kBson:  // (no converted type: DuckDB refuses a file with converted type BSON)
+        lt.kind = format::logical::kBson;
+        e.converted_type.reset();
+        break;
+      case LogicalKind::kInterval:  // a converted type only: LogicalType has no INTERVAL
+        e.converted_type = format::converted::kInterval;
+        break;
     }
-    e.logical_type = lt;
+    if (a.kind != LogicalKind::kInterval) e.logical_type = lt;
   }
   return e;
 }

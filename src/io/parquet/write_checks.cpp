@@ -167,10 +167,15 @@ void validate(const Table& table, const WriteOptions& options) {
     if (s.logical.kind != LogicalKind::kNone) {
       const LogicalAnnotation& a = s.logical;
       const bool bytes = s.type == PhysicalType::kByteArray || s.type == PhysicalType::kFixedLenByteArray;
-      bool ok = !s.int_annotation && (!s.is_string || a.kind == LogicalKind::kVariant);
+      const bool text = a.kind == LogicalKind::kVariant || a.kind == LogicalKind::kJson || a.kind == LogicalKind::kEnum;
+      bool ok = !s.int_annotation && (!s.is_string || text);
       switch (a.kind) {
         case LogicalKind::kNone: break;
         case LogicalKind::kVariant: ok = ok && s.type == PhysicalType::kByteArray; break;  // JSON text
+        case LogicalKind::kJson:
+        case LogicalKind::kEnum: ok = ok && s.type == PhysicalType::kByteArray && s.is_string; break;
+        case LogicalKind::kBson: ok = ok && s.type == PhysicalType::kByteArray; break;
+        case LogicalKind::kInterval: ok = ok && s.type == PhysicalType::kFixedLenByteArray && s.type_length == 12; break;
         case LogicalKind::kDate: ok = ok && s.type == PhysicalType::kInt32; break;
         case LogicalKind::kTime:
           ok = ok && s.type == (a.unit == TimeUnit::kMillis ? PhysicalType::kInt32 : PhysicalType::kInt64);

@@ -362,7 +362,8 @@ EncodedChunk encode_byte_arrays(const Column& col, const ChunkShape& shape, cons
   if (options.statistics) {
     format::Statistics s;
     s.null_count = shape.entries - static_cast<int64_t>(n);  // as encode_fixed counts them
-    if (n > 0) {
+    // (INTERVAL has no order: the format's readers take no minimum or maximum of one)
+    if (n > 0 && col.schema.logical.kind != LogicalKind::kInterval) {
       std::string_view lo = all.at(present[0]), hi = lo;
       for (int64_t r : present) {
         const std::string_view v = all.at(r);
