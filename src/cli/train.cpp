@@ -277,8 +277,11 @@ int train_ranked(const TrainArgs& args, const std::optional<dist::WorldInfo>& wo
   fmt::print("Total Test Time: {:.2f}s\n", test_total);
   fmt::print("Test Accuracy: {:.2f}%\n", 100.0 * results.back().test_accuracy);
   if (const auto* stream = dynamic_cast<const ParquetStreamDataset*>(train_set.get())) {
-    fmt::print("Streamed: {} row group reads of the train file's {} row groups, over {} epoch{}\n",
-               stream->row_group_reads(), stream->shuffle_blocks().size(), args.epochs, args.epochs == 1 ? "" : "s");
+    const size_t files = stream->num_files();
+    fmt::print("Streamed: {} row group reads of the train {}'s {} row groups, over {} epoch{}\n",
+               stream->row_group_reads(),
+               files == 1 ? std::string("file") : fmt::format("dataset ({} files)", files),
+               stream->shuffle_blocks().size(), args.epochs, args.epochs == 1 ? "" : "s");
   }
   if (!args.save.empty() && lead) {
     save_module(*model, args.save);

@@ -1251,7 +1251,7 @@ TEST(Cli, TrainStreamsAFolderOfParquetFiles) {
   ASSERT_EQ(r.status, 0) << r.output;
   // 600 rows in 3 files of 4 row groups (64, 64, 64, 8).
   EXPECT_TRUE(contains(r.output, "600 train, 200 test samples")) << r.output;
-  EXPECT_TRUE(contains(r.output, "of the train file's 12 row groups, over 2 epochs")) << r.output;
+  EXPECT_TRUE(contains(r.output, "of the train dataset (3 files)'s 12 row groups, over 2 epochs")) << r.output;
   const auto acc = r.output.find("Test Accuracy: ");
   ASSERT_NE(acc, std::string::npos) << r.output;
   EXPECT_GE(std::stod(r.output.substr(acc + 15)), 80.0) << r.output;

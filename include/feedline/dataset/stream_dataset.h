@@ -54,6 +54,8 @@ class ParquetStreamDataset : public Dataset {
 
   // Row groups read and decoded so far (each read counts, a re-read after eviction too).
   int64_t row_group_reads() const { return reads_.load(); }
+  // The Parquet files the dataset reads (1 for a single file).
+  size_t num_files() const { return dataset_.num_files(); }
 
  private:
   struct Block {  // one decoded row group
