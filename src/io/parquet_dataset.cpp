@@ -94,6 +94,70 @@ std::vector<std::string> glob_paths(const std::string& pattern) {
   return out;
 }
 
+// `dir` and every folder under it, leaving out names that start with `.` or `_` as walk_folder does.
+void every_folder(const std::string& dir, int depth, std::vector<std::string>* out) {
+  if (depth > kMaxFolderDepth) {
+    throw InvalidArgument(dir + ": folders nested more than " + std::to_string(kMaxFolderDepth) +
+                          " deep (a link to a folder above?)");
+  }
+  out->push_back(dir);
+  DIR* d = ::opendir(dir.empty() ? "." : dir.c_str());
+  if (d == nullptr) return;  // (matched, then gone or unreadable: nothing under it)
+  std::vector<std::string> names;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (!name.empty() && name[0] != '.' && name[0] != '_') names.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    const std::string path = dir.empty() ? name : join(dir, name);
+    if (is_folder(path)) every_folder(path, depth + 1, out);
+  }
+}
+
+// The paths a pattern matches: POSIX glob, where a path segment that is `**` matches any number of folders (none
+// too) at that point, as in DuckDB's and Python's globs: `data/**/*.parquet`, `data/**`.
+std::vector<std::string> match_pattern(const std::string& pattern) {
+  size_t at = std::string::npos;
+  for (size_t pos = pattern.find("**"); pos != std::string::npos; pos = pattern.find("**", pos + 1)) {
+    const bool starts = pos == 0 || pattern[pos - 1] == '/';
+    const bool ends = pos + 2 == pattern.size() || pattern[pos + 2] == '/';
+    if (starts && ends) {
+      at = pos;
+      break;
+    }
+  }
+  if (at == std::string::npos) return glob_paths(pattern);
+  // The folders the part before `**` names, then the rest matched under each of them and every folder below.
+  std::string head = pattern.substr(0, at), tail = pattern.substr(at + 2);
+  while (head.size() > 1 && head.back() == '/') head.pop_back();
+  if (!tail.empty()) tail.erase(0, 1);
+  std::vector<std::string> bases;
+  if (head.empty()) {
+    bases.push_back("");
+  } else if (has_wildcard(head)) {
+    for (const std::string& path : glob_paths(head)) {
+      if (is_folder(path)) bases.push_back(path);
+    }
+  } else if (is_folder(head)) {
+    bases.push_back(head);
+  }
+  std::vector<std::string> out;
+  for (const std::string& base : bases) {
+    if (tail.empty()) {  // the folder, whose files are every file under it
+      out.push_back(base.empty() ? "." : base);
+      continue;
+    }
+    std::vector<std::string> folders;
+    every_folder(base, 0, &folders);
+    for (const std::string& folder : folders) {
+      for (std::string& path : match_pattern(folder.empty() ? tail : join(folder, tail))) out.push_back(std::move(path));
+    }
+  }
+  return out;
+}
+
 // One entry of a spec (a file, a folder or a pattern) as files.
 void expand_entry(const std::string& entry, std::vector<std::string>* out) {
   struct stat st;
@@ -112,7 +176,7 @@ void expand_entry(const std::string& entry, std::vector<std::string>* out) {
   }
   if (!has_wildcard(entry)) throw IoError(entry + ": no such file or folder", ENOENT);
   const size_t before = out->size();
-  for (const std::string& path : glob_paths(entry)) {
+  for (const std::string& path : match_pattern(entry)) {
     if (is_folder(path)) {
       walk_folder(path, 0, out);
     } else {

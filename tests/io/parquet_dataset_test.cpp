@@ -174,8 +174,22 @@ TEST(ParquetDataset, HiveKeysBecomeTypedColumns) {
   EXPECT_EQ(by_year.columns[0].schema.name, "id");
   EXPECT_EQ(by_year.columns[1].as<int64_t>(), year.as<int64_t>());
 
-  // A glob over the partitions reads the keys of the same paths.
+  // A glob over the partitions reads the keys of the same paths; so does `**`, any number of folders (the
+  // _SUCCESS file and folders starting with . or _ left out, as a folder's are).
   testing::expect_tables_equal(t, read_dataset(dir + "/year=*/month=*/region=*/*.parquet"));
+  write(dir + "/year=2024/_temporary/month=01/region=eu/part-0.parquet", id_name_table(50, 1));
+  write(dir + "/.staging/year=2024/month=01/region=eu/part-0.parquet", id_name_table(51, 1));
+  testing::expect_tables_equal(t, read_dataset(dir + "/**/*.parquet"));
+  testing::expect_tables_equal(t, read_dataset(dir + "/**"));
+  testing::expect_tables_equal(t, read_dataset(dir + "/year=*/**/part-?.parquet"));
+  EXPECT_EQ(DatasetReader(dir + "/**/region=eu/**/part-1.parquet").num_files(), 1u);
+  EXPECT_EQ(DatasetReader(dir + "/year=2024/**/region=*/part-0.parquet").num_files(), 2u);
+  // `**` matches no folder too: the files right in the folder before it.
+  write(dir + "/flat/part-0.parquet", id_name_table(52, 1));
+  EXPECT_EQ(DatasetReader(dir + "/flat/**/*.parquet").num_files(), 1u);
+  std::filesystem::remove_all(dir + "/flat");
+  EXPECT_EQ(error_of([&] { read_dataset(dir + "/**/nothing-*.parquet"); }),
+            dir + "/**/nothing-*.parquet: no file matches this pattern");
 
   // Every path must name the same keys.
   write(dir + "/year=2025/part-0.parquet", id_name_table(8, 1));
