@@ -1,5 +1,6 @@
-// Times feedline::parquet::read_table on each file: one warm-up read, then --repeat timed reads; prints one
-// CSV line per file (file, threads, rows, columns, median seconds, min seconds). Pair it with
+// Times feedline::parquet::read_table on each file (read_dataset on a folder, glob or list of files): one warm-up
+// read, then --repeat timed reads; prints one CSV line per file (file, threads, rows, columns, median seconds, min
+// seconds). Pair it with
 // bench/duckdb_read.mjs, which times DuckDB on the same files with the same thread count. --columns a,b reads
 // only those columns of every file (what projection saves: the other chunks are neither read nor decoded).
 // --keep-memory has malloc keep what the reads free for the next read, as DuckDB's allocator does in its own
@@ -16,6 +17,7 @@
 
 #include "feedline/io/error.h"
 #include "feedline/io/parquet.h"
+#include "feedline/io/parquet_dataset.h"
 
 int main(int argc, char** argv) {
   int threads = 0, repeat = 5;
@@ -62,11 +64,15 @@ int main(int argc, char** argv) {
       feedline::parquet::ReadOptions options;
       options.num_threads = threads;
       options.columns = columns;
-      const auto warm = feedline::parquet::read_table(f, options);
+      const bool dataset = feedline::parquet::is_dataset_spec(f);
+      const auto read = [&] {
+        return dataset ? feedline::parquet::read_dataset(f, options) : feedline::parquet::read_table(f, options);
+      };
+      const auto warm = read();
       std::vector<double> times;
       for (int r = 0; r < repeat; ++r) {
         const auto start = std::chrono::steady_clock::now();
-        const auto table = feedline::parquet::read_table(f, options);
+        const auto table = read();
         times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       }
       std::sort(times.begin(), times.end());

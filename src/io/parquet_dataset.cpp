@@ -546,10 +546,22 @@ Table DatasetReader::read_file(size_t i, const ReadOptions& options) const {
 }
 
 Table DatasetReader::read(const ReadOptions& options) const {
-  Table out = read_file(0, options);
-  for (size_t i = 1; i < num_files(); ++i) {
-    const Table t = read_file(i, options);
-    append_rows(out, t, 0, t.num_rows);
+  // A window of files as many as the threads is read at once (a file of few columns or row groups would keep only
+  // some of them busy, each file's own read taking the threads it can), then appended in order. An error is the
+  // first file's that fails, as when read one after another.
+  const auto window = static_cast<size_t>(resolve_threads(options.num_threads));
+  Table out;
+  for (size_t first = 0; first < num_files(); first += window) {
+    std::vector<Table> parts(std::min(window, num_files() - first));
+    parallel_for(parts.size(), static_cast<int>(window), [&](size_t k) { parts[k] = read_file(first + k, options); });
+    for (size_t k = 0; k < parts.size(); ++k) {
+      if (first + k == 0) {
+        out = std::move(parts[k]);
+      } else {
+        append_rows(out, parts[k], 0, parts[k].num_rows);
+      }
+      parts[k] = Table();
+    }
   }
   return out;
 }

@@ -91,15 +91,25 @@ TEST(ParquetDataset, AFolderOfShardsReadsAsTheConcatenatedTable) {
   }
   testing::expect_tables_equal(expected, some);
 
-  // Files beyond max_open_files are opened again when read, to the same rows.
+  // Files beyond max_open_files are opened again when read, to the same rows (one file at a time, so that the
+  // count of opens does not hang on the order in which threads open them).
   const DatasetReader one_open(dir, 2, /*max_open_files=*/1);
   EXPECT_EQ(one_open.file_opens(), 3);
-  testing::expect_tables_equal(whole, one_open.read());
+  parquet::ReadOptions one_thread;
+  one_thread.num_threads = 1;
+  testing::expect_tables_equal(whole, one_open.read(one_thread));
   EXPECT_EQ(one_open.file_opens(), 3 + 2) << "file 0 was kept open from the footers; files 1 and 2 opened again";
   EXPECT_EQ(dataset.file_opens(), 3) << "three files kept open";
   testing::expect_tables_equal(whole, dataset.read());
   EXPECT_EQ(dataset.file_opens(), 3);
   EXPECT_THROW(DatasetReader(dir, 1, 0), InvalidArgument);
+
+  // Files read several at once, on more threads than files, or fewer: the same rows in the same order.
+  for (const int threads : {2, 3, 5}) {
+    parquet::ReadOptions threaded;
+    threaded.num_threads = threads;
+    testing::expect_tables_equal(whole, dataset.read(threaded));
+  }
 
   // A trailing slash, and the library's other readers of a path.
   testing::expect_tables_equal(whole, read_dataset(dir + "/"));
@@ -249,6 +259,31 @@ TEST(ParquetDataset, AColumnThatCannotBeReadIsRefusedAsInOneFile) {
   parquet::ReadOptions options;
   options.columns = {"id"};
   EXPECT_EQ(read_dataset(dir, options).num_rows, parquet::read_table(dir + "/part-0.parquet", options).num_rows);
+}
+
+// Files read several at once fail as when read in order: the error is the first failing file's.
+TEST(ParquetDataset, TheErrorIsTheFirstFailingFilesInOrder) {
+  const std::string dir = testing::scratch_dir("dataset_corrupt");
+  parquet::WriteOptions checked;
+  checked.page_checksums = true;
+  for (int f = 0; f < 5; ++f) {
+    const std::string path = dir + "/part-" + std::to_string(f) + ".parquet";
+    parquet::write_table(path, id_name_table(10 * f, 50), checked);
+    if (f == 2 || f == 3) {  // a byte of the first page's values flipped: its CRC no longer matches
+      std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+      file.seekg(40);
+      const char c = static_cast<char>(file.get());
+      file.seekp(40);
+      file.put(static_cast<char>(c ^ 0x20));
+    }
+  }
+  for (const int threads : {1, 2, 4}) {
+    parquet::ReadOptions options;
+    options.num_threads = threads;
+    const std::string message = error_of([&] { read_dataset(dir, options); });
+    EXPECT_TRUE(contains(message, dir + "/part-2.parquet: column 'id'")) << threads << ": " << message;
+    EXPECT_TRUE(contains(message, "page checksum mismatch")) << message;
+  }
 }
 
 TEST(ParquetDataset, ColumnOrderAndNullabilityMayDiffer) {

@@ -83,7 +83,8 @@ class DatasetReader {
   // What read_table() reads of file `i` (options.columns may name Hive columns too: empty means every column of
   // the dataset's schema), with the dataset's column order and nullability. Throws as read_table() does.
   Table read_file(size_t i, const ReadOptions& options = {}) const;
-  // Every file's read_file(), one after another, as one table (options.row_groups: of each file).
+  // Every file's read_file(), in order, as one table (options.row_groups: of each file); as many files at once as
+  // options.num_threads resolves to.
   Table read(const ReadOptions& options = {}) const;
 
  private:
