@@ -260,6 +260,35 @@ TEST(ParquetRoundTrip, StatisticsCompareUnsignedAsUnsigned) {
   expect_tables_equal(t, read_table(path));
 }
 
+// DECIMAL in byte arrays orders as signed numbers (two's complement, big-endian, any length), as Parquet's
+// statistics want it: unsigned byte order would make -1 (0xff) the maximum.
+TEST(ParquetRoundTrip, DecimalStatisticsCompareAsSignedNumbers) {
+  for (const PhysicalType type : {PhysicalType::kByteArray, PhysicalType::kFixedLenByteArray}) {
+    const bool fixed = type == PhysicalType::kFixedLenByteArray;
+    ColumnSchema schema{"dec", type, false, std::nullopt, false, fixed ? 2 : 0};
+    schema.logical.kind = LogicalKind::kDecimal;
+    schema.logical.precision = 4;
+    schema.logical.scale = 2;
+    Table t;
+    t.columns = {make_column(schema)};
+    // 1, -1, 32767, -512, 5 (in one or two bytes where the lengths may vary)
+    const std::vector<std::string> values =
+        fixed ? std::vector<std::string>{std::string("\x00\x01", 2), std::string("\xff\xff", 2),
+                                         std::string("\x7f\xff", 2), std::string("\xfe\x00", 2),
+                                         std::string("\x00\x05", 2)}
+              : std::vector<std::string>{std::string("\x01", 1), std::string("\xff", 1), std::string("\x7f\xff", 2),
+                                         std::string("\xfe\x00", 2), std::string("\x05", 1)};
+    for (const std::string& v : values) std::get<ByteArrays>(t.columns[0].values).push_back(v);
+    t.num_rows = static_cast<int64_t>(values.size());
+    const std::string path = scratch_dir("decimal-stats") + "/d.parquet";
+    write_table(path, t);
+    const ColumnChunkInfo& c = read_file_info(path).row_groups.at(0).columns.at(0);
+    EXPECT_EQ(decimal_bytes_to_string(c.min, 2), "-5.12") << to_string(type);
+    EXPECT_EQ(decimal_bytes_to_string(c.max, 2), "327.67") << to_string(type);
+    expect_tables_equal(t, read_table(path));
+  }
+}
+
 TEST(ParquetRoundTrip, KeyValueMetadataAndCreatedBy) {
   RandomTableSpec spec;
   spec.rows = 10;

@@ -339,6 +339,25 @@ EncodedChunk encode_fixed(const Column& col, const ChunkShape& shape, const Writ
   return chunk;
 }
 
+// Whether big-endian two's complement integers of any lengths (DECIMAL in byte arrays) are a < b, by value: the
+// order Parquet's statistics use for DECIMAL (SIGNED), where unsigned byte order would put -1 above 1.
+bool decimal_less(std::string_view a, std::string_view b) {
+  const bool a_negative = !a.empty() && (static_cast<uint8_t>(a[0]) & 0x80) != 0;
+  const bool b_negative = !b.empty() && (static_cast<uint8_t>(b[0]) & 0x80) != 0;
+  if (a_negative != b_negative) return a_negative;
+  // The same sign: sign-extended to one length, two's complement orders as unsigned bytes.
+  const size_t n = std::max(a.size(), b.size());
+  const auto byte = [n](std::string_view v, bool negative, size_t i) -> uint8_t {
+    const size_t pad = n - v.size();
+    return i < pad ? (negative ? 0xff : 0x00) : static_cast<uint8_t>(v[i - pad]);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t x = byte(a, a_negative, i), y = byte(b, b_negative, i);
+    if (x != y) return x < y;
+  }
+  return false;
+}
+
 EncodedChunk encode_byte_arrays(const Column& col, const ChunkShape& shape, const WriteOptions& options) {
   const ByteArrays& all = col.byte_arrays();
   const bool fixed = col.schema.type == PhysicalType::kFixedLenByteArray;  // no length prefixes
@@ -365,10 +384,18 @@ EncodedChunk encode_byte_arrays(const Column& col, const ChunkShape& shape, cons
     // (INTERVAL has no order: the format's readers take no minimum or maximum of one)
     if (n > 0 && col.schema.logical.kind != LogicalKind::kInterval) {
       std::string_view lo = all.at(present[0]), hi = lo;
-      for (int64_t r : present) {
-        const std::string_view v = all.at(r);
-        if (v < lo) lo = v;  // char_traits<char> compares as unsigned char, as Parquet wants
-        if (hi < v) hi = v;
+      if (col.schema.logical.kind == LogicalKind::kDecimal) {
+        for (int64_t r : present) {
+          const std::string_view v = all.at(r);
+          if (decimal_less(v, lo)) lo = v;
+          if (decimal_less(hi, v)) hi = v;
+        }
+      } else {
+        for (int64_t r : present) {
+          const std::string_view v = all.at(r);
+          if (v < lo) lo = v;  // char_traits<char> compares as unsigned char, as Parquet wants
+          if (hi < v) hi = v;
+        }
       }
       if (lo.size() <= kMaxStatisticsBytes && hi.size() <= kMaxStatisticsBytes) {
         s.min_value = std::string(lo);
