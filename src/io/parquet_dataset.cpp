@@ -152,7 +152,9 @@ std::vector<std::string> match_pattern(const std::string& pattern) {
     std::vector<std::string> folders;
     every_folder(base, 0, &folders);
     for (const std::string& folder : folders) {
-      for (std::string& path : match_pattern(folder.empty() ? tail : join(folder, tail))) out.push_back(std::move(path));
+      for (std::string& path : match_pattern(folder.empty() ? tail : join(folder, tail))) {
+        out.push_back(std::move(path));
+      }
     }
   }
   return out;

@@ -228,9 +228,12 @@ inline std::string duckdb_type_for(const ColumnSchema& s) {
     case PhysicalType::kBoolean: return "BOOLEAN";
     case PhysicalType::kFloat: return "FLOAT";
     case PhysicalType::kDouble: return "DOUBLE";
-    case PhysicalType::kByteArray: return s.logical.kind == LogicalKind::kJson ? "JSON" : s.is_string ? "VARCHAR" : "BLOB";
+    case PhysicalType::kByteArray:
+      if (s.logical.kind == LogicalKind::kJson) return "JSON";
+      return s.is_string ? "VARCHAR" : "BLOB";
     case PhysicalType::kFixedLenByteArray:
-      return s.logical.kind == LogicalKind::kUuid ? "UUID" : s.logical.kind == LogicalKind::kInterval ? "INTERVAL" : "BLOB";
+      if (s.logical.kind == LogicalKind::kUuid) return "UUID";
+      return s.logical.kind == LogicalKind::kInterval ? "INTERVAL" : "BLOB";
     case PhysicalType::kInt32:
     case PhysicalType::kInt64: {
       const IntAnnotation a = s.int_annotation.value_or(IntAnnotation{s.type == PhysicalType::kInt32 ? 32 : 64, true});

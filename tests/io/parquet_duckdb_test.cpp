@@ -206,7 +206,8 @@ TEST(ParquetDuckDb, LogicalTypesBothWays) {
   Column& bson = add("bson", PhysicalType::kByteArray, logical(LogicalKind::kBson));
   json.schema.is_string = enumeration.schema.is_string = true;
   auto le32 = [](uint32_t v) {
-    return std::string{static_cast<char>(v), static_cast<char>(v >> 8), static_cast<char>(v >> 16), static_cast<char>(v >> 24)};
+    return std::string{static_cast<char>(v), static_cast<char>(v >> 8), static_cast<char>(v >> 16),
+                       static_cast<char>(v >> 24)};
   };
   for (int64_t i = 0; i < n; ++i) {
     const bool present = i != 7;  // a null row holds zero / no bytes, as Table wants
@@ -224,7 +225,8 @@ TEST(ParquetDuckDb, LogicalTypesBothWays) {
     const uint16_t h = halves[i % 9];
     std::get<ByteArrays>(half.values).push_back(present ? std::string{static_cast<char>(h & 0xff), static_cast<char>(h >> 8)} : "");
     // Months past a year, days, milliseconds past a day; zeros alone and together.
-    const uint32_t months = i % 5 == 0 ? 0 : static_cast<uint32_t>(i * 7 % 40), days = i % 3 == 0 ? 0 : static_cast<uint32_t>(i * 11 % 400);
+    const uint32_t months = i % 5 == 0 ? 0 : static_cast<uint32_t>(i * 7 % 40);
+    const uint32_t days = i % 3 == 0 ? 0 : static_cast<uint32_t>(i * 11 % 400);
     const uint32_t millis = i % 4 == 0 ? 0 : static_cast<uint32_t>(i * 987654321 % 200000000);
     std::get<ByteArrays>(interval.values).push_back(present ? le32(months) + le32(days) + le32(millis) : "");
     std::get<ByteArrays>(json.values).push_back(present ? "{\"i\":" + std::to_string(i) + ",\"s\":[\"é\",null]}" : "");

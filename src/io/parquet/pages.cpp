@@ -1,5 +1,5 @@
 // A column chunk's bytes and pages: the chunk read from the file, each page's sizes and CRC checked, its values
-// decompressed into this thread's scratch.
+// decompressed into this thread's scratch (a page over kMaxScratchBytes into a buffer of its own).
 #include "io/parquet/chunk_reader.h"
 
 namespace feedline::parquet::detail {

@@ -175,7 +175,9 @@ void validate(const Table& table, const WriteOptions& options) {
         case LogicalKind::kJson:
         case LogicalKind::kEnum: ok = ok && s.type == PhysicalType::kByteArray && s.is_string; break;
         case LogicalKind::kBson: ok = ok && s.type == PhysicalType::kByteArray; break;
-        case LogicalKind::kInterval: ok = ok && s.type == PhysicalType::kFixedLenByteArray && s.type_length == 12; break;
+        case LogicalKind::kInterval:
+          ok = ok && s.type == PhysicalType::kFixedLenByteArray && s.type_length == 12;
+          break;
         case LogicalKind::kDate: ok = ok && s.type == PhysicalType::kInt32; break;
         case LogicalKind::kTime:
           ok = ok && s.type == (a.unit == TimeUnit::kMillis ? PhysicalType::kInt32 : PhysicalType::kInt64);
