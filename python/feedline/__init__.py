@@ -78,9 +78,10 @@ def read_parquet(path, columns=None, row_groups=None, threads=None, nulls="raise
       TIME and TIMESTAMP their stored integers (days, or units since midnight or the epoch).
     - lists of numbers: one [rows, n] tensor when every row holds n of them (a list of lists: [rows, n, m, ...]),
       else a list of 1-D tensors, one a row.
-    - byte strings: a list of str for STRING columns (bytes that are not UTF-8 become U+FFFD), UUID columns
-      (canonical form) and VARIANT columns (each value's JSON text, for ``json.loads``), of bytes for other byte
-      arrays; None for a null. A list of them: a list of such lists.
+    - byte strings: a list of str for STRING columns (ENUM and JSON among them; bytes that are not UTF-8 become
+      U+FFFD), UUID columns (canonical form), INTERVAL columns (as DuckDB prints them, ``"1 year 2 months 3 days
+      04:05:06.789"``) and VARIANT columns (each value's JSON text, for ``json.loads``), of bytes for other byte
+      arrays (BSON among them); None for a null. A list of them: a list of such lists.
 
     Args:
         path: the file, or a dataset of many: a folder of .parquet files, a glob (``"shards/train-*.parquet"``)

@@ -1,6 +1,8 @@
 """feedline.read_parquet, read_csv and inspect against the IDX data they were written from."""
 
 import json
+import os
+import pathlib
 import subprocess
 
 import pytest
@@ -125,6 +127,26 @@ def test_uuid_columns_read_as_their_canonical_text():
     assert column[0] == "0196e8fb-0adf-7355-ba39-d4c2e62dc4bd"
     assert all(isinstance(u, str) and len(u) == 36 for u in column)
     assert feedline.inspect(path)["schema"][0]["logical_type"] == "UUID"
+
+
+def test_interval_columns_read_as_duckdbs_text(tmp_path):
+    from conftest import ROOT
+    cache = pathlib.Path(os.environ.get("FEEDLINE_CACHE", ROOT / ".cache")) / "npm"
+    if not (cache / "node_modules" / "@duckdb" / "node-api").exists():
+        pytest.skip(f"@duckdb/node-api is missing from {cache} (scripts/install-deps.sh installs it)")
+    # DuckDB writes a table with INTERVAL columns and prints each cell; an interval's is I:months,days,micros=text.
+    path = tmp_path / "duck.parquet"
+    out = subprocess.run(["node", str(ROOT / "tests" / "io" / "duckdb_parquet.mjs"), str(cache), "write", str(path),
+                          "snappy", "60", "25"], check=True, capture_output=True, text=True).stdout.splitlines()
+    count = int(out[0].split("\t")[1])
+    names = [line.split("\t")[0] for line in out[1:1 + count]]
+    rows = [line.split("\t") for line in out[1 + count:]]
+    at = names.index("iv_opt")
+    expected = [None if row[at] == "N" else row[at].split("=", 1)[1] for row in rows]
+    assert None in expected and any("month" in e and "day" in e and ":" in e for e in expected if e)
+    assert feedline.read_parquet(path, columns=["iv_opt"])["iv_opt"] == expected
+    schema = {c["name"]: c for c in feedline.inspect(path)["schema"]}
+    assert schema["iv_opt"]["logical_type"] == "INTERVAL"
 
 
 def test_variant_columns_read_as_json_text():

@@ -146,6 +146,7 @@ function makeTableSql(rows) {
     ['f64', `CASE WHEN i % 23 = 4 THEN '-inf'::DOUBLE ELSE (hash(i)::DOUBLE / 3.0 - 1e19) END`],
     ['s', `repeat(chr((65 + i % 26)::INTEGER), (i % 13)::INTEGER) || 'é' || (i % 50)::VARCHAR`],
     ['blob', `('\\x00\\xFF'::BLOB || encode((i % 1000)::VARCHAR))`],
+    ['iv', `to_months((i % 30)::INTEGER) + to_days((i % 45)::INTEGER) + to_milliseconds(((i * 7919) % 100000000)::BIGINT)`],
   ];
   const exprs = [];
   for (const [name, expr] of cols) {
