@@ -282,7 +282,8 @@ TEST(ParquetRoundTrip, DecimalStatisticsCompareAsSignedNumbers) {
     t.num_rows = static_cast<int64_t>(values.size());
     const std::string path = scratch_dir("decimal-stats") + "/d.parquet";
     write_table(path, t);
-    const ColumnChunkInfo& c = read_file_info(path).row_groups.at(0).columns.at(0);
+    const FileInfo info = read_file_info(path);
+    const ColumnChunkInfo& c = info.row_groups.at(0).columns.at(0);
     EXPECT_EQ(decimal_bytes_to_string(c.min, 2), "-5.12") << to_string(type);
     EXPECT_EQ(decimal_bytes_to_string(c.max, 2), "327.67") << to_string(type);
     expect_tables_equal(t, read_table(path));
