@@ -50,25 +50,32 @@ std::string join(const std::string& dir, const std::string& name) {
   return !dir.empty() && dir.back() == '/' ? dir + name : dir + "/" + name;
 }
 
-// Every *.parquet file under `dir`, leaving out names that start with `.` or `_` (as Spark, Hive and DuckDB do:
-// _SUCCESS, _metadata, .crc files, _temporary folders).
-void walk_folder(const std::string& dir, int depth, std::vector<std::string>* out) {
+// The names in folder `dir` (`depth` below where the walk started) that a dataset's walk takes: none that starts
+// with `.` or `_` (as Spark, Hive and DuckDB leave out _SUCCESS, _metadata, .crc files, _temporary folders). False,
+// with errno set, when the folder cannot be listed.
+bool folder_names(const std::string& dir, int depth, std::vector<std::string>* names) {
   if (depth > kMaxFolderDepth) {
     throw InvalidArgument(dir + ": folders nested more than " + std::to_string(kMaxFolderDepth) +
                           " deep (a link to a folder above?)");
   }
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) {
-    const int code = errno;
-    throw IoError(dir + ": cannot list the folder: " + std::strerror(code), code);
-  }
-  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.empty() ? "." : dir.c_str());
+  if (d == nullptr) return false;
   while (const dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
     if (name.empty() || name[0] == '.' || name[0] == '_') continue;
-    names.push_back(name);
+    names->push_back(name);
   }
   ::closedir(d);
+  return true;
+}
+
+// Every *.parquet file under `dir`, as folder_names() leaves them.
+void walk_folder(const std::string& dir, int depth, std::vector<std::string>* out) {
+  std::vector<std::string> names;
+  if (!folder_names(dir, depth, &names)) {
+    const int code = errno;
+    throw IoError(dir + ": cannot list the folder: " + std::strerror(code), code);
+  }
   for (const std::string& name : names) {
     const std::string path = join(dir, name);
     struct stat st;
@@ -94,22 +101,11 @@ std::vector<std::string> glob_paths(const std::string& pattern) {
   return out;
 }
 
-// `dir` and every folder under it, leaving out names that start with `.` or `_` as walk_folder does.
+// `dir` and every folder under it, as folder_names() leaves them ("" is the current folder).
 void every_folder(const std::string& dir, int depth, std::vector<std::string>* out) {
-  if (depth > kMaxFolderDepth) {
-    throw InvalidArgument(dir + ": folders nested more than " + std::to_string(kMaxFolderDepth) +
-                          " deep (a link to a folder above?)");
-  }
   out->push_back(dir);
-  DIR* d = ::opendir(dir.empty() ? "." : dir.c_str());
-  if (d == nullptr) return;  // (matched, then gone or unreadable: nothing under it)
   std::vector<std::string> names;
-  while (const dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (!name.empty() && name[0] != '.' && name[0] != '_') names.push_back(name);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
+  if (!folder_names(dir, depth, &names)) return;  // (matched, then gone or unreadable: nothing under it)
   for (const std::string& name : names) {
     const std::string path = dir.empty() ? name : join(dir, name);
     if (is_folder(path)) every_folder(path, depth + 1, out);
