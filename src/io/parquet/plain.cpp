@@ -27,9 +27,7 @@ size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
     const size_t bytes = static_cast<size_t>(n) * len;
     if (out->bytes.size() + bytes > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
     out->bytes.append(reinterpret_cast<const char*>(data), bytes);
-    reserve_offsets(out, static_cast<size_t>(n));
-    int64_t end = out->offsets.back();
-    for (int64_t i = 0; i < n; ++i) out->offsets.push_back(end += fixed_length);
+    append_fixed_offsets(out, n, fixed_length);
     return bytes;
   }
   // Each value takes its 4-byte length at least: a count beyond that is refused before anything is reserved for it

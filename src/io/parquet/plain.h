@@ -26,6 +26,13 @@ inline void reserve_offsets(ByteArrays* out, size_t more) {
   if (v.size() + more > v.capacity()) v.reserve(std::max(v.size() + more, 2 * v.capacity()));
 }
 
+// The offsets of n more values of `width` bytes each (FIXED_LEN_BYTE_ARRAY), after out's last.
+inline void append_fixed_offsets(ByteArrays* out, int64_t n, int64_t width) {
+  reserve_offsets(out, static_cast<size_t>(n));
+  int64_t end = out->offsets.back();
+  for (int64_t i = 0; i < n; ++i) out->offsets.push_back(end += width);
+}
+
 template <class T>
 size_t decode_plain(const uint8_t* data, size_t size, int64_t n, T* out) {
   const size_t bytes = static_cast<size_t>(n) * sizeof(T);

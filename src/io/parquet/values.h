@@ -77,7 +77,6 @@ void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remai
       if (bit_width > 32) throw InvalidFile("dictionary index bit width " + std::to_string(bit_width));
       RleBitPackedDecoder dec(p + 1, remaining - 1, bit_width);
       if constexpr (std::is_same_v<T, ByteArrays>) {
-        reserve_offsets(out, static_cast<size_t>(present));
         const int32_t width = leaf_.schema.type_length;
         if (width > 0) {  // (the dictionary's entries were read as FIXED_LEN_BYTE_ARRAY: each is width bytes)
           const size_t at = out->bytes.size(), bytes = static_cast<size_t>(present) * static_cast<size_t>(width);
@@ -86,9 +85,9 @@ void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remai
           FixedBytesDictionaryGather sink{dict_bytes_.bytes.data(), static_cast<uint32_t>(dict_bytes_.size()),
                                           static_cast<size_t>(width), out->bytes.data() + at};
           dec.decode(present, sink);
-          int64_t end = out->offsets.back();
-          for (int64_t i = 0; i < present; ++i) out->offsets.push_back(end += width);
+          append_fixed_offsets(out, present, width);
         } else {
+          reserve_offsets(out, static_cast<size_t>(present));
           ByteArrayDictionaryGather sink{&dict_bytes_, out, static_cast<size_t>(budget_)};
           dec.decode(present, sink);
         }
@@ -133,8 +132,7 @@ void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remai
           }
           out->bytes.resize(at + static_cast<size_t>(present) * width);
           decode_byte_stream_split(p, remaining, present, width, reinterpret_cast<uint8_t*>(out->bytes.data() + at));
-          int64_t end = out->offsets.back();
-          for (int64_t i = 0; i < present; ++i) out->offsets.push_back(end += leaf_.schema.type_length);
+          append_fixed_offsets(out, present, leaf_.schema.type_length);
           break;
         }
       } else if constexpr (!std::is_same_v<T, uint8_t>) {

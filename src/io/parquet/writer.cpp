@@ -383,19 +383,16 @@ EncodedChunk encode_byte_arrays(const Column& col, const ChunkShape& shape, cons
     s.null_count = shape.entries - static_cast<int64_t>(n);  // as encode_fixed counts them
     // (INTERVAL has no order: the format's readers take no minimum or maximum of one)
     if (n > 0 && col.schema.logical.kind != LogicalKind::kInterval) {
+      // Bytes compare as unsigned char (char_traits<char>'s order, Parquet's for byte arrays), decimals by value.
+      const bool decimal = col.schema.logical.kind == LogicalKind::kDecimal;
+      const auto less = [decimal](std::string_view a, std::string_view b) {
+        return decimal ? decimal_less(a, b) : a < b;
+      };
       std::string_view lo = all.at(present[0]), hi = lo;
-      if (col.schema.logical.kind == LogicalKind::kDecimal) {
-        for (int64_t r : present) {
-          const std::string_view v = all.at(r);
-          if (decimal_less(v, lo)) lo = v;
-          if (decimal_less(hi, v)) hi = v;
-        }
-      } else {
-        for (int64_t r : present) {
-          const std::string_view v = all.at(r);
-          if (v < lo) lo = v;  // char_traits<char> compares as unsigned char, as Parquet wants
-          if (hi < v) hi = v;
-        }
+      for (int64_t r : present) {
+        const std::string_view v = all.at(r);
+        if (less(v, lo)) lo = v;
+        if (less(hi, v)) hi = v;
       }
       if (lo.size() <= kMaxStatisticsBytes && hi.size() <= kMaxStatisticsBytes) {
         s.min_value = std::string(lo);
