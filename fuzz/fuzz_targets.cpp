@@ -95,7 +95,7 @@ std::string read_parquet(const uint8_t* data, size_t size) {
     parquet::read_file_info(path);
     // Output bounded by the file's size alone (not the machine's memory, which the default also allows), within
     // what a fuzzer's memory limit leaves.
-    const int64_t max_output = std::max<int64_t>(int64_t{1} << 30, static_cast<int64_t>(size) * 1024);
+    const int64_t max_output = parquet::internal::file_output_budget(static_cast<int64_t>(size));
     parquet::ReadOptions options;
     options.num_threads = 1;
     options.max_output_bytes = max_output;

@@ -48,15 +48,9 @@ struct Result {
 };
 
 // Reads the file; any exception other than feedline's Unsupported/InvalidFile fails the test.
-// The sweeps over every file read under a limit of 1 GiB (the default limit also allows a quarter of the
-// machine's memory): large_string_map.brotli, 2 GB of strings from a file of 4 KB, is read by a test of its own.
-ReadOptions sweep() {
-  ReadOptions options;
-  options.max_output_bytes = int64_t{1} << 30;
-  return options;
-}
+using feedline::testing::sweep_read_options;
 
-Result try_read(const std::string& path, const ReadOptions& options = sweep()) {
+Result try_read(const std::string& path, const ReadOptions& options = sweep_read_options()) {
   try {
     read_table(path, options);
     return {Outcome::kRead, ""};
@@ -124,7 +118,7 @@ TEST(ParquetCorpus, EveryReadableFileWritesBackAsRead) {
   for (const std::string& path : corpus_files("data")) {
     if (try_read(path).outcome != Outcome::kRead) continue;
     SCOPED_TRACE(path);
-    const Table table = read_table(path, sweep());
+    const Table table = read_table(path, sweep_read_options());
     for (const bool small : {false, true}) {
       SCOPED_TRACE(small ? "row groups of 7 rows, small pages, PLAIN, SNAPPY" : "default options");
       WriteOptions w;
@@ -444,7 +438,7 @@ TEST(ParquetCorpus, ReadableFilesMatchDuckDb) {
     if (duckdb_cannot.count(fs::path(path).filename().string())) continue;
     try {
       read_file_info(path);
-      read_table(path, sweep());
+      read_table(path, sweep_read_options());
       targets.push_back({path, {}});
     } catch (const Error&) {
     }

@@ -821,9 +821,7 @@ TEST(DuckDbFolder, EveryFileReadsAsDuckDbReadsIt) {
   for (size_t i = 0; i < files.size(); ++i) {
     nlohmann::json columns = nullptr;
     try {
-      ReadOptions r;
-      r.max_output_bytes = int64_t{1} << 30;  // (the default also allows a quarter of the machine's memory)
-      tables[i] = read_table(files[i], r);
+      tables[i] = read_table(files[i], feedline::testing::sweep_read_options());
       columns = nlohmann::json::array();
       for (const Column& c : tables[i]->columns) columns.push_back(c.schema.name);
     } catch (const Error& e) {

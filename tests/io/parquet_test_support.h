@@ -375,6 +375,15 @@ inline void rewrite_footer(const std::string& src, const std::string& dst,
                                        << std::string(reinterpret_cast<const char*>(&len), 4) << "PAR1";
 }
 
+// The options under which tests that read every file of the shared corpora read them: a memory limit of 1 GiB
+// (the default also allows a quarter of the machine's memory), so that large_string_map.brotli, 2 GB of strings
+// from a file of 4 KB, is refused there and read by a test of its own.
+inline parquet::ReadOptions sweep_read_options() {
+  parquet::ReadOptions options;
+  options.max_output_bytes = int64_t{1} << 30;
+  return options;
+}
+
 // Copies the Parquet file `src` to `dst` with the primitive column `name` annotated VARIANT (a group's
 // annotation, which the spec does not give a primitive): a file with one column feedline does not read.
 inline void write_with_unreadable_column(const std::string& src, const std::string& dst, const std::string& name) {

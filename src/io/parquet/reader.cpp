@@ -28,11 +28,15 @@ std::atomic<int> internal::page_threads{0};
 
 using namespace detail;
 
+int64_t internal::file_output_budget(int64_t file_size) {
+  const int64_t expanded = file_size > INT64_MAX / kMaxExpansion ? INT64_MAX : file_size * kMaxExpansion;
+  return std::max(kMinOutputBudget, expanded);
+}
+
 int64_t detail::default_output_budget(int64_t file_size) {
   const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
   const int64_t memory = pages > 0 && page_size > 0 ? int64_t{pages} * page_size : 0;
-  const int64_t expanded = file_size > INT64_MAX / kMaxExpansion ? INT64_MAX : file_size * kMaxExpansion;
-  return std::max({kMinOutputBudget, expanded, memory / kMemoryShare});
+  return std::max(internal::file_output_budget(file_size), memory / kMemoryShare);
 }
 
 namespace {

@@ -1,7 +1,9 @@
-// Internal: the Parquet reader's one tuning knob, for tests and the fuzzer.
+// Internal: the Parquet reader's tuning knob and the part of its memory limit the file's size sets, for tests and
+// the fuzzer.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 namespace feedline::parquet::internal {
 
@@ -19,5 +21,9 @@ struct ForcedPageThreads {
   ForcedPageThreads(const ForcedPageThreads&) = delete;
   ForcedPageThreads& operator=(const ForcedPageThreads&) = delete;
 };
+
+// The default ReadOptions::max_output_bytes without its share of the machine's memory: the larger of 1 GiB and
+// 1024 x the file's size (the fuzzer reads under it, within libFuzzer's memory limit).
+int64_t file_output_budget(int64_t file_size);
 
 }  // namespace feedline::parquet::internal
