@@ -626,8 +626,8 @@ struct FolderDifference {
 };
 const FolderDifference kFolderDifferences[] = {
     {"parquet-testing/data/int96_from_spark.parquet",
-     "an INT96 timestamp beyond the range of 64-bit microseconds: feedline refuses it, naming the row; DuckDB "
-     "wraps it into a wrong date"},
+     "an INT96 timestamp of year 290000 that Spark's writer wrapped past 64-bit Julian microseconds: feedline "
+     "wraps it back to the value Spark wrote (the corpus documents it), DuckDB reads a date before 226000 BC"},
     {"parquet-testing/data/datapage_v1-corrupt-checksum.parquet",
      "a page whose CRC does not match: feedline checks page checksums, DuckDB does not"},
     {"parquet-testing/data/rle-dict-uncompressed-corrupt-checksum.parquet",

@@ -265,8 +265,8 @@ TEST(ParquetFileReader, ThrowsWhatReadTableThrows) {
   const FileReader unknown_reader(unknown);
   EXPECT_THROW(unknown_reader.read(), Unsupported);
   EXPECT_EQ(error_of([&] { unknown_reader.read(); }), error_of([&] { read_table(unknown); }));
-  // Files that fail in a page (a checksum) or in a value (an INT96 out of range) fail the read alike.
-  for (const char* name : {"datapage_v1-corrupt-checksum.parquet", "int96_from_spark.parquet"}) {
+  // Files that fail in a page (a checksum) fail the read alike.
+  for (const char* name : {"datapage_v1-corrupt-checksum.parquet", "rle-dict-uncompressed-corrupt-checksum.parquet"}) {
     const std::string bad = parquet_testing_dir() + "/data/" + name;
     const std::string expected = error_of([&] { read_table(bad); });
     EXPECT_NE(expected, "") << bad;

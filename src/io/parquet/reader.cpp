@@ -134,8 +134,11 @@ int64_t value_width(PhysicalType t) {
 
 // INT96 timestamps (8 bytes of nanoseconds in the day, then the Julian day as a 4-byte signed integer, as Spark
 // and Impala write it; little-endian) as INT64 microseconds since the epoch, rounded down. A value beyond INT64
-// microseconds is refused rather than wrapped into a wrong date.
-Column int96_to_micros(Column col, const Leaf& leaf, const std::string& path) {
+// microseconds wraps modulo 2^64: Spark computes the Julian microseconds of a timestamp in a wrapping 64-bit
+// integer before it splits them into day and nanoseconds, so that a timestamp near the end of its range (year
+// 290000, say) is written as a day before 226000 BC, and the wrap is the exact inverse (Spark reads it back so).
+// Every pair that was not wrapped is within range and read exactly.
+Column int96_to_micros(Column col, const Leaf& leaf) {
   const ByteArrays& raw = col.byte_arrays();
   std::vector<int64_t> micros(static_cast<size_t>(raw.size()));
   for (int64_t r = 0; r < raw.size(); ++r) {
@@ -146,13 +149,10 @@ Column int96_to_micros(Column col, const Leaf& leaf, const std::string& path) {
     std::memcpy(&nanos, v.data(), 8);
     std::memcpy(&julian, v.data() + 8, 4);
     constexpr int64_t kUnixEpochJulianDay = 2440588, kMicrosPerDay = 86'400'000'000;
-    __int128 us = static_cast<__int128>(static_cast<int64_t>(julian) - kUnixEpochJulianDay) * kMicrosPerDay;
-    us += nanos >= 0 ? nanos / 1000 : -((-(nanos + 1)) / 1000) - 1;
-    if (us > INT64_MAX || us < INT64_MIN) {
-      throw InvalidFile(path + ": column '" + leaf.name + "' row " + std::to_string(r) +
-                        ": INT96 timestamp (Julian day " + std::to_string(julian) + ", " + std::to_string(nanos) +
-                        " ns) beyond the range of 64-bit microseconds");
-    }
+    const int64_t floor_micros = nanos >= 0 ? nanos / 1000 : -((-(nanos + 1)) / 1000) - 1;
+    const uint64_t us = static_cast<uint64_t>(static_cast<int64_t>(julian) - kUnixEpochJulianDay) *
+                            static_cast<uint64_t>(kMicrosPerDay) +
+                        static_cast<uint64_t>(floor_micros);
     micros[static_cast<size_t>(r)] = static_cast<int64_t>(us);
   }
   Column out = make_column(output_schema(leaf));
@@ -460,7 +460,7 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
     int64_t col_nulls = 0;
     for (size_t k = 0; k < num_groups; ++k) col_nulls += nulls[c * num_groups + k];
     if (col_nulls == 0) std::vector<uint8_t>().swap(col.validity);
-    if (leaf.int96) col = int96_to_micros(std::move(col), leaf, path);
+    if (leaf.int96) col = int96_to_micros(std::move(col), leaf);
   }
   return table;
 }
