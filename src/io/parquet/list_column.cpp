@@ -47,12 +47,18 @@ void ChunkReader::read_list_page(const PageRef& ref, T* values, Column* col, Lis
   uint8_t* slot_valid = levels.slot_valid;
   const int list_def = leaf_.list_def, max_def = leaf_.max_def;
   const bool nullable = leaf_.schema.nullable;
-  // Enough row starts to find more rows than the row group holds, whichever page this is; no more.
-  const int64_t max_starts = num_rows_ + 1;
+  // Enough row starts to find more rows than the row group holds, whichever page this is; no more. Each entry
+  // starts at most one row, so room for n (or that many) is made once.
+  const int64_t max_starts = std::min(n, num_rows_ + 1);
+  out->row_starts.resize(static_cast<size_t>(max_starts));
+  if (nullable) out->row_valid.resize(static_cast<size_t>(max_starts));
+  int32_t* row_starts = out->row_starts.data();
+  uint8_t* row_valid = nullable ? out->row_valid.data() : nullptr;
   const auto start_row = [&](int64_t slot, bool valid) {
-    if (out->rows++ >= max_starts) return;
-    out->row_starts.push_back(static_cast<int32_t>(slot));
-    if (nullable) out->row_valid.push_back(valid);
+    const int64_t at = out->rows++;
+    if (at >= max_starts) return;
+    row_starts[at] = static_cast<int32_t>(slot);
+    if (row_valid != nullptr) row_valid[at] = valid;
   };
   out->has_entries = true;
   out->continues = rep[0] != 0;
@@ -88,6 +94,8 @@ void ChunkReader::read_list_page(const PageRef& ref, T* values, Column* col, Lis
     out->open_after = open;
   }
   out->slots = slots;
+  out->row_starts.resize(static_cast<size_t>(std::min(out->rows, max_starts)));
+  if (nullable) out->row_valid.resize(out->row_starts.size());
   if (bad) {  // found again for its message
     bool was_open = true;
     for (int64_t i = 0; i < n && out->malformed == ListPage::Malformed::kNone; ++i) {
@@ -306,12 +314,28 @@ Column ChunkReader::read_nested_list() {
   int64_t row = -1, slots = 0;
   int open = 0;  // how many levels, from the rows' lists in, have a current list holding an element
 
+  // begun[j]: the lists begun so far at level j + 1, each with its offset (and validity) in col.inner_lists[j].
   // Lists begun at level k (0 < k < depth) and at the innermost level index the next level's lists / the slots.
-  const auto lists_below = [&](int k) -> int64_t {
-    return k + 1 < depth ? static_cast<int64_t>(col.inner_lists[static_cast<size_t>(k)].offsets.size()) : slots;
-  };
+  std::vector<int64_t> begun(static_cast<size_t>(depth - 1), 0);
+  const auto lists_below = [&](int k) -> int64_t { return k + 1 < depth ? begun[static_cast<size_t>(k)] : slots; };
   walk_pages<T>(entries, [&](const PageData& page, const uint8_t* body, size_t size) {
     const int64_t n = page.num_values;
+    // Each entry begins at most one list at each inner level: room for n more is made once a page, and what is
+    // left unused given back at its end.
+    for (int k = 1; k < depth; ++k) {
+      ListLevel& level = col.inner_lists[static_cast<size_t>(k - 1)];
+      const auto room = static_cast<size_t>(begun[static_cast<size_t>(k - 1)] + n);
+      level.offsets.resize(room);
+      if (nullable[static_cast<size_t>(k - 1)]) level.validity.resize(room);
+    }
+    const auto trim = [&] {
+      for (int k = 1; k < depth; ++k) {
+        ListLevel& level = col.inner_lists[static_cast<size_t>(k - 1)];
+        const auto used = static_cast<size_t>(begun[static_cast<size_t>(k - 1)]);
+        level.offsets.resize(used);
+        if (nullable[static_cast<size_t>(k - 1)]) level.validity.resize(used);
+      }
+    };
     const ListPageLevels levels = read_list_levels(page, body, size);
     const uint8_t* rep = levels.rep;
     const uint8_t* def = levels.def;
@@ -351,8 +375,9 @@ Column ChunkReader::read_nested_list() {
       while (true) {
         if (k > 0 && k < depth) {  // a list begins at level k
           ListLevel& level = col.inner_lists[static_cast<size_t>(k - 1)];
-          level.offsets.push_back(lists_below(k));
-          if (nullable[static_cast<size_t>(k - 1)]) level.validity.push_back(d >= empty_def[static_cast<size_t>(k)]);
+          const auto at = static_cast<size_t>(begun[static_cast<size_t>(k - 1)]++);
+          level.offsets[at] = lists_below(k);
+          if (nullable[static_cast<size_t>(k - 1)]) level.validity[at] = d >= empty_def[static_cast<size_t>(k)];
         }
         if (k == depth) {  // a value slot, null below the maximum definition level
           slot_valid[slots - first_slot] = d == max_def;
@@ -364,6 +389,7 @@ Column ChunkReader::read_nested_list() {
       }
       open = k;
     }
+    trim();
     append_list_values<T>(page.encoding, p, end, slot_valid, first_slot, slots - first_slot, &col);
     return n;
   });
