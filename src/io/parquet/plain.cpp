@@ -36,23 +36,40 @@ size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
     throw InvalidFile("PLAIN data holds at most " + std::to_string(size / 4) + " byte arrays, page declares " +
                       std::to_string(n));
   }
-  size_t pos = 0;
-  reserve_offsets(out, static_cast<size_t>(n));
+  // Two passes: the lengths, checked and made offsets, then the bytes copied into room made once (appending
+  // value by value costs a call and a capacity check each, which short strings feel).
+  const size_t first = out->offsets.size();
+  const size_t base = out->bytes.size();
+  out->offsets.resize(first + static_cast<size_t>(n));
+  int64_t* offsets = out->offsets.data() + first;
+  size_t pos = 0, total = 0;
+  const auto fail = [&](std::string message) {
+    out->offsets.resize(first);  // out as it was
+    return InvalidFile(std::move(message));
+  };
   for (int64_t i = 0; i < n; ++i) {
     if (size - pos < 4) {
-      throw InvalidFile("PLAIN byte array " + std::to_string(i) + " of " + std::to_string(n) + " is truncated");
+      throw fail("PLAIN byte array " + std::to_string(i) + " of " + std::to_string(n) + " is truncated");
     }
     uint32_t len;
     std::memcpy(&len, data + pos, 4);
     pos += 4;
     if (len > size - pos) {
-      throw InvalidFile("PLAIN byte array " + std::to_string(i) + " of " + std::to_string(len) +
-                        " bytes runs past the page");
+      throw fail("PLAIN byte array " + std::to_string(i) + " of " + std::to_string(len) + " bytes runs past the page");
     }
-    if (out->bytes.size() + len > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
-    out->bytes.append(reinterpret_cast<const char*>(data + pos), len);
-    out->offsets.push_back(static_cast<int64_t>(out->bytes.size()));
+    if (base + total + len > max_total_bytes) throw fail("byte arrays exceed the size limit");
+    total += len;
+    offsets[i] = static_cast<int64_t>(base + total);
     pos += len;
+  }
+  out->bytes.resize(base + total);
+  char* dst = out->bytes.data() + base;
+  const uint8_t* src = data;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto len = static_cast<size_t>(offsets[i] - (i == 0 ? static_cast<int64_t>(base) : offsets[i - 1]));
+    std::memcpy(dst, src + 4, len);
+    dst += len;
+    src += 4 + len;
   }
   return pos;
 }
