@@ -57,23 +57,53 @@ struct FixedBytesDictionaryGather {
   }
 };
 
+// BYTE_ARRAY: a run or a batch of literals is measured first, so its bytes and offsets are made room for once.
 struct ByteArrayDictionaryGather {
   const ByteArrays* dict;
   ByteArrays* out;
   size_t max_total_bytes;
 
-  void append(uint32_t index) {
-    if (index >= static_cast<uint64_t>(dict->size())) throw_bad_index(index, static_cast<size_t>(dict->size()));
-    const std::string_view v = dict->at(index);
-    if (out->bytes.size() + v.size() > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
-    out->bytes.append(v.data(), v.size());
-    out->offsets.push_back(static_cast<int64_t>(out->bytes.size()));
+  // Room for `count` more values of `total` bytes; returns where their bytes go, and their offsets in *offsets.
+  char* make_room(int64_t count, size_t total, int64_t** offsets) {
+    const size_t base = out->bytes.size();
+    if (base + total > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
+    out->bytes.resize(base + total);
+    const size_t first = out->offsets.size();
+    out->offsets.resize(first + static_cast<size_t>(count));
+    *offsets = out->offsets.data() + first;
+    return out->bytes.data() + base;
   }
   void run(uint32_t index, int64_t count) {
-    for (int64_t i = 0; i < count; ++i) append(index);
+    if (index >= static_cast<uint64_t>(dict->size())) throw_bad_index(index, static_cast<size_t>(dict->size()));
+    const std::string_view v = dict->at(index);
+    if (!v.empty() && static_cast<uint64_t>(count) > max_total_bytes / v.size()) {
+      throw InvalidFile("byte arrays exceed the size limit");
+    }
+    int64_t* offsets;
+    int64_t end = static_cast<int64_t>(out->bytes.size());
+    char* dst = make_room(count, v.size() * static_cast<size_t>(count), &offsets);
+    for (int64_t i = 0; i < count; ++i, dst += v.size()) {
+      std::memcpy(dst, v.data(), v.size());
+      offsets[i] = end += static_cast<int64_t>(v.size());
+    }
   }
   void literal(const uint32_t* indices, int64_t count) {
-    for (int64_t i = 0; i < count; ++i) append(indices[i]);
+    const int64_t* at = dict->offsets.data();
+    uint32_t max_index = 0;
+    size_t total = 0;
+    for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices[i]);
+    if (max_index >= static_cast<uint64_t>(dict->size())) throw_bad_index(max_index, static_cast<size_t>(dict->size()));
+    for (int64_t i = 0; i < count; ++i) total += static_cast<size_t>(at[indices[i] + 1] - at[indices[i]]);
+    int64_t* offsets;
+    int64_t end = static_cast<int64_t>(out->bytes.size());
+    char* dst = make_room(count, total, &offsets);
+    const char* bytes = dict->bytes.data();
+    for (int64_t i = 0; i < count; ++i) {
+      const auto len = static_cast<size_t>(at[indices[i] + 1] - at[indices[i]]);
+      std::memcpy(dst, bytes + at[indices[i]], len);
+      dst += len;
+      offsets[i] = end += static_cast<int64_t>(len);
+    }
   }
 };
 
