@@ -771,6 +771,38 @@ TEST(ParquetHostile, NestedListLevels) {
                                  "PLAIN data holds 2 values, page declares 3");
 }
 
+// Three levels of lists (nullable at each level, nullable elements): definition levels 1, 3 and 5 are the empty
+// lists of each level, 7 a value.
+std::string three_level_list_file(int64_t rows, const std::vector<uint8_t>& rep, const std::vector<uint8_t>& def,
+                                  const std::vector<int32_t>& values) {
+  return int32_leaf_file(rows, int32_list_schema(3, /*element_optional=*/true),
+                         {"l", "list", "element", "list", "element", "list", "element"}, rep, 3, def, 7, values);
+}
+
+TEST(ParquetHostile, ThreeLevelListLevels) {
+  const std::string path = scratch_dir("three-level-list-levels") + "/l.parquet";
+  // [[[1, null]], []], null: a valid file first.
+  write_bytes(path, three_level_list_file(2, {0, 3, 1, 0}, {7, 6, 3, 0}, {1}));
+  const Table t = read_table(path);
+  const Column& l = t.column("l");
+  ASSERT_EQ(l.schema.list_depth(), 3);
+  EXPECT_EQ(l.list_offsets, (std::vector<int64_t>{0, 2, 2}));
+  EXPECT_EQ(l.validity, (std::vector<uint8_t>{1, 0}));
+  ASSERT_EQ(l.inner_lists.size(), 2u);
+  EXPECT_EQ(l.inner_lists[0].offsets, (std::vector<int64_t>{0, 1, 1}));
+  EXPECT_EQ(l.inner_lists[1].offsets, (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(l.as<int32_t>(), (std::vector<int32_t>{1, 0}));
+  EXPECT_EQ(l.element_validity, (std::vector<uint8_t>{1, 0}));
+
+  // (Levels above the maxima cannot be written here: 7 and 3 fill their bit widths.)
+  expect_throw_with<InvalidFile>(path, three_level_list_file(1, {0, 3}, {5, 7}, {1}),
+                                 "repetition level 3 on a null, empty or absent list");
+  expect_throw_with<InvalidFile>(path, three_level_list_file(1, {0, 2}, {7, 3}, {1}),
+                                 "repetition level 2 with definition level 3, which adds no element");
+  expect_throw_with<InvalidFile>(path, three_level_list_file(1, {0, 0}, {7, 7}, {1, 2}),
+                                 "list levels start more rows than the row group's 1");
+}
+
 TEST(ParquetThrift, SkipsUnknownFieldsOfEveryType) {
   thrift::CompactWriter w;
   w.begin_struct();

@@ -314,6 +314,42 @@ Column ChunkReader::read_nested_list() {
   int64_t row = -1, slots = 0;
   int open = 0;  // how many levels, from the rows' lists in, have a current list holding an element
 
+  // innermost[d]: the innermost level an entry of definition level d reaches, the first whose list it leaves
+  // null or empty, or depth for a value slot (empty_def grows level by level).
+  std::vector<int> innermost(static_cast<size_t>(max_def) + 1);
+  for (int d = 0; d <= max_def; ++d) {
+    int k = 0;
+    while (k < depth && d > empty_def[static_cast<size_t>(k)]) ++k;
+    innermost[static_cast<size_t>(d)] = k;
+  }
+  // The first malformed entry of a page's levels, given the lists open and the row before it, as an error.
+  const auto throw_malformed = [&](const uint8_t* rep, const uint8_t* def, int64_t n, int open_at, int64_t row_at) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int r = rep[i], d = def[i];
+      if (r > depth) {
+        throw InvalidFile("repetition level " + std::to_string(r) + " above the column's maximum " +
+                          std::to_string(depth));
+      }
+      if (d > max_def) {
+        throw InvalidFile("definition level " + std::to_string(d) + " above the column's maximum " +
+                          std::to_string(max_def));
+      }
+      if (r > open_at) {
+        throw InvalidFile("repetition level " + std::to_string(r) +
+                          (row_at < 0 ? " starts the chunk" : " on a null, empty or absent list"));
+      }
+      if (r > 0 && d <= empty_def[static_cast<size_t>(r - 1)]) {
+        throw InvalidFile("repetition level " + std::to_string(r) + " with definition level " + std::to_string(d) +
+                          ", which adds no element");
+      }
+      if (r == 0 && ++row_at >= num_rows_) {
+        throw InvalidFile("list levels start more rows than the row group's " + std::to_string(num_rows_));
+      }
+      open_at = innermost[static_cast<size_t>(d)];
+    }
+    throw InvalidFile("malformed list levels");  // (not reached: called on a page with a malformed entry)
+  };
+
   // begun[j]: the lists begun so far at level j + 1, each with its offset (and validity) in col.inner_lists[j].
   // Lists begun at level k (0 < k < depth) and at the innermost level index the next level's lists / the slots.
   std::vector<int64_t> begun(static_cast<size_t>(depth - 1), 0);
@@ -342,53 +378,70 @@ Column ChunkReader::read_nested_list() {
     uint8_t* slot_valid = levels.slot_valid;
     const uint8_t* p = levels.values;
     const uint8_t* end = body + size;
-    const int64_t first_slot = slots, first_row = row;
+    const int64_t first_slot = slots;
     // Repetition level r > 0 adds an element to the current list at level r - 1, which must hold one already;
     // r = 0 begins a row. The new element is a list at level r (or a value slot when r = depth), which holds a
-    // list at the next level while the definition level reaches past its empty_def, and so on.
-    for (int64_t i = 0; i < n; ++i) {
-      const int r = rep[i], d = def[i];
-      if (r > depth) {
-        throw InvalidFile("repetition level " + std::to_string(r) + " above the column's maximum " +
-                          std::to_string(depth));
-      }
-      if (d > max_def) {
-        throw InvalidFile("definition level " + std::to_string(d) + " above the column's maximum " +
-                          std::to_string(max_def));
-      }
-      if (r > open) {
-        throw InvalidFile("repetition level " + std::to_string(r) +
-                          (row < 0 ? " starts the chunk" : " on a null, empty or absent list"));
-      }
-      if (r > 0 && d <= empty_def[static_cast<size_t>(r - 1)]) {
-        throw InvalidFile("repetition level " + std::to_string(r) + " with definition level " + std::to_string(d) +
-                          ", which adds no element");
-      }
-      int k = r;
-      if (r == 0) {
-        if (++row >= num_rows_) {
-          throw InvalidFile("list levels start more rows than the row group's " + std::to_string(num_rows_));
+    // list at the next level while the definition level reaches past its empty_def, and so on, up to level
+    // innermost[d]. Malformed levels are noted without a branch and found again, in order, for the message;
+    // meanwhile every write stays in bounds (at most one row, list per level and slot per entry; rows counted
+    // first).
+    int64_t rows_here = 0;
+    for (int64_t i = 0; i < n; ++i) rows_here += rep[i] == 0;
+    if (row + rows_here >= num_rows_) throw_malformed(rep, def, n, open, row);
+    bool bad = false;
+    const int open_before = open;
+    const int64_t row_before = row;
+    if (depth == 2) {  // lists of lists, the common case, with its state in locals
+      int64_t* row_offsets = col.list_offsets.data();
+      uint8_t* row_valid = col.validity.empty() ? nullptr : col.validity.data();
+      int64_t* inner = col.inner_lists[0].offsets.data();
+      uint8_t* inner_valid = nullable[0] ? col.inner_lists[0].validity.data() : nullptr;
+      const int row_empty = empty_def[0], inner_empty = empty_def[1];
+      int64_t lists = begun[0], slot = slots, at_row = row;
+      int at_open = open;
+      for (int64_t i = 0; i < n; ++i) {
+        const int r = rep[i], d = def[i];
+        const int last = innermost[static_cast<size_t>(std::min(d, max_def))];
+        bad |= (r > depth) | (d > max_def) | (r > at_open) | (r > last);
+        if (r == 0) {
+          row_offsets[++at_row] = lists;
+          if (row_valid != nullptr) row_valid[at_row] = d >= row_empty;
         }
-        col.list_offsets[static_cast<size_t>(row)] = lists_below(0);
-        if (!col.validity.empty()) col.validity[static_cast<size_t>(row)] = d >= empty_def[0];
+        if (r <= 1 && last >= 1) {  // an inner list begins
+          if (inner_valid != nullptr) inner_valid[lists] = d >= inner_empty;
+          inner[lists++] = slot;
+        }
+        if (last == 2) slot_valid[(slot++) - first_slot] = d == max_def;
+        at_open = last;
       }
-      while (true) {
-        if (k > 0 && k < depth) {  // a list begins at level k
+      begun[0] = lists;
+      slots = slot;
+      row = at_row;
+      open = at_open;
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        const int r = rep[i], d = def[i];
+        const int last = innermost[static_cast<size_t>(std::min(d, max_def))];
+        bad |= (r > depth) | (d > max_def) | (r > open) | (r > last);
+        if (r == 0) {
+          ++row;
+          col.list_offsets[static_cast<size_t>(row)] = lists_below(0);
+          if (!col.validity.empty()) col.validity[static_cast<size_t>(row)] = d >= empty_def[0];
+        }
+        for (int k = std::max(r, 1); k <= std::min(last, depth - 1); ++k) {  // a list begins at level k
           ListLevel& level = col.inner_lists[static_cast<size_t>(k - 1)];
           const auto at = static_cast<size_t>(begun[static_cast<size_t>(k - 1)]++);
           level.offsets[at] = lists_below(k);
           if (nullable[static_cast<size_t>(k - 1)]) level.validity[at] = d >= empty_def[static_cast<size_t>(k)];
         }
-        if (k == depth) {  // a value slot, null below the maximum definition level
+        if (last == depth) {  // a value slot, null below the maximum definition level
           slot_valid[slots - first_slot] = d == max_def;
           ++slots;
-          break;
         }
-        if (d <= empty_def[static_cast<size_t>(k)]) break;  // the list at level k is null or empty
-        ++k;
+        open = last;
       }
-      open = k;
     }
+    if (bad) throw_malformed(rep, def, n, open_before, row_before);
     trim();
     append_list_values<T>(page.encoding, p, end, slot_valid, first_slot, slots - first_slot, &col);
     return n;
