@@ -60,6 +60,16 @@ struct Scratch {
   std::vector<uint8_t> chunk;  // the chunk's bytes as read from the file
   std::vector<uint8_t> page;   // decompressed page
   std::vector<uint8_t> levels; // a list page's repetition and definition levels and element slots
+  // The chunk's dictionary; only the one of the column's type is used. A thread reads one chunk at a time, and
+  // the threads that help it decode pages read the dictionary of the thread that owns the chunk.
+  std::vector<uint8_t> dict_u8;
+  std::vector<int32_t> dict_i32;
+  std::vector<int64_t> dict_i64;
+  std::vector<float> dict_f32;
+  std::vector<double> dict_f64;
+  ByteArrays dict_bytes;
+  // Gives back what grew past kMaxScratchBytes, so that one large chunk does not stay with the thread for life.
+  void trim();
 };
 
 Scratch& scratch();
@@ -129,6 +139,9 @@ class ChunkReader {
   ChunkReader(const ParsedFile& file, const Leaf& leaf, const format::ColumnChunk& chunk, int64_t num_rows,
               int64_t output_budget, int threads = 1)
       : file_(file), leaf_(leaf), chunk_(chunk), num_rows_(num_rows), budget_(output_budget), threads_(threads) {}
+  ~ChunkReader() { home_.trim(); }
+  ChunkReader(const ChunkReader&) = delete;
+  ChunkReader& operator=(const ChunkReader&) = delete;
 
   // A flat column's chunk: values into `out` (a T* slice of num_rows, or a ByteArrays to append to) and, for
   // optional columns, validity bytes into validity[0..num_rows). Returns the number of nulls.
@@ -245,27 +258,23 @@ class ChunkReader {
   int64_t budget_;
   int threads_;
   Codec codec_ = Codec::kUncompressed;
-  int64_t start_ = 0, end_ = 0;  // the chunk's bytes in the file; scratch().chunk holds them
+  int64_t start_ = 0, end_ = 0;  // the chunk's bytes in the file; home_.chunk holds them
   int64_t page_offset_ = -1;
   std::exception_ptr header_error_;  // see next_window
   int64_t header_error_offset_ = -1;
   bool have_dictionary_ = false;
-  // Only one of these is used, per the column's type.
-  std::vector<uint8_t> dict_u8_;
-  std::vector<int32_t> dict_i32_;
-  std::vector<int64_t> dict_i64_;
-  std::vector<float> dict_f32_;
-  std::vector<double> dict_f64_;
-  ByteArrays dict_bytes_;
+  // The scratch of the thread that made the reader: its chunk buffer and the chunk's dictionary, kept between
+  // chunks so that their memory is not faulted in again for each.
+  Scratch& home_ = scratch();
 
   template <class T>
   auto& dictionary() {
-    if constexpr (std::is_same_v<T, uint8_t>) return dict_u8_;
-    else if constexpr (std::is_same_v<T, int32_t>) return dict_i32_;
-    else if constexpr (std::is_same_v<T, int64_t>) return dict_i64_;
-    else if constexpr (std::is_same_v<T, float>) return dict_f32_;
-    else if constexpr (std::is_same_v<T, double>) return dict_f64_;
-    else return dict_bytes_;
+    if constexpr (std::is_same_v<T, uint8_t>) return home_.dict_u8;
+    else if constexpr (std::is_same_v<T, int32_t>) return home_.dict_i32;
+    else if constexpr (std::is_same_v<T, int64_t>) return home_.dict_i64;
+    else if constexpr (std::is_same_v<T, float>) return home_.dict_f32;
+    else if constexpr (std::is_same_v<T, double>) return home_.dict_f64;
+    else return home_.dict_bytes;
   }
 };
 

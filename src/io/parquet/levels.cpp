@@ -1,6 +1,7 @@
 // Definition and repetition levels (v1 and v2 pages), nulls spread among a page's values, and the scratch each
 // thread decodes into.
 #include <cstring>
+#include <type_traits>
 
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/dictionary.h"
@@ -22,6 +23,22 @@ namespace feedline::parquet::detail {
 Scratch& scratch() {
   static thread_local Scratch s;
   return s;
+}
+
+void Scratch::trim() {
+  const auto release = [](auto& v) {
+    if (v.capacity() * sizeof(v[0]) > static_cast<size_t>(kMaxScratchBytes)) std::decay_t<decltype(v)>().swap(v);
+  };
+  release(chunk);
+  release(dict_u8);
+  release(dict_i32);
+  release(dict_i64);
+  release(dict_f32);
+  release(dict_f64);
+  if (dict_bytes.offsets.capacity() * sizeof(int64_t) > static_cast<size_t>(kMaxScratchBytes) ||
+      dict_bytes.bytes.capacity() > static_cast<size_t>(kMaxScratchBytes)) {
+    dict_bytes = ByteArrays();
+  }
 }
 
 void spread_byte_arrays(ByteArrays* out, size_t base, const uint8_t* validity, int64_t n, int64_t present) {

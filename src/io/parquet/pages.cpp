@@ -76,7 +76,7 @@ int64_t ChunkReader::load() {
   if (file_.old_parquet_mr) length += kMaxDictionaryHeaderBytes;
   start_ = start;
   end_ = length > limit - start ? limit : start + length;
-  std::vector<uint8_t>& buf = scratch().chunk;
+  std::vector<uint8_t>& buf = home_.chunk;
   const auto bytes = static_cast<size_t>(end_ - start_);
   if (buf.size() < bytes + kPadding) buf.resize(bytes + kPadding);
   file_.file->read_at(start_, bytes, buf.data());

@@ -10,7 +10,7 @@ namespace feedline::parquet::detail {
 
 template <class T>
 ChunkReader::PageRef ChunkReader::next_data_page(int64_t* pos, int64_t seen, int64_t total) {
-  const uint8_t* base = scratch().chunk.data();  // the byte at file offset start_
+  const uint8_t* base = home_.chunk.data();  // the byte at file offset start_
   for (;;) {
     page_offset_ = *pos;
     if (*pos >= end_) {
@@ -112,7 +112,8 @@ void ChunkReader::read_dictionary_page(const format::PageHeader& h, const uint8_
   if (d.num_values < 0) throw InvalidFile("negative dictionary size");
   auto& dict = dictionary<T>();
   if constexpr (std::is_same_v<T, ByteArrays>) {
-    dict = ByteArrays();
+    dict.offsets.assign(1, 0);  // (room kept from the thread's chunk before)
+    dict.bytes.clear();
     decode_plain_byte_arrays(body, size, d.num_values, &dict, size, leaf_.schema.type_length);
   } else {
     // Each value takes at least sizeof(T) bytes (a bit for booleans), so the page bounds the count.
