@@ -103,14 +103,13 @@ struct PageData {
 // Moves `present` packed values at out[0..present) to their slots, zeroing null slots, back to front in place.
 template <class T>
 void spread(T* out, const uint8_t* validity, int64_t n, int64_t present) {
-  // Without a branch on each slot (nulls fall where they will): k counts the values in slots 0..i, so out[k] is
-  // in bounds whether slot i is a value or a null. Once every slot left is a value, they are in place.
   int64_t k = present;
-  for (int64_t i = n - 1; i >= 0 && k <= i; --i) {
-    const bool valid = validity[i] != 0;
-    k -= valid;
-    const T value = out[k];
-    out[i] = valid ? value : T{};
+  for (int64_t i = n - 1; i >= 0; --i) {
+    if (validity[i]) {
+      out[i] = out[--k];
+    } else {
+      out[i] = T{};
+    }
   }
 }
 
