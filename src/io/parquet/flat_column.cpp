@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "feedline/io/parallel.h"
+#include "io/memory.h"
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/pages.h"
 #include "io/parquet/values.h"
@@ -31,8 +32,9 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
     return total_nulls;
   }
   if constexpr (kBytes) {
+    reserve_populated(out->bytes, static_cast<size_t>(num_rows_) * width);
     out->bytes.resize(static_cast<size_t>(num_rows_) * width);
-    out->offsets.reserve(static_cast<size_t>(num_rows_) + 1);
+    reserve_populated(out->offsets, static_cast<size_t>(num_rows_) + 1);
   }
   std::vector<std::exception_ptr> errors;
   std::vector<int64_t> nulls, rows;  // per page of the window: nulls found, first row
@@ -99,9 +101,10 @@ int64_t ChunkReader::read(Out out, uint8_t* validity) {
   if constexpr (std::is_same_v<T, ByteArrays>) {
     // One offset a row, and a FIXED_LEN_BYTE_ARRAY's bytes, are known before the pages: reserved once.
     reserve_offsets(out, static_cast<size_t>(num_rows_));
+    populate_for_writing(out->offsets.data() + out->offsets.size(), static_cast<size_t>(num_rows_) * sizeof(int64_t));
     const int64_t width = leaf_.schema.type_length;
     if (width > 0 && num_rows_ <= budget_ / width) {
-      out->bytes.reserve(out->bytes.size() + static_cast<size_t>(num_rows_ * width));
+      reserve_populated(out->bytes, out->bytes.size() + static_cast<size_t>(num_rows_ * width));
     }
   }
   int64_t row = 0;

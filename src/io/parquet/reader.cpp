@@ -16,6 +16,7 @@
 #include "feedline/io/file.h"
 #include "feedline/io/parallel.h"
 #include "feedline/io/parquet.h"
+#include "io/memory.h"
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/metadata.h"
 #include "io/parquet/reader_internal.h"
@@ -335,10 +336,16 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
     std::visit(
         [&](auto& v) {
           using V = std::decay_t<decltype(v)>;
-          if constexpr (!std::is_same_v<V, ByteArrays>) v.resize(static_cast<size_t>(num_rows));
+          if constexpr (!std::is_same_v<V, ByteArrays>) {
+            reserve_populated(v, static_cast<size_t>(num_rows));
+            v.resize(static_cast<size_t>(num_rows));
+          }
         },
         col.values);
-    if (leaf.max_def > 0) col.validity.resize(static_cast<size_t>(num_rows));
+    if (leaf.max_def > 0) {
+      reserve_populated(col.validity, static_cast<size_t>(num_rows));
+      col.validity.resize(static_cast<size_t>(num_rows));
+    }
   });
 
   // Byte arrays and lists decode per chunk into their own parts, joined afterwards (unless there is one row
@@ -449,8 +456,8 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
       ByteArrays& dst = std::get<ByteArrays>(col.values);
       size_t total = 0;
       for (size_t k = 0; k < num_groups; ++k) total += std::get<ByteArrays>(parts[part_of[c] * num_groups + k].values).bytes.size();
-      dst.bytes.reserve(total);
-      dst.offsets.reserve(static_cast<size_t>(num_rows) + 1);
+      reserve_populated(dst.bytes, total);
+      reserve_populated(dst.offsets, static_cast<size_t>(num_rows) + 1);
       for (size_t k = 0; k < num_groups; ++k) {
         ByteArrays& part = std::get<ByteArrays>(parts[part_of[c] * num_groups + k].values);
         append_byte_arrays(&dst, part);
