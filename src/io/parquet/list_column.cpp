@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "feedline/io/parallel.h"
+#include "io/memory.h"
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/pages.h"
 #include "io/parquet/values.h"
@@ -151,10 +152,18 @@ Column ChunkReader::read_list() {
   // Fixed-width values decode straight to where their page's first level entry would put them (no earlier
   // than their slot: an entry makes at most one slot), so pages decode apart; the join below moves them down
   // when null or empty lists came before. Byte arrays append, so their pages decode in order, on one thread.
-  // Room for every entry is reserved, so the values never move while pages decode into them.
+  // Room for every entry is reserved, so the values never move while pages decode into them. On one thread its
+  // pages are faulted in at once; on several, one thread faults them in while the others decode (below).
   constexpr bool kFixed = !std::is_same_v<T, ByteArrays>;
-  if constexpr (kFixed) std::get<std::vector<T>>(col.values).reserve(static_cast<size_t>(entries));
   const int threads = kFixed ? threads_ : 1;
+  if constexpr (kFixed) {
+    std::vector<T>& values = std::get<std::vector<T>>(col.values);
+    if (threads > 1) {
+      values.reserve(static_cast<size_t>(entries));
+    } else {
+      reserve_populated(values, static_cast<size_t>(entries));
+    }
+  }
   col.list_offsets.resize(static_cast<size_t>(num_rows_) + 1);
   if (leaf_.schema.nullable) col.validity.resize(static_cast<size_t>(num_rows_));
   int64_t* offsets = col.list_offsets.data();
