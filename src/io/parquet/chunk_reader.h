@@ -103,12 +103,24 @@ struct PageData {
 // Moves `present` packed values at out[0..present) to their slots, zeroing null slots, back to front in place.
 template <class T>
 void spread(T* out, const uint8_t* validity, int64_t n, int64_t present) {
-  int64_t k = present;
-  for (int64_t i = n - 1; i >= 0; --i) {
-    if (validity[i]) {
-      out[i] = out[--k];
+  // Eight slots at a time where all eight hold values (validity bytes of 1), one at a time elsewhere; done once
+  // every slot left holds its value.
+  constexpr uint64_t kEightValues = 0x0101010101010101ull;
+  int64_t k = present, i = n;
+  while (k < i) {
+    uint64_t eight = 0;
+    if (i >= 8) std::memcpy(&eight, validity + i - 8, 8);
+    if (eight == kEightValues) {
+      i -= 8;
+      k -= 8;
+      std::memmove(out + i, out + k, 8 * sizeof(T));
     } else {
-      out[i] = T{};
+      --i;
+      if (validity[i]) {
+        out[i] = out[--k];
+      } else {
+        out[i] = T{};
+      }
     }
   }
 }
