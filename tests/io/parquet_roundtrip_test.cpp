@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <tuple>
 
 #include "feedline/io/error.h"
@@ -130,6 +131,56 @@ TEST(ParquetRoundTrip, AllNullAndNoNullOptionalColumns) {
     EXPECT_EQ(info.row_groups[0].columns[1].null_count, 0);
     EXPECT_EQ(info.row_groups[0].columns[1].min, "0");
     EXPECT_EQ(info.row_groups[0].columns[1].max, "99");
+  }
+}
+
+// Nulls in every arrangement the reader's spreading of values over null slots treats apart: none, all, at
+// either end, runs of values shorter than, as long as and longer than eight, sparse, and across page ends.
+TEST(ParquetRoundTrip, NullPatternsSpreadBackToTheirRows) {
+  const int64_t rows = 1000;
+  const std::vector<std::pair<std::string, std::function<bool(int64_t)>>> patterns = {
+      {"none", [](int64_t) { return true; }},
+      {"all", [](int64_t) { return false; }},
+      {"first", [](int64_t r) { return r != 0; }},
+      {"last", [&](int64_t r) { return r != rows - 1; }},
+      {"every 8th", [](int64_t r) { return r % 8 != 7; }},
+      {"every 9th", [](int64_t r) { return r % 9 != 0; }},
+      {"runs of 7", [](int64_t r) { return r % 14 < 7; }},
+      {"alternate", [](int64_t r) { return r % 2 == 0; }},
+      {"1 in 97", [](int64_t r) { return (r * 37) % 97 != 5; }},
+  };
+  for (const auto& [name, present] : patterns) {
+    SCOPED_TRACE(name);
+    Table t;
+    t.num_rows = rows;
+    Column i64 = make_column({"i64", PhysicalType::kInt64, true, std::nullopt, false});
+    Column f32 = make_column({"f32", PhysicalType::kFloat, true, std::nullopt, false});
+    Column u8 = make_column({"u8", PhysicalType::kBoolean, true, std::nullopt, false});
+    for (Column* c : {&i64, &f32, &u8}) c->validity.resize(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      const bool p = present(r);
+      i64.as<int64_t>().push_back(p ? r * 1000003 : 0);
+      f32.as<float>().push_back(p ? static_cast<float>(r) + 0.5f : 0.0f);
+      u8.as<uint8_t>().push_back(p ? static_cast<uint8_t>(r % 3 == 0) : 0);
+      for (Column* c : {&i64, &f32, &u8}) c->validity[static_cast<size_t>(r)] = p;
+    }
+    // A column without nulls reads back without a validity vector.
+    if (name == "none") {
+      for (Column* c : {&i64, &f32, &u8}) c->validity.clear();
+    }
+    t.columns = {i64, f32, u8};
+    for (bool dict : {false, true}) {
+      WriteOptions w;
+      w.dictionary = dict;
+      w.page_bytes = 1000;  // pages of a few hundred rows
+      const std::string path = scratch_dir("null-patterns") + "/n.parquet";
+      write_table(path, t, w);
+      for (int threads : {1, 2}) {
+        ReadOptions r;
+        r.num_threads = threads;
+        expect_tables_equal(t, read_table(path, r));
+      }
+    }
   }
 }
 
