@@ -54,6 +54,9 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
         size_t size;
         const uint8_t* body = open_page(pages[k], &page, &size);
         if constexpr (kBytes) {
+          const auto values = static_cast<size_t>(pages[k].num_values);
+          parts[k].bytes.reserve(values * width);
+          parts[k].offsets.reserve(values + 1);
           nulls[k] = read_data_page<T>(page, body, size, &parts[k], row, validity);
           if (parts[k].bytes.size() > static_cast<size_t>(pages[k].num_values) * width) {  // (the decoders see to it)
             throw InvalidFile("values longer than FIXED_LEN_BYTE_ARRAY(" + std::to_string(width) + ")");
@@ -76,7 +79,10 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
         const auto part_bytes = static_cast<size_t>(offsets.back());
         const size_t at = static_cast<size_t>(first) * width;
         if (bytes != at && part_bytes > 0) std::memmove(out->bytes.data() + bytes, out->bytes.data() + at, part_bytes);
-        for (size_t i = 1; i < offsets.size(); ++i) out->offsets.push_back(static_cast<int64_t>(bytes) + offsets[i]);
+        const size_t joined = out->offsets.size();
+        out->offsets.resize(joined + offsets.size() - 1);
+        int64_t* dst = out->offsets.data() + joined;
+        for (size_t i = 1; i < offsets.size(); ++i) dst[i - 1] = static_cast<int64_t>(bytes) + offsets[i];
         bytes += part_bytes;
       }
       first += pages[k].num_values;
