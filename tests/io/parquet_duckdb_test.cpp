@@ -610,6 +610,31 @@ TEST(DuckDbFolder, DecimalsOfAnyPrecisionReadExactly) {
   }
 }
 
+// ENUM columns written by parquet-mr (through Avro and Thrift): strings, named ENUM by inspect, flat and in lists.
+TEST(DuckDbFolder, EnumColumnsFromParquetMrReadAsStrings) {
+  for (const auto& [file, column] : {std::pair<std::string, std::string>{"enum.parquet", "tags.v_type"},
+                                     {"complex.parquet", "manufacturer"}}) {
+    SCOPED_TRACE(file);
+    const std::string path = feedline::testing::shared_dir() + "/duckdb-parquet-testing/" + file;
+    const Table t = read_table(path);
+    const Column& c = t.column(column);
+    EXPECT_EQ(c.schema.logical.kind, LogicalKind::kEnum);
+    EXPECT_TRUE(c.schema.is_string);
+    EXPECT_NE(inspect_json(path).find("\"logical_type\": \"ENUM\""), std::string::npos) << inspect_json(path);
+    expect_reads_as_duckdb(file);
+  }
+  // Row 0's list of tag types.
+  const Table t = read_table(feedline::testing::shared_dir() + "/duckdb-parquet-testing/enum.parquet");
+  const Column& types = t.column("tags.v_type");
+  ASSERT_GE(types.list_offsets.size(), 2u);
+  std::vector<std::string> first;
+  for (int64_t i = types.list_offsets[0]; i < types.list_offsets[1]; ++i) {
+    first.emplace_back(types.byte_arrays().at(i));
+  }
+  EXPECT_EQ(first, (std::vector<std::string>{"STRING", "STRING", "STRING", "BOOL", "INT64", "FLOAT64", "BINARY",
+                                             "STRING"}));
+}
+
 // A footer whose empty lists carry no element type (fastparquet 2024.5).
 TEST(DuckDbFolder, EmptyThriftListsWithoutAnElementTypeReadAsDuckDbReadsThem) {
   expect_reads_as_duckdb("internal_5994.parquet");
