@@ -18,4 +18,11 @@ void reserve_populated(V& v, size_t n) {
   if (n > v.size()) populate_for_writing(v.data() + v.size(), (n - v.size()) * sizeof(*v.data()));
 }
 
+// v.resize(n), the new elements' pages populated before they are zeroed.
+template <class V>
+void resize_populated(V& v, size_t n) {
+  reserve_populated(v, n);
+  v.resize(n);
+}
+
 }  // namespace feedline

@@ -32,8 +32,7 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
     return total_nulls;
   }
   if constexpr (kBytes) {
-    reserve_populated(out->bytes, static_cast<size_t>(num_rows_) * width);
-    out->bytes.resize(static_cast<size_t>(num_rows_) * width);
+    resize_populated(out->bytes, static_cast<size_t>(num_rows_) * width);
     reserve_populated(out->offsets, static_cast<size_t>(num_rows_) + 1);
   }
   std::vector<std::exception_ptr> errors;

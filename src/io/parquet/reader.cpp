@@ -336,16 +336,10 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
     std::visit(
         [&](auto& v) {
           using V = std::decay_t<decltype(v)>;
-          if constexpr (!std::is_same_v<V, ByteArrays>) {
-            reserve_populated(v, static_cast<size_t>(num_rows));
-            v.resize(static_cast<size_t>(num_rows));
-          }
+          if constexpr (!std::is_same_v<V, ByteArrays>) resize_populated(v, static_cast<size_t>(num_rows));
         },
         col.values);
-    if (leaf.max_def > 0) {
-      reserve_populated(col.validity, static_cast<size_t>(num_rows));
-      col.validity.resize(static_cast<size_t>(num_rows));
-    }
+    if (leaf.max_def > 0) resize_populated(col.validity, static_cast<size_t>(num_rows));
   });
 
   // Byte arrays and lists decode per chunk into their own parts, joined afterwards (unless there is one row
