@@ -7,11 +7,11 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <optional>
 #include <thread>
 
 #include "feedline/dist/dist.h"
+#include "feedline/io/file.h"
 
 extern char** environ;
 
@@ -78,10 +78,7 @@ int launch(const std::vector<std::string>& argv, const LaunchOptions& options,
   }
   struct RemoveFolder {
     std::string path;
-    ~RemoveFolder() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
+    ~RemoveFolder() { remove_tree(path); }  // not std::filesystem::remove_all(): see feedline/io/file.h
   } remove_folder{folder};
   const std::string store_file = folder + "/store";
 

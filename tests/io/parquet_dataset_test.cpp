@@ -11,6 +11,7 @@
 
 #include "feedline/io/columns.h"
 #include "feedline/io/error.h"
+#include "feedline/io/file.h"
 #include "feedline/io/parquet.h"
 #include "feedline/io/table.h"
 #include "io/parquet_test_support.h"
@@ -197,7 +198,7 @@ TEST(ParquetDataset, HiveKeysBecomeTypedColumns) {
   // `**` matches no folder too: the files right in the folder before it.
   write(dir + "/flat/part-0.parquet", id_name_table(52, 1));
   EXPECT_EQ(DatasetReader(dir + "/flat/**/*.parquet").num_files(), 1u);
-  std::filesystem::remove_all(dir + "/flat");
+  ASSERT_TRUE(remove_tree(dir + "/flat"));
   EXPECT_EQ(error_of([&] { read_dataset(dir + "/**/nothing-*.parquet"); }),
             dir + "/**/nothing-*.parquet: no file matches this pattern");
 
