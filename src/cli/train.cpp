@@ -85,12 +85,16 @@ namespace {
 
 int train_ranked(const TrainArgs& args, const std::optional<dist::WorldInfo>& world, dist::ProcessGroup* group);
 
-// The CPU threads of one rank: --threads, else the host's cores shared between its ranks (LOCAL_WORLD_SIZE).
+// The ranks of the job on this host (LOCAL_WORLD_SIZE, which torchrun and --nproc set; 1 when unset).
+int64_t ranks_on_this_host() {
+  const char* local = std::getenv("LOCAL_WORLD_SIZE");
+  return local != nullptr ? std::max<int64_t>(1, std::atoll(local)) : 1;
+}
+
+// The CPU threads of one rank: --threads, else the host's cores shared between its ranks.
 int rank_threads(const TrainArgs& args, const std::optional<dist::WorldInfo>& world) {
   if (args.threads_given || !world) return args.threads;
-  const char* local = std::getenv("LOCAL_WORLD_SIZE");
-  const int64_t ranks_here = local != nullptr ? std::max<int64_t>(1, std::atoll(local)) : 1;
-  return static_cast<int>(std::max<int64_t>(1, args.threads / ranks_here));
+  return static_cast<int>(std::max<int64_t>(1, args.threads / ranks_on_this_host()));
 }
 
 // The device of one rank: a job's ranks given "cuda" (or "auto" on a GPU machine) take the GPU of their local rank.
@@ -99,6 +103,25 @@ torch::Device rank_device(const TrainArgs& args, const std::optional<dist::World
   if (!world || world->world_size == 1 || !device.is_cuda() || device.has_index()) return device;
   const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(world->local_rank % std::max<int64_t>(1, gpus)));
+}
+
+// The backend of one rank. NCCL takes one GPU a rank: where this host's ranks would share a GPU (more ranks than
+// GPUs, or every rank given one cuda:N), "auto" takes Gloo, which carries CUDA tensors too, and "nccl" is refused
+// before the rendezvous rather than by NCCL midway.
+std::string rank_backend(const TrainArgs& args, torch::Device device) {
+  if (!device.is_cuda() || args.dist_backend == "gloo") return args.dist_backend;
+  const int64_t ranks = ranks_on_this_host();
+  const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
+  const bool shared = ranks > 1 && (ranks > gpus || resolve_device(args.device).has_index());
+  if (!shared) return args.dist_backend;
+  if (args.dist_backend == "nccl") {
+    throw InvalidArgument("--dist-backend nccl needs a GPU of its own for each rank, and the " + std::to_string(ranks) +
+                          " ranks on this host share " +
+                          (resolve_device(args.device).has_index() ? std::string("the one GPU ") + args.device
+                                                                   : std::to_string(gpus) + " GPU(s)") +
+                          "; use --dist-backend gloo (which carries CUDA tensors too) or fewer ranks");
+  }
+  return "gloo";
 }
 
 }  // namespace
@@ -116,9 +139,10 @@ int run_train(const TrainArgs& args) {
   }
   set_threads(rank_threads(args, world));
   dist::GroupOptions go;
-  go.backend = args.dist_backend;
+  const torch::Device device = rank_device(args, world);
+  go.backend = rank_backend(args, device);
   go.timeout = std::chrono::milliseconds(static_cast<int64_t>(args.dist_timeout * 1000.0));
-  dist::ProcessGroup group(*world, rank_device(args, world), go);
+  dist::ProcessGroup group(*world, device, go);
   try {
     const int code = train_ranked(args, world, &group);
     group.barrier();  // no rank leaves while another may still need it

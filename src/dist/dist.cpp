@@ -56,6 +56,15 @@ int64_t env_number(const char* name, int64_t fallback) {
   return n;
 }
 
+// Ends a process group's communicators where the backend offers it (ProcessGroupNCCL::shutdown, LibTorch 2.3 and
+// later), so that a group leaves cleanly rather than from its destructor, which LibTorch 2.x warns of.
+template <class PG>
+auto shut_down(PG& pg, int) -> decltype(pg.shutdown(), void()) {
+  pg.shutdown();
+}
+template <class PG>
+void shut_down(PG&, long) {}
+
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
@@ -171,6 +180,7 @@ struct ProcessGroup::Impl {
   WorldInfo world;
   GroupOptions options;
   std::string backend;
+  torch::Device device = torch::kCPU;
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
 #ifdef FEEDLINE_NCCL
@@ -271,6 +281,7 @@ ProcessGroup::ProcessGroup(const WorldInfo& world, torch::Device device, const G
     throw InvalidArgument("the nccl backend needs a CUDA device, and the device is " + device.str());
   }
   m.backend = backend;
+  m.device = device;
 
   const bool server = !world.launcher_hosts_store && world.store_file.empty() && world.rank == 0;
   try {
@@ -312,6 +323,15 @@ ProcessGroup::ProcessGroup(const WorldInfo& world, torch::Device device, const G
 
 ProcessGroup::~ProcessGroup() {
   impl_->stop_heartbeat();
+#ifdef FEEDLINE_NCCL
+  if (impl_->nccl) {
+    try {
+      shut_down(*impl_->nccl, 0);
+    } catch (const std::exception&) {
+      // a group whose peers have gone: nothing left to end cleanly
+    }
+  }
+#endif
 }
 
 int64_t ProcessGroup::rank() const { return impl_->world.rank; }
@@ -320,14 +340,33 @@ const std::string& ProcessGroup::backend() const { return impl_->backend; }
 const GroupOptions& ProcessGroup::options() const { return impl_->options; }
 
 void ProcessGroup::broadcast(std::vector<torch::Tensor> tensors) {
-  impl_->collective("broadcast", [&](auto& pg) {
-    c10d::BroadcastOptions o;
-    o.rootRank = 0;
-    pg.broadcast(tensors, o)->wait();
-  });
+  const auto from_rank_0 = [this](std::vector<torch::Tensor>& v) {
+    impl_->collective("broadcast", [&](auto& pg) {
+      c10d::BroadcastOptions o;
+      o.rootRank = 0;
+      pg.broadcast(v, o)->wait();
+    });
+  };
+  if (impl_->backend != "nccl") {
+    from_rank_0(tensors);
+    return;
+  }
+  // NCCL takes one CUDA tensor a call: each goes on its own, a host tensor through the group's device and back.
+  for (auto& t : tensors) {
+    std::vector<torch::Tensor> one{t.is_cuda() ? t : t.to(impl_->device)};
+    from_rank_0(one);
+    if (!t.is_cuda()) t.copy_(one[0]);
+  }
 }
 
 void ProcessGroup::allreduce_sum(torch::Tensor& tensor) {
+  // NCCL carries CUDA tensors only: a host tensor (a phase's totals) goes through the group's device and back.
+  if (impl_->backend == "nccl" && !tensor.is_cuda()) {
+    torch::Tensor on_device = tensor.to(impl_->device);
+    allreduce_sum(on_device);
+    tensor.copy_(on_device);
+    return;
+  }
   impl_->collective("allreduce", [&](auto& pg) {
     std::vector<at::Tensor> v{tensor};
     pg.allreduce(v, c10d::AllreduceOptions())->wait();

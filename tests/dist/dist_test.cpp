@@ -229,49 +229,61 @@ SimpleCNN little_model(uint64_t seed) {
   return SimpleCNN(SimpleCNNOptions().channels(1).height(12).width(12).classes(5));
 }
 
-TEST(Dist, TwoRanksTrainAsOneProcessOnTheSameGlobalBatches) {
+// `ranks` ranks (threads of this process) on `device` over `backend` train as one process does on the same global
+// batches: the same weights on every rank bit for bit, and one process's to the order of float additions.
+void check_ranks_train_as_one_process(int64_t ranks, torch::Device device, const std::string& backend) {
   torch::set_num_threads(1);
   const auto train_set = little_dataset(96, 1);
   const auto test_set = little_dataset(37, 2);  // odd: the ranks' test shares differ by one sample
   constexpr int64_t kGlobalBatch = 16;
   TrainOptions options;
   options.epochs = 2;
+  options.device = device;
 
   SimpleCNN single = little_model(7);
+  single->to(device);
   Loader single_train(train_set, LoaderOptions(kGlobalBatch).shuffle(true).seed(3));
   Loader single_test(test_set, LoaderOptions(kGlobalBatch));
   const auto expected = train_model(single, single_train, single_test, options);
 
   TestStore store;
-  std::vector<std::vector<EpochResult>> results(2);
-  std::vector<std::vector<torch::Tensor>> weights(2);
-  on_ranks(2, [&](int64_t rank) {
+  std::vector<std::vector<EpochResult>> results(static_cast<size_t>(ranks));
+  std::vector<std::vector<torch::Tensor>> weights(static_cast<size_t>(ranks));
+  std::vector<std::string> backends(static_cast<size_t>(ranks));
+  on_ranks(ranks, [&](int64_t rank) {
     dist::GroupOptions go;
     go.timeout = 60s;
-    dist::ProcessGroup group(store.world(rank, 2), torch::kCPU, go);
-    // Rank 1 starts from other weights: the broadcast must give it rank 0's.
+    go.backend = backend;
+    dist::ProcessGroup group(store.world(rank, ranks), device, go);
+    backends[static_cast<size_t>(rank)] = group.backend();
+    // Ranks after the first start from other weights: the broadcast must give them rank 0's.
     SimpleCNN model = little_model(rank == 0 ? 7 : 8);
+    model->to(device);
     dist::DataParallel parallel(group, *model);
     TrainOptions o = options;
     parallel.apply(o);
-    Loader train(train_set, LoaderOptions(kGlobalBatch / 2).shuffle(true).seed(3).rank(rank).world_size(2));
-    Loader test(test_set, LoaderOptions(kGlobalBatch / 2).rank(rank).world_size(2).even_shards(false));
+    Loader train(train_set,
+                 LoaderOptions(kGlobalBatch / ranks).shuffle(true).seed(3).rank(rank).world_size(ranks));
+    Loader test(test_set, LoaderOptions(kGlobalBatch / ranks).rank(rank).world_size(ranks).even_shards(false));
     results[static_cast<size_t>(rank)] = train_model(model, train, test, o);
-    for (const auto& p : model->parameters()) weights[static_cast<size_t>(rank)].push_back(p.detach().clone());
+    for (const auto& p : model->parameters()) weights[static_cast<size_t>(rank)].push_back(p.detach().cpu().clone());
     group.barrier();
   });
 
   const auto single_weights = single->parameters();
-  for (size_t r = 0; r < 2; ++r) {
+  for (size_t r = 0; r < static_cast<size_t>(ranks); ++r) {
+    EXPECT_EQ(backends[r], backend == "auto" ? backends[0] : backend);
     ASSERT_EQ(weights[r].size(), single_weights.size());
     for (size_t i = 0; i < weights[r].size(); ++i) {
       // Every rank holds the same weights, bit for bit: they took the same averaged steps.
       EXPECT_TRUE(torch::equal(weights[r][i], weights[0][i])) << "rank " << r << ", parameter " << i;
       // And one process's, to the order of float additions (a sum of two halves against one sum).
-      EXPECT_TRUE(torch::allclose(weights[r][i], single_weights[i], 1e-4, 1e-5))
+      const auto one = single_weights[i].detach().cpu();
+      EXPECT_TRUE(torch::allclose(weights[r][i], one, 1e-4, 1e-5))
           << "rank " << r << ", parameter " << i << ": largest difference "
-          << (weights[r][i] - single_weights[i]).abs().max().item<float>();
+          << (weights[r][i] - one).abs().max().item<float>();
     }
+    ASSERT_EQ(results[r].size(), expected.size());
     for (size_t e = 0; e < expected.size(); ++e) {
       const auto& got = results[r][e];
       EXPECT_EQ(got.test_accuracy, results[0][e].test_accuracy);  // summed counts: the same on every rank
@@ -280,6 +292,26 @@ TEST(Dist, TwoRanksTrainAsOneProcessOnTheSameGlobalBatches) {
       EXPECT_NEAR(got.test_loss, expected[e].test_loss, 1e-4);
     }
   }
+}
+
+TEST(Dist, TwoRanksTrainAsOneProcessOnTheSameGlobalBatches) {
+  check_ranks_train_as_one_process(2, torch::kCPU, "auto");
+}
+
+// On a GPU, Gloo carries CUDA tensors: two ranks sharing one GPU (as a machine with one GPU runs a job of two).
+TEST(Dist, TwoRanksOnOneGpuOverGlooTrainAsOneProcess) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  check_ranks_train_as_one_process(2, torch::Device(torch::kCUDA, 0), "gloo");
+}
+
+// NCCL takes one GPU a rank: on a machine of one GPU, a group of one, whose broadcast and allreduce go through
+// NCCL all the same.
+TEST(Dist, ARankOnNcclTrainsAsOneProcess) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  if (dist::available_backends().find("nccl") == std::string::npos) {
+    GTEST_SKIP() << "this LibTorch build has no NCCL (it has " << dist::available_backends() << ")";
+  }
+  check_ranks_train_as_one_process(1, torch::Device(torch::kCUDA, 0), "nccl");
 }
 
 // ------------------------------------------------------------------------------------- ranks as processes
@@ -555,6 +587,33 @@ TEST(DistProcesses, TwoRanksReportWhatOneProcessReports) {
     EXPECT_TRUE(torch::allclose(w1[i], w2[i], 1e-3, 1e-4))
         << "parameter " << i << " differs by up to " << (w1[i] - w2[i]).abs().max().item<double>();
   }
+}
+
+// On one GPU, a job's ranks share it: "auto" takes Gloo (NCCL wants a GPU a rank), and "nccl" is refused by name
+// before any rendezvous.
+TEST(DistProcesses, RanksSharingAGpuTakeGlooAndNcclIsRefused) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const std::string idx = prepared("dist_shared_gpu", 512, 128);
+  auto args = train_args(FEEDLINE_CLI, idx, 1);
+  args[7] = "cuda";  // --device
+  args.insert(args.end(), {"--nproc", "2"});
+  auto run = start(args, {}, idx + "/auto.out");
+  auto status = run->wait_for(120s);
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << run->output();
+  const bool nccl_each = torch::cuda::device_count() >= 2 && dist::available_backends().find("nccl") != std::string::npos;
+  EXPECT_NE(run->output().find(std::string("Data-parallel: 2 ranks over ") + (nccl_each ? "nccl" : "gloo")),
+            std::string::npos)
+      << run->output();
+
+  if (dist::available_backends().find("nccl") == std::string::npos) return;  // refused otherwise, tested above
+  args[7] = "cuda:0";  // every rank on the one GPU
+  args.insert(args.end(), {"--dist-backend", "nccl"});
+  run = start(args, {}, idx + "/nccl.out");
+  status = run->wait_for(60s);
+  ASSERT_TRUE(status) << "still running: " << run->output();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) != 0) << run->output();
+  EXPECT_NE(run->output().find("--dist-backend nccl needs a GPU of its own for each rank"), std::string::npos)
+      << run->output();
 }
 
 }  // namespace
