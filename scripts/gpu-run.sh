@@ -14,6 +14,9 @@
 #   scripts/gpu-run.sh compare [ARGS]     scripts/compare-python.sh (the experiment's PyTorch code beside feedline):
 #                                         the experiment's protocol (5 epochs, all data), training only, the
 #                                         Python side's pre-decoded rungs alone (its naive ones take minutes each)
+#   scripts/gpu-run.sh dist [ARGS]        data-parallel jobs: two ranks sharing the GPU (train --nproc 2
+#                                         --device cuda), two CPU ranks launched by torchrun, and `feedline bench dist`
+#                                         (1 process x N threads beside N processes x 1 thread) for N = 2 and 4
 # A machine is bare at every start and stays warm 30 s after a call: a stage run on a fresh one builds first
 # (about 2 minutes on 16 cores, configuring included).
 set -euo pipefail
@@ -22,8 +25,8 @@ cd "$here"
 stage=${1:-}
 [ $# -gt 0 ] && shift
 case "$stage" in
-  build|test|train|bench|sweeps|compare) ;;
-  *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  build|test|train|bench|sweeps|compare|dist) ;;
+  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
 out=${OUT:-$here/out-gpu}
 mkdir -p "$out"
@@ -63,6 +66,16 @@ export PKG_CONFIG_SYSROOT_DIR=$root
     cuda=()
     nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
     [ -x "$nvcc" ] && cuda=(-DCMAKE_CUDA_COMPILER="$nvcc" -DCUDAToolkit_ROOT="$(dirname "$(dirname "$(readlink -f "$nvcc")")")")
+    # c10d's ProcessGroupGloo header includes Gloo's: where this LibTorch ships its own (torch/include/gloo), those
+    # are the ones it was built with, and Debian's carried copy must not stand in for them.
+    torch_include=$(cd "$torch_prefix/../.." && pwd)/include
+    if [ -d "$torch_include/gloo" ]; then
+      echo "Gloo headers: LibTorch's own ($torch_include/gloo)"
+      rm -rf "$root/usr/include/gloo"
+    else
+      echo "Gloo headers: Debian's libgloo-dev (carried)"
+    fi
+    echo "nccl.h: $(find "$(cd "$torch_prefix/../../.." && pwd)" -name nccl.h -path '*nvidia*' 2>/dev/null | head -1)"
     time cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFEEDLINE_BUILD_BENCHMARKS=OFF \
       -DCMAKE_PREFIX_PATH="$torch_prefix;$root/usr" "${cuda[@]+"${cuda[@]}"}"
   fi
@@ -120,5 +133,26 @@ case "$stage" in
       [ ! -f "results-gpu/compare/$f.json" ] || cp "results-gpu/compare/$f.json" "$out/compare-$f.json"
     done
     cp results-gpu/compare/feedline/results.json "$out/compare-feedline.json"
+    ;;
+  dist)
+    [ -n "$python" ] || { echo "gpu-run.sh: dist needs a Python with torch (for torchrun)" >&2; exit 1; }
+    {
+      prepare
+      echo "== $(date -u +%FT%TZ) feedline train --nproc 2 --device cuda: two ranks on $(nvidia-smi -L 2>/dev/null | wc -l) GPU(s)"
+      "$bin" train --data-dir data --dataset fashion-mnist --device cuda --epochs 2 --nproc 2 "$@" \
+        || echo "gpu-run.sh: the job failed ($?)"
+      echo "== $(date -u +%FT%TZ) the same with --dist-backend nccl (refused: NCCL takes a GPU a rank)"
+      "$bin" train --data-dir data --dataset fashion-mnist --device cuda:0 --epochs 1 --nproc 2 --dist-backend nccl \
+        && echo "gpu-run.sh: UNEXPECTED: nccl with two ranks on one GPU was not refused"
+      echo "== $(date -u +%FT%TZ) torchrun --standalone --nproc-per-node 2, CPU ranks"
+      "$python" -m torch.distributed.run --no-python --standalone --nproc-per-node 2 \
+        "$bin" train --data-dir data --dataset fashion-mnist --device cpu --epochs 1 --limit 10240 \
+        || echo "gpu-run.sh: torchrun's job failed ($?)"
+      for n in 2 4; do
+        echo "== $(date -u +%FT%TZ) feedline bench dist --nproc $n --threads $n"
+        "$bin" bench dist --data-dir data --nproc "$n" --threads "$n" --repeat 3 --out "results-gpu/dist$n" \
+          && cp "results-gpu/dist$n/dist.json" "$out/dist$n.json" || echo "gpu-run.sh: bench dist failed ($?)"
+      done
+    } 2>&1 | tee "$out/dist.log"
     ;;
 esac
