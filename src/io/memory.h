@@ -25,4 +25,13 @@ void resize_populated(V& v, size_t n) {
   v.resize(n);
 }
 
+// v.resize(n) for a vector that grows piece by piece (a page at a time): room made geometrically, as resize would,
+// and the new elements' pages populated before they are zeroed.
+template <class V>
+void grow_populated(V& v, size_t n) {
+  if (n > v.capacity()) v.reserve(n > 2 * v.capacity() ? n : 2 * v.capacity());
+  if (n > v.size()) populate_for_writing(v.data() + v.size(), (n - v.size()) * sizeof(*v.data()));
+  v.resize(n);
+}
+
 }  // namespace feedline

@@ -60,6 +60,10 @@ struct Scratch {
   std::vector<uint8_t> chunk;  // the chunk's bytes as read from the file
   std::vector<uint8_t> page;   // decompressed page
   std::vector<uint8_t> levels; // a list page's repetition and definition levels and element slots
+  // The lists a page of lists of lists begins at each inner level (room for one an entry), before they join the
+  // column's: the column then grows by what the page used.
+  std::vector<int64_t> inner_offsets;
+  std::vector<uint8_t> inner_valid;
   // The chunk's dictionary; only the one of the column's type is used. A thread reads one chunk at a time, and
   // the threads that help it decode pages read the dictionary of the thread that owns the chunk.
   std::vector<uint8_t> dict_u8;

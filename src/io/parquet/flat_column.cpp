@@ -114,9 +114,16 @@ int64_t ChunkReader::read(Out out, uint8_t* validity) {
   }
   int64_t row = 0;
   int64_t nulls = 0;
+  size_t bytes_at_start = 0;
+  if constexpr (std::is_same_v<T, ByteArrays>) bytes_at_start = out->bytes.size();
   walk_pages<T>(num_rows_, [&](const PageData& page, const uint8_t* body, size_t size) {
     nulls += read_data_page<T, Out>(page, body, size, out, row, validity);
     row += page.num_values;
+    if constexpr (std::is_same_v<T, ByteArrays>) {
+      if (leaf_.schema.type_length <= 0) {
+        make_room_for_rest(out, bytes_at_start, row, num_rows_ - row, static_cast<size_t>(budget_));
+      }
+    }
     return page.num_values;
   });
   return nulls;

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "io/memory.h"
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/dictionary.h"
 #include "io/parquet/rle.h"
@@ -30,6 +31,8 @@ void Scratch::trim() {
     if (v.capacity() * sizeof(v[0]) > static_cast<size_t>(kMaxScratchBytes)) std::decay_t<decltype(v)>().swap(v);
   };
   release(chunk);
+  release(inner_offsets);
+  release(inner_valid);
   release(dict_u8);
   release(dict_i32);
   release(dict_i64);
@@ -44,7 +47,7 @@ void Scratch::trim() {
 void spread_byte_arrays(ByteArrays* out, size_t base, const uint8_t* validity, int64_t n, int64_t present) {
   // offsets[base - 1] is where the page's first value starts; offsets[base .. base + present) end each value.
   auto& off = out->offsets;
-  off.resize(base + static_cast<size_t>(n));
+  grow_populated(off, base + static_cast<size_t>(n));
   int64_t k = present;
   for (int64_t i = n - 1; i >= 0; --i) {
     off[base + static_cast<size_t>(i)] = off[base - 1 + static_cast<size_t>(k)];

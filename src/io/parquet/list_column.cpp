@@ -164,6 +164,7 @@ Column ChunkReader::read_list() {
       reserve_populated(values, static_cast<size_t>(entries));
     }
   }
+  size_t bytes_at_start = 0;  // (byte arrays: room for the rest of the chunk is made as its pages come)
   col.list_offsets.resize(static_cast<size_t>(num_rows_) + 1);
   if (leaf_.schema.nullable) col.validity.resize(static_cast<size_t>(num_rows_));
   int64_t* offsets = col.list_offsets.data();
@@ -257,6 +258,11 @@ Column ChunkReader::read_list() {
       if (any_null_element && !page_nulls) element_valid.insert(element_valid.end(), static_cast<size_t>(part.slots), 1);
       slots += part.slots;
       if (part.has_entries) open = part.open_after;
+      if constexpr (!kFixed) {
+        const int64_t done = part.entries_before + pages[k].num_values;
+        make_room_for_rest(&std::get<ByteArrays>(col.values), bytes_at_start, done, entries - done,
+                           static_cast<size_t>(budget_));
+      }
     }
     pages.swap(next);
   }
@@ -312,8 +318,21 @@ Column ChunkReader::read_nested_list() {
   }
   col.list_offsets.resize(static_cast<size_t>(num_rows_) + 1);
   if (leaf_.schema.nullable) col.validity.resize(static_cast<size_t>(num_rows_));
-  // Inner levels collect the start of each list as it begins, and their end once every list has.
-  for (ListLevel& level : col.inner_lists) level.offsets.clear();
+  // Inner levels collect the start of each list as it begins, and their end once every list has. An entry begins
+  // at most one list at each level and one value: room for every entry is reserved (not touched), so that pages
+  // grow them without moving them. Fixed-width values get theirs populated, as read_list's on one thread.
+  for (ListLevel& level : col.inner_lists) {
+    level.offsets.clear();
+    level.offsets.reserve(static_cast<size_t>(entries) + 1);
+  }
+  for (int k = 1; k < depth; ++k) {
+    if (leaf_.schema.inner_list_nullable[static_cast<size_t>(k - 1)]) {
+      col.inner_lists[static_cast<size_t>(k - 1)].validity.reserve(static_cast<size_t>(entries));
+    }
+  }
+  if constexpr (!std::is_same_v<T, ByteArrays>) reserve_populated(std::get<std::vector<T>>(col.values), static_cast<size_t>(entries));
+  int64_t entries_done = 0;
+  size_t bytes_at_start = 0;  // (byte arrays: room for the rest of the chunk is made as its pages come)
   // empty_def[k]: the definition level of a present but empty list at level k (0: the rows' lists). Below it
   // the list is null, above it the list holds an element: the next level's list, or a value slot.
   std::vector<int> empty_def{leaf_.list_def};
@@ -365,20 +384,27 @@ Column ChunkReader::read_nested_list() {
   const auto lists_below = [&](int k) -> int64_t { return k + 1 < depth ? begun[static_cast<size_t>(k)] : slots; };
   walk_pages<T>(entries, [&](const PageData& page, const uint8_t* body, size_t size) {
     const int64_t n = page.num_values;
-    // Each entry begins at most one list at each inner level: room for n more is made once a page, and what is
-    // left unused given back at its end.
-    for (int k = 1; k < depth; ++k) {
-      ListLevel& level = col.inner_lists[static_cast<size_t>(k - 1)];
-      const auto room = static_cast<size_t>(begun[static_cast<size_t>(k - 1)] + n);
-      level.offsets.resize(room);
-      if (nullable[static_cast<size_t>(k - 1)]) level.validity.resize(room);
-    }
-    const auto trim = [&] {
+    // Each entry begins at most one list at each inner level: room for n a level is made in the thread's scratch,
+    // and the column's levels grow by what the page used once it is walked. Level k's lists of this page go to
+    // inner[k - 1][j - base[k - 1]], j counting the level's lists from the chunk's first.
+    Scratch& scr = scratch();
+    const auto room = static_cast<size_t>(n) * static_cast<size_t>(depth - 1);
+    if (scr.inner_offsets.size() < room) scr.inner_offsets.resize(room);
+    if (scr.inner_valid.size() < room) scr.inner_valid.resize(room);
+    const std::vector<int64_t> base = begun;
+    const auto inner_offsets = [&](int k) { return scr.inner_offsets.data() + static_cast<size_t>(k - 1) * n; };
+    const auto inner_valid = [&](int k) { return scr.inner_valid.data() + static_cast<size_t>(k - 1) * n; };
+    const auto join = [&] {
       for (int k = 1; k < depth; ++k) {
         ListLevel& level = col.inner_lists[static_cast<size_t>(k - 1)];
-        const auto used = static_cast<size_t>(begun[static_cast<size_t>(k - 1)]);
-        level.offsets.resize(used);
-        if (nullable[static_cast<size_t>(k - 1)]) level.validity.resize(used);
+        const auto used = static_cast<size_t>(begun[static_cast<size_t>(k - 1)] - base[static_cast<size_t>(k - 1)]);
+        const size_t at = level.offsets.size();
+        grow_populated(level.offsets, at + used);
+        std::memcpy(level.offsets.data() + at, inner_offsets(k), used * sizeof(int64_t));
+        if (nullable[static_cast<size_t>(k - 1)]) {
+          grow_populated(level.validity, at + used);
+          std::memcpy(level.validity.data() + at, inner_valid(k), used);
+        }
       }
     };
     const ListPageLevels levels = read_list_levels(page, body, size);
@@ -403,8 +429,9 @@ Column ChunkReader::read_nested_list() {
     if (depth == 2) {  // lists of lists, the common case, with its state in locals
       int64_t* row_offsets = col.list_offsets.data();
       uint8_t* row_valid = col.validity.empty() ? nullptr : col.validity.data();
-      int64_t* inner = col.inner_lists[0].offsets.data();
-      uint8_t* inner_valid = nullable[0] ? col.inner_lists[0].validity.data() : nullptr;
+      int64_t* inner = inner_offsets(1);
+      uint8_t* inner_ok = nullable[0] ? inner_valid(1) : nullptr;
+      const int64_t first_list = base[0];
       const int row_empty = empty_def[0], inner_empty = empty_def[1];
       int64_t lists = begun[0], slot = slots, at_row = row;
       int at_open = open;
@@ -417,8 +444,8 @@ Column ChunkReader::read_nested_list() {
           if (row_valid != nullptr) row_valid[at_row] = d >= row_empty;
         }
         if (r <= 1 && last >= 1) {  // an inner list begins
-          if (inner_valid != nullptr) inner_valid[lists] = d >= inner_empty;
-          inner[lists++] = slot;
+          if (inner_ok != nullptr) inner_ok[lists - first_list] = d >= inner_empty;
+          inner[(lists++) - first_list] = slot;
         }
         if (last == 2) slot_valid[(slot++) - first_slot] = d == max_def;
         at_open = last;
@@ -438,10 +465,9 @@ Column ChunkReader::read_nested_list() {
           if (!col.validity.empty()) col.validity[static_cast<size_t>(row)] = d >= empty_def[0];
         }
         for (int k = std::max(r, 1); k <= std::min(last, depth - 1); ++k) {  // a list begins at level k
-          ListLevel& level = col.inner_lists[static_cast<size_t>(k - 1)];
-          const auto at = static_cast<size_t>(begun[static_cast<size_t>(k - 1)]++);
-          level.offsets[at] = lists_below(k);
-          if (nullable[static_cast<size_t>(k - 1)]) level.validity[at] = d >= empty_def[static_cast<size_t>(k)];
+          const auto at = static_cast<size_t>(begun[static_cast<size_t>(k - 1)]++ - base[static_cast<size_t>(k - 1)]);
+          inner_offsets(k)[at] = lists_below(k);
+          if (nullable[static_cast<size_t>(k - 1)]) inner_valid(k)[at] = d >= empty_def[static_cast<size_t>(k)];
         }
         if (last == depth) {  // a value slot, null below the maximum definition level
           slot_valid[slots - first_slot] = d == max_def;
@@ -451,8 +477,13 @@ Column ChunkReader::read_nested_list() {
       }
     }
     if (bad) throw_malformed(rep, def, n, open_before, row_before);
-    trim();
+    join();
     append_list_values<T>(page.encoding, p, end, slot_valid, first_slot, slots - first_slot, &col);
+    entries_done += n;
+    if constexpr (std::is_same_v<T, ByteArrays>) {
+      make_room_for_rest(&std::get<ByteArrays>(col.values), bytes_at_start, entries_done, entries - entries_done,
+                         static_cast<size_t>(budget_));
+    }
     return n;
   });
   if (row + 1 != num_rows_) {

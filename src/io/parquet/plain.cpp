@@ -1,6 +1,24 @@
 #include "io/parquet/plain.h"
 
+#include "io/memory.h"
+
 namespace feedline::parquet {
+
+void make_room_for_rest(ByteArrays* out, size_t bytes_at_start, int64_t entries_done, int64_t entries_left,
+                        size_t max_total_bytes) {
+  if (entries_done <= 0 || entries_left <= 0 || out->bytes.size() >= max_total_bytes) return;
+  const size_t have = out->bytes.size() - bytes_at_start;
+  const double per_entry = static_cast<double>(have) / static_cast<double>(entries_done);
+  const double projected = per_entry * static_cast<double>(entries_left) * 1.125;
+  const double bound = std::min(16.0 * static_cast<double>(have), static_cast<double>(max_total_bytes - out->bytes.size()));
+  const auto more = static_cast<size_t>(std::min(projected, bound));
+  if (out->bytes.size() + more > out->bytes.capacity()) reserve_populated(out->bytes, out->bytes.size() + more);
+  // An offset an entry at most (a null one included), held to 16 times the chunk's so far likewise.
+  const auto offsets = static_cast<size_t>(std::min(entries_left, 16 * entries_done));
+  if (out->offsets.size() + offsets > out->offsets.capacity()) {
+    reserve_populated(out->offsets, out->offsets.size() + offsets);
+  }
+}
 
 size_t decode_plain_bool(const uint8_t* data, size_t size, int64_t n, uint8_t* out) {
   const size_t bytes = (static_cast<size_t>(n) + 7) / 8;
@@ -40,7 +58,7 @@ size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
   // value by value costs a call and a capacity check each, which short strings feel).
   const size_t first = out->offsets.size();
   const size_t base = out->bytes.size();
-  out->offsets.resize(first + static_cast<size_t>(n));
+  grow_populated(out->offsets, first + static_cast<size_t>(n));
   int64_t* offsets = out->offsets.data() + first;
   size_t pos = 0, total = 0;
   const auto fail = [&](std::string message) {
@@ -62,7 +80,7 @@ size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
     offsets[i] = static_cast<int64_t>(base + total);
     pos += len;
   }
-  out->bytes.resize(base + total);
+  grow_populated(out->bytes, base + total);
   char* dst = out->bytes.data() + base;
   const uint8_t* src = data;
   for (int64_t i = 0; i < n; ++i) {

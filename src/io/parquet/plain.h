@@ -26,6 +26,15 @@ inline void reserve_offsets(ByteArrays* out, size_t more) {
   if (v.size() + more > v.capacity()) v.reserve(std::max(v.size() + more, 2 * v.capacity()));
 }
 
+// After a page of a chunk's byte arrays: room for the rest of the chunk at once, projected from the bytes its
+// level entries have taken so far (out->bytes past `bytes_at_start`, over `entries_done`), an eighth over, and
+// populated for writing. Later pages then neither move what is there (growth by doubling copies it and faults in
+// twice the memory) nor fault it in page by page. The projection is held to 16 times what the chunk holds already,
+// so that a page of a few long values cannot make it large, and to `max_total_bytes`. Nothing is done when the
+// room is there already.
+void make_room_for_rest(ByteArrays* out, size_t bytes_at_start, int64_t entries_done, int64_t entries_left,
+                        size_t max_total_bytes);
+
 // The offsets of n more values of `width` bytes each (FIXED_LEN_BYTE_ARRAY), after out's last.
 inline void append_fixed_offsets(ByteArrays* out, int64_t n, int64_t width) {
   reserve_offsets(out, static_cast<size_t>(n));
