@@ -1,7 +1,8 @@
 // DuckDB's side of feedline's Parquet interop tests and read benchmark, driven by the C++ tests.
 //
 //   node duckdb_parquet.mjs <npm_cache_dir> dump <file.parquet> [<json array of column names>]
-//       reads the file (or those columns) with DuckDB and prints every value in the canonical text form below;
+//       reads the file (or those columns) with DuckDB and prints every value in the canonical text form below
+//       (a VARIANT, or a list of them, as JSON text);
 //       a dotted name that is no top-level column is a nested field, as feedline names them: a struct's field, a
 //       list of structs' field (a list of it), a map's `key` or `value` (a list of them).
 //   node duckdb_parquet.mjs <npm_cache_dir> folder <manifest.json>
@@ -192,6 +193,10 @@ async function dumpSql(connection, file, columns) {
   const topLevel = (name) => {
     if (String(types.get(name)) === 'VARIANT') {
       return `CASE WHEN ${ident(name)} IS NULL THEN NULL ELSE CAST(${ident(name)} AS JSON)::VARCHAR END AS ${ident(name)}`;
+    }
+    if (String(types.get(name)) === 'VARIANT[]') {  // a list of them, each as its JSON text
+      return `list_transform(${ident(name)}, x -> CASE WHEN x IS NULL THEN NULL ELSE CAST(x AS JSON)::VARCHAR END) ` +
+             `AS ${ident(name)}`;
     }
     return ident(name);
   };

@@ -394,7 +394,9 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
       int64_t n = 0;
       if (leaf.variant) {
         Column chunk = read_variant_chunk(f, leaf, rg, budget);
-        if (part_of[c] != SIZE_MAX) {
+        if (leaf.max_rep > 0) {  // a list of variants, joined as the other lists' chunks are
+          parts[part_of[c] * num_groups + k] = std::move(chunk);
+        } else if (part_of[c] != SIZE_MAX) {
           parts[part_of[c] * num_groups + k].values = std::move(chunk.values);
         } else {
           col.values = std::move(chunk.values);

@@ -383,11 +383,12 @@ class SchemaWalker {
   };
 
   // The VARIANT group at schema[i], named `path` (its own repetition counted in `levels`): one Leaf, a STRING
-  // column of JSON text, holding the group's leaves and shape. Unsupported, naming why, under a repeated field
-  // and when the group is not of the shape the spec gives.
+  // column of JSON text (under one repeated field, a list of them: a list's elements, a map's values), holding
+  // the group's leaves and shape. Unsupported, naming why, under two repeated fields or more and when the group
+  // is not of the shape the spec gives.
   size_t variant_group(size_t i, const std::string& path, const std::string& top, const Levels& levels, int depth) {
-    if (!levels.empty_defs.empty()) {
-      return unsupported_subtree(i, path, top, "a VARIANT inside a list or map is not supported", depth);
+    if (levels.empty_defs.size() > 1) {
+      return unsupported_subtree(i, path, top, "a VARIANT inside a list of lists is not supported", depth);
     }
     const size_t first_leaf = leaves_.size(), first_chunk = chunks_;
     auto shape = std::make_shared<VariantShape>();
@@ -416,12 +417,11 @@ class SchemaWalker {
     leaf.name = path;
     leaf.index = shape->parts[static_cast<size_t>(shape->metadata)].index;
     leaf.physical_type = format::type::kByteArray;
-    leaf.max_def = levels.def;
     leaf.schema.name = path;
     leaf.schema.type = PhysicalType::kByteArray;
     leaf.schema.is_string = true;
     leaf.schema.logical.kind = LogicalKind::kVariant;
-    leaf.schema.nullable = levels.def > 0;
+    set_levels(&leaf, levels);  // the group's levels: a variant present at levels.def, in a list or not
     leaf.variant = std::move(shape);
     leaves_.push_back(std::move(leaf));
     return next;

@@ -348,14 +348,53 @@ class Assembler {
 
   // The next row's JSON text appended to `out`; false for a null row.
   bool row(std::string& out) {
-    for (const int p : shape_.root.parts) {
-      if (at_end(p) || rep(p) != 0) throw InvalidFile("the VARIANT's leaves disagree on where rows begin");
-    }
+    starts(0, "rows");
     const VariantNode& root = shape_.root;
     if (def(root.parts[0]) < root.def) {
       skip(root.parts);
       return false;
     }
+    return variant(out);
+  }
+
+  // The next row of a VARIANT in a list (one repeated field above it): `element(text)` for each element, with its
+  // JSON text, or with nullptr for a null element (the group absent). False for a null list; a present but empty
+  // one is at definition level `list_def`.
+  template <class OnElement>
+  bool list_row(int list_def, OnElement&& element) {
+    starts(0, "rows");
+    const VariantNode& root = shape_.root;
+    const int first = root.parts[0];
+    const int d = def(first);
+    if (d <= list_def) {
+      skip(root.parts);
+      return d == list_def;
+    }
+    for (bool more = true; more;) {
+      if (def(first) < root.def) {
+        skip(root.parts);
+        element(nullptr);
+      } else {
+        std::string text;
+        variant(text);
+        element(&text);
+      }
+      more = !at_end(first) && rep(first) == 1;
+      if (more) starts(1, "list elements");
+    }
+    return true;
+  }
+
+  // Checks that every leaf of the variant is at an entry of repetition level `r` (0: a row's first).
+  void starts(int r, const char* what) const {
+    for (const int p : shape_.root.parts) {
+      if (at_end(p) || rep(p) != r) throw InvalidFile(std::string("the VARIANT's leaves disagree on where ") + what + " begin");
+    }
+  }
+
+  // A present variant (its group defined) at the current entries, its JSON text appended to `out`.
+  bool variant(std::string& out) {
+    const VariantNode& root = shape_.root;
     const int m = shape_.metadata;
     const size_t i = pos_[static_cast<size_t>(m)]++;
     if (raw_[static_cast<size_t>(m)].def[i] != part(m).max_def) throw InvalidFile("a VARIANT without its metadata");
@@ -521,6 +560,38 @@ Column read_variant_chunk(const ParsedFile& file, const Leaf& leaf, const format
   ByteArrays& out = std::get<ByteArrays>(col.values);
   if (leaf.schema.nullable) col.validity.assign(static_cast<size_t>(rg.num_rows), 1);
   Assembler assembler(shape, raw);
+  if (leaf.max_rep > 0) {  // a list of variants: offsets a row, and a null element's validity
+    col.list_offsets.assign(1, 0);
+    bool any_null_element = false;
+    const auto element = [&](const std::string* text) {
+      if (text == nullptr && !leaf.schema.element_nullable) throw InvalidFile("a null element in a list of required VARIANTs");
+      if (text == nullptr && !any_null_element) {
+        any_null_element = true;
+        col.element_validity.assign(static_cast<size_t>(out.size()), 1);
+      }
+      if (any_null_element) col.element_validity.push_back(text != nullptr ? 1 : 0);
+      out.push_back(text != nullptr ? std::string_view(*text) : std::string_view());
+    };
+    for (int64_t r = 0; r < rg.num_rows; ++r) {
+      bool present = false;
+      try {
+        present = assembler.list_row(leaf.list_def, element);
+      } catch (const Error&) {
+        rethrow_with("row " + std::to_string(r) + " of the row group: ");
+      }
+      if (!present) {
+        if (!leaf.schema.nullable) throw InvalidFile("row " + std::to_string(r) + ": null in a required list");
+        col.validity[static_cast<size_t>(r)] = 0;
+      }
+      col.list_offsets.push_back(out.size());
+    }
+    assembler.finish();
+    if (count_present(col.validity.data(), static_cast<int64_t>(col.validity.size())) ==
+        static_cast<int64_t>(col.validity.size())) {
+      std::vector<uint8_t>().swap(col.validity);
+    }
+    return col;
+  }
   std::string text;
   for (int64_t r = 0; r < rg.num_rows; ++r) {
     text.clear();
