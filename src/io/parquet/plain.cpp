@@ -10,7 +10,8 @@ void make_room_for_rest(ByteArrays* out, size_t bytes_at_start, int64_t entries_
   const size_t have = out->bytes.size() - bytes_at_start;
   const double per_entry = static_cast<double>(have) / static_cast<double>(entries_done);
   const double projected = per_entry * static_cast<double>(entries_left) * 1.125;
-  const double bound = std::min(16.0 * static_cast<double>(have), static_cast<double>(max_total_bytes - out->bytes.size()));
+  const double bound =
+      std::min(16.0 * static_cast<double>(have), static_cast<double>(max_total_bytes - out->bytes.size()));
   const auto more = static_cast<size_t>(std::min(projected, bound));
   if (out->bytes.size() + more > out->bytes.capacity()) reserve_populated(out->bytes, out->bytes.size() + more);
   // An offset an entry at most (a null one included), held to 16 times the chunk's so far likewise.

@@ -388,7 +388,9 @@ class Assembler {
   // Checks that every leaf of the variant is at an entry of repetition level `r` (0: a row's first).
   void starts(int r, const char* what) const {
     for (const int p : shape_.root.parts) {
-      if (at_end(p) || rep(p) != r) throw InvalidFile(std::string("the VARIANT's leaves disagree on where ") + what + " begin");
+      if (at_end(p) || rep(p) != r) {
+        throw InvalidFile(std::string("the VARIANT's leaves disagree on where ") + what + " begin");
+      }
     }
   }
 
@@ -564,7 +566,9 @@ Column read_variant_chunk(const ParsedFile& file, const Leaf& leaf, const format
     col.list_offsets.assign(1, 0);
     bool any_null_element = false;
     const auto element = [&](const std::string* text) {
-      if (text == nullptr && !leaf.schema.element_nullable) throw InvalidFile("a null element in a list of required VARIANTs");
+      if (text == nullptr && !leaf.schema.element_nullable) {
+        throw InvalidFile("a null element in a list of required VARIANTs");
+      }
       if (text == nullptr && !any_null_element) {
         any_null_element = true;
         col.element_validity.assign(static_cast<size_t>(out.size()), 1);
