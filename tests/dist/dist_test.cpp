@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -390,6 +391,13 @@ std::unique_ptr<Child> start(const std::vector<std::string>& args, const std::ve
   return child;
 }
 
+// How a child ended, in words, for a failure's message: a crash at exit shows in no output.
+std::string ended(const std::optional<int>& status) {
+  if (!status) return "(still running)";
+  if (WIFSIGNALED(*status)) return "(killed by signal " + std::to_string(WTERMSIG(*status)) + ")";
+  return "(exit code " + std::to_string(WEXITSTATUS(*status)) + ")";
+}
+
 // A tiny MNIST-shaped dataset, prepared as `feedline prepare` does; returns its folder (IDX files beside).
 std::string prepared(const std::string& name, uint32_t train, uint32_t test) {
   const std::string idx = testing::make_idx_dir(name, train, test);
@@ -425,7 +433,7 @@ void strike_a_rank(int sig, int64_t victim) {
   const auto status = survivor.wait_for(30s);
   ASSERT_TRUE(status.has_value()) << "rank " << 1 - victim << " still runs 30 s after rank " << victim << " was struck";
   EXPECT_LT(Clock::now() - struck, 30s);
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) != 0) << survivor.output();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) != 0) << ended(status) << "\n" << survivor.output();
   EXPECT_NE(survivor.output().find("rank " + std::to_string(victim)), std::string::npos) << survivor.output();
 }
 
@@ -455,7 +463,8 @@ TEST(DistProcesses, TheLauncherNamesAFailedRankAndStopsTheOthers) {
   ::kill(ranks[1], SIGKILL);
   const auto status = launcher->wait_for(30s);
   ASSERT_TRUE(status.has_value()) << "the launcher still runs 30 s after a rank was killed";
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 128 + SIGKILL) << launcher->output();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 128 + SIGKILL)
+      << ended(status) << "\n" << launcher->output();
   EXPECT_NE(launcher->output().find("rank 1 (pid " + std::to_string(ranks[1]) + ") was killed by signal 9"),
             std::string::npos)
       << launcher->output();
@@ -473,7 +482,8 @@ TEST(DistProcesses, InterruptingTheLauncherStopsEveryRank) {
   ::kill(launcher->pid, SIGINT);
   const auto status = launcher->wait_for(30s);
   ASSERT_TRUE(status.has_value()) << "the launcher still runs 30 s after SIGINT";
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 128 + SIGINT) << launcher->output();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 128 + SIGINT)
+      << ended(status) << "\n" << launcher->output();
   for (const pid_t p : ranks) EXPECT_NE(::kill(p, 0), 0) << "rank pid " << p << " outlived the interrupt";
 }
 
@@ -494,7 +504,7 @@ void resume_matches(const std::vector<std::string>& extra, const std::string& na
   whole.insert(whole.end(), {"--save", idx + "/whole.pt"});
   auto run = start(whole, {}, idx + "/whole.out");
   auto status = run->wait_for(120s);
-  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << run->output();
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ended(status) << "\n" << run->output();
 
   auto checkpointed = plain;
   checkpointed.insert(checkpointed.end(),
@@ -510,7 +520,7 @@ void resume_matches(const std::vector<std::string>& extra, const std::string& na
   resumed.insert(resumed.end(), {"--resume", idx + "/ck", "--save", idx + "/resumed.pt"});
   run = start(resumed, {}, idx + "/resumed.out");
   status = run->wait_for(120s);
-  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << run->output();
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ended(status) << "\n" << run->output();
   EXPECT_NE(run->output().find("Resuming from"), std::string::npos) << run->output();
 
   const auto a = saved_weights(idx + "/whole.pt");
@@ -557,14 +567,14 @@ TEST(DistProcesses, TwoRanksReportWhatOneProcessReports) {
   one.insert(one.end(), {"--save", dir + "/one.pt"});
   auto run = start(one, {}, dir + "/one.out");
   auto status = run->wait_for(120s);
-  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << run->output();
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ended(status) << "\n" << run->output();
   const std::string single = run->output();
 
   auto two = args(FEEDLINE_CLI);
   two.insert(two.end(), {"--nproc", "2", "--save", dir + "/two.pt"});
   run = start(two, {}, dir + "/two.out");
   status = run->wait_for(120s);
-  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << run->output();
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ended(status) << "\n" << run->output();
   const std::string pair = run->output();
 
   // Rank 0 alone speaks: the job's lines come once.
@@ -599,8 +609,9 @@ TEST(DistProcesses, RanksSharingAGpuTakeGlooAndNcclIsRefused) {
   args.insert(args.end(), {"--nproc", "2"});
   auto run = start(args, {}, idx + "/auto.out");
   auto status = run->wait_for(120s);
-  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << run->output();
-  const bool nccl_each = torch::cuda::device_count() >= 2 && dist::available_backends().find("nccl") != std::string::npos;
+  ASSERT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ended(status) << "\n" << run->output();
+  const bool nccl_each =
+      torch::cuda::device_count() >= 2 && dist::available_backends().find("nccl") != std::string::npos;
   EXPECT_NE(run->output().find(std::string("Data-parallel: 2 ranks over ") + (nccl_each ? "nccl" : "gloo")),
             std::string::npos)
       << run->output();
@@ -611,7 +622,7 @@ TEST(DistProcesses, RanksSharingAGpuTakeGlooAndNcclIsRefused) {
   run = start(args, {}, idx + "/nccl.out");
   status = run->wait_for(60s);
   ASSERT_TRUE(status) << "still running: " << run->output();
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) != 0) << run->output();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) != 0) << ended(status) << "\n" << run->output();
   EXPECT_NE(run->output().find("--dist-backend nccl needs a GPU of its own for each rank"), std::string::npos)
       << run->output();
 }

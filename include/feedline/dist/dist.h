@@ -95,7 +95,8 @@ class ProcessGroup {
   const std::string& backend() const;
   const GroupOptions& options() const;
 
-  // Copies rank 0's tensors into every rank's, in place.
+  // Copies rank 0's tensors into every rank's, in place. (Over NCCL, which carries CUDA tensors only, a host
+  // tensor travels through the group's device and back; so in allreduce_sum.)
   void broadcast(std::vector<torch::Tensor> tensors);
   // Sums `tensor` over the ranks, in place.
   void allreduce_sum(torch::Tensor& tensor);
