@@ -169,16 +169,22 @@ TEST(ParquetRoundTrip, NullPatternsSpreadBackToTheirRows) {
       for (Column* c : {&i64, &f32, &u8}) c->validity.clear();
     }
     t.columns = {i64, f32, u8};
-    for (bool dict : {false, true}) {
-      WriteOptions w;
-      w.dictionary = dict;
-      w.page_bytes = 1000;  // pages of a few hundred rows
-      const std::string path = scratch_dir("null-patterns") + "/n.parquet";
-      write_table(path, t, w);
-      for (int threads : {1, 2}) {
-        ReadOptions r;
-        r.num_threads = threads;
-        expect_tables_equal(t, read_table(path, r));
+    // In one row group, and in four (where "first" and "last" put their one null in the first or the last: the
+    // column's validity is made by the row group that has one, the others' rows valid).
+    for (const int64_t group_rows : {rows, int64_t{300}}) {
+      for (bool dict : {false, true}) {
+        WriteOptions w;
+        w.dictionary = dict;
+        w.page_bytes = 1000;  // pages of a few hundred rows
+        w.row_group_rows = group_rows;
+        const std::string path = scratch_dir("null-patterns") + "/n.parquet";
+        write_table(path, t, w);
+        for (int threads : {1, 2}) {
+          SCOPED_TRACE(std::to_string(group_rows) + " rows a group, " + std::to_string(threads) + " threads");
+          ReadOptions r;
+          r.num_threads = threads;
+          expect_tables_equal(t, read_table(path, r));
+        }
       }
     }
   }

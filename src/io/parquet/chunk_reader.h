@@ -64,6 +64,8 @@ struct Scratch {
   // column's: the column then grows by what the page used.
   std::vector<int64_t> inner_offsets;
   std::vector<uint8_t> inner_valid;
+  // A flat column chunk's validity, a byte a row, copied into the column only when the chunk has nulls.
+  std::vector<uint8_t> validity;
   // The chunk's dictionary; only the one of the column's type is used. A thread reads one chunk at a time, and
   // the threads that help it decode pages read the dictionary of the thread that owns the chunk.
   std::vector<uint8_t> dict_u8;

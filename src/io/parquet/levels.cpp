@@ -33,6 +33,7 @@ void Scratch::trim() {
   release(chunk);
   release(inner_offsets);
   release(inner_valid);
+  release(validity);
   release(dict_u8);
   release(dict_i32);
   release(dict_i64);

@@ -339,7 +339,7 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
           if constexpr (!std::is_same_v<V, ByteArrays>) resize_populated(v, static_cast<size_t>(num_rows));
         },
         col.values);
-    if (leaf.max_def > 0) resize_populated(col.validity, static_cast<size_t>(num_rows));
+    // A flat column's validity is made by the first chunk that has a null (below): most optional columns have none.
   });
 
   // Byte arrays and lists decode per chunk into their own parts, joined afterwards (unless there is one row
@@ -360,6 +360,7 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
     }
   }
   std::vector<int64_t> nulls(selected.size() * num_groups, 0);
+  const std::unique_ptr<std::once_flag[]> validity_made(new std::once_flag[selected.size()]);
 
   // A chunk's pages may decode on several threads: as many as its share of the bytes to read makes of the
   // threads (so that a file of one large column and small others, or of few row groups, uses them all), if it
@@ -389,7 +390,14 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
     // Pages decode apart in flat columns and one-level lists, but not of variable-length byte arrays (they append).
     const bool apart = leaf.max_rep <= 1 && leaf.schema.type != PhysicalType::kByteArray;
     ChunkReader reader(f, leaf, rg.columns[leaf.index], rg.num_rows, budget, apart ? page_threads(task) : 1);
-    uint8_t* validity = leaf.max_def > 0 && leaf.max_rep == 0 ? col.validity.data() + first : nullptr;
+    // A flat column chunk's validity goes to the thread's scratch, and into the column (made all valid, once)
+    // only when the chunk has nulls.
+    uint8_t* validity = nullptr;
+    if (leaf.max_def > 0 && leaf.max_rep == 0) {
+      std::vector<uint8_t>& v = scratch().validity;
+      if (v.size() < static_cast<size_t>(rg.num_rows)) v.resize(static_cast<size_t>(rg.num_rows));
+      validity = v.data();
+    }
     try {
       int64_t n = 0;
       if (leaf.variant) {
@@ -434,6 +442,13 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
         }
       }
       nulls[task] = n;
+      if (n > 0 && validity != nullptr) {
+        std::call_once(validity_made[c], [&] {
+          reserve_populated(col.validity, static_cast<size_t>(num_rows));
+          col.validity.assign(static_cast<size_t>(num_rows), 1);
+        });
+        std::memcpy(col.validity.data() + first, validity, static_cast<size_t>(rg.num_rows));
+      }
     } catch (const Error&) {
       std::string where = path + ": column '" + leaf.name + "', row group " + std::to_string(groups[k]);
       if (reader.page_offset() >= 0) where += ", page at offset " + std::to_string(reader.page_offset());
