@@ -75,7 +75,6 @@ export PKG_CONFIG_SYSROOT_DIR=$root
     else
       echo "Gloo headers: Debian's libgloo-dev (carried)"
     fi
-    echo "nccl.h: $(find "$(cd "$torch_prefix/../../.." && pwd)" -name nccl.h -path '*nvidia*' 2>/dev/null | head -1)"
     time cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFEEDLINE_BUILD_BENCHMARKS=OFF \
       -DCMAKE_PREFIX_PATH="$torch_prefix;$root/usr" "${cuda[@]+"${cuda[@]}"}"
   fi

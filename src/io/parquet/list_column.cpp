@@ -321,13 +321,12 @@ Column ChunkReader::read_nested_list() {
   // Inner levels collect the start of each list as it begins, and their end once every list has. An entry begins
   // at most one list at each level and one value: room for every entry is reserved (not touched), so that pages
   // grow them without moving them. Fixed-width values get theirs populated, as read_list's on one thread.
-  for (ListLevel& level : col.inner_lists) {
+  for (int k = 1; k < depth; ++k) {
+    ListLevel& level = col.inner_lists[static_cast<size_t>(k - 1)];
     level.offsets.clear();
     level.offsets.reserve(static_cast<size_t>(entries) + 1);
-  }
-  for (int k = 1; k < depth; ++k) {
     if (leaf_.schema.inner_list_nullable[static_cast<size_t>(k - 1)]) {
-      col.inner_lists[static_cast<size_t>(k - 1)].validity.reserve(static_cast<size_t>(entries));
+      level.validity.reserve(static_cast<size_t>(entries));
     }
   }
   if constexpr (!std::is_same_v<T, ByteArrays>) {

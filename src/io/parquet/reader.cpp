@@ -359,7 +359,6 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
       for (size_t k = 0; k < num_groups; ++k) parts[part_of[c] * num_groups + k] = make_column(f.leaves[selected[c]].schema);
     }
   }
-  std::vector<int64_t> nulls(selected.size() * num_groups, 0);
   const std::unique_ptr<std::once_flag[]> validity_made(new std::once_flag[selected.size()]);
 
   // A chunk's pages may decode on several threads: as many as its share of the bytes to read makes of the
@@ -441,7 +440,6 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
           }
         }
       }
-      nulls[task] = n;
       if (n > 0 && validity != nullptr) {
         std::call_once(validity_made[c], [&] {
           reserve_populated(col.validity, static_cast<size_t>(num_rows));
@@ -475,9 +473,6 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
         part = ByteArrays();
       }
     }
-    int64_t col_nulls = 0;
-    for (size_t k = 0; k < num_groups; ++k) col_nulls += nulls[c * num_groups + k];
-    if (col_nulls == 0) std::vector<uint8_t>().swap(col.validity);
     if (leaf.int96) col = int96_to_micros(std::move(col), leaf);
   }
   return table;
