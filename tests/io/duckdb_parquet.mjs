@@ -190,14 +190,13 @@ async function dumpSql(connection, file, columns) {
   const described = await connection.runAndReadAll(`SELECT * FROM read_parquet(${quote(file)}) LIMIT 0`);
   const duckNames = described.columnNames();
   const types = new Map(duckNames.map((n, i) => [n, described.columnTypes()[i]]));
+  // A VARIANT as its JSON text; in a list (VARIANT[], VARIANT[][]...), each element so.
+  const json = (e, depth) => depth === 0
+    ? `CASE WHEN ${e} IS NULL THEN NULL ELSE CAST(${e} AS JSON)::VARCHAR END`
+    : `list_transform(${e}, x${depth} -> ${json(`x${depth}`, depth - 1)})`;
   const topLevel = (name) => {
-    if (String(types.get(name)) === 'VARIANT') {
-      return `CASE WHEN ${ident(name)} IS NULL THEN NULL ELSE CAST(${ident(name)} AS JSON)::VARCHAR END AS ${ident(name)}`;
-    }
-    if (String(types.get(name)) === 'VARIANT[]') {  // a list of them, each as its JSON text
-      return `list_transform(${ident(name)}, x -> CASE WHEN x IS NULL THEN NULL ELSE CAST(x AS JSON)::VARCHAR END) ` +
-             `AS ${ident(name)}`;
-    }
+    const variant = /^VARIANT((?:\[\])*)$/.exec(String(types.get(name)));
+    if (variant) return `${json(ident(name), variant[1].length / 2)} AS ${ident(name)}`;
     return ident(name);
   };
   let names = columns ?? duckNames;

@@ -383,13 +383,10 @@ class SchemaWalker {
   };
 
   // The VARIANT group at schema[i], named `path` (its own repetition counted in `levels`): one Leaf, a STRING
-  // column of JSON text (under one repeated field, a list of them: a list's elements, a map's values), holding
-  // the group's leaves and shape. Unsupported, naming why, under two repeated fields or more and when the group
-  // is not of the shape the spec gives.
+  // column of JSON text (under repeated fields, a list or a list of lists of them: a list's elements, a map's
+  // values), holding the group's leaves and shape. Unsupported, naming why, when the group is not of the shape
+  // the spec gives.
   size_t variant_group(size_t i, const std::string& path, const std::string& top, const Levels& levels, int depth) {
-    if (levels.empty_defs.size() > 1) {
-      return unsupported_subtree(i, path, top, "a VARIANT inside a list of lists is not supported", depth);
-    }
     const size_t first_leaf = leaves_.size(), first_chunk = chunks_;
     auto shape = std::make_shared<VariantShape>();
     std::string why;

@@ -46,9 +46,10 @@ ColumnSchema output_schema(const Leaf& leaf);
 // fields of structs (`s.inner.z`), of lists of structs and of repeated groups (`objects.bbox`, a list of each
 // struct's bbox), and a map's keys and values (`m.key`, `m.value`); a list's element and a map's entries take
 // the list's or map's name (LIST in its three-level form and the legacy two-level forms, bare repeated
-// primitives, MAP and MAP_KEY_VALUE); a VARIANT group as one Leaf (under one repeated field, a list of them).
-// Leaves under groups of another shape or annotation, and of types outside our scope, come back with `unsupported`
-// set, naming the feature, so that projection can skip them. Throws InvalidFile for a malformed schema.
+// primitives, MAP and MAP_KEY_VALUE); a VARIANT group as one Leaf (under repeated fields, a list or a list of
+// lists of them). Leaves under groups of another shape or annotation, and of types outside our scope, come back
+// with `unsupported` set, naming the feature, so that projection can skip them. Throws InvalidFile for a
+// malformed schema.
 std::vector<Leaf> schema_leaves(const format::FileMetaData& md);
 
 // Whether the deprecated min/max statistics (signed comparison) mean what min_value/max_value would.

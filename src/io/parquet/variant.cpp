@@ -357,32 +357,30 @@ class Assembler {
     return variant(out);
   }
 
-  // The next row of a VARIANT in a list (one repeated field above it): `element(text)` for each element, with its
-  // JSON text, or with nullptr for a null element (the group absent). False for a null list; a present but empty
-  // one is at definition level `list_def`.
-  template <class OnElement>
-  bool list_row(int list_def, OnElement&& element) {
+  // The next row of a VARIANT under `depth` repeated fields (a list, a list of lists...), entry by entry:
+  // `entry(r, d, text)` for each of the row's entries of the variant's first leaf, with their repetition and
+  // definition levels, and the variant's JSON text where one is present (nullptr where the group is absent: a
+  // null element, or a null or empty list).
+  template <class OnEntry>
+  void nested_row(int depth, OnEntry&& entry) {
     starts(0, "rows");
     const VariantNode& root = shape_.root;
     const int first = root.parts[0];
-    const int d = def(first);
-    if (d <= list_def) {
-      skip(root.parts);
-      return d == list_def;
-    }
     for (bool more = true; more;) {
-      if (def(first) < root.def) {
+      const int r = rep(first), d = def(first);
+      if (d < root.def) {
         skip(root.parts);
-        element(nullptr);
+        entry(r, d, nullptr);
       } else {
         std::string text;
         variant(text);
-        element(&text);
+        entry(r, d, &text);
       }
-      more = !at_end(first) && rep(first) == 1;
-      if (more) starts(1, "list elements");
+      more = !at_end(first) && rep(first) > 0;
+      if (!more) break;
+      if (rep(first) > depth) throw InvalidFile("a VARIANT's leaf repeats deeper than the lists above it");
+      starts(rep(first), "list elements");
     }
-    return true;
   }
 
   // Checks that every leaf of the variant is at an entry of repetition level `r` (0: a row's first).
@@ -528,6 +526,75 @@ class Assembler {
   std::vector<size_t> pos_;
 };
 
+// The lists of a VARIANT under leaf.max_rep repeated fields, put together from its first leaf's levels (Dremel's
+// record assembly): `col`'s row offsets and validity, its inner lists (a list of lists), and its elements, the
+// variants' JSON texts with a null element's validity.
+void read_variant_lists(const Leaf& leaf, int64_t num_rows, Assembler& assembler, Column* col) {
+  using detail::count_present;
+  using detail::rethrow_with;
+  const int depth = leaf.max_rep;
+  ByteArrays& out = std::get<ByteArrays>(col->values);
+  // Each level's offsets hold an entry for each list begun there (its first child), and the end at last.
+  col->list_offsets.clear();
+  for (ListLevel& level : col->inner_lists) level.offsets.clear();
+  // The children begun so far of the lists at level k (0: the rows' lists): lists of level k + 1, or elements.
+  const auto children = [&](int k) -> int64_t {
+    return k + 1 < depth ? static_cast<int64_t>(col->inner_lists[static_cast<size_t>(k)].offsets.size()) : out.size();
+  };
+  bool any_null_element = false;
+  int64_t row = 0;
+  const auto empty_def_at = [&](int k) {
+    return k == 0 ? leaf.list_def : leaf.inner_list_defs[static_cast<size_t>(k - 1)];
+  };
+  const auto entry = [&](int r, int d, const std::string* text) {
+    if (r > 0 && d <= empty_def_at(r - 1)) throw InvalidFile("a list goes on that its levels say is null or empty");
+    // A new list begins at each level from r down: a row's list, or the next element of the list above.
+    for (int k = r; k < depth; ++k) {
+      const int empty_def = empty_def_at(k);
+      const bool nullable =
+          k == 0 ? leaf.schema.nullable : leaf.schema.inner_list_nullable[static_cast<size_t>(k - 1)];
+      if (d < empty_def && !nullable) throw InvalidFile("a null in a required list");
+      if (k == 0) {
+        col->list_offsets.push_back(children(0));
+        if (d < empty_def) col->validity[static_cast<size_t>(row)] = 0;
+      } else {
+        ListLevel& level = col->inner_lists[static_cast<size_t>(k - 1)];
+        level.offsets.push_back(children(k));
+        level.validity.push_back(d < empty_def ? 0 : 1);
+      }
+      if (d <= empty_def) return;  // a null or an empty list: nothing below it
+    }
+    // An element of the innermost lists: a variant, or null (the group absent).
+    if (text == nullptr && !leaf.schema.element_nullable) {
+      throw InvalidFile("a null element in a list of required VARIANTs");
+    }
+    if (text == nullptr && !any_null_element) {
+      any_null_element = true;
+      col->element_validity.assign(static_cast<size_t>(out.size()), 1);
+    }
+    if (any_null_element) col->element_validity.push_back(text != nullptr ? 1 : 0);
+    out.push_back(text != nullptr ? std::string_view(*text) : std::string_view());
+  };
+  for (; row < num_rows; ++row) {
+    try {
+      assembler.nested_row(depth, entry);
+    } catch (const Error&) {
+      rethrow_with("row " + std::to_string(row) + " of the row group: ");
+    }
+  }
+  assembler.finish();
+  // Outside in, so that each level's end is taken before the level below it gets its own.
+  col->list_offsets.push_back(children(0));
+  for (int k = 1; k < depth; ++k) col->inner_lists[static_cast<size_t>(k - 1)].offsets.push_back(children(k));
+  const auto all_present = [](const std::vector<uint8_t>& v) {
+    return count_present(v.data(), static_cast<int64_t>(v.size())) == static_cast<int64_t>(v.size());
+  };
+  if (all_present(col->validity)) std::vector<uint8_t>().swap(col->validity);
+  for (ListLevel& level : col->inner_lists) {
+    if (all_present(level.validity)) std::vector<uint8_t>().swap(level.validity);
+  }
+}
+
 }  // namespace
 
 void append_variant_json(std::string_view metadata, std::string_view value, std::string& out) {
@@ -562,38 +629,8 @@ Column read_variant_chunk(const ParsedFile& file, const Leaf& leaf, const format
   ByteArrays& out = std::get<ByteArrays>(col.values);
   if (leaf.schema.nullable) col.validity.assign(static_cast<size_t>(rg.num_rows), 1);
   Assembler assembler(shape, raw);
-  if (leaf.max_rep > 0) {  // a list of variants: offsets a row, and a null element's validity
-    col.list_offsets.assign(1, 0);
-    bool any_null_element = false;
-    const auto element = [&](const std::string* text) {
-      if (text == nullptr && !leaf.schema.element_nullable) {
-        throw InvalidFile("a null element in a list of required VARIANTs");
-      }
-      if (text == nullptr && !any_null_element) {
-        any_null_element = true;
-        col.element_validity.assign(static_cast<size_t>(out.size()), 1);
-      }
-      if (any_null_element) col.element_validity.push_back(text != nullptr ? 1 : 0);
-      out.push_back(text != nullptr ? std::string_view(*text) : std::string_view());
-    };
-    for (int64_t r = 0; r < rg.num_rows; ++r) {
-      bool present = false;
-      try {
-        present = assembler.list_row(leaf.list_def, element);
-      } catch (const Error&) {
-        rethrow_with("row " + std::to_string(r) + " of the row group: ");
-      }
-      if (!present) {
-        if (!leaf.schema.nullable) throw InvalidFile("row " + std::to_string(r) + ": null in a required list");
-        col.validity[static_cast<size_t>(r)] = 0;
-      }
-      col.list_offsets.push_back(out.size());
-    }
-    assembler.finish();
-    if (count_present(col.validity.data(), static_cast<int64_t>(col.validity.size())) ==
-        static_cast<int64_t>(col.validity.size())) {
-      std::vector<uint8_t>().swap(col.validity);
-    }
+  if (leaf.max_rep > 0) {
+    read_variant_lists(leaf, rg.num_rows, assembler, &col);
     return col;
   }
   std::string text;
