@@ -53,7 +53,19 @@ struct FixedBytesDictionaryGather {
     uint32_t max_index = 0;
     for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices[i]);
     if (max_index >= dict_size) throw_bad_index(max_index, dict_size);
-    for (int64_t i = 0; i < count; ++i, out += width) std::memcpy(out, dict + indices[i] * width, width);
+    // The common widths (INT96, UUID, small decimals) copied by a fixed-size move each, not a call to memcpy.
+    switch (width) {
+      case 4: gather<4>(indices, count); break;
+      case 8: gather<8>(indices, count); break;
+      case 12: gather<12>(indices, count); break;
+      case 16: gather<16>(indices, count); break;
+      default:
+        for (int64_t i = 0; i < count; ++i, out += width) std::memcpy(out, dict + indices[i] * width, width);
+    }
+  }
+  template <size_t W>
+  void gather(const uint32_t* indices, int64_t count) {
+    for (int64_t i = 0; i < count; ++i, out += W) std::memcpy(out, dict + size_t{indices[i]} * W, W);
   }
 };
 
