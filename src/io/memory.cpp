@@ -22,12 +22,6 @@ void populate_for_writing(void* p, size_t bytes) {
   // over its pages: the last page tells. (Fresh memory from the kernel is absent throughout.)
   unsigned char resident = 0;
   if (mincore(reinterpret_cast<void*>(end - page), page, &resident) == 0 && (resident & 1) != 0) return;
-  // Where the range spans whole 2 MiB pages, they are asked for as transparent huge pages (where the system
-  // enables them on request, as it does by default): one fault and one zeroing for 512 small pages. Memory
-  // outside those pages is left as it is.
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  const uintptr_t huge_first = (first + kHuge - 1) & ~(kHuge - 1), huge_end = end & ~(kHuge - 1);
-  if (huge_end > huge_first) madvise(reinterpret_cast<void*>(huge_first), huge_end - huge_first, MADV_HUGEPAGE);
   // Errors (EINVAL before Linux 5.14, ENOMEM) leave the pages to fault in on first write, as without the call.
   madvise(reinterpret_cast<void*>(first), end - first, kPopulateWrite);
 #else

@@ -1,16 +1,14 @@
 // Internal: output memory faulted in ahead of its first writes. A read that fills hundreds of megabytes of fresh
 // memory otherwise takes one page fault per 4 KiB page as its writes land, which on a virtual machine costs
 // microseconds each; asking the kernel for the pages in one call (Linux 5.14's MADV_POPULATE_WRITE) costs a
-// fraction of that; whole 2 MiB pages of it are asked for as transparent huge pages, a fault and a zeroing for
-// 512 small pages. Elsewhere, or on an older kernel, the calls do nothing and the pages fault in as before.
+// fraction of that. Elsewhere, or on an older kernel, the call does nothing and the pages fault in as before.
 #pragma once
 
 #include <cstddef>
 
 namespace feedline {
 
-// Faults in the whole pages of [p, p + bytes) for writing, when they are at least 64 KiB and not in place already
-// (huge pages where they span 2 MiB pages).
+// Faults in the whole pages of [p, p + bytes) for writing, when they are at least 64 KiB.
 void populate_for_writing(void* p, size_t bytes);
 
 // v.reserve(n), with the room past v's size populated for writing (std::vector or std::string).
