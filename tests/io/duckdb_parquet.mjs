@@ -30,6 +30,9 @@
 //   node duckdb_parquet.mjs <npm_cache_dir> hf <flat.parquet> <out.parquet>
 //       rewrites the flat columns `image.bytes` and `image.path` as one struct column `image`, the layout of
 //       Hugging Face image datasets.
+//   node duckdb_parquet.mjs <npm_cache_dir> count <file.parquet> <json array of SQL conditions>
+//       for each condition, prints the count of the file's rows that meet it (SELECT count(*) ... WHERE), a
+//       filter DuckDB checks against each row group's statistics before it reads the rows.
 //   node duckdb_parquet.mjs <npm_cache_dir> time <file.parquet> <threads> <runs>
 //       reads the whole file into a DuckDB table, once to warm up and then <runs> times; prints seconds.
 //
@@ -45,7 +48,7 @@ import path from 'node:path';
 
 const [cacheDir, mode, file, ...rest] = process.argv.slice(2);
 if (!cacheDir || !mode || !file) {
-  console.error('usage: duckdb_parquet.mjs <npm_cache_dir> dump|write|time <file> ...');
+  console.error('usage: duckdb_parquet.mjs <npm_cache_dir> dump|count|write|time <file> ...');
   process.exit(64);
 }
 
@@ -243,6 +246,11 @@ try {
     if (con !== null) {
       con.closeSync();
       db.closeSync();
+    }
+  } else if (mode === 'count') {
+    for (const where of JSON.parse(rest[0])) {
+      const reader = await connection.runAndReadAll(`SELECT count(*) FROM read_parquet(${quote(file)}) WHERE ${where}`);
+      console.log(String(reader.getRows()[0][0]));
     }
   } else if (mode === 'write') {
     const [codec, rows, rowGroupSize] = rest;

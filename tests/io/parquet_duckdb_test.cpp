@@ -538,6 +538,144 @@ TEST(ParquetDuckDb, ReadsListsOfStructsAndMaps) {
   feedline::testing::expect_tables_equal(t, read_table(back));
 }
 
+// Our statistics, as another engine uses them: DuckDB checks a filter against each row group's min and max before
+// it reads the rows (skipping a row group, or taking all of it), so a min or max in the wrong order or form gives
+// it wrong counts. Each column's values rise from row group to row group, through the points where a wrong order
+// would show (zero, 2^31, 2^63, the first byte over 0x7F) inside one row group; every filter's count from DuckDB
+// is checked against the count of the values themselves. (The order at those points is checked directly by
+// ParquetRoundTrip's statistics tests: DuckDB reads this file's counts right even when only that one row group's
+// min and max are swapped.)
+TEST(ParquetDuckDb, FiltersOnOurStatisticsCountWhatTheValuesHold) {
+  const int64_t n = 4000;
+  Table t;
+  t.num_rows = n;
+  t.columns.reserve(10);
+  const auto add = [&](const std::string& name, PhysicalType type, std::optional<IntAnnotation> ints = {},
+                       LogicalKind kind = LogicalKind::kNone) -> Column& {
+    ColumnSchema s;
+    s.name = name;
+    s.type = type;
+    s.nullable = true;
+    s.int_annotation = ints;
+    s.logical.kind = kind;
+    if (kind == LogicalKind::kDecimal) {
+      s.type_length = 9;
+      s.logical.precision = 20;
+      s.logical.scale = 3;
+    }
+    if (kind == LogicalKind::kTimestamp) s.logical.unit = TimeUnit::kMicros;
+    s.is_string = type == PhysicalType::kByteArray;
+    t.columns.push_back(make_column(s));
+    t.columns.back().validity.assign(static_cast<size_t>(n), 1);
+    return t.columns.back();
+  };
+  Column& i32 = add("i32", PhysicalType::kInt32);
+  Column& u32 = add("u32", PhysicalType::kInt32, IntAnnotation{32, false});
+  Column& u64 = add("u64", PhysicalType::kInt64, IntAnnotation{64, false});
+  Column& i64 = add("i64", PhysicalType::kInt64);
+  Column& f32 = add("f32", PhysicalType::kFloat);
+  Column& f64 = add("f64", PhysicalType::kDouble);
+  Column& str = add("s", PhysicalType::kByteArray);
+  Column& dec = add("dec", PhysicalType::kFixedLenByteArray, {}, LogicalKind::kDecimal);
+  Column& date = add("date", PhysicalType::kInt32, {}, LogicalKind::kDate);
+  Column& ts = add("ts", PhysicalType::kInt64, {}, LogicalKind::kTimestamp);
+  // The values, and the keys they compare by (nullopt: null).
+  std::vector<std::optional<int64_t>> k_i32, k_i64, k_date, k_ts;
+  std::vector<std::optional<uint64_t>> k_u32, k_u64;
+  std::vector<std::optional<double>> k_f32, k_f64;
+  std::vector<std::optional<std::string>> k_str;
+  std::vector<std::optional<__int128>> k_dec;
+  const auto utf8 = [](uint32_t cp) {
+    std::string out;
+    if (cp < 0x80) return std::string(1, static_cast<char>(cp));
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+    return out;
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    const bool present = i % 97 != 5;
+    for (Column& c : t.columns) c.validity[static_cast<size_t>(i)] = present ? 1 : 0;
+    const auto keep = [&](auto& keys, auto key) {
+      keys.push_back(present ? std::optional<decltype(key)>(key) : std::nullopt);
+      return present ? key : decltype(key){};
+    };
+    // Each boundary falls inside the row group of rows 2000 to 2249, at row 2125.
+    const int64_t d = i - 2125;
+    i32.as<int32_t>().push_back(static_cast<int32_t>(keep(k_i32, d * 1000)));
+    const uint64_t step = static_cast<uint64_t>(i) * 1000;
+    u32.as<int32_t>().push_back(static_cast<int32_t>(keep(k_u32, (uint64_t{1} << 31) - 2125000 + step)));
+    u64.as<int64_t>().push_back(static_cast<int64_t>(keep(k_u64, (uint64_t{1} << 63) - 2125000 + step)));
+    i64.as<int64_t>().push_back(keep(k_i64, d * 1000000000000));
+    const auto single = static_cast<float>(d * 0.37);
+    f32.as<float>().push_back(static_cast<float>(keep(k_f32, static_cast<double>(single))));
+    f64.as<double>().push_back(keep(k_f64, d * 0.37));
+    // Code points from 'A' past 0x7F (two bytes from U+0080 on, at row 2125), then the row: strings that rise in
+    // byte order.
+    const int64_t point = 0x80 + (d >= 0 ? d / 32 : -1 - (-1 - d) / 32);  // U+003D to U+00BA
+    const std::string text = utf8(static_cast<uint32_t>(point)) + fmt::format("{:04}", i);
+    std::get<ByteArrays>(str.values).push_back(keep(k_str, text));
+    const __int128 unscaled = __int128{d} * 12345678901;
+    std::string be(9, '\0');
+    for (size_t b = 0; b < 9; ++b) be[8 - b] = static_cast<char>(static_cast<uint8_t>(unscaled >> (8 * b)));
+    std::get<ByteArrays>(dec.values).push_back(present ? be : std::string());
+    k_dec.push_back(present ? std::optional<__int128>(unscaled) : std::nullopt);
+    date.as<int32_t>().push_back(static_cast<int32_t>(keep(k_date, d * 3)));
+    ts.as<int64_t>().push_back(keep(k_ts, d * int64_t{3600000000}));
+  }
+  const std::string path = scratch_dir("duckdb-statistics") + "/stats.parquet";
+  WriteOptions options;
+  options.row_group_rows = 250;
+  write_table(path, t, options);
+  ASSERT_EQ(read_file_info(path).row_groups.size(), 16u);
+
+  // For each column, filters around a few of its values (the first, the last, and either side of the boundary).
+  std::vector<std::string> conditions;
+  std::vector<int64_t> expected;
+  const auto filters = [&](const std::string& column, const auto& keys, const auto& literal) {
+    for (const int64_t at : {int64_t{0}, int64_t{1}, int64_t{1234}, int64_t{2124}, int64_t{2125}, int64_t{2126}, n - 1}) {
+      const auto& pivot = keys[static_cast<size_t>(at)];
+      if (!pivot) continue;
+      const std::string lit = literal(*pivot);
+      int64_t above = 0, below = 0, equal = 0;
+      for (const auto& k : keys) {
+        if (!k) continue;
+        above += *k > *pivot;
+        below += *k < *pivot;
+        equal += *k == *pivot;
+      }
+      for (const auto& [op, count] : {std::pair<const char*, int64_t>{">", above}, {"<", below}, {"=", equal}}) {
+        conditions.push_back(fmt::format("\"{}\" {} {}", column, op, lit));
+        expected.push_back(count);
+      }
+    }
+  };
+  const auto integer = [](auto v) { return std::to_string(v); };
+  filters("i32", k_i32, integer);
+  filters("i64", k_i64, integer);
+  filters("u32", k_u32, [](uint64_t v) { return fmt::format("CAST('{}' AS UINTEGER)", v); });
+  filters("u64", k_u64, [](uint64_t v) { return fmt::format("CAST('{}' AS UBIGINT)", v); });
+  filters("f32", k_f32, [](double v) { return fmt::format("CAST('{:.9g}' AS FLOAT)", v); });
+  filters("f64", k_f64, [](double v) { return fmt::format("CAST('{:.17g}' AS DOUBLE)", v); });
+  filters("s", k_str, [](const std::string& v) { return "'" + v + "'"; });
+  filters("dec", k_dec, [](__int128 v) {
+    const bool negative = v < 0;
+    const unsigned __int128 m = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+    return fmt::format("CAST('{}{}.{:03}' AS DECIMAL(20,3))", negative ? "-" : "", static_cast<uint64_t>(m / 1000),
+                       static_cast<unsigned>(m % 1000));
+  });
+  filters("date", k_date, [](int64_t v) { return fmt::format("CAST(DATE '1970-01-01' + {} AS DATE)", v); });
+  filters("ts", k_ts, [](int64_t v) { return fmt::format("make_timestamp(CAST({} AS BIGINT))", v); });
+
+  std::string out;
+  ASSERT_TRUE(run_duckdb({"count", path, nlohmann::json(conditions).dump()}, &out));
+  std::vector<int64_t> counts;
+  for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
+    counts.push_back(std::stoll(out.substr(at, end - at)));
+  }
+  ASSERT_EQ(counts.size(), conditions.size()) << out;
+  for (size_t k = 0; k < conditions.size(); ++k) EXPECT_EQ(counts[k], expected[k]) << conditions[k];
+}
+
 // UUID columns (the logical type on FIXED_LEN_BYTE_ARRAY(16)), from two producers in DuckDB's test folder: every
 // value as DuckDB reads it (its canonical text), and `cat` prints the same text.
 TEST(DuckDbFolder, UuidColumnsReadAsDuckDbReadsThem) {
