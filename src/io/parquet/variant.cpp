@@ -543,11 +543,16 @@ void read_variant_lists(const Leaf& leaf, int64_t num_rows, Assembler& assembler
   };
   bool any_null_element = false;
   int64_t row = 0;
+  int open = 0;  // the levels whose lists the last entry left open for more elements: 0 to depth
   const auto empty_def_at = [&](int k) {
     return k == 0 ? leaf.list_def : leaf.inner_list_defs[static_cast<size_t>(k - 1)];
   };
   const auto entry = [&](int r, int d, const std::string* text) {
-    if (r > 0 && d <= empty_def_at(r - 1)) throw InvalidFile("a list goes on that its levels say is null or empty");
+    // An entry at repetition level r > 0 is the next element of a list at level r - 1, which must be open, and
+    // not null or empty by its own definition level.
+    if (r > 0 && (r > open || d <= empty_def_at(r - 1))) {
+      throw InvalidFile("a list goes on that its levels say is null or empty");
+    }
     // A new list begins at each level from r down: a row's list, or the next element of the list above.
     for (int k = r; k < depth; ++k) {
       const int empty_def = empty_def_at(k);
@@ -562,8 +567,12 @@ void read_variant_lists(const Leaf& leaf, int64_t num_rows, Assembler& assembler
         level.offsets.push_back(children(k));
         level.validity.push_back(d < empty_def ? 0 : 1);
       }
-      if (d <= empty_def) return;  // a null or an empty list: nothing below it
+      if (d <= empty_def) {  // a null or an empty list: nothing below it, and no more elements in it
+        open = k;
+        return;
+      }
     }
+    open = depth;
     // An element of the innermost lists: a variant, or null (the group absent).
     if (text == nullptr && !leaf.schema.element_nullable) {
       throw InvalidFile("a null element in a list of required VARIANTs");
