@@ -161,6 +161,50 @@ TEST(VariantFiles, AMaliciousValueIsAnErrorNamingTheRow) {
   }
 }
 
+// A list column of binary `depth` levels deep, every level nullable.
+ColumnSchema binary_lists(int depth) {
+  ColumnSchema schema;
+  schema.type = PhysicalType::kByteArray;
+  schema.is_list = true;
+  schema.nullable = true;
+  schema.inner_list_nullable.assign(static_cast<size_t>(depth - 1), true);
+  schema.element_nullable = true;
+  return schema;
+}
+
+// Rewrites `plain`, whose two columns `metadata` and `value` are lists of binary `depth` levels deep, as our writer
+// writes them, into `path`, whose one column `v` holds the same lists of unshredded VARIANTs: the innermost element
+// becomes `optional group element (VARIANT) { required binary metadata; required binary value }`. The levels are
+// the same, so the pages stay valid.
+void rewrite_as_variant_lists(const std::string& plain, const std::string& path, int depth) {
+  feedline::testing::rewrite_footer(plain, path, [depth](format::FileMetaData& md) {
+    const auto per_column = static_cast<size_t>(2 * depth + 1);  // the LIST group, then list and element a level
+    ASSERT_EQ(md.schema.size(), 1 + 2 * per_column);
+    std::vector<format::SchemaElement> schema(md.schema.begin(), md.schema.begin() + per_column);  // root, groups
+    schema[0].num_children = 1;
+    schema[1].name = "v";
+    format::SchemaElement element = md.schema[per_column], metadata = element, value = md.schema[2 * per_column];
+    element.type.reset();
+    element.num_children = 2;
+    element.converted_type.reset();
+    element.logical_type = format::LogicalType();
+    element.logical_type->kind = format::logical::kVariant;
+    metadata.name = "metadata";
+    value.name = "value";
+    metadata.repetition_type = value.repetition_type = format::repetition::kRequired;
+    schema.insert(schema.end(), {element, metadata, value});
+    md.schema = std::move(schema);
+    std::vector<std::string> at = {"v"};
+    for (int k = 0; k < depth; ++k) at.insert(at.end(), {"list", "element"});
+    for (auto& rg : md.row_groups) {
+      rg.columns[0].meta_data->path_in_schema = at;
+      rg.columns[0].meta_data->path_in_schema.push_back("metadata");
+      rg.columns[1].meta_data->path_in_schema = at;
+      rg.columns[1].meta_data->path_in_schema.push_back("value");
+    }
+  });
+}
+
 // A file of one column `v`, a list of unshredded VARIANTs (optional list, optional elements), as a producer such as
 // Spark writes an ARRAY<VARIANT>: `optional group v (LIST) { repeated group list { optional group element
 // (VARIANT) { required binary metadata; required binary value } } }`. Made from two list<binary> columns of the
@@ -169,11 +213,7 @@ TEST(VariantFiles, AMaliciousValueIsAnErrorNamingTheRow) {
 using Element = std::optional<std::pair<std::string, std::string>>;
 void write_variant_list(const std::string& path, const std::vector<std::optional<std::vector<Element>>>& rows,
                         const WriteOptions& options = {}) {
-  ColumnSchema schema;
-  schema.type = PhysicalType::kByteArray;
-  schema.is_list = true;
-  schema.nullable = true;
-  schema.element_nullable = true;
+  ColumnSchema schema = binary_lists(1);
   Table t;
   t.num_rows = static_cast<int64_t>(rows.size());
   for (const char* name : {"metadata", "value"}) {
@@ -192,26 +232,34 @@ void write_variant_list(const std::string& path, const std::vector<std::optional
   }
   const std::string plain = path + ".lists";
   write_table(plain, t, options);
-  feedline::testing::rewrite_footer(plain, path, [](format::FileMetaData& md) {
-    ASSERT_EQ(md.schema.size(), 7u);  // root; metadata (LIST), list, element; value (LIST), list, element
-    format::SchemaElement root = md.schema[0], v = md.schema[1], list = md.schema[2], element = md.schema[3];
-    format::SchemaElement metadata = md.schema[3], value = md.schema[6];
-    root.num_children = 1;
-    v.name = "v";
-    element.type.reset();
-    element.num_children = 2;
-    element.converted_type.reset();
-    element.logical_type = format::LogicalType();
-    element.logical_type->kind = format::logical::kVariant;
-    metadata.name = "metadata";
-    value.name = "value";
-    metadata.repetition_type = value.repetition_type = format::repetition::kRequired;
-    md.schema = {root, v, list, element, metadata, value};
-    for (auto& rg : md.row_groups) {
-      rg.columns[0].meta_data->path_in_schema = {"v", "list", "element", "metadata"};
-      rg.columns[1].meta_data->path_in_schema = {"v", "list", "element", "value"};
-    }
-  });
+  rewrite_as_variant_lists(plain, path, 1);
+}
+
+// DuckDB reads `path`'s one column as `v` holds it, row by row (a VARIANT list dumped as JSON texts), a variant
+// null as SQL NULL where feedline has JSON null.
+void expect_duckdb_reads(const std::string& path, const Column& v) {
+  std::string dump;
+  ASSERT_TRUE(feedline::testing::run_duckdb({"dump", path}, &dump));
+  const auto duck = feedline::testing::parse_dump(dump);
+  ASSERT_EQ(static_cast<int64_t>(duck.rows.size()), v.size());
+  for (int64_t r = 0; r < v.size(); ++r) {
+    std::string mine = feedline::testing::cell(v, r);
+    for (size_t at; (at = mine.find("s:6e756c6c")) != std::string::npos;) mine.replace(at, 10, "N");  // "null"
+    EXPECT_EQ(duck.rows[static_cast<size_t>(r)][0], mine) << "row " << r;
+  }
+}
+
+// Two list columns of JSON texts hold the same lists, at every level.
+void expect_same_lists(const Column& a, const Column& b) {
+  EXPECT_EQ(a.list_offsets, b.list_offsets);
+  EXPECT_EQ(a.validity, b.validity);
+  ASSERT_EQ(a.inner_lists.size(), b.inner_lists.size());
+  for (size_t k = 0; k < a.inner_lists.size(); ++k) {
+    EXPECT_EQ(a.inner_lists[k].offsets, b.inner_lists[k].offsets) << "level " << k + 1;
+    EXPECT_EQ(a.inner_lists[k].validity, b.inner_lists[k].validity) << "level " << k + 1;
+  }
+  EXPECT_EQ(a.element_validity, b.element_validity);
+  EXPECT_EQ(a.byte_arrays(), b.byte_arrays());
 }
 
 // A list of VARIANTs (a list's elements, or a map's values) reads as a list of JSON texts: null lists, empty
@@ -255,15 +303,7 @@ TEST(VariantFiles, AListOfVariantsReadsAsAListOfJsonTexts) {
   EXPECT_NE(info.find("\"logical_type\": \"VARIANT\""), std::string::npos) << info;
   // DuckDB reads the file as a list of the same values (its VARIANT[] dumped as JSON texts), a variant null as
   // SQL NULL where feedline has JSON null.
-  std::string dump;
-  ASSERT_TRUE(feedline::testing::run_duckdb({"dump", path}, &dump));
-  const auto duck = feedline::testing::parse_dump(dump);
-  ASSERT_EQ(duck.rows.size(), 4u);
-  for (int64_t r = 0; r < 4; ++r) {
-    std::string mine = feedline::testing::cell(v, r);
-    for (size_t at; (at = mine.find("s:6e756c6c")) != std::string::npos;) mine.replace(at, 10, "N");  // "null"
-    EXPECT_EQ(duck.rows[static_cast<size_t>(r)][0], mine) << "row " << r;
-  }
+  expect_duckdb_reads(path, v);
 
   // In row groups of one row, on two threads, the row groups' lists join into the same column.
   WriteOptions small;
@@ -272,12 +312,7 @@ TEST(VariantFiles, AListOfVariantsReadsAsAListOfJsonTexts) {
   EXPECT_EQ(read_file_info(dir + "/groups.parquet").row_groups.size(), 4u);
   ReadOptions two;
   two.num_threads = 2;
-  const Table g = read_table(dir + "/groups.parquet", two);
-  const Column& gv = g.column("v");
-  EXPECT_EQ(gv.list_offsets, v.list_offsets);
-  EXPECT_EQ(gv.validity, v.validity);
-  EXPECT_EQ(gv.element_validity, v.element_validity);
-  EXPECT_EQ(gv.byte_arrays(), v.byte_arrays());
+  expect_same_lists(read_table(dir + "/groups.parquet", two).column("v"), v);
 }
 
 // A file of one column `v`, a list of lists of unshredded VARIANTs (every level optional), as Spark writes an
@@ -287,12 +322,7 @@ using InnerList = std::optional<std::vector<Element>>;
 void write_variant_list_of_lists(const std::string& path,
                                  const std::vector<std::optional<std::vector<InnerList>>>& rows,
                                  const WriteOptions& options = {}) {
-  ColumnSchema schema;
-  schema.type = PhysicalType::kByteArray;
-  schema.is_list = true;
-  schema.nullable = true;
-  schema.inner_list_nullable = {true};
-  schema.element_nullable = true;
+  ColumnSchema schema = binary_lists(2);
   Table t;
   t.num_rows = static_cast<int64_t>(rows.size());
   for (const char* name : {"metadata", "value"}) {
@@ -316,27 +346,7 @@ void write_variant_list_of_lists(const std::string& path,
   }
   const std::string plain = path + ".lists";
   write_table(plain, t, options);
-  feedline::testing::rewrite_footer(plain, path, [](format::FileMetaData& md) {
-    // root; metadata (LIST), list, element (LIST), list, element; value (LIST), list, element (LIST), list, element
-    ASSERT_EQ(md.schema.size(), 11u);
-    format::SchemaElement root = md.schema[0], v = md.schema[1], element = md.schema[5];
-    format::SchemaElement metadata = md.schema[5], value = md.schema[10];
-    root.num_children = 1;
-    v.name = "v";
-    element.type.reset();
-    element.num_children = 2;
-    element.converted_type.reset();
-    element.logical_type = format::LogicalType();
-    element.logical_type->kind = format::logical::kVariant;
-    metadata.name = "metadata";
-    value.name = "value";
-    metadata.repetition_type = value.repetition_type = format::repetition::kRequired;
-    md.schema = {root, v, md.schema[2], md.schema[3], md.schema[4], element, metadata, value};
-    for (auto& rg : md.row_groups) {
-      rg.columns[0].meta_data->path_in_schema = {"v", "list", "element", "list", "element", "metadata"};
-      rg.columns[1].meta_data->path_in_schema = {"v", "list", "element", "list", "element", "value"};
-    }
-  });
+  rewrite_as_variant_lists(plain, path, 2);
 }
 
 // A list of lists of VARIANTs reads as a list of lists of JSON texts, null and empty lists at both levels and null
@@ -373,15 +383,7 @@ TEST(VariantFiles, AListOfListsOfVariantsReadsAsListsOfJsonTexts) {
   EXPECT_EQ(json_cell(v, 3).dump(), R"([["x",null,{"a":1}]])");
   EXPECT_EQ(json_cell(v, 4).dump(), "[null]");
   // DuckDB reads the same lists, a variant null as SQL NULL where feedline has JSON null.
-  std::string dump;
-  ASSERT_TRUE(feedline::testing::run_duckdb({"dump", path}, &dump));
-  const auto duck = feedline::testing::parse_dump(dump);
-  ASSERT_EQ(duck.rows.size(), 5u);
-  for (int64_t r = 0; r < 5; ++r) {
-    std::string mine = feedline::testing::cell(v, r);
-    for (size_t at; (at = mine.find("s:6e756c6c")) != std::string::npos;) mine.replace(at, 10, "N");  // "null"
-    EXPECT_EQ(duck.rows[static_cast<size_t>(r)][0], mine) << "row " << r;
-  }
+  expect_duckdb_reads(path, v);
 
   // In row groups of one row, on two threads, the row groups' lists join into the same column.
   WriteOptions small;
@@ -389,14 +391,7 @@ TEST(VariantFiles, AListOfListsOfVariantsReadsAsListsOfJsonTexts) {
   write_variant_list_of_lists(dir + "/groups.parquet", rows, small);
   ReadOptions two;
   two.num_threads = 2;
-  const Table g = read_table(dir + "/groups.parquet", two);
-  const Column& gv = g.column("v");
-  EXPECT_EQ(gv.list_offsets, v.list_offsets);
-  EXPECT_EQ(gv.validity, v.validity);
-  EXPECT_EQ(gv.inner_lists[0].offsets, v.inner_lists[0].offsets);
-  EXPECT_EQ(gv.inner_lists[0].validity, v.inner_lists[0].validity);
-  EXPECT_EQ(gv.element_validity, v.element_validity);
-  EXPECT_EQ(gv.byte_arrays(), v.byte_arrays());
+  expect_same_lists(read_table(dir + "/groups.parquet", two).column("v"), v);
 }
 
 }  // namespace
