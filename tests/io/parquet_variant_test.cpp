@@ -3,6 +3,8 @@
 // DuckDB is in parquet_duckdb_test.cpp).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -392,6 +394,46 @@ TEST(VariantFiles, AListOfListsOfVariantsReadsAsListsOfJsonTexts) {
   ReadOptions two;
   two.num_threads = 2;
   expect_same_lists(read_table(dir + "/groups.parquet", two).column("v"), v);
+}
+
+// Levels that contradict themselves, a list going on after its row's entry said the row is null: refused,
+// naming the row, rather than read as a null row that holds elements. The file is a list of VARIANTs written
+// uncompressed, the repetition levels of its pages patched (below).
+TEST(VariantFiles, ListLevelsThatContradictThemselvesAreRefused) {
+  const std::string dir = feedline::testing::scratch_dir("variant-list-bad-levels");
+  const Element e{{metadata({}), bytes({0x00})}};
+  WriteOptions plain;
+  plain.codec = Codec::kUncompressed;
+  plain.dictionary = false;
+  plain.page_checksums = false;
+  write_variant_list(dir + "/list.parquet", {std::vector<Element>{e}, std::nullopt, std::vector<Element>{e, e}}, plain);
+  ASSERT_EQ(read_table(dir + "/list.parquet").column("v").list_offsets, (std::vector<int64_t>{0, 1, 1, 3}));
+  std::string file;
+  {
+    std::ifstream in(dir + "/list.parquet", std::ios::binary);
+    file.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // Each page's repetition levels: their length (2, little-endian), then one bit-packed group of eight (header
+  // 1 << 1 | 1) whose byte holds the four levels from its low bit up: 0, 0, 0, 1 made 0, 0, 1, 0. The rows still
+  // start three times, but the third entry now goes on with the null row's list.
+  const std::string levels("\x02\x00\x00\x00\x03\x08", 6), patched("\x02\x00\x00\x00\x03\x04", 6);
+  int found = 0;
+  for (size_t at = 0; (at = file.find(levels, at)) != std::string::npos; at += levels.size(), ++found) {
+    file.replace(at, levels.size(), patched);
+  }
+  ASSERT_EQ(found, 2) << "the writer's level encoding changed: the test needs a new patch";
+  {
+    std::ofstream out(dir + "/bad.parquet", std::ios::binary);
+    out << file;
+  }
+  try {
+    read_table(dir + "/bad.parquet");
+    FAIL() << "read";
+  } catch (const InvalidFile& err) {
+    const std::string what = err.what();
+    EXPECT_NE(what.find("row 1 of the row group"), std::string::npos) << what;
+    EXPECT_NE(what.find("a list goes on that its levels say is null or empty"), std::string::npos) << what;
+  }
 }
 
 }  // namespace
