@@ -397,7 +397,7 @@ TEST(VariantFiles, AListOfListsOfVariantsReadsAsListsOfJsonTexts) {
 }
 
 // Levels that contradict themselves, a list going on after its row's entry said the row is null: refused,
-// naming the row, rather than read as a null row that holds elements. The file is a list of VARIANTs written
+// naming the row (as any list column's are), rather than read as a null row that holds elements. The file is a list of VARIANTs written
 // uncompressed, the repetition levels of its pages patched (below).
 TEST(VariantFiles, ListLevelsThatContradictThemselvesAreRefused) {
   const std::string dir = feedline::testing::scratch_dir("variant-list-bad-levels");
@@ -432,7 +432,7 @@ TEST(VariantFiles, ListLevelsThatContradictThemselvesAreRefused) {
   } catch (const InvalidFile& err) {
     const std::string what = err.what();
     EXPECT_NE(what.find("row 1 of the row group"), std::string::npos) << what;
-    EXPECT_NE(what.find("a list goes on that its levels say is null or empty"), std::string::npos) << what;
+    EXPECT_NE(what.find("repetition level 1 on a null or empty list"), std::string::npos) << what;
   }
 }
 

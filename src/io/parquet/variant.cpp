@@ -551,7 +551,7 @@ void read_variant_lists(const Leaf& leaf, int64_t num_rows, Assembler& assembler
     // An entry at repetition level r > 0 is the next element of a list at level r - 1, which must be open, and
     // not null or empty by its own definition level.
     if (r > 0 && (r > open || d <= empty_def_at(r - 1))) {
-      throw InvalidFile("a list goes on that its levels say is null or empty");
+      throw InvalidFile("repetition level " + std::to_string(r) + " on a null or empty list");
     }
     // A new list begins at each level from r down: a row's list, or the next element of the list above.
     for (int k = r; k < depth; ++k) {
