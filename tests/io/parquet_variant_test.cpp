@@ -396,9 +396,9 @@ TEST(VariantFiles, AListOfListsOfVariantsReadsAsListsOfJsonTexts) {
   expect_same_lists(read_table(dir + "/groups.parquet", two).column("v"), v);
 }
 
-// Levels that contradict themselves, a list going on after its row's entry said the row is null: refused,
-// naming the row (as any list column's are), rather than read as a null row that holds elements. The file is a list of VARIANTs written
-// uncompressed, the repetition levels of its pages patched (below).
+// Levels that contradict themselves, a list going on after its row's entry said the row is null: refused, naming the
+// row (as any list column's are), rather than read as a null row that holds elements. The file is a list of VARIANTs
+// written uncompressed, the repetition levels of its pages patched (below).
 TEST(VariantFiles, ListLevelsThatContradictThemselvesAreRefused) {
   const std::string dir = feedline::testing::scratch_dir("variant-list-bad-levels");
   const Element e{{metadata({}), bytes({0x00})}};
