@@ -632,7 +632,7 @@ TEST(ParquetDuckDb, FiltersOnOurStatisticsCountWhatTheValuesHold) {
   std::vector<std::string> conditions;
   std::vector<int64_t> expected;
   const auto filters = [&](const std::string& column, const auto& keys, const auto& literal) {
-    for (const int64_t at : {int64_t{0}, int64_t{1}, int64_t{1234}, int64_t{2124}, int64_t{2125}, int64_t{2126}, n - 1}) {
+    for (const int64_t at : std::vector<int64_t>{0, 1, 1234, 2124, 2125, 2126, n - 1}) {
       const auto& pivot = keys[static_cast<size_t>(at)];
       if (!pivot) continue;
       const std::string lit = literal(*pivot);
