@@ -81,7 +81,8 @@ def read_parquet(path, columns=None, row_groups=None, threads=None, nulls="raise
     - byte strings: a list of str for STRING columns (ENUM and JSON among them; bytes that are not UTF-8 become
       U+FFFD), UUID columns (canonical form), INTERVAL columns (as DuckDB prints them, ``"1 year 2 months 3 days
       04:05:06.789"``) and VARIANT columns (each value's JSON text, for ``json.loads``), of bytes for other byte
-      arrays (BSON among them); None for a null. A list of them: a list of such lists.
+      arrays (BSON among them); None for a null. A list of them: a list of such lists, and a list of lists of
+      them lists nested as deep; None for a null list or element.
 
     Args:
         path: the file, or a dataset of many: a folder of .parquet files, a glob (``"shards/train-*.parquet"``)

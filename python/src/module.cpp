@@ -127,7 +127,7 @@ Converted convert(Column&& column, Nulls nulls, const std::string& path) {
   out.name = column.schema.name;
   const ColumnSchema& s = column.schema;
   const std::string where = path + ": column '" + s.name + "'";
-  if (is_byte_column(s) && s.list_depth() <= 1) {
+  if (is_byte_column(s)) {
     out.bytes = std::make_shared<Column>(std::move(column));
     return out;
   }
@@ -174,8 +174,30 @@ py::object byte_value(const Column& c, int64_t i) {
   return py::reinterpret_steal<py::object>(item);
 }
 
-// A byte-string column as a Python list of its values, None for a null; a list column of byte strings (one level)
-// as a list of lists of them, None for a null list or element.
+// The children [begin, end) of a byte-string list column's lists at `level` (1: the rows' lists' children) as a
+// Python list: the elements, None for a null one, at the column's list depth; above it the inner lists, each as a
+// list of its own children, None for a null one.
+py::list byte_items(const Column& c, int level, int64_t begin, int64_t end) {
+  py::list out(static_cast<size_t>(end - begin));
+  if (level == c.schema.list_depth()) {
+    for (int64_t e = begin; e < end; ++e) {
+      out[static_cast<size_t>(e - begin)] = c.element_is_null(e) ? py::none() : byte_value(c, e);
+    }
+    return out;
+  }
+  const ListLevel& lists = c.inner_lists[static_cast<size_t>(level - 1)];
+  for (int64_t j = begin; j < end; ++j) {
+    const bool null = !lists.validity.empty() && lists.validity[static_cast<size_t>(j)] == 0;
+    out[static_cast<size_t>(j - begin)] =
+        null ? py::object(py::none())
+             : py::object(byte_items(c, level + 1, lists.offsets[static_cast<size_t>(j)],
+                                     lists.offsets[static_cast<size_t>(j) + 1]));
+  }
+  return out;
+}
+
+// A byte-string column as a Python list of its values, None for a null; a list column of byte strings as a list
+// of lists of them (a list of lists: lists nested as deep), None for a null list or element.
 py::list byte_list(const Column& c) {
   py::list out(static_cast<size_t>(c.size()));
   for (int64_t r = 0; r < c.size(); ++r) {
@@ -184,12 +206,8 @@ py::list byte_list(const Column& c) {
     } else if (!c.schema.is_list) {
       out[static_cast<size_t>(r)] = byte_value(c, r);
     } else {
-      const int64_t begin = c.list_offsets[static_cast<size_t>(r)], end = c.list_offsets[static_cast<size_t>(r) + 1];
-      py::list row(static_cast<size_t>(end - begin));
-      for (int64_t e = begin; e < end; ++e) {
-        row[static_cast<size_t>(e - begin)] = c.element_is_null(e) ? py::none() : byte_value(c, e);
-      }
-      out[static_cast<size_t>(r)] = std::move(row);
+      out[static_cast<size_t>(r)] =
+          byte_items(c, 1, c.list_offsets[static_cast<size_t>(r)], c.list_offsets[static_cast<size_t>(r) + 1]);
     }
   }
   return out;

@@ -173,6 +173,17 @@ def test_lists_of_strings_read_as_lists_of_str():
         feedline.read_parquet(path, columns=["int64_list"])
 
 
+def test_lists_of_lists_of_strings_read_as_nested_lists_of_str():
+    from conftest import ROOT
+    path = ROOT.parent / "shared" / "parquet-testing" / "data" / "nested_lists.snappy.parquet"
+    if not path.exists():
+        pytest.skip(f"{path} is missing (the shared Parquet corpus)")
+    column = feedline.read_parquet(path, columns=["a"])["a"]  # list<list<list<string>>>, a null inner list in each
+    assert column == [[[["a", "b"], ["c"]], [None, ["d"]]],
+                      [[["a", "b"], ["c", "d"]], [None, ["e"]]],
+                      [[["a", "b"], ["c", "d"], ["e"]], [None, ["f"]]]]
+
+
 def test_a_folder_of_shards_reads_as_one_table_with_its_hive_keys(prepared, tmp_path):
     import shutil
     for split in (0, 1):
