@@ -76,8 +76,8 @@ def read_parquet(path, columns=None, row_groups=None, threads=None, nulls="raise
       INT32 int32 and INT64 int64; INT(8) int8 or uint8; INT(16) int16 (unsigned: int32); UINT32 int64; UINT64
       keeps its bits in int64; FLOAT float32; DOUBLE float64; FLOAT16 float16; DECIMAL float64 (scaled); DATE,
       TIME and TIMESTAMP their stored integers (days, or units since midnight or the epoch).
-    - lists of numbers: one [rows, n] tensor when every row holds n of them (a list of lists: [rows, n, m, ...]),
-      else a list of 1-D tensors, one a row.
+    - lists of numbers (DECIMAL among them, as float64): one [rows, n] tensor when every row holds n of them (a
+      list of lists: [rows, n, m, ...]), else a list of 1-D tensors, one a row.
     - byte strings: a list of str for STRING columns (ENUM and JSON among them; bytes that are not UTF-8 become
       U+FFFD), UUID columns (canonical form), INTERVAL columns (as DuckDB prints them, ``"1 year 2 months 3 days
       04:05:06.789"``) and VARIANT columns (each value's JSON text, for ``json.loads``), of bytes for other byte

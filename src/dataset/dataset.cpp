@@ -316,7 +316,12 @@ torch::Tensor list_elements(const Column& column) {
     if (n > 0) std::memcpy(t.data_ptr(), column.byte_arrays().bytes.data(), static_cast<size_t>(n) * 2);
     return t;
   }
-  if (s.logical.kind == LogicalKind::kDecimal) throw InvalidArgument(where + " holds decimals, not tensor values");
+  if (s.logical.kind == LogicalKind::kDecimal) {  // float64, each value scaled, as a DECIMAL column's values read
+    auto t = torch::empty({n}, torch::kFloat64);
+    auto* out = t.data_ptr<double>();
+    for (int64_t i = 0; i < n; ++i) out[i] = column.value_as_double(i);
+    return t;
+  }
   const std::optional<IntAnnotation> a = s.int_annotation;
   switch (s.type) {
     case PhysicalType::kBoolean: return copy(column.as<uint8_t>(), torch::kUInt8).to(torch::kBool);

@@ -437,6 +437,35 @@ TEST(ListTensors, EqualLengthsMakeOneTensorOthersOnePerRow) {
   const Column u32 = list_column<int32_t>("u", PhysicalType::kInt32, {{-1}}, IntAnnotation{32, false});
   EXPECT_EQ(list_column_tensor(u32)[0][0].item<int64_t>(), 4294967295LL);
 
+  // DECIMAL elements become float64, each value scaled: DECIMAL(9, 2) in INT32, and DECIMAL(20, 3) in bytes.
+  Column cents = list_column<int32_t>("cents", PhysicalType::kInt32, {{150, -225}, {1, 0}});
+  cents.schema.logical.kind = LogicalKind::kDecimal;
+  cents.schema.logical.precision = 9;
+  cents.schema.logical.scale = 2;
+  const torch::Tensor d = list_column_tensor(cents);
+  EXPECT_EQ(d.dtype(), torch::kFloat64);
+  EXPECT_DOUBLE_EQ(d[0][0].item<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(d[0][1].item<double>(), -2.25);
+  EXPECT_DOUBLE_EQ(d[1][0].item<double>(), 0.01);
+  ColumnSchema ws;
+  ws.name = "wide";
+  ws.type = PhysicalType::kFixedLenByteArray;
+  ws.type_length = 9;
+  ws.is_list = true;
+  ws.logical.kind = LogicalKind::kDecimal;
+  ws.logical.precision = 20;
+  ws.logical.scale = 3;
+  Column wide = make_column(ws);
+  for (const __int128 unscaled : {__int128{-1500}, __int128{12345678901234567}}) {
+    std::string be(9, '\0');  // big-endian two's complement
+    for (size_t b = 0; b < 9; ++b) be[8 - b] = static_cast<char>(static_cast<uint8_t>(unscaled >> (8 * b)));
+    std::get<ByteArrays>(wide.values).push_back(be);
+  }
+  wide.list_offsets.push_back(2);
+  const torch::Tensor w = list_column_tensor(wide);
+  EXPECT_EQ(w.sizes(), (std::vector<int64_t>{1, 2}));
+  EXPECT_DOUBLE_EQ(w[0][0].item<double>(), -1.5);
+  EXPECT_DOUBLE_EQ(w[0][1].item<double>(), 12345678901234.567);
   const Column ragged = list_column<int64_t>("r", PhysicalType::kInt64, {{1, 2, 3}, {}, {4}});
   EXPECT_EQ(error_of([&] { list_column_tensor(ragged); }), "column 'r' row 1 holds 0 elements, row 0 holds 3");
   const auto rows = list_column_tensors(ragged);

@@ -132,8 +132,8 @@ torch::Tensor label_tensor(const Column& column);
 
 // A list column (Parquet list<float>, list<uint8>, ...: how embeddings and images are stored) as tensors. The
 // dtype follows the elements: BOOLEAN bool; INT(8) uint8 / int8; INT(16) int16 (unsigned: int32); INT32 int32
-// (unsigned: int64); INT64 int64; FLOAT float32; DOUBLE float64; FLOAT16 float16. Other element types (byte
-// strings, decimals) throw InvalidArgument naming the column.
+// (unsigned: int64); INT64 int64; FLOAT float32; DOUBLE float64; FLOAT16 float16; DECIMAL float64 (each value
+// scaled). Byte strings throw InvalidArgument naming the column.
 // One [rows, n] tensor when every row holds n elements; InvalidArgument naming the column and the first row
 // that is null, holds a null element, or differs in length from row 0. A list of lists (Parquet list<list<...>>,
 // bounding boxes as list<list<float>>) makes one [rows, n, m, ...] tensor when every list at each level holds as
