@@ -30,6 +30,9 @@
 //   node duckdb_parquet.mjs <npm_cache_dir> hf <flat.parquet> <out.parquet>
 //       rewrites the flat columns `image.bytes` and `image.path` as one struct column `image`, the layout of
 //       Hugging Face image datasets.
+//   node duckdb_parquet.mjs <npm_cache_dir> copy <file.parquet> <SELECT statement>
+//       writes the statement's result to the file with DuckDB's defaults (COPY ... TO ... (FORMAT parquet)) and
+//       prints how many of the file's schema elements are a shredded VARIANT's `typed_value`.
 //   node duckdb_parquet.mjs <npm_cache_dir> count <file.parquet> <json array of SQL conditions>
 //       for each condition, prints the count of the file's rows that meet it (SELECT count(*) ... WHERE), a
 //       filter DuckDB checks against each row group's statistics before it reads the rows.
@@ -247,6 +250,11 @@ try {
       con.closeSync();
       db.closeSync();
     }
+  } else if (mode === 'copy') {
+    await connection.run(`COPY (${rest[0]}) TO ${quote(file)} (FORMAT parquet)`);
+    const reader = await connection.runAndReadAll(
+      `SELECT count(*) FROM parquet_schema(${quote(file)}) WHERE name = 'typed_value'`);
+    console.log(String(reader.getRows()[0][0]));
   } else if (mode === 'count') {
     for (const where of JSON.parse(rest[0])) {
       const reader = await connection.runAndReadAll(`SELECT count(*) FROM read_parquet(${quote(file)}) WHERE ${where}`);
