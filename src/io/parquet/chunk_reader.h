@@ -142,6 +142,10 @@ int64_t read_levels_v2(const uint8_t* p, size_t size, int64_t n, int max_level, 
 
 int64_t count_present(const uint8_t* validity, int64_t n);
 
+// A list column's validity vectors (the rows' and each inner level's) emptied where they hold no null, as Column
+// keeps them.
+void drop_validity_without_nulls(Column* col);
+
 // A chunk as its level entries, for putting nested values back together (VARIANT): each entry's repetition and
 // definition levels, and in `values` (a flat column's vector) its value, zero or empty where the entry holds none.
 struct RawChunk {

@@ -105,4 +105,14 @@ int64_t count_present(const uint8_t* validity, int64_t n) {
   return present;
 }
 
+void drop_validity_without_nulls(Column* col) {
+  const auto all_present = [](const std::vector<uint8_t>& v) {
+    return count_present(v.data(), static_cast<int64_t>(v.size())) == static_cast<int64_t>(v.size());
+  };
+  if (all_present(col->validity)) std::vector<uint8_t>().swap(col->validity);
+  for (ListLevel& level : col->inner_lists) {
+    if (all_present(level.validity)) std::vector<uint8_t>().swap(level.validity);
+  }
+}
+
 }  // namespace feedline::parquet::detail

@@ -494,13 +494,7 @@ Column ChunkReader::read_nested_list() {
   // Outside in, so that each level's end is taken before the level below it gets its own.
   col.list_offsets[static_cast<size_t>(num_rows_)] = lists_below(0);
   for (int k = 1; k < depth; ++k) col.inner_lists[static_cast<size_t>(k - 1)].offsets.push_back(lists_below(k));
-  const auto all_present = [](const std::vector<uint8_t>& v) {
-    return count_present(v.data(), static_cast<int64_t>(v.size())) == static_cast<int64_t>(v.size());
-  };
-  if (all_present(col.validity)) std::vector<uint8_t>().swap(col.validity);
-  for (ListLevel& level : col.inner_lists) {
-    if (all_present(level.validity)) std::vector<uint8_t>().swap(level.validity);
-  }
+  drop_validity_without_nulls(&col);
   return col;
 }
 

@@ -530,7 +530,6 @@ class Assembler {
 // record assembly): `col`'s row offsets and validity, its inner lists (a list of lists), and its elements, the
 // variants' JSON texts with a null element's validity.
 void read_variant_lists(const Leaf& leaf, int64_t num_rows, Assembler& assembler, Column* col) {
-  using detail::count_present;
   using detail::rethrow_with;
   const int depth = leaf.max_rep;
   ByteArrays& out = std::get<ByteArrays>(col->values);
@@ -595,13 +594,7 @@ void read_variant_lists(const Leaf& leaf, int64_t num_rows, Assembler& assembler
   // Outside in, so that each level's end is taken before the level below it gets its own.
   col->list_offsets.push_back(children(0));
   for (int k = 1; k < depth; ++k) col->inner_lists[static_cast<size_t>(k - 1)].offsets.push_back(children(k));
-  const auto all_present = [](const std::vector<uint8_t>& v) {
-    return count_present(v.data(), static_cast<int64_t>(v.size())) == static_cast<int64_t>(v.size());
-  };
-  if (all_present(col->validity)) std::vector<uint8_t>().swap(col->validity);
-  for (ListLevel& level : col->inner_lists) {
-    if (all_present(level.validity)) std::vector<uint8_t>().swap(level.validity);
-  }
+  detail::drop_validity_without_nulls(col);
 }
 
 }  // namespace
