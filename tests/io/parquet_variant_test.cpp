@@ -207,12 +207,22 @@ void rewrite_as_variant_lists(const std::string& plain, const std::string& path,
   });
 }
 
+using Element = std::optional<std::pair<std::string, std::string>>;
+
+// Appends the elements of `list` (none for a null list) to `c`, the leaf `name` ("metadata" or "value") of each,
+// with their validity.
+void append_elements(Column* c, const std::string& name, const std::optional<std::vector<Element>>& list) {
+  for (const Element& e : list.value_or(std::vector<Element>{})) {
+    std::get<ByteArrays>(c->values).push_back(!e ? "" : name == "metadata" ? e->first : e->second);
+    c->element_validity.push_back(e ? 1 : 0);
+  }
+}
+
 // A file of one column `v`, a list of unshredded VARIANTs (optional list, optional elements), as a producer such as
 // Spark writes an ARRAY<VARIANT>: `optional group v (LIST) { repeated group list { optional group element
 // (VARIANT) { required binary metadata; required binary value } } }`. Made from two list<binary> columns of the
 // same lists (whose levels are those of the variant's two leaves), their footer rewritten into that schema.
 // `rows`: each row's elements as (metadata, value), nullopt for a null element; a null row is a null list.
-using Element = std::optional<std::pair<std::string, std::string>>;
 void write_variant_list(const std::string& path, const std::vector<std::optional<std::vector<Element>>>& rows,
                         const WriteOptions& options = {}) {
   ColumnSchema schema = binary_lists(1);
@@ -224,10 +234,7 @@ void write_variant_list(const std::string& path, const std::vector<std::optional
     c.list_offsets = {0};
     for (const auto& row : rows) {
       c.validity.push_back(row ? 1 : 0);
-      for (const Element& e : row.value_or(std::vector<Element>{})) {
-        std::get<ByteArrays>(c.values).push_back(!e ? "" : std::string(name) == "metadata" ? e->first : e->second);
-        c.element_validity.push_back(e ? 1 : 0);
-      }
+      append_elements(&c, name, row);
       c.list_offsets.push_back(std::get<ByteArrays>(c.values).size());
     }
     t.columns.push_back(std::move(c));
@@ -249,19 +256,6 @@ void expect_duckdb_reads(const std::string& path, const Column& v) {
     for (size_t at; (at = mine.find("s:6e756c6c")) != std::string::npos;) mine.replace(at, 10, "N");  // "null"
     EXPECT_EQ(duck.rows[static_cast<size_t>(r)][0], mine) << "row " << r;
   }
-}
-
-// Two list columns of JSON texts hold the same lists, at every level.
-void expect_same_lists(const Column& a, const Column& b) {
-  EXPECT_EQ(a.list_offsets, b.list_offsets);
-  EXPECT_EQ(a.validity, b.validity);
-  ASSERT_EQ(a.inner_lists.size(), b.inner_lists.size());
-  for (size_t k = 0; k < a.inner_lists.size(); ++k) {
-    EXPECT_EQ(a.inner_lists[k].offsets, b.inner_lists[k].offsets) << "level " << k + 1;
-    EXPECT_EQ(a.inner_lists[k].validity, b.inner_lists[k].validity) << "level " << k + 1;
-  }
-  EXPECT_EQ(a.element_validity, b.element_validity);
-  EXPECT_EQ(a.byte_arrays(), b.byte_arrays());
 }
 
 // A list of VARIANTs (a list's elements, or a map's values) reads as a list of JSON texts: null lists, empty
@@ -314,7 +308,7 @@ TEST(VariantFiles, AListOfVariantsReadsAsAListOfJsonTexts) {
   EXPECT_EQ(read_file_info(dir + "/groups.parquet").row_groups.size(), 4u);
   ReadOptions two;
   two.num_threads = 2;
-  expect_same_lists(read_table(dir + "/groups.parquet", two).column("v"), v);
+  feedline::testing::expect_tables_equal(t, read_table(dir + "/groups.parquet", two));
 }
 
 // A file of one column `v`, a list of lists of unshredded VARIANTs (every level optional), as Spark writes an
@@ -336,10 +330,7 @@ void write_variant_list_of_lists(const std::string& path,
       c.validity.push_back(row ? 1 : 0);
       for (const InnerList& list : row.value_or(std::vector<InnerList>{})) {
         inner.validity.push_back(list ? 1 : 0);
-        for (const Element& e : list.value_or(std::vector<Element>{})) {
-          values.push_back(!e ? "" : std::string(name) == "metadata" ? e->first : e->second);
-          c.element_validity.push_back(e ? 1 : 0);
-        }
+        append_elements(&c, name, list);
         inner.offsets.push_back(values.size());
       }
       c.list_offsets.push_back(static_cast<int64_t>(inner.offsets.size()) - 1);
@@ -393,7 +384,7 @@ TEST(VariantFiles, AListOfListsOfVariantsReadsAsListsOfJsonTexts) {
   write_variant_list_of_lists(dir + "/groups.parquet", rows, small);
   ReadOptions two;
   two.num_threads = 2;
-  expect_same_lists(read_table(dir + "/groups.parquet", two).column("v"), v);
+  feedline::testing::expect_tables_equal(t, read_table(dir + "/groups.parquet", two));
 }
 
 // Levels that contradict themselves, a list going on after its row's entry said the row is null: refused, naming the
