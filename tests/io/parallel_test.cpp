@@ -97,12 +97,16 @@ TEST(ParallelFor, RethrowsTheLowestFailingIndex) {
   }
 }
 
+// The other indices each pause 20 microseconds, so that running them all (seconds) would outlast even a slow throw (under
+// AddressSanitizer the first one takes milliseconds): without the pause, the second thread could finish them all
+// before the failure is recorded.
 TEST(ParallelFor, StopsHandingOutIndicesAfterAFailure) {
   std::atomic<size_t> ran{0};
   EXPECT_THROW(parallel_for(100000, 2,
                             [&](size_t i) {
                               ran.fetch_add(1);
                               if (i == 0) throw std::invalid_argument("first");
+                              std::this_thread::sleep_for(std::chrono::microseconds(20));
                             }),
                std::invalid_argument);
   EXPECT_LT(ran.load(), 100000u);
