@@ -51,6 +51,10 @@ void append_quoted(std::string& out, std::string_view s, bool always = false) {
 // One value as write_csv writes it, formatted as `schema` says (the file's schema, which the column's matches).
 void append_field(std::string& out, const ColumnSchema& schema, const Column& col, int64_t row) {
   if (col.is_null(row)) return;
+  if (schema.is_list) {  // its JSON array, as `cat` prints it: [1,2,null], [["a"],[]]
+    append_quoted(out, *cell_text(col, row));
+    return;
+  }
   std::visit(
       [&](const auto& values) {
         using V = std::decay_t<decltype(values)>;
@@ -85,9 +89,10 @@ void append_field(std::string& out, const ColumnSchema& schema, const Column& co
 }
 
 // A column's type as CsvWriter's messages name it: "INT32", "INT32 (unsigned 8-bit)", "FIXED_LEN_BYTE_ARRAY(16)",
-// "list of DOUBLE".
+// "list of DOUBLE", "list of list of BYTE_ARRAY".
 std::string type_name(const ColumnSchema& s) {
-  std::string out = s.is_list ? "list of " : "";
+  std::string out;
+  for (int k = 0; k < s.list_depth(); ++k) out += "list of ";
   out += to_string(s.type);
   if (s.type == PhysicalType::kFixedLenByteArray) out += "(" + std::to_string(s.type_length) + ")";
   if (s.int_annotation) {
@@ -111,9 +116,6 @@ int64_t write_csv(const std::string& path, const Table& table) {
 CsvWriter::CsvWriter(std::string path, std::vector<ColumnSchema> schema)
     : path_(std::move(path)), schema_(std::move(schema)) {
   if (schema_.empty()) throw InvalidArgument(path_ + ": a CSV file needs at least one column");
-  for (const ColumnSchema& s : schema_) {
-    if (s.is_list) throw InvalidArgument(path_ + ": column '" + s.name + "' is a list; CSV holds one value per cell");
-  }
   file_ = std::make_unique<AtomicFile>(path_);
   for (size_t c = 0; c < schema_.size(); ++c) {
     if (c > 0) buf_.push_back(',');
@@ -141,7 +143,7 @@ void CsvWriter::write(const Table& table) {
       throw InvalidArgument(path_ + ": column " + std::to_string(c + 1) + " is '" + got.name + "', the file's is '" +
                             want.name + "'");
     }
-    if (got.type != want.type || got.is_list != want.is_list || got.type_length != want.type_length ||
+    if (got.type != want.type || got.list_depth() != want.list_depth() || got.type_length != want.type_length ||
         !(got.int_annotation == want.int_annotation)) {
       throw InvalidArgument(path_ + ": column '" + got.name + "' is " + type_name(got) + ", the file's is " +
                             type_name(want));

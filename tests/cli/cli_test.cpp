@@ -1092,6 +1092,14 @@ TEST(Cli, CatAndInspectShowListColumns) {
   EXPECT_EQ(jn["schema"][0]["list_depth"], 3);
   EXPECT_EQ(jn["schema"][0]["inner_lists_nullable"], nlohmann::json::array({true, true}));
   EXPECT_TRUE(jn["unsupported_columns"].empty());
+
+  // convert to CSV writes what cat prints: each list as its JSON array.
+  const std::string dir = testing::scratch_dir("cli_lists_to_csv");
+  for (const std::string& file : {lists, nested}) {
+    r = run_cli("convert " + file + " " + dir + "/out.csv");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(slurp(dir + "/out.csv"), run_cli("cat " + file).output) << file;
+  }
 }
 
 TEST(Cli, CatPrintsRowsAsCsvOrJsonLines) {

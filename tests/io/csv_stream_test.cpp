@@ -625,6 +625,51 @@ TEST(CsvWriter, PiecesWriteWhatWriteCsvWritesForTheWhole) {
   EXPECT_EQ(read_file(dir + "/empty.csv"), "a,\"b,c\"\n");
 }
 
+// A list column's cells are their JSON arrays, quoted where CSV needs it; a null list is an empty field, an empty
+// list "[]". Written in two pieces, the same as whole.
+TEST(CsvWriter, ListsAreWrittenAsTheirJsonArrays) {
+  Table t;
+  ColumnSchema ints{"ints", PhysicalType::kInt32, true};
+  ints.is_list = true;
+  ints.element_nullable = true;
+  ColumnSchema words{"words", PhysicalType::kByteArray, true, std::nullopt, true};
+  words.is_list = true;
+  words.inner_list_nullable = {true};
+  t.columns = {make_column(ints), make_column(words)};
+  t.columns[0].as<int32_t>() = {1, 0, -3, 7};
+  t.columns[0].list_offsets = {0, 3, 3, 3, 4};
+  t.columns[0].validity = {1, 0, 1, 1};
+  t.columns[0].element_validity = {1, 0, 1, 1};
+  // [["a,b", "say \"hi\""], null], [], null, [[]]
+  for (const char* w : {"a,b", "say \"hi\""}) std::get<ByteArrays>(t.columns[1].values).push_back(w);
+  t.columns[1].list_offsets = {0, 2, 2, 2, 3};
+  t.columns[1].validity = {1, 1, 0, 1};
+  t.columns[1].inner_lists[0].offsets = {0, 2, 2, 2};
+  t.columns[1].inner_lists[0].validity = {1, 0, 1};
+  t.num_rows = 4;
+  const auto dir = testing::scratch_dir("csv_writer_lists");
+  write_csv(dir + "/whole.csv", t);
+  const std::string want =
+      "ints,words\n"
+      "\"[1,null,-3]\",\"[[\"\"a,b\"\",\"\"say \\\"\"hi\\\"\"\"\"],null]\"\n"
+      ",[]\n"
+      "[],\n"
+      "[7],[[]]\n";
+  EXPECT_EQ(read_file(dir + "/whole.csv"), want);
+  CsvWriter writer(dir + "/pieces.csv", schema_of(t));
+  writer.write(slice(t, 0, 1));
+  writer.write(slice(t, 1, 4));
+  writer.close();
+  EXPECT_EQ(read_file(dir + "/pieces.csv"), want);
+  // Read back, the cells are text.
+  CsvReadOptions text;
+  text.text_columns = true;
+  const Table back = read_csv(dir + "/whole.csv", text);
+  ASSERT_EQ(back.num_rows, 4);
+  EXPECT_EQ(back.columns[0].byte_arrays().at(0), "[1,null,-3]");
+  EXPECT_EQ(back.columns[1].byte_arrays().at(0), "[[\"a,b\",\"say \\\"hi\\\"\"],null]");
+}
+
 TEST(CsvWriter, StreamedBlocksRewriteTheFileAsWriteCsvDoes) {
   const auto dir = testing::scratch_dir("csv_writer_stream");
   std::string text = "id,v,s\n";
@@ -713,7 +758,9 @@ TEST(CsvWriter, RefusesTablesThatDoNotMatchItsSchema) {
   EXPECT_EQ(writer_error(schema, t, path), path + ": a table of 5 columns, the file has 4");
   schema = schema_of(t);
   schema[0].is_list = true;
-  EXPECT_EQ(writer_error(schema, t, path), path + ": column 'id' is a list; CSV holds one value per cell");
+  EXPECT_EQ(writer_error(schema, t, path), path + ": column 'id' is INT64, the file's is list of INT64");
+  schema[0].inner_list_nullable = {true};
+  EXPECT_EQ(writer_error(schema, t, path), path + ": column 'id' is INT64, the file's is list of list of INT64");
   // A table whose columns do not hold its rows is refused, not read past its end.
   Table short_column = t;
   short_column.columns[0].as<int64_t>().pop_back();

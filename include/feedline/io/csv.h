@@ -23,8 +23,9 @@ namespace feedline {
 // a comma, quote or line end, or are empty, so that an empty string differs from a null; many writers leave
 // strings unannotated); names in the header are quoted the same way (and a first one that starts with a byte
 // order mark, which readers would drop); FIXED_LEN_BYTE_ARRAY values, which are binary, as lowercase hex (two
-// digits a byte, as DuckDB's hex()), but UUIDs in their canonical 8-4-4-4-12 form. In a table of one column a null is written `""`, since an empty line is no
-// record: it reads back as a null number, but as an empty string in a text column. A table read_csv() made is
+// digits a byte, as DuckDB's hex()), but UUIDs in their canonical 8-4-4-4-12 form; a list column's cells as their
+// JSON arrays (which read back as text). In a table of one column a null is written `""`, since an empty line is
+// no record: it reads back as a null number, but as an empty string in a text column. A table read_csv() made is
 // read back the same by it, types, nulls and values (but for that case). A table of no columns is refused.
 int64_t write_csv(const std::string& path, const Table& table);
 
@@ -130,14 +131,15 @@ class CsvStreamReader {
 // renamed), so a writer destroyed without close() leaves nothing at `path`. Not thread-safe.
 class CsvWriter {
  public:
-  // Writes the header. Throws InvalidArgument naming a list column, IoError when the file cannot be made.
+  // Writes the header. Throws InvalidArgument for no column, IoError when the file cannot be made. A list column's
+  // cells are their JSON arrays, as `feedline cat` prints them ([1,2,null], [["a"],[]]), quoted as CSV needs.
   CsvWriter(std::string path, std::vector<ColumnSchema> schema);
   ~CsvWriter();
   CsvWriter(CsvWriter&&) noexcept;
   CsvWriter& operator=(CsvWriter&&) noexcept;
 
-  // Appends the table's rows. Its columns must be the schema's, in order: the same names, physical types and
-  // integer annotations (which choose how values are written), else InvalidArgument naming the path and column.
+  // Appends the table's rows. Its columns must be the schema's, in order: the same names, physical types, list
+  // depths and integer annotations (which choose how values are written), else InvalidArgument naming the path and column.
   // Nullability is not checked: a null is an empty field.
   void write(const Table& table);
   // Writes what is buffered and renames the file onto `path`. Returns the bytes written. Throws IoError when the
