@@ -51,7 +51,7 @@ import path from 'node:path';
 
 const [cacheDir, mode, file, ...rest] = process.argv.slice(2);
 if (!cacheDir || !mode || !file) {
-  console.error('usage: duckdb_parquet.mjs <npm_cache_dir> dump|count|write|time <file> ...');
+  console.error('usage: duckdb_parquet.mjs <npm_cache_dir> dump|folder|copy|count|write|lists|nested|structs|liststructs|hf|pandas|time <file> ...');
   process.exit(64);
 }
 
