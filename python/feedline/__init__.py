@@ -91,9 +91,11 @@ def read_parquet(path, columns=None, row_groups=None, threads=None, nulls="raise
         columns: names to read (nested fields by their dotted path, ``"s.x"``); None reads every column.
         row_groups: row group numbers to read, in the order given; None reads all.
         threads: threads to read with; None uses every core.
-        nulls: what a null in a column of numbers becomes: ``"raise"`` (a ValueError naming the column and
-            row), ``"zero"`` (0), or ``"mask"``: 0, and the call returns ``(columns, masks)`` where masks maps
-            each column that holds nulls to a bool tensor, True where a value is present.
+        nulls: what a null in a column of numbers or a list of numbers becomes: ``"raise"`` (a ValueError naming
+            the column and row), ``"zero"`` (0; a null list zeros of the other rows' length when they all hold as
+            many elements, else an empty tensor), or ``"mask"``: as ``"zero"``, and the call returns
+            ``(columns, masks)`` where masks maps each column that holds nulls to a bool tensor (for a list
+            column, shaped as its values), True where a value is present.
 
     Raises:
         FileNotFoundError, PermissionError, OSError: the file cannot be read.

@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <memory>
@@ -109,6 +110,7 @@ struct Converted {
   std::vector<torch::Tensor> tensors;           // lists of numbers of varying length, one tensor a row
   bool is_list_of_tensors = false;
   std::optional<torch::Tensor> valid;           // nulls="mask": bool, true where present
+  std::vector<torch::Tensor> valids;            // nulls="mask" for lists of varying length: one a row
   std::shared_ptr<Column> bytes;                // byte strings: made into str / bytes with the GIL
 };
 
@@ -122,6 +124,31 @@ Nulls parse_nulls(const std::string& nulls) {
   throw InvalidArgument("nulls='" + nulls + "': use 'raise', 'zero' or 'mask'");
 }
 
+// Whether a list column holds a null row, inner list or element.
+bool list_has_nulls(const Column& c) {
+  const auto any_zero = [](const std::vector<uint8_t>& v) { return std::find(v.begin(), v.end(), 0) != v.end(); };
+  if (any_zero(c.validity) || any_zero(c.element_validity)) return true;
+  return std::any_of(c.inner_lists.begin(), c.inner_lists.end(),
+                     [&](const ListLevel& level) { return any_zero(level.validity); });
+}
+
+// A list column's lists holding, in place of its elements, whether each is present: a BOOLEAN list column of the
+// same shape, whose tensors are the values' masks.
+Column element_presence(const Column& c) {
+  ColumnSchema s = c.schema;
+  s.type = PhysicalType::kBoolean;
+  s.logical = LogicalAnnotation{};
+  s.int_annotation.reset();
+  s.type_length = 0;
+  Column out = make_column(s);
+  const int64_t n = c.schema.list_depth() == 1 ? c.list_offsets.back() : c.inner_lists.back().offsets.back();
+  out.as<uint8_t>() = c.element_validity.empty() ? std::vector<uint8_t>(static_cast<size_t>(n), 1) : c.element_validity;
+  out.validity = c.validity;
+  out.list_offsets = c.list_offsets;
+  out.inner_lists = c.inner_lists;
+  return out;
+}
+
 Converted convert(Column&& column, Nulls nulls, const std::string& path) {
   Converted out;
   out.name = column.schema.name;
@@ -131,22 +158,43 @@ Converted convert(Column&& column, Nulls nulls, const std::string& path) {
     out.bytes = std::make_shared<Column>(std::move(column));
     return out;
   }
-  try {
-    if (s.is_list) {
+  if (s.is_list) {
+    const bool has_nulls = list_has_nulls(column);
+    const ListNulls list_nulls = nulls == Nulls::kRaise ? ListNulls::kRefuse : ListNulls::kZero;
+    try {
+      // One tensor when every row holds as many elements (null rows aside, which are zeros then).
       bool uniform = true;
       if (s.list_depth() == 1) {
-        for (int64_t r = 1; r < column.size() && uniform; ++r) uniform = column.list_size(r) == column.list_size(0);
+        int64_t n = -1;
+        for (int64_t r = 0; r < column.size() && uniform; ++r) {
+          if (column.is_null(r) && list_nulls == ListNulls::kZero) continue;
+          if (n < 0) n = column.list_size(r);
+          uniform = column.list_size(r) == n;
+        }
       }
       if (uniform) {
-        out.tensor = list_column_tensor(column);
+        out.tensor = list_column_tensor(column, list_nulls);
       } else {
-        out.tensors = list_column_tensors(column);
+        out.tensors = list_column_tensors(column, list_nulls);
         out.is_list_of_tensors = true;
       }
-      return out;
+      if (has_nulls && nulls == Nulls::kMask) {
+        const Column present = element_presence(column);
+        if (uniform) {
+          out.valid = list_column_tensor(present, ListNulls::kZero);
+        } else {
+          out.valids = list_column_tensors(present, ListNulls::kZero);
+        }
+      }
+    } catch (const InvalidArgument& e) {
+      const std::string hint =
+          has_nulls && nulls == Nulls::kRaise
+              ? "; read it with nulls='zero' (nulls as 0, a null list as zeros or empty) or nulls='mask' (and a mask "
+                "of the elements present)"
+              : "";
+      throw InvalidArgument(path + ": " + e.what() + hint);
     }
-  } catch (const InvalidArgument& e) {
-    throw InvalidArgument(path + ": " + e.what());
+    return out;
   }
   const int64_t missing = null_count(column);
   if (missing > 0 && nulls == Nulls::kRaise) {
@@ -225,6 +273,7 @@ py::object to_python(std::vector<Converted>& columns, Nulls nulls) {
       values[py::str(c.name)] = py::cast(*c.tensor);
     }
     if (c.valid) masks[py::str(c.name)] = py::cast(*c.valid);
+    if (!c.valids.empty()) masks[py::str(c.name)] = py::cast(c.valids);
   }
   if (nulls == Nulls::kMask) return py::make_tuple(values, masks);
   return std::move(values);

@@ -168,9 +168,42 @@ def test_lists_of_strings_read_as_lists_of_str():
         pytest.skip(f"{path} is missing (the shared Parquet corpus)")
     column = feedline.read_parquet(path, columns=["utf8_list"])["utf8_list"]
     assert column == [["abc", "efg", "hij"], None, ["efg", None, "hij", "xyz"]]
-    # A list of numbers with a null element has no tensor form: refused, naming the file, column and row.
-    with pytest.raises(ValueError, match=r"list_columns\.parquet: column 'int64_list' row 1 holds a null element"):
+    # A list of numbers with a null element is refused by default, naming the file, column and row.
+    with pytest.raises(ValueError, match=r"list_columns\.parquet: column 'int64_list' row 1 holds a null element; "
+                                         r"read it with nulls='zero'"):
         feedline.read_parquet(path, columns=["int64_list"])
+    # nulls="zero" and "mask": the null element is 0; a mask of the elements present, shaped as the values.
+    ints = feedline.read_parquet(path, columns=["int64_list"], nulls="zero")["int64_list"]
+    assert [t.tolist() for t in ints] == [[1, 2, 3], [0, 1], [4]]
+    values, masks = feedline.read_parquet(path, columns=["int64_list", "utf8_list"], nulls="mask")
+    assert [t.tolist() for t in values["int64_list"]] == [[1, 2, 3], [0, 1], [4]]
+    assert [m.tolist() for m in masks["int64_list"]] == [[True, True, True], [False, True], [True]]
+    assert list(masks) == ["int64_list"]  # strings keep their None
+
+
+def duckdb_copy(tmp_path, name, select):
+    """A Parquet file DuckDB writes from a SELECT (skips the test when @duckdb/node-api is not installed)."""
+    from conftest import ROOT
+    cache = pathlib.Path(os.environ.get("FEEDLINE_CACHE", ROOT / ".cache")) / "npm"
+    if not (cache / "node_modules" / "@duckdb" / "node-api").exists():
+        pytest.skip(f"@duckdb/node-api is missing from {cache} (scripts/install-deps.sh installs it)")
+    path = tmp_path / name
+    subprocess.run(["node", str(ROOT / "tests" / "io" / "duckdb_parquet.mjs"), str(cache), "copy", str(path), select],
+                   check=True, capture_output=True)
+    return path
+
+
+def test_null_embeddings_read_as_zero_vectors_when_asked(tmp_path):
+    path = duckdb_copy(tmp_path, "emb.parquet",
+                       "SELECT * FROM (VALUES (1, [0.5, 1.5]), (2, NULL), (3, [2.5, NULL])) t(id, e)")
+    with pytest.raises(ValueError, match=r"emb\.parquet: column 'e' row 1 is null; read it with nulls="):
+        feedline.read_parquet(path)
+    zero = feedline.read_parquet(path, nulls="zero")
+    assert zero["e"].shape == (3, 2) and zero["e"].tolist() == [[0.5, 1.5], [0.0, 0.0], [2.5, 0.0]]
+    values, masks = feedline.read_parquet(path, nulls="mask")
+    assert torch.equal(values["e"], zero["e"])
+    assert masks["e"].tolist() == [[True, True], [False, False], [True, False]]
+    assert list(masks) == ["e"]
 
 
 def test_lists_of_lists_of_strings_read_as_nested_lists_of_str():

@@ -275,30 +275,39 @@ int64_t row_of(const Column& column, int level, int64_t i) {
   return i;
 }
 
-// All of a list column's elements as one 1-D tensor of the element type's dtype (see list_column_tensor);
-// InvalidArgument naming the row for a null element, a null inner list or a null row.
-torch::Tensor list_elements(const Column& column) {
+// InvalidArgument naming the first row that is null, holds a null inner list or holds a null element.
+void refuse_list_nulls(const Column& column) {
   const ColumnSchema& s = column.schema;
-  const std::string where = "column '" + s.name + "'";
-  if (!s.is_list) throw InvalidArgument(where + " is not a list column");
-  if (!column.element_validity.empty()) {
-    const auto it = std::find(column.element_validity.begin(), column.element_validity.end(), 0);
-    if (it != column.element_validity.end()) {
-      const int64_t row = row_of(column, s.list_depth(), it - column.element_validity.begin());
-      throw InvalidArgument(where + " row " + std::to_string(row) + " holds a null element");
+  int64_t row = column.size();
+  std::string what;
+  const auto note = [&](int64_t r, const char* why) {
+    if (r < row) {
+      row = r;
+      what = why;
     }
+  };
+  const auto first_zero = [](const std::vector<uint8_t>& v) { return std::find(v.begin(), v.end(), 0) - v.begin(); };
+  if (const auto i = first_zero(column.element_validity); i < static_cast<int64_t>(column.element_validity.size())) {
+    note(row_of(column, s.list_depth(), i), " holds a null element");
   }
   for (size_t k = 0; k < column.inner_lists.size(); ++k) {
     const std::vector<uint8_t>& validity = column.inner_lists[k].validity;
-    const auto it = std::find(validity.begin(), validity.end(), 0);
-    if (it != validity.end()) {
-      const int64_t row = row_of(column, static_cast<int>(k) + 1, it - validity.begin());
-      throw InvalidArgument(where + " row " + std::to_string(row) + " holds a null list");
+    if (const auto i = first_zero(validity); i < static_cast<int64_t>(validity.size())) {
+      note(row_of(column, static_cast<int>(k) + 1, i), " holds a null list");
     }
   }
-  for (int64_t r = 0; r < column.size(); ++r) {
-    if (column.is_null(r)) throw InvalidArgument(where + " row " + std::to_string(r) + " is null");
-  }
+  if (const auto r = first_zero(column.validity); r < static_cast<int64_t>(column.validity.size())) note(r, " is null");
+  if (!what.empty()) throw InvalidArgument("column '" + s.name + "' row " + std::to_string(row) + what);
+}
+
+// All of a list column's elements as one 1-D tensor of the element type's dtype (see list_column_tensor). With
+// ListNulls::kRefuse, InvalidArgument naming the row for a null element, a null inner list or a null row; with
+// kZero a null element is 0 (null lists hold no elements).
+torch::Tensor list_elements(const Column& column, ListNulls nulls) {
+  const ColumnSchema& s = column.schema;
+  const std::string where = "column '" + s.name + "'";
+  if (!s.is_list) throw InvalidArgument(where + " is not a list column");
+  if (nulls == ListNulls::kRefuse) refuse_list_nulls(column);
   const int64_t n = offsets_into(column, s.list_depth()).back();
   const auto copy = [n](const auto& values, torch::ScalarType dtype) {
     using T = typename std::decay_t<decltype(values)>::value_type;
@@ -312,14 +321,23 @@ torch::Tensor list_elements(const Column& column) {
     return torch::from_blob(const_cast<T*>(values.data()), {n}, storage_dtype).to(dtype);
   };
   if (s.logical.kind == LogicalKind::kFloat16 && s.type == PhysicalType::kFixedLenByteArray) {
-    auto t = torch::empty({n}, torch::kFloat16);
-    if (n > 0) std::memcpy(t.data_ptr(), column.byte_arrays().bytes.data(), static_cast<size_t>(n) * 2);
+    // Two bytes an element, but a null element's are missing (empty bytes): those are 0.
+    auto t = torch::zeros({n}, torch::kFloat16);
+    const ByteArrays& values = column.byte_arrays();
+    if (column.element_validity.empty()) {
+      if (n > 0) std::memcpy(t.data_ptr(), values.bytes.data(), static_cast<size_t>(n) * 2);
+    } else {
+      auto* out = static_cast<char*>(t.data_ptr());
+      for (int64_t i = 0; i < n; ++i) {
+        if (!column.element_is_null(i)) std::memcpy(out + 2 * i, values.at(i).data(), 2);
+      }
+    }
     return t;
   }
   if (s.logical.kind == LogicalKind::kDecimal) {  // float64, each value scaled, as a DECIMAL column's values read
     auto t = torch::empty({n}, torch::kFloat64);
     auto* out = t.data_ptr<double>();
-    for (int64_t i = 0; i < n; ++i) out[i] = column.value_as_double(i);
+    for (int64_t i = 0; i < n; ++i) out[i] = column.element_is_null(i) ? 0.0 : column.value_as_double(i);
     return t;
   }
   const std::optional<IntAnnotation> a = s.int_annotation;
@@ -372,15 +390,24 @@ torch::Tensor label_tensor(const Column& column) {
   return labels;
 }
 
-torch::Tensor list_column_tensor(const Column& column) {
-  auto elements = list_elements(column);
+torch::Tensor list_column_tensor(const Column& column, ListNulls nulls) {
+  auto elements = list_elements(column, nulls);
   const std::string where = "column '" + column.schema.name + "'";
   const int64_t rows = column.size();
-  const int64_t n = rows == 0 ? 0 : column.list_size(0);
-  for (int64_t r = 1; r < rows; ++r) {
-    if (column.list_size(r) != n) {
+  // The rows that hold lists: all of them, but null rows under kZero, which are zeros of the others' shape.
+  std::vector<int64_t> present;
+  if (!column.validity.empty()) {
+    for (int64_t r = 0; r < rows; ++r) {
+      if (!column.is_null(r)) present.push_back(r);
+    }
+  }
+  const bool all_present = column.validity.empty() || static_cast<int64_t>(present.size()) == rows;
+  const int64_t first = all_present ? 0 : (present.empty() ? -1 : present[0]);
+  const int64_t n = rows == 0 || first < 0 ? 0 : column.list_size(first);
+  for (int64_t r = first + 1; r < rows && first >= 0; ++r) {
+    if (column.list_size(r) != n && (all_present || !column.is_null(r))) {
       throw InvalidArgument(where + " row " + std::to_string(r) + " holds " + std::to_string(column.list_size(r)) +
-                            " elements, row 0 holds " + std::to_string(n));
+                            " elements, row " + std::to_string(first) + " holds " + std::to_string(n));
     }
   }
   // A list of lists: every list at each inner level holds as many entries as that level's first. The first row
@@ -407,17 +434,25 @@ torch::Tensor list_column_tensor(const Column& column) {
     }
   }
   if (bad_row >= 0) throw InvalidArgument(why);
-  return elements.view(shape);
+  if (all_present) return elements.view(shape);
+  std::vector<int64_t> present_shape = shape;
+  present_shape[0] = static_cast<int64_t>(present.size());
+  auto out = torch::zeros(shape, elements.options());
+  if (!present.empty()) {
+    const auto index = torch::from_blob(present.data(), {static_cast<int64_t>(present.size())}, torch::kInt64);
+    out.index_copy_(0, index, elements.view(present_shape));
+  }
+  return out;
 }
 
-std::vector<torch::Tensor> list_column_tensors(const Column& column) {
+std::vector<torch::Tensor> list_column_tensors(const Column& column, ListNulls nulls) {
   if (column.schema.list_depth() > 1) {
     throw InvalidArgument("column '" + column.schema.name + "' is a list of lists (" +
                           std::to_string(column.schema.list_depth()) +
                           " levels): list_column_tensors makes 1-D tensors of lists of values; list_column_tensor "
                           "makes one tensor of a regular list of lists");
   }
-  const auto elements = list_elements(column);
+  const auto elements = list_elements(column, nulls);
   std::vector<torch::Tensor> rows;
   rows.reserve(static_cast<size_t>(column.size()));
   for (int64_t r = 0; r < column.size(); ++r) {

@@ -493,6 +493,56 @@ TEST(ListTensors, NullsAndByteStringsAreRefusedByName) {
   EXPECT_THROW(list_column_tensor(flat.columns[0]), InvalidArgument);
 }
 
+// ListNulls::kZero: a null element is 0, a null row zeros of the other rows' shape (or an empty tensor, one a row);
+// an empty row that is not null still makes the lists irregular.
+TEST(ListTensors, NullsReadAsZerosWhenAsked) {
+  Column e = list_column<float>("e", PhysicalType::kFloat, {{1, 2}, {}, {3, 0}, {}});
+  e.schema.nullable = true;
+  e.schema.element_nullable = true;
+  e.validity = {1, 0, 1, 0};
+  e.element_validity = {1, 1, 1, 0};
+  EXPECT_EQ(error_of([&] { list_column_tensor(e); }), "column 'e' row 1 is null");  // the first row, of either kind
+  const torch::Tensor t = list_column_tensor(e, ListNulls::kZero);
+  EXPECT_TRUE(torch::equal(t, torch::tensor({1.f, 2.f, 0.f, 0.f, 3.f, 0.f, 0.f, 0.f}).view({4, 2}))) << t;
+  const auto rows = list_column_tensors(e, ListNulls::kZero);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[1].numel(), 0);
+  EXPECT_TRUE(torch::equal(rows[2], torch::tensor({3.f, 0.f})));
+  // The first row that is not null sets the length; a present empty row differs from it.
+  e.validity = {0, 1, 1, 0};
+  e.list_offsets = {0, 0, 2, 4, 4};
+  EXPECT_TRUE(torch::equal(list_column_tensor(e, ListNulls::kZero),
+                           torch::tensor({0.f, 0.f, 1.f, 2.f, 3.f, 0.f, 0.f, 0.f}).view({4, 2})));
+  e.validity = {1, 1, 1, 0};
+  e.list_offsets = {0, 2, 2, 4, 4};
+  EXPECT_EQ(error_of([&] { list_column_tensor(e, ListNulls::kZero); }),
+            "column 'e' row 1 holds 0 elements, row 0 holds 2");
+  // Every row null: [rows, 0].
+  e.validity = {0, 0, 0, 0};
+  e.list_offsets = {0, 0, 0, 0, 0};
+  e.as<float>().clear();
+  e.element_validity.clear();
+  EXPECT_EQ(list_column_tensor(e, ListNulls::kZero).sizes(), (std::vector<int64_t>{4, 0}));
+
+  // FLOAT16: a null element's two bytes are missing from the column; it reads as 0 all the same.
+  ColumnSchema half;
+  half.name = "h";
+  half.type = PhysicalType::kFixedLenByteArray;
+  half.type_length = 2;
+  half.logical.kind = LogicalKind::kFloat16;
+  half.is_list = true;
+  half.element_nullable = true;
+  Column h = make_column(half);
+  for (const std::string& bits : {std::string("\x00\x3c", 2), std::string(), std::string("\x00\xc0", 2)}) {
+    std::get<ByteArrays>(h.values).push_back(bits);  // 1.0, a null, -2.0
+  }
+  h.list_offsets = {0, 3};
+  h.element_validity = {1, 0, 1};
+  EXPECT_EQ(error_of([&] { list_column_tensor(h); }), "column 'h' row 0 holds a null element");
+  EXPECT_TRUE(torch::equal(list_column_tensor(h, ListNulls::kZero),
+                           torch::tensor({1.f, 0.f, -2.f}).to(torch::kFloat16).view({1, 3})));
+}
+
 // A list of lists built by hand: rows of lists of `T`, every level required.
 template <class T>
 Column nested_list_column(const std::string& name, PhysicalType type,

@@ -130,18 +130,24 @@ ImageTensors decode_image_table(const Table& table, const ImageTableLayout& layo
 // that is not a whole number or is negative, and for a column of lists or byte strings.
 torch::Tensor label_tensor(const Column& column);
 
+// How list_column_tensor and list_column_tensors take nulls. kRefuse: InvalidArgument naming the first row that
+// is null, holds a null element or (a list of lists) a null list. kZero: a null element is 0, a null row is zeros
+// of the other rows' shape (list_column_tensor) or an empty tensor (list_column_tensors), and a null inner list
+// holds no entries, as an empty one (so that a list of lists holding one is irregular).
+enum class ListNulls { kRefuse, kZero };
+
 // A list column (Parquet list<float>, list<uint8>, ...: how embeddings and images are stored) as tensors. The
 // dtype follows the elements: BOOLEAN bool; INT(8) uint8 / int8; INT(16) int16 (unsigned: int32); INT32 int32
 // (unsigned: int64); INT64 int64; FLOAT float32; DOUBLE float64; FLOAT16 float16; DECIMAL float64 (each value
 // scaled). Byte strings throw InvalidArgument naming the column.
-// One [rows, n] tensor when every row holds n elements; InvalidArgument naming the column and the first row
-// that is null, holds a null element, or differs in length from row 0. A list of lists (Parquet list<list<...>>,
-// bounding boxes as list<list<float>>) makes one [rows, n, m, ...] tensor when every list at each level holds as
-// many entries as that level's first, and none is null; otherwise InvalidArgument naming the first row that
-// holds a null list or an irregular one.
-torch::Tensor list_column_tensor(const Column& column);
-// One 1-D tensor per row (views of one buffer), for lists of any length; InvalidArgument for a null row or a null
-// element, naming the row, and for a list of lists.
-std::vector<torch::Tensor> list_column_tensors(const Column& column);
+// One [rows, n] tensor when every row holds n elements (every row not null, under kZero); InvalidArgument naming
+// the column and the first row that differs in length from the first, or holds a null `nulls` refuses. A list of
+// lists (Parquet list<list<...>>, bounding boxes as list<list<float>>) makes one [rows, n, m, ...] tensor when
+// every list at each level holds as many entries as that level's first; otherwise InvalidArgument naming the
+// first row that holds an irregular one.
+torch::Tensor list_column_tensor(const Column& column, ListNulls nulls = ListNulls::kRefuse);
+// One 1-D tensor per row (views of one buffer), for lists of any length; InvalidArgument for a null `nulls`
+// refuses, naming the row, and for a list of lists.
+std::vector<torch::Tensor> list_column_tensors(const Column& column, ListNulls nulls = ListNulls::kRefuse);
 
 }  // namespace feedline
