@@ -9,7 +9,7 @@ __version__: str
 PathLike = Union[str, bytes, "os.PathLike[str]"]
 Value = Union[torch.Tensor, List[torch.Tensor], List[Optional[str]], List[Optional[bytes]]]
 Columns = Dict[str, Value]
-Masks = Dict[str, torch.Tensor]
+Masks = Dict[str, Union[torch.Tensor, List[torch.Tensor]]]
 
 class InvalidFileError(ValueError): ...
 class UnsupportedError(ValueError): ...
