@@ -387,6 +387,68 @@ TEST(VariantFiles, AListOfListsOfVariantsReadsAsListsOfJsonTexts) {
   feedline::testing::expect_tables_equal(t, read_table(dir + "/groups.parquet", two));
 }
 
+// DuckDB writes `select`'s one column, a list of structs of metadata, value and typed_value, into `path`, the
+// structs marked VARIANT in the footer: a list of shredded VARIANTs, as a producer such as Spark writes one.
+void write_shredded_variant_list(const std::string& path, const std::string& select) {
+  std::string out;
+  ASSERT_TRUE(feedline::testing::run_duckdb({"copy", path + ".structs", select}, &out));
+  feedline::testing::rewrite_footer(path + ".structs", path, [](format::FileMetaData& md) {
+    ASSERT_GE(md.schema.size(), 4u);
+    format::SchemaElement& element = md.schema[3];  // root, v, list, element
+    ASSERT_EQ(element.name, "element");
+    ASSERT_EQ(element.num_children, 3);
+    element.logical_type = format::LogicalType();
+    element.logical_type->kind = format::logical::kVariant;
+  });
+}
+
+// A list of shredded VARIANTs: each element's typed_value (a number, an object with a field shredded or left in
+// value) or its value, a variant null, a null element, null and empty lists; as DuckDB reads the same file.
+TEST(VariantFiles, AListOfShreddedVariantsReadsAsJsonTexts) {
+  const std::string dir = feedline::testing::scratch_dir("variant-shredded-list");
+  const std::string md = R"('\x01\x00\x00'::BLOB)", keys = R"('\x01\x02\x00\x01\x02ab'::BLOB)";  // {}, {a, b}
+  // As DuckDB's SQL: an element of metadata, value and typed_value (a number).
+  const auto number = [&](const std::string& value, const std::string& typed) {
+    return "{'metadata': " + md + ", 'value': " + value + "::BLOB, 'typed_value': " + typed + "::BIGINT}";
+  };
+  write_shredded_variant_list(
+      dir + "/numbers.parquet",
+      "SELECT v FROM (VALUES (1, [" + number("NULL", "5") + ", NULL, " + number(R"('\x0C\x07')", "NULL") + ", " +
+          number(R"('\x00')", "NULL") + "]), (2, NULL), (3, []), (4, [" + number("NULL", "-2") +
+          "])) t(id, v) ORDER BY id");
+  Table t = read_table(dir + "/numbers.parquet");
+  ASSERT_EQ(t.num_rows, 4);
+  const Column& numbers = t.column("v");
+  EXPECT_EQ(numbers.schema.logical.kind, LogicalKind::kVariant);
+  EXPECT_EQ(numbers.list_offsets, (std::vector<int64_t>{0, 4, 4, 4, 5}));
+  EXPECT_EQ(json_cell(numbers, 0).dump(), "[5,null,7,null]");
+  EXPECT_TRUE(numbers.element_is_null(1));
+  EXPECT_FALSE(numbers.element_is_null(3));  // a variant null
+  EXPECT_TRUE(numbers.is_null(1));
+  EXPECT_EQ(json_cell(numbers, 2).dump(), "[]");
+  EXPECT_EQ(json_cell(numbers, 3).dump(), "[-2]");
+  expect_duckdb_reads(dir + "/numbers.parquet", numbers);
+
+  // Objects: field a shredded (a number), b left in value; an element whose a is missing; one that is no object.
+  const auto object = [&](const std::string& value, const std::string& a_value, const std::string& a_typed) {
+    return "{'metadata': " + keys + ", 'value': " + value + "::BLOB, 'typed_value': {'a': {'value': " + a_value +
+           "::BLOB, 'typed_value': " + a_typed + "::BIGINT}}}";
+  };
+  const std::string b_is_1 = R"('\x02\x01\x01\x00\x02\x0C\x01')";  // {"b": 1}: field id 1, an int8
+  const std::string not_object = "{'metadata': " + keys + R"(, 'value': '\x0C\x09'::BLOB, 'typed_value': NULL})";
+  write_shredded_variant_list(dir + "/objects.parquet",
+                              "SELECT v FROM (VALUES (1, [" + object("NULL", "NULL", "3") + ", " +
+                                  object(b_is_1, "NULL", "4") + ", " + object(b_is_1, "NULL", "NULL") + ", " +
+                                  not_object + "]), (2, [" + object("NULL", R"('\x00')", "NULL") +
+                                  "])) t(id, v) ORDER BY id");
+  t = read_table(dir + "/objects.parquet");
+  ASSERT_EQ(t.num_rows, 2);
+  const Column& objects = t.column("v");
+  EXPECT_EQ(json_cell(objects, 0).dump(), R"([{"a":3},{"a":4,"b":1},{"b":1},9])");
+  EXPECT_EQ(json_cell(objects, 1).dump(), R"([{"a":null}])");
+  expect_duckdb_reads(dir + "/objects.parquet", objects);
+}
+
 // Levels that contradict themselves, a list going on after its row's entry said the row is null: refused, naming the
 // row (as any list column's are), rather than read as a null row that holds elements. The file is a list of VARIANTs
 // written uncompressed, the repetition levels of its pages patched (below).
