@@ -17,6 +17,7 @@
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
 #include "feedline/io/parallel.h"
+#include "io/memory.h"
 
 namespace feedline {
 namespace {
@@ -149,11 +150,28 @@ void for_each_record(const std::string& path, std::string_view text, const Chunk
   }
 }
 
+// The lines of text[begin, end) that hold more than a line end: at least as many as the records there, which
+// for_each_record takes from them (empty lines are no records; a quoted field may span lines).
+size_t lines_not_empty(std::string_view text, size_t begin, size_t end) {
+  size_t n = 0;
+  for (size_t pos = begin; pos < end;) {
+    const void* nl = std::memchr(text.data() + pos, '\n', end - pos);
+    const size_t stop = nl == nullptr ? end : static_cast<size_t>(static_cast<const char*>(nl) - text.data());
+    if (stop > pos && !(stop == pos + 1 && text[pos] == '\r')) ++n;
+    pos = stop + 1;
+  }
+  return n;
+}
+
 // `slots[field]`: where that field's values go in chunk.cols, or -1 for a column that was not asked for.
 void parse_chunk(const std::string& path, std::string_view text, Chunk& chunk, const std::vector<std::string>& names,
                  const std::vector<int>& slots, size_t kept, bool text_columns) {
   const size_t ncols = names.size();
   chunk.cols.assign(kept, ColumnBuilder{});
+  // Room for as many values a column as the chunk has lines that are not empty (at least its records), its pages
+  // populated at once: a column does not grow by copies, nor fault its pages in one at a time.
+  const size_t lines = lines_not_empty(text, chunk.begin, chunk.end);
+  for (ColumnBuilder& b : chunk.cols) reserve_populated(b.ints, lines);
   std::vector<int> numbers = slots;  // a column that turns text leaves it: read again in the second pass
   for_each_record(path, text, chunk, ncols, [&](int64_t line_no, const std::vector<std::string_view>& fields) {
     for (size_t c = 0; c < ncols; ++c) {
@@ -181,6 +199,7 @@ void parse_chunk(const std::string& path, std::string_view text, Chunk& chunk, c
           continue;
         }
         b.is_double = true;
+        reserve_populated(b.doubles, lines);
         append_as_doubles(b.doubles, b);
         b.ints.clear();
         b.ints.shrink_to_fit();
@@ -324,7 +343,7 @@ Table join_chunks(std::vector<Chunk>& chunks, const std::vector<ColumnSchema>& s
       if (lone && chunks[0].cols[col].is_double) {
         v = std::move(chunks[0].cols[col].doubles);
       } else {
-        v.reserve(static_cast<size_t>(table.num_rows));
+        reserve_populated(v, static_cast<size_t>(table.num_rows));
         for (const auto& c : chunks) {
           const auto& b = c.cols[col];
           if (b.is_double) v.insert(v.end(), b.doubles.begin(), b.doubles.end());
@@ -336,7 +355,7 @@ Table join_chunks(std::vector<Chunk>& chunks, const std::vector<ColumnSchema>& s
       if (lone) {
         v = std::move(chunks[0].cols[col].ints);
       } else {
-        v.reserve(static_cast<size_t>(table.num_rows));
+        reserve_populated(v, static_cast<size_t>(table.num_rows));
         for (const auto& c : chunks) v.insert(v.end(), c.cols[col].ints.begin(), c.cols[col].ints.end());
       }
     }
