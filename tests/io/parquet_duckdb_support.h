@@ -31,14 +31,16 @@ inline std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-// Runs the DuckDB helper script; fails the test (with what to do) when node or the package is missing.
-inline ::testing::AssertionResult run_duckdb(const std::vector<std::string>& args, std::string* out) {
+// Runs one of the node helper scripts of tests/io (duckdb_parquet.mjs, arrow_rs_parquet.mjs) with the npm cache
+// and `args`, its standard output into *out; fails the test (with what to do) when node or a package it loads is
+// missing (the script's exit status 2).
+inline ::testing::AssertionResult run_node_script(const std::string& script, const std::vector<std::string>& args,
+                                                  std::string* out) {
   if (std::system("command -v node >/dev/null 2>&1") != 0) {
     return ::testing::AssertionFailure() << "node is not installed: run scripts/install-deps.sh";
   }
-  const std::string err_path = scratch_dir("duckdb-stderr") + "/stderr.txt";
-  std::string cmd = "node " + shell_quote(source_dir() + "/tests/io/duckdb_parquet.mjs") + " " +
-                    shell_quote(npm_cache_dir());
+  const std::string err_path = scratch_dir("node-stderr") + "/stderr.txt";
+  std::string cmd = "node " + shell_quote(source_dir() + "/tests/io/" + script) + " " + shell_quote(npm_cache_dir());
   for (const std::string& a : args) cmd += " " + shell_quote(a);
   cmd += " 2>" + shell_quote(err_path);
   std::FILE* p = ::popen(cmd.c_str(), "r");
@@ -53,11 +55,16 @@ inline ::testing::AssertionResult run_duckdb(const std::vector<std::string>& arg
   err << err_file.rdbuf();
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == 2) {
-    return ::testing::AssertionFailure() << "@duckdb/node-api is missing from " << npm_cache_dir()
+    return ::testing::AssertionFailure() << script << ": a package is missing from " << npm_cache_dir()
                                          << ": run scripts/install-deps.sh\n" << err.str();
   }
   if (code != 0) return ::testing::AssertionFailure() << cmd << " failed (" << code << "):\n" << err.str();
   return ::testing::AssertionSuccess();
+}
+
+// Runs the DuckDB helper script (duckdb_parquet.mjs).
+inline ::testing::AssertionResult run_duckdb(const std::vector<std::string>& args, std::string* out) {
+  return run_node_script("duckdb_parquet.mjs", args, out);
 }
 
 inline Dump parse_dump(const std::string& text) {
@@ -109,9 +116,10 @@ inline std::string value_cell(const Column& c, int64_t row) {
     case LogicalKind::kDate: return "D:" + std::to_string(c.as<int32_t>()[row]);
     case LogicalKind::kTime: {
       const int64_t v = c.schema.type == PhysicalType::kInt32 ? c.as<int32_t>()[row] : c.as<int64_t>()[row];
-      const int64_t micros = a.unit == TimeUnit::kMillis ? v * 1000 : a.unit == TimeUnit::kNanos ? v / 1000 : v;
-      constexpr int64_t kDay = 86'400'000'000;  // DuckDB, as feedline prints them, takes times modulo a day
-      return "T:" + std::to_string(micros >= 0 && micros <= kDay ? micros : (micros % kDay + kDay) % kDay);
+      // DuckDB, as feedline prints them, takes times modulo a day; nanoseconds are its TIME_NS.
+      const auto within_day = [](int64_t t, int64_t day) { return t >= 0 && t <= day ? t : (t % day + day) % day; };
+      if (a.unit == TimeUnit::kNanos) return "TN:" + std::to_string(within_day(v, 86'400'000'000'000));
+      return "T:" + std::to_string(within_day(a.unit == TimeUnit::kMillis ? v * 1000 : v, 86'400'000'000));
     }
     case LogicalKind::kTimestamp: {
       const int64_t v = c.as<int64_t>()[row];
