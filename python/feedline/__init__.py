@@ -77,7 +77,9 @@ def read_parquet(path, columns=None, row_groups=None, threads=None, nulls="raise
       keeps its bits in int64; FLOAT float32; DOUBLE float64; FLOAT16 float16; DECIMAL float64 (scaled); DATE,
       TIME and TIMESTAMP their stored integers (days, or units since midnight or the epoch).
     - lists of numbers (DECIMAL among them, as float64): one [rows, n] tensor when every row holds n of them (a
-      list of lists: [rows, n, m, ...]), else a list of 1-D tensors, one a row.
+      list of lists: [rows, n, m, ...]), else a list of 1-D tensors, one a row. A list of lists of another shape
+      a row each: a tensor when the row's lists have one shape (``[n, 4]`` for n boxes), else a list of its lists,
+      each the same way.
     - byte strings: a list of str for STRING columns (ENUM and JSON among them; bytes that are not UTF-8 become
       U+FFFD), UUID columns (canonical form), INTERVAL columns (as DuckDB prints them, ``"1 year 2 months 3 days
       04:05:06.789"``) and VARIANT columns (each value's JSON text, for ``json.loads``), of bytes for other byte

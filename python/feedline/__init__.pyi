@@ -7,7 +7,7 @@ import torch
 __version__: str
 
 PathLike = Union[str, bytes, "os.PathLike[str]"]
-Value = Union[torch.Tensor, List[torch.Tensor], List[Optional[str]], List[Optional[bytes]]]
+Value = Union[torch.Tensor, List[torch.Tensor], List[Any], List[Optional[str]], List[Optional[bytes]]]
 Columns = Dict[str, Value]
 Masks = Dict[str, Union[torch.Tensor, List[torch.Tensor]]]
 

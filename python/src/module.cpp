@@ -102,6 +102,51 @@ bool is_byte_column(const ColumnSchema& s) {
          s.logical.kind != LogicalKind::kDecimal && s.logical.kind != LogicalKind::kFloat16;
 }
 
+// A list entry of a list of lists of numbers that has no one tensor: a tensor of its elements when its lists are
+// regular below it (as list_column_tensor shapes them), else its children, each the same way.
+struct Nested {
+  std::optional<torch::Tensor> tensor;
+  std::vector<Nested> children;
+};
+
+// Entry i of list level `level` of `c` (0: row i), its elements in `elements` (list_column_elements).
+Nested nested_entry(const Column& c, const torch::Tensor& elements, int level, int64_t i) {
+  const int depth = c.schema.list_depth();
+  const auto offsets = [&](int k) -> const std::vector<int64_t>& {
+    return k == 0 ? c.list_offsets : c.inner_lists[static_cast<size_t>(k - 1)].offsets;
+  };
+  // Walk down: the entries [a, b) below entry i at each level, regular while each holds as many as the first.
+  const auto at = [](const std::vector<int64_t>& o, int64_t j) { return o[static_cast<size_t>(j)]; };
+  int64_t a = at(offsets(level), i), b = at(offsets(level), i + 1);
+  std::vector<int64_t> shape{b - a};
+  bool regular = true;
+  for (int k = level + 1; k < depth && regular; ++k) {
+    const std::vector<int64_t>& o = offsets(k);
+    const int64_t m = a < b ? at(o, a + 1) - at(o, a) : 0;
+    for (int64_t j = a; j < b && regular; ++j) regular = at(o, j + 1) - at(o, j) == m;
+    shape.push_back(m);
+    const int64_t next_a = a < b ? at(o, a) : 0, next_b = a < b ? at(o, b) : 0;
+    a = next_a;
+    b = next_b;
+  }
+  Nested out;
+  if (regular) {
+    out.tensor = elements.narrow(0, a, b - a).view(shape);
+    return out;
+  }
+  for (int64_t j = at(offsets(level), i); j < at(offsets(level), i + 1); ++j) {
+    out.children.push_back(nested_entry(c, elements, level + 1, j));
+  }
+  return out;
+}
+
+py::object nested_to_python(const Nested& n) {
+  if (n.tensor) return py::cast(*n.tensor);
+  py::list out(n.children.size());
+  for (size_t k = 0; k < n.children.size(); ++k) out[k] = nested_to_python(n.children[k]);
+  return std::move(out);
+}
+
 // A column read, converted as far as it can be without the GIL: tensors made, lists of byte strings left for
 // to_python().
 struct Converted {
@@ -111,6 +156,8 @@ struct Converted {
   bool is_list_of_tensors = false;
   std::optional<torch::Tensor> valid;           // nulls="mask": bool, true where present
   std::vector<torch::Tensor> valids;            // nulls="mask" for lists of varying length: one a row
+  std::vector<Nested> nested, nested_valid;     // lists of lists of varying shape: a row each, and their masks
+  bool is_nested = false;
   std::shared_ptr<Column> bytes;                // byte strings: made into str / bytes with the GIL
 };
 
@@ -172,7 +219,18 @@ Converted convert(Column&& column, Nulls nulls, const std::string& path) {
           uniform = column.list_size(r) == n;
         }
       }
-      if (uniform) {
+      // A list of lists is one tensor when regular at every level, else a row each: a tensor when the row's lists
+      // are regular, else lists of them (nested_entry).
+      if (s.list_depth() > 1) {
+        try {
+          out.tensor = list_column_tensor(column, list_nulls);
+        } catch (const InvalidArgument&) {
+          if (list_nulls == ListNulls::kRefuse && has_nulls) throw;  // the null refused, not the shape
+          out.is_nested = true;
+          const torch::Tensor elements = list_column_elements(column, list_nulls);
+          for (int64_t r = 0; r < column.size(); ++r) out.nested.push_back(nested_entry(column, elements, 0, r));
+        }
+      } else if (uniform) {
         out.tensor = list_column_tensor(column, list_nulls);
       } else {
         out.tensors = list_column_tensors(column, list_nulls);
@@ -180,7 +238,12 @@ Converted convert(Column&& column, Nulls nulls, const std::string& path) {
       }
       if (has_nulls && nulls == Nulls::kMask) {
         const Column present = element_presence(column);
-        if (uniform) {
+        if (out.is_nested) {
+          const torch::Tensor elements = list_column_elements(present, ListNulls::kZero);
+          for (int64_t r = 0; r < present.size(); ++r) {
+            out.nested_valid.push_back(nested_entry(present, elements, 0, r));
+          }
+        } else if (uniform || s.list_depth() > 1) {
           out.valid = list_column_tensor(present, ListNulls::kZero);
         } else {
           out.valids = list_column_tensors(present, ListNulls::kZero);
@@ -265,8 +328,16 @@ py::list byte_list(const Column& c) {
 py::object to_python(std::vector<Converted>& columns, Nulls nulls) {
   py::dict values, masks;
   for (auto& c : columns) {
+    const auto rows_of = [](const std::vector<Nested>& rows) {
+      py::list out(rows.size());
+      for (size_t r = 0; r < rows.size(); ++r) out[r] = nested_to_python(rows[r]);
+      return out;
+    };
     if (c.bytes) {
       values[py::str(c.name)] = byte_list(*c.bytes);
+    } else if (c.is_nested) {
+      values[py::str(c.name)] = rows_of(c.nested);
+      if (!c.nested_valid.empty()) masks[py::str(c.name)] = rows_of(c.nested_valid);
     } else if (c.is_list_of_tensors) {
       values[py::str(c.name)] = py::cast(c.tensors);
     } else {

@@ -232,3 +232,31 @@ def test_a_folder_of_shards_reads_as_one_table_with_its_hive_keys(prepared, tmp_
     assert len(info["files"]) == 2
     with pytest.raises(ValueError, match="no file matches"):
         feedline.read_parquet(str(tmp_path / "nothing-*.parquet"))
+
+
+def test_ragged_lists_of_lists_of_numbers_read_a_row_at_a_time(tmp_path):
+    # Boxes of four numbers, a varying count a row (as detection datasets keep them): a [n, 4] tensor a row.
+    path = duckdb_copy(tmp_path, "boxes.parquet",
+                       "SELECT * FROM (VALUES (1, [[1, 2, 3, 4], [5, 6, 7, 8]]), (2, []), (3, [[9, 10, 11, 12]]),"
+                       " (4, [[1, 2], [3]])) t(id, b) ORDER BY id")
+    boxes = feedline.read_parquet(path)["b"]
+    assert len(boxes) == 4
+    assert boxes[0].tolist() == [[1, 2, 3, 4], [5, 6, 7, 8]] and boxes[0].dtype == torch.int32
+    assert boxes[1].shape == (0, 0)
+    assert boxes[2].tolist() == [[9, 10, 11, 12]]
+    # A row whose own lists differ in length: a list of 1-D tensors.
+    assert [t.tolist() for t in boxes[3]] == [[1, 2], [3]]
+    # Regular throughout: one tensor.
+    regular = duckdb_copy(tmp_path, "regular.parquet", "SELECT [[i, i + 1], [i + 2, i + 3]] AS b FROM range(3) r(i)")
+    assert feedline.read_parquet(regular)["b"].shape == (3, 2, 2)
+    # Nulls: refused by default, zeros (a null list empty) or masked when asked.
+    nulls = duckdb_copy(tmp_path, "nulls.parquet",
+                        "SELECT * FROM (VALUES (1, [[1, NULL], [2, 3]]), (2, NULL), (3, [NULL, [4]])) t(id, b)"
+                        " ORDER BY id")
+    with pytest.raises(ValueError, match=r"nulls\.parquet: column 'b' row 0 holds a null element; read it with nulls="):
+        feedline.read_parquet(nulls)
+    values, masks = feedline.read_parquet(nulls, nulls="mask")
+    assert values["b"][0].tolist() == [[1, 0], [2, 3]] and masks["b"][0].tolist() == [[True, False], [True, True]]
+    assert values["b"][1].numel() == 0 and masks["b"][1].numel() == 0
+    assert [t.tolist() for t in values["b"][2]] == [[], [4]]
+    assert [t.tolist() for t in masks["b"][2]] == [[], [True]]

@@ -445,6 +445,8 @@ torch::Tensor list_column_tensor(const Column& column, ListNulls nulls) {
   return out;
 }
 
+torch::Tensor list_column_elements(const Column& column, ListNulls nulls) { return list_elements(column, nulls); }
+
 std::vector<torch::Tensor> list_column_tensors(const Column& column, ListNulls nulls) {
   if (column.schema.list_depth() > 1) {
     throw InvalidArgument("column '" + column.schema.name + "' is a list of lists (" +

@@ -149,5 +149,8 @@ torch::Tensor list_column_tensor(const Column& column, ListNulls nulls = ListNul
 // One 1-D tensor per row (views of one buffer), for lists of any length; InvalidArgument for a null `nulls`
 // refuses, naming the row, and for a list of lists.
 std::vector<torch::Tensor> list_column_tensors(const Column& column, ListNulls nulls = ListNulls::kRefuse);
+// Every element of a list column (of any depth), in order, as one 1-D tensor of the dtype above; InvalidArgument
+// for a null `nulls` refuses, naming the row, and for byte strings.
+torch::Tensor list_column_elements(const Column& column, ListNulls nulls = ListNulls::kRefuse);
 
 }  // namespace feedline
