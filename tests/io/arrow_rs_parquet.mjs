@@ -14,6 +14,8 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
+import { tableValues, words } from './table_values.mjs';
+
 const [cacheDir, outDir, rowsArg] = process.argv.slice(2);
 const rows = Number(rowsArg ?? 3000);
 if (!cacheDir || !outDir || !(rows > 0)) {
@@ -30,16 +32,7 @@ try {
   process.exit(2);
 }
 
-let seed = 12345;
-const next = () => {  // mulberry32, 31 bits of it: the same table every run
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) >>> 1;
-};
-const pick = (n) => next() % n;
-const maybe = (f, every = 7) => (pick(every) === 0 ? null : f());
-const column = (f) => Array.from({ length: rows }, (_, i) => f(i));
+const { next, pick, maybe, column, float } = tableValues(rows, 12345);
 
 const {
   Bool, Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64, Float16, Float32, Float64, Utf8, LargeUtf8, Binary,
@@ -48,10 +41,7 @@ const {
   List, LargeList, FixedSizeList, Struct, Map_, Dictionary, Field, vectorFromArray, makeTable,
 } = arrow;
 const field = (name, type, nullable = true) => new Field(name, type, nullable);
-const words = ['', 'a', 'b,c', 'say "hi"', 'é', '日本語', 'two\nlines', 'x'.repeat(40)];
 const bytes = (n) => Uint8Array.from({ length: n }, () => pick(256));
-const specials = [NaN, Infinity, -Infinity, -0, 0, 1.5, -2.25, 3.4e38];
-const float = (i) => (i % 50 === 3 ? specials[pick(specials.length)] : (pick(2000000) - 1000000) / 64);
 // A decimal of up to `digits` digits as Arrow stores it: four 32-bit words of a 128-bit two's complement integer.
 const decimal = (digits) => {
   let v = 0n;

@@ -13,6 +13,8 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
+import { tableValues, words } from './table_values.mjs';
+
 const [cacheDir, outDir, rowsArg] = process.argv.slice(2);
 const rows = Number(rowsArg ?? 3000);
 if (!cacheDir || !outDir || !(rows > 0)) {
@@ -27,19 +29,7 @@ try {
   process.exit(2);
 }
 
-let seed = 54321;
-const next = () => {  // mulberry32, 31 bits of it: the same table every run
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) >>> 1;
-};
-const pick = (n) => next() % n;
-const maybe = (f, every = 7) => (pick(every) === 0 ? null : f());
-const column = (f) => Array.from({ length: rows }, (_, i) => f(i));
-const words = ['', 'a', 'b,c', 'say "hi"', 'é', '日本語', 'two\nlines', 'x'.repeat(40)];
-const specials = [NaN, Infinity, -Infinity, -0, 0, 1.5, -2.25];
-const float = (i) => (i % 50 === 3 ? specials[pick(specials.length)] : (pick(2000000) - 1000000) / 64);
+const { next, pick, maybe, column, float } = tableValues(rows, 54321);
 const D = pl;  // its data types: pl.Int32, pl.Datetime(...), ...
 
 // A Series of `dtype` from `values` (null where null), cast from what JavaScript holds where Polars needs it.
