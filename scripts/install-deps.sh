@@ -66,7 +66,8 @@ fi
 # nodejs-polars loads its native part from an optional dependency, which npm can leave out (an install into a folder
 # whose lock file predates it): installed by name, of the same version, when it does not load.
 if [ "$(uname -s)" = Linux ] && ! (cd "$cache/npm" && node -e "require('nodejs-polars')" >/dev/null 2>&1); then
-  native="nodejs-polars-linux-$(node -p process.arch)-gnu@$(cd "$cache/npm" && node -p "require('nodejs-polars/package.json').version")"
+  version=$(cd "$cache/npm" && node -p "require('nodejs-polars/package.json').version")
+  native="nodejs-polars-linux-$(node -p process.arch)-gnu@$version"
   echo "install-deps: npm install $native into $cache/npm"
   (cd "$cache/npm" && npm install --no-audit --no-fund --loglevel=error "$native" >/dev/null)
 fi
