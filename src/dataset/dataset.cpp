@@ -300,14 +300,28 @@ void refuse_list_nulls(const Column& column) {
   if (!what.empty()) throw InvalidArgument("column '" + s.name + "' row " + std::to_string(row) + what);
 }
 
+torch::Tensor stored_elements(const Column& column);
+
 // All of a list column's elements as one 1-D tensor of the element type's dtype (see list_column_tensor). With
 // ListNulls::kRefuse, InvalidArgument naming the row for a null element, a null inner list or a null row; with
-// kZero a null element is 0 (null lists hold no elements).
+// kZero a null element is 0, whatever its slot holds (null lists hold no elements).
 torch::Tensor list_elements(const Column& column, ListNulls nulls) {
+  if (!column.schema.is_list) throw InvalidArgument("column '" + column.schema.name + "' is not a list column");
+  if (nulls == ListNulls::kRefuse) refuse_list_nulls(column);
+  torch::Tensor t = stored_elements(column);
+  const std::vector<uint8_t>& valid = column.element_validity;
+  if (nulls == ListNulls::kZero && std::find(valid.begin(), valid.end(), 0) != valid.end()) {
+    const auto present = torch::from_blob(const_cast<uint8_t*>(valid.data()), {static_cast<int64_t>(valid.size())},
+                                          torch::kUInt8);
+    t.masked_fill_(present.eq(0), 0);
+  }
+  return t;
+}
+
+// The elements as their slots hold them, nulls included (list_elements).
+torch::Tensor stored_elements(const Column& column) {
   const ColumnSchema& s = column.schema;
   const std::string where = "column '" + s.name + "'";
-  if (!s.is_list) throw InvalidArgument(where + " is not a list column");
-  if (nulls == ListNulls::kRefuse) refuse_list_nulls(column);
   const int64_t n = offsets_into(column, s.list_depth()).back();
   const auto copy = [n](const auto& values, torch::ScalarType dtype) {
     using T = typename std::decay_t<decltype(values)>::value_type;

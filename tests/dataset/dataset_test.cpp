@@ -617,6 +617,13 @@ TEST(ListTensors, RegularListsOfListsMakeOneTensor) {
   EXPECT_EQ(error_of([&] { list_column_tensors(boxes); }),
             "column 'boxes' is a list of lists (2 levels): list_column_tensors makes 1-D tensors of lists of values; "
             "list_column_tensor makes one tensor of a regular list of lists");
+  // Every element in order, whatever the shape, as one 1-D tensor; its nulls refused or 0, as asked.
+  EXPECT_TRUE(torch::equal(list_column_elements(rows_differ),
+                           torch::tensor({1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2}, torch::kInt64)));
+  EXPECT_EQ(error_of([&] { list_column_elements(null_element); }), "column 'n' row 1 holds a null element");
+  EXPECT_TRUE(torch::equal(list_column_elements(null_element, ListNulls::kZero),
+                           torch::tensor({1, 2, 3, 0}, torch::kInt64)));
+  EXPECT_TRUE(torch::equal(list_column_elements(null_list, ListNulls::kZero), torch::tensor({1, 2, 3}, torch::kInt64)));
 }
 
 TEST(ListTensors, AListImageColumnDecodesLikeThePixelColumns) {
