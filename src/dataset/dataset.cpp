@@ -300,25 +300,7 @@ void refuse_list_nulls(const Column& column) {
   if (!what.empty()) throw InvalidArgument("column '" + s.name + "' row " + std::to_string(row) + what);
 }
 
-torch::Tensor stored_elements(const Column& column);
-
-// All of a list column's elements as one 1-D tensor of the element type's dtype (see list_column_tensor). With
-// ListNulls::kRefuse, InvalidArgument naming the row for a null element, a null inner list or a null row; with
-// kZero a null element is 0, whatever its slot holds (null lists hold no elements).
-torch::Tensor list_elements(const Column& column, ListNulls nulls) {
-  if (!column.schema.is_list) throw InvalidArgument("column '" + column.schema.name + "' is not a list column");
-  if (nulls == ListNulls::kRefuse) refuse_list_nulls(column);
-  torch::Tensor t = stored_elements(column);
-  const std::vector<uint8_t>& valid = column.element_validity;
-  if (nulls == ListNulls::kZero && std::find(valid.begin(), valid.end(), 0) != valid.end()) {
-    const auto present = torch::from_blob(const_cast<uint8_t*>(valid.data()), {static_cast<int64_t>(valid.size())},
-                                          torch::kUInt8);
-    t.masked_fill_(present.eq(0), 0);
-  }
-  return t;
-}
-
-// The elements as their slots hold them, nulls included (list_elements).
+// A list column's elements as their slots hold them, nulls included (list_column_elements).
 torch::Tensor stored_elements(const Column& column) {
   const ColumnSchema& s = column.schema;
   const std::string where = "column '" + s.name + "'";
@@ -405,7 +387,7 @@ torch::Tensor label_tensor(const Column& column) {
 }
 
 torch::Tensor list_column_tensor(const Column& column, ListNulls nulls) {
-  auto elements = list_elements(column, nulls);
+  auto elements = list_column_elements(column, nulls);
   const std::string where = "column '" + column.schema.name + "'";
   const int64_t rows = column.size();
   // The rows that hold lists: all of them, but null rows under kZero, which are zeros of the others' shape.
@@ -459,7 +441,20 @@ torch::Tensor list_column_tensor(const Column& column, ListNulls nulls) {
   return out;
 }
 
-torch::Tensor list_column_elements(const Column& column, ListNulls nulls) { return list_elements(column, nulls); }
+// With ListNulls::kZero a null element is 0, whatever its slot holds (null lists hold no elements).
+torch::Tensor list_column_elements(const Column& column, ListNulls nulls) {
+  if (!column.schema.is_list) throw InvalidArgument("column '" + column.schema.name + "' is not a list column");
+  if (nulls == ListNulls::kRefuse) refuse_list_nulls(column);
+  torch::Tensor t = stored_elements(column);
+  const std::vector<uint8_t>& valid = column.element_validity;
+  if (nulls == ListNulls::kZero && std::find(valid.begin(), valid.end(), 0) != valid.end()) {
+    const auto present = torch::from_blob(const_cast<uint8_t*>(valid.data()), {static_cast<int64_t>(valid.size())},
+                                          torch::kUInt8);
+    t.masked_fill_(present.eq(0), 0);
+  }
+  return t;
+}
+
 
 std::vector<torch::Tensor> list_column_tensors(const Column& column, ListNulls nulls) {
   if (column.schema.list_depth() > 1) {
@@ -468,7 +463,7 @@ std::vector<torch::Tensor> list_column_tensors(const Column& column, ListNulls n
                           " levels): list_column_tensors makes 1-D tensors of lists of values; list_column_tensor "
                           "makes one tensor of a regular list of lists");
   }
-  const auto elements = list_elements(column, nulls);
+  const auto elements = list_column_elements(column, nulls);
   std::vector<torch::Tensor> rows;
   rows.reserve(static_cast<size_t>(column.size()));
   for (int64_t r = 0; r < column.size(); ++r) {
