@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,14 +77,7 @@ torch::Tensor flat_tensor(Column& c) {
   if (s.logical.kind == LogicalKind::kFloat16 && s.type == PhysicalType::kFixedLenByteArray) {
     ByteArrays& b = std::get<ByteArrays>(c.values);
     if (b.bytes.size() == static_cast<size_t>(2 * n)) return adopt(std::move(b.bytes), n, torch::kFloat16);
-    // A null row's two bytes are missing (empty bytes): copied row by row, 0 for a null.
-    auto t = torch::zeros({n}, torch::kFloat16);
-    auto* out = static_cast<char*>(t.data_ptr());
-    for (int64_t r = 0; r < n; ++r) {
-      const std::string_view v = b.at(r);
-      if (v.size() == 2) std::memcpy(out + 2 * r, v.data(), 2);
-    }
-    return t;
+    return float16_tensor(b);  // a null row's two bytes are missing: copied value by value, 0 for a null
   }
   const std::optional<IntAnnotation> a = s.int_annotation;
   switch (s.type) {

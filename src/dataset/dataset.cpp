@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "feedline/io/columns.h"
 #include "feedline/io/error.h"
@@ -317,23 +318,12 @@ torch::Tensor stored_elements(const Column& column) {
     return torch::from_blob(const_cast<T*>(values.data()), {n}, storage_dtype).to(dtype);
   };
   if (s.logical.kind == LogicalKind::kFloat16 && s.type == PhysicalType::kFixedLenByteArray) {
-    // Two bytes an element, but a null element's are missing (empty bytes): those are 0.
-    auto t = torch::zeros({n}, torch::kFloat16);
-    const ByteArrays& values = column.byte_arrays();
-    if (column.element_validity.empty()) {
-      if (n > 0) std::memcpy(t.data_ptr(), values.bytes.data(), static_cast<size_t>(n) * 2);
-    } else {
-      auto* out = static_cast<char*>(t.data_ptr());
-      for (int64_t i = 0; i < n; ++i) {
-        if (!column.element_is_null(i)) std::memcpy(out + 2 * i, values.at(i).data(), 2);
-      }
-    }
-    return t;
+    return float16_tensor(column.byte_arrays());
   }
   if (s.logical.kind == LogicalKind::kDecimal) {  // float64, each value scaled, as a DECIMAL column's values read
     auto t = torch::empty({n}, torch::kFloat64);
     auto* out = t.data_ptr<double>();
-    for (int64_t i = 0; i < n; ++i) out[i] = column.element_is_null(i) ? 0.0 : column.value_as_double(i);
+    for (int64_t i = 0; i < n; ++i) out[i] = column.value_as_double(i);
     return t;
   }
   const std::optional<IntAnnotation> a = s.int_annotation;
@@ -455,6 +445,20 @@ torch::Tensor list_column_elements(const Column& column, ListNulls nulls) {
   return t;
 }
 
+torch::Tensor float16_tensor(const ByteArrays& values) {
+  const int64_t n = values.size();
+  auto t = torch::zeros({n}, torch::kFloat16);
+  if (values.bytes.size() == static_cast<size_t>(2 * n)) {
+    if (n > 0) std::memcpy(t.data_ptr(), values.bytes.data(), static_cast<size_t>(n) * 2);
+    return t;
+  }
+  auto* out = static_cast<char*>(t.data_ptr());
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string_view v = values.at(i);
+    if (v.size() == 2) std::memcpy(out + 2 * i, v.data(), 2);
+  }
+  return t;
+}
 
 std::vector<torch::Tensor> list_column_tensors(const Column& column, ListNulls nulls) {
   if (column.schema.list_depth() > 1) {

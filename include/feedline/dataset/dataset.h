@@ -153,4 +153,8 @@ std::vector<torch::Tensor> list_column_tensors(const Column& column, ListNulls n
 // for a null `nulls` refuses, naming the row, and for byte strings.
 torch::Tensor list_column_elements(const Column& column, ListNulls nulls = ListNulls::kRefuse);
 
+// FLOAT16 values stored as two-byte strings (a FIXED_LEN_BYTE_ARRAY(2) column's values, or a list column's
+// elements) as a float16 tensor, one entry a value; a null's bytes are missing (empty), and it reads as 0.
+torch::Tensor float16_tensor(const ByteArrays& values);
+
 }  // namespace feedline
