@@ -141,6 +141,15 @@ Nested nested_entry(const Column& c, const torch::Tensor& elements, int level, i
   return out;
 }
 
+// Each row of a list of lists of numbers as nested_entry makes it.
+std::vector<Nested> nested_rows(const Column& c, ListNulls nulls) {
+  const torch::Tensor elements = list_column_elements(c, nulls);
+  std::vector<Nested> rows;
+  rows.reserve(static_cast<size_t>(c.size()));
+  for (int64_t r = 0; r < c.size(); ++r) rows.push_back(nested_entry(c, elements, 0, r));
+  return rows;
+}
+
 py::object nested_to_python(const Nested& n) {
   if (n.tensor) return py::cast(*n.tensor);
   py::list out(n.children.size());
@@ -228,8 +237,7 @@ Converted convert(Column&& column, Nulls nulls, const std::string& path) {
         } catch (const InvalidArgument&) {
           if (list_nulls == ListNulls::kRefuse && has_nulls) throw;  // the null refused, not the shape
           out.is_nested = true;
-          const torch::Tensor elements = list_column_elements(column, list_nulls);
-          for (int64_t r = 0; r < column.size(); ++r) out.nested.push_back(nested_entry(column, elements, 0, r));
+          out.nested = nested_rows(column, list_nulls);
         }
       } else if (uniform) {
         out.tensor = list_column_tensor(column, list_nulls);
@@ -240,10 +248,7 @@ Converted convert(Column&& column, Nulls nulls, const std::string& path) {
       if (has_nulls && nulls == Nulls::kMask) {
         const Column present = element_presence(column);
         if (out.is_nested) {
-          const torch::Tensor elements = list_column_elements(present, ListNulls::kZero);
-          for (int64_t r = 0; r < present.size(); ++r) {
-            out.nested_valid.push_back(nested_entry(present, elements, 0, r));
-          }
+          out.nested_valid = nested_rows(present, ListNulls::kZero);
         } else if (uniform || s.list_depth() > 1) {
           out.valid = list_column_tensor(present, ListNulls::kZero);
         } else {

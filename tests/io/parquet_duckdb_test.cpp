@@ -1016,6 +1016,23 @@ TEST(ParquetDuckDb, ReadsTheVariantsDuckDbWrites) {
   EXPECT_EQ(value_text(t.column("mixed"), 12), R"([12,"a",null])");
 }
 
+// duckdb_parquet.mjs's `folder` output, file by file: each file's dump (or its "error<TAB>message" line).
+std::map<std::string, std::string> dumps_by_file(const std::string& out) {
+  std::map<std::string, std::string> dumps;
+  std::string current;
+  for (size_t pos = 0, end; pos < out.size(); pos = end + 1) {
+    end = std::min(out.find('\n', pos), out.size());
+    const std::string line = out.substr(pos, end - pos);
+    if (line.rfind("file\t", 0) == 0) {
+      current = line.substr(5);
+      dumps[current];
+    } else {
+      dumps[current] += line + "\n";
+    }
+  }
+  return dumps;
+}
+
 // The files another producer's script (tests/io/<script>: one table written under several writer setups) makes:
 // `files` of them, each of 3000 rows and `columns` columns as feedline names them. Each reads as the same table, on
 // one thread and on several, whole or a row group at a time, which feedline's writer writes back as it reads it;
@@ -1066,17 +1083,7 @@ void expect_producer_files_read_as_duckdb_reads_them(const std::string& script, 
   std::ofstream(manifest_path) << manifest.dump();
   std::string out;
   ASSERT_TRUE(run_duckdb({"folder", manifest_path}, &out));
-  std::map<std::string, std::string> theirs;
-  std::string current;
-  for (size_t pos = 0, end; pos < out.size(); pos = end + 1) {
-    end = std::min(out.find('\n', pos), out.size());
-    const std::string line = out.substr(pos, end - pos);
-    if (line.rfind("file\t", 0) == 0) {
-      current = line.substr(5);
-    } else {
-      theirs[current] += line + "\n";
-    }
-  }
+  std::map<std::string, std::string> theirs = dumps_by_file(out);
   for (size_t i = 0; i < files.size(); ++i) {
     SCOPED_TRACE(files[i]);
     ASSERT_TRUE(theirs.count(files[i])) << "DuckDB printed nothing for it";
@@ -1148,24 +1155,7 @@ TEST(DuckDbFolder, EveryFileReadsAsDuckDbReadsIt) {
   std::string out;
   ASSERT_TRUE(run_duckdb({"folder", manifest_path}, &out));
 
-  // The output, file by file.
-  std::map<std::string, std::string> theirs;
-  {
-    std::string current;
-    size_t pos = 0;
-    while (pos < out.size()) {
-      size_t end = out.find('\n', pos);
-      if (end == std::string::npos) end = out.size();
-      const std::string line = out.substr(pos, end - pos);
-      pos = end + 1;
-      if (line.rfind("file\t", 0) == 0) {
-        current = line.substr(5);
-        theirs[current];
-      } else {
-        theirs[current] += line + "\n";
-      }
-    }
-  }
+  std::map<std::string, std::string> theirs = dumps_by_file(out);
   size_t compared = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string& file = files[i];
