@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace feedline {
 
@@ -31,6 +32,45 @@ template <class V>
 void grow_populated(V& v, size_t n) {
   if (n > v.capacity()) v.reserve(n > 2 * v.capacity() ? n : 2 * v.capacity());
   if (n > v.size()) populate_for_writing(v.data() + v.size(), (n - v.size()) * sizeof(*v.data()));
+  v.resize(n);
+}
+
+// Memory for a thread's scratch buffers (a column chunk as read, a page as decompressed), which the thread keeps
+// for its later reads. A request of kMinHugeScratchBytes or more gets whole 2 MiB blocks, 2 MiB-aligned and marked
+// for transparent huge pages (where the kernel offers them): a process's first read then takes its scratch a 2 MiB
+// page at a time rather than in 4 KiB faults, each of which the kernel zeroes apart. Smaller requests, other
+// systems and sanitizer builds (which must see every byte's bounds) use operator new.
+constexpr size_t kMinHugeScratchBytes = size_t{256} << 10;
+void* allocate_scratch(size_t bytes);
+void free_scratch(void* p, size_t bytes) noexcept;
+// The bytes a request of `bytes` is given, all of them usable.
+size_t scratch_capacity(size_t bytes);
+
+template <class T>
+struct ScratchAllocator {
+  using value_type = T;
+  ScratchAllocator() = default;
+  template <class U>
+  ScratchAllocator(const ScratchAllocator<U>&) noexcept {}
+  T* allocate(size_t n) { return static_cast<T*>(allocate_scratch(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) noexcept { free_scratch(p, n * sizeof(T)); }
+  friend bool operator==(const ScratchAllocator&, const ScratchAllocator&) { return true; }
+  friend bool operator!=(const ScratchAllocator&, const ScratchAllocator&) { return false; }
+};
+
+template <class T>
+using ScratchVector = std::vector<T, ScratchAllocator<T>>;
+
+// Makes v at least n long for a new use, its old contents dropped: room is made, when it must be, for all that
+// the allocator gives, so that a scratch buffer grows seldom and never copies what it held.
+template <class T>
+void size_scratch(ScratchVector<T>& v, size_t n) {
+  if (n <= v.size()) return;
+  if (n > v.capacity()) {
+    v.clear();
+    v.shrink_to_fit();
+    v.reserve(scratch_capacity(n * sizeof(T)) / sizeof(T));
+  }
   v.resize(n);
 }
 

@@ -20,6 +20,7 @@
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
 #include "feedline/io/parquet.h"
+#include "io/memory.h"
 #include "io/parquet/codec.h"
 #include "io/parquet/metadata.h"
 #include "io/parquet/schema.h"
@@ -57,8 +58,8 @@ struct ParsedFile {
 // One column chunk.
 
 struct Scratch {
-  std::vector<uint8_t> chunk;  // the chunk's bytes as read from the file
-  std::vector<uint8_t> page;   // decompressed page
+  ScratchVector<uint8_t> chunk;  // the chunk's bytes as read from the file
+  ScratchVector<uint8_t> page;   // decompressed page
   std::vector<uint8_t> levels; // a list page's repetition and definition levels and element slots
   // The lists a page of lists of lists begins at each inner level (room for one an entry), before they join the
   // column's: the column then grows by what the page used.
@@ -68,11 +69,11 @@ struct Scratch {
   std::vector<uint8_t> validity;
   // The chunk's dictionary; only the one of the column's type is used. A thread reads one chunk at a time, and
   // the threads that help it decode pages read the dictionary of the thread that owns the chunk.
-  std::vector<uint8_t> dict_u8;
-  std::vector<int32_t> dict_i32;
-  std::vector<int64_t> dict_i64;
-  std::vector<float> dict_f32;
-  std::vector<double> dict_f64;
+  ScratchVector<uint8_t> dict_u8;
+  ScratchVector<int32_t> dict_i32;
+  ScratchVector<int64_t> dict_i64;
+  ScratchVector<float> dict_f32;
+  ScratchVector<double> dict_f64;
   ByteArrays dict_bytes;
   // Gives back what grew past kMaxScratchBytes, so that one large chunk does not stay with the thread for life.
   void trim();

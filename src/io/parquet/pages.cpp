@@ -29,10 +29,16 @@ const uint8_t* ChunkReader::values_body(std::vector<uint8_t>* large, const uint8
   // An empty values section (a v2 page of nulls alone, as Spark writes it): nothing was compressed, so there is no
   // codec frame to read, and no value to decode.
   if (compressed == 0 && uncompressed == 0) return data;
-  std::vector<uint8_t>& buf = uncompressed > kMaxScratchBytes ? *large : scratch().page;
-  if (buf.size() < *size + kPadding) buf.resize(*size + kPadding);
-  decompress(codec_, data, static_cast<size_t>(compressed), buf.data(), *size);
-  return buf.data();
+  uint8_t* buf = nullptr;
+  if (uncompressed > kMaxScratchBytes) {
+    if (large->size() < *size + kPadding) large->resize(*size + kPadding);
+    buf = large->data();
+  } else {
+    size_scratch(scratch().page, *size + kPadding);
+    buf = scratch().page.data();
+  }
+  decompress(codec_, data, static_cast<size_t>(compressed), buf, *size);
+  return buf;
 }
 
 const uint8_t* ChunkReader::page_body(std::vector<uint8_t>* large, const format::PageHeader& h, const uint8_t* data,
@@ -76,10 +82,9 @@ int64_t ChunkReader::load() {
   if (file_.old_parquet_mr) length += kMaxDictionaryHeaderBytes;
   start_ = start;
   end_ = length > limit - start ? limit : start + length;
-  std::vector<uint8_t>& buf = home_.chunk;
   const auto bytes = static_cast<size_t>(end_ - start_);
-  if (buf.size() < bytes + kPadding) buf.resize(bytes + kPadding);
-  file_.file->read_at(start_, bytes, buf.data());
+  size_scratch(home_.chunk, bytes + kPadding);
+  file_.file->read_at(start_, bytes, home_.chunk.data());
   return entries;
 }
 

@@ -122,7 +122,8 @@ void ChunkReader::read_dictionary_page(const format::PageHeader& h, const uint8_
       throw InvalidFile("dictionary of " + std::to_string(d.num_values) + " values in " + std::to_string(size) +
                         " bytes");
     }
-    dict.resize(static_cast<size_t>(d.num_values));
+    size_scratch(dict, static_cast<size_t>(d.num_values));
+    dict.resize(static_cast<size_t>(d.num_values));  // (down to the count, room kept)
     if constexpr (std::is_same_v<T, uint8_t>) {
       decode_plain_bool(body, size, d.num_values, dict.data());
     } else {
