@@ -75,8 +75,12 @@ struct Scratch {
   ScratchVector<float> dict_f32;
   ScratchVector<double> dict_f64;
   ByteArrays dict_bytes;
+  // A FIXED_LEN_BYTE_ARRAY page's values decoded on a thread helping with a chunk, before they go to their rows.
+  ByteArrays part;
   // Gives back what grew past kMaxScratchBytes, so that one large chunk does not stay with the thread for life.
   void trim();
+  // The same for `part` alone, which a thread helping with another's chunk may trim while the chunk is read.
+  void trim_part();
 };
 
 Scratch& scratch();

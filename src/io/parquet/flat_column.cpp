@@ -37,13 +37,13 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
   }
   std::vector<std::exception_ptr> errors;
   std::vector<int64_t> nulls, rows;  // per page of the window: nulls found, first row
-  std::vector<ByteArrays> parts;
+  std::vector<size_t> part_bytes;    // (byte arrays) per page of the window: its values' bytes
   size_t bytes = 0;  // joined so far
   for (; !pages.empty(); next_window<T>(&pages, window, &pos, &seen, num_rows_)) {
     const size_t n = pages.size();
     errors.assign(n, nullptr);
     nulls.assign(n, 0);
-    if constexpr (kBytes) parts.assign(n, ByteArrays());
+    if constexpr (kBytes) part_bytes.assign(n, 0);
     rows.resize(n);
     for (size_t k = 0; k < n; ++k) rows[k] = k == 0 ? first : rows[k - 1] + pages[k - 1].num_values;
     parallel_for(n, threads_, [&](size_t k) {
@@ -53,15 +53,24 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
         size_t size;
         const uint8_t* body = open_page(pages[k], &page, &size);
         if constexpr (kBytes) {
+          // Decoded into this thread's scratch, whose room the thread keeps for its next pages and reads (but not
+          // past kMaxScratchBytes: given back when the page is done, thrown or not).
+          struct TrimPart {
+            ~TrimPart() { scratch().trim_part(); }
+          } trim;
+          ByteArrays& part = scratch().part;
+          part.offsets.assign(1, 0);
+          part.bytes.clear();
           const auto values = static_cast<size_t>(pages[k].num_values);
-          parts[k].bytes.reserve(values * width);
-          parts[k].offsets.reserve(values + 1);
-          nulls[k] = read_data_page<T>(page, body, size, &parts[k], row, validity);
-          if (parts[k].bytes.size() > static_cast<size_t>(pages[k].num_values) * width) {  // (the decoders see to it)
-            throw InvalidFile("values longer than FIXED_LEN_BYTE_ARRAY(" + std::to_string(width) + ")");
+          part.bytes.reserve(values * width);
+          part.offsets.reserve(values + 1);
+          nulls[k] = read_data_page<T>(page, body, size, &part, row, validity);
+          // Each value is `width` bytes, a null none (the decoders see to it).
+          if (part.bytes.size() != (values - static_cast<size_t>(nulls[k])) * width) {
+            throw InvalidFile("values other than FIXED_LEN_BYTE_ARRAY(" + std::to_string(width) + ")");
           }
-          std::memcpy(out->bytes.data() + static_cast<size_t>(row) * width, parts[k].bytes.data(), parts[k].bytes.size());
-          std::string().swap(parts[k].bytes);
+          std::memcpy(out->bytes.data() + static_cast<size_t>(row) * width, part.bytes.data(), part.bytes.size());
+          part_bytes[k] = part.bytes.size();
         } else {
           nulls[k] = read_data_page<T>(page, body, size, out, row, validity);
         }
@@ -74,15 +83,21 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
       if (errors[k]) std::rethrow_exception(errors[k]);
       total_nulls += nulls[k];
       if constexpr (kBytes) {
-        const std::vector<int64_t>& offsets = parts[k].offsets;
-        const auto part_bytes = static_cast<size_t>(offsets.back());
-        const size_t at = static_cast<size_t>(first) * width;
-        if (bytes != at && part_bytes > 0) std::memmove(out->bytes.data() + bytes, out->bytes.data() + at, part_bytes);
-        const size_t joined = out->offsets.size();
-        out->offsets.resize(joined + offsets.size() - 1);
+        // The page's offsets follow from its rows' validity: `width` bytes a value, none a null.
+        const size_t part = part_bytes[k], at = static_cast<size_t>(first) * width;
+        if (bytes != at && part > 0) std::memmove(out->bytes.data() + bytes, out->bytes.data() + at, part);
+        const size_t joined = out->offsets.size(), count = static_cast<size_t>(pages[k].num_values);
+        out->offsets.resize(joined + count);
         int64_t* dst = out->offsets.data() + joined;
-        for (size_t i = 1; i < offsets.size(); ++i) dst[i - 1] = static_cast<int64_t>(bytes) + offsets[i];
-        bytes += part_bytes;
+        auto end = static_cast<int64_t>(bytes);
+        const auto w = static_cast<int64_t>(width);
+        if (nulls[k] == 0) {
+          for (size_t i = 0; i < count; ++i) dst[i] = end + static_cast<int64_t>(i + 1) * w;
+        } else {
+          const uint8_t* valid = validity + first;  // (nulls come only with a validity byte a row)
+          for (size_t i = 0; i < count; ++i) dst[i] = end += valid[i] != 0 ? w : 0;
+        }
+        bytes += part;
       }
       first += pages[k].num_values;
     }

@@ -43,6 +43,14 @@ void Scratch::trim() {
       dict_bytes.bytes.capacity() > static_cast<size_t>(kMaxScratchBytes)) {
     dict_bytes = ByteArrays();
   }
+  trim_part();
+}
+
+void Scratch::trim_part() {
+  if (part.offsets.capacity() * sizeof(int64_t) > static_cast<size_t>(kMaxScratchBytes) ||
+      part.bytes.capacity() > static_cast<size_t>(kMaxScratchBytes)) {
+    part = ByteArrays();
+  }
 }
 
 void spread_byte_arrays(ByteArrays* out, size_t base, const uint8_t* validity, int64_t n, int64_t present) {
