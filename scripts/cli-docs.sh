@@ -25,7 +25,8 @@ installed in `libexec/feedline/`, with the same arguments). Every command answer
 prints the version and the LibTorch it was built with.
 
 Conventions for every command:
-- A file's format is told by its extension: `.parquet` or `.csv` (any case).
+- A file's format is told by its extension: `.parquet` or `.csv` (any case). A file read under another name is
+  Parquet when it begins as one does (Hive's `000000_0`, `x.parquet.encrypted`); a file written needs the extension.
 - Where a command reads data (`train --data`/`--test-data`, `bench --data`, `inspect`, `cat`, `convert`), many
   Parquet files read as one table: a folder (every `*.parquet` under it, names starting with `.` or `_` left out), a
   quoted glob (`'data/train-*.parquet'`) or a comma-separated list, in the order of the sorted paths; `key=value`

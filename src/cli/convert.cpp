@@ -132,7 +132,7 @@ class BlockInput {
 
   // Opens the input and resolves --columns against its footer or header.
   explicit BlockInput(const ConvertArgs& args) : args_(args) {
-    if (parquet::is_dataset_spec(args.input) || file_format(args.input) == FileFormat::kParquet) {
+    if (parquet::is_dataset_spec(args.input) || input_format(args.input) == FileFormat::kParquet) {
       parquet_.emplace(args.input, args.threads);  // the footers, parsed once for every block
       names_ = chosen_columns(parquet_->schema());
       for (const parquet::DatasetReader::RowGroup& rg : parquet_->row_groups()) total_ += rg.num_rows;

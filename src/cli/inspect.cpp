@@ -115,7 +115,7 @@ int run_inspect(const InspectArgs& args) {
     fmt::print("{}\n", inspect_json(args.path));
     return 0;
   }
-  if (file_format(args.path) == FileFormat::kCsv) return inspect_csv(args);
+  if (input_format(args.path) == FileFormat::kCsv) return inspect_csv(args);
   const parquet::FileInfo info = parquet::read_file_info(args.path);
   const int64_t bytes = file_size(args.path);
   fmt::print("File: {} ({} bytes)\nCreated by: {}\nRows: {} in {} row group{}\n\nSchema ({} columns):\n", args.path,

@@ -15,7 +15,7 @@ namespace {
 
 // The options are checked before the files are opened, as they were when the footer was read in the constructor.
 parquet::DatasetReader open_stream_files(const std::string& path, const ParquetStreamOptions& options) {
-  if (!parquet::is_dataset_spec(path) && file_format(path) != FileFormat::kParquet) {
+  if (!parquet::is_dataset_spec(path) && input_format(path) != FileFormat::kParquet) {
     throw InvalidArgument(path + ": a streamed dataset reads Parquet row groups; this is not a .parquet file");
   }
   if (options.cached_row_groups < 1) throw InvalidArgument("cached_row_groups must be at least 1");

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string_view>
 #include <unordered_set>
 
@@ -165,9 +168,23 @@ FileFormat file_format(const std::string& path) {
   throw InvalidArgument(path + ": cannot tell the format from the name (expected a .parquet or .csv file)");
 }
 
+FileFormat input_format(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (ext == ".parquet" || ext == ".csv") return file_format(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path + ": cannot open: " + std::strerror(errno));
+  char magic[4] = {};
+  if (in.read(magic, 4) && (std::memcmp(magic, "PAR1", 4) == 0 || std::memcmp(magic, "PARE", 4) == 0)) {
+    return FileFormat::kParquet;
+  }
+  throw InvalidArgument(path + ": cannot tell the format from the name (expected a .parquet or .csv file), and it "
+                               "does not begin as a Parquet file does");
+}
+
 std::vector<ColumnSchema> file_schema(const std::string& path) {
   if (parquet::is_dataset_spec(path)) return parquet::DatasetReader(path).schema();
-  if (file_format(path) == FileFormat::kParquet) return parquet::read_file_info(path).schema;
+  if (input_format(path) == FileFormat::kParquet) return parquet::read_file_info(path).schema;
   std::vector<ColumnSchema> schema;
   for (auto& name : read_csv_header(path)) schema.push_back(ColumnSchema{std::move(name)});
   return schema;
@@ -176,7 +193,7 @@ std::vector<ColumnSchema> file_schema(const std::string& path) {
 Table read_file_columns(const std::string& path, const std::vector<std::string>& names, int num_threads,
                         const std::vector<int64_t>& row_groups, bool csv_text_columns) {
   const bool dataset = parquet::is_dataset_spec(path);
-  if (dataset || file_format(path) == FileFormat::kParquet) {
+  if (dataset || input_format(path) == FileFormat::kParquet) {
     parquet::ReadOptions options;
     options.columns = names;
     options.row_groups = row_groups;
@@ -202,7 +219,7 @@ Table read_dataset_table(const std::string& path, const DatasetColumns& columns,
   }
   // A Parquet file's footer parsed once for the schema and the read: for 785 columns it is 74 KB of Thrift in one
   // row group, 3 MB in 60.
-  if (file_format(path) == FileFormat::kParquet) {
+  if (input_format(path) == FileFormat::kParquet) {
     return read_dataset_table(parquet::FileReader(path), columns, num_threads);
   }
   return read_file_columns(path, dataset_column_names(path, file_schema(path), columns), num_threads,

@@ -92,7 +92,7 @@ std::string parquet_json(const std::string& path) {
 }  // namespace
 
 std::string inspect_json(const std::string& path) {
-  return file_format(path) == FileFormat::kCsv ? csv_json(path) : parquet_json(path);
+  return input_format(path) == FileFormat::kCsv ? csv_json(path) : parquet_json(path);
 }
 
 }  // namespace feedline

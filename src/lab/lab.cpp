@@ -274,7 +274,7 @@ void Lab::check_inputs() const {
         continue;
       }
       if (!std::filesystem::is_regular_file(path)) throw IoError(path + ": not found");
-      file_format(path);
+      input_format(path);
     }
     return;
   }

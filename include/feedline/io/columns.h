@@ -23,6 +23,11 @@ std::vector<std::string> match_columns(const std::vector<ColumnSchema>& schema, 
 enum class FileFormat { kParquet, kCsv };
 // Throws InvalidArgument naming the path for any other extension.
 FileFormat file_format(const std::string& path);
+// An input file's format: by its extension as file_format(), else Parquet when the file begins with Parquet's magic
+// ("PAR1", or "PARE" for an encrypted footer), as Parquet files named otherwise do (Hive's `000000_0`, `x.pq`,
+// `x.parquet.encrypted`). Throws IoError when such a file cannot be opened, InvalidArgument naming the path when
+// it is neither.
+FileFormat input_format(const std::string& path);
 
 // The columns of a .parquet or .csv file, from its footer or its header line alone (of a CSV file's columns only
 // the names are known before reading). Throws as file_format(), read_table() and read_csv_header() do.
