@@ -75,6 +75,7 @@ struct Scratch {
   ScratchVector<float> dict_f32;
   ScratchVector<double> dict_f64;
   ByteArrays dict_bytes;
+  ScratchVector<char> dict_fixed;  // a FIXED_LEN_BYTE_ARRAY chunk's dictionary: its values back to back
   // A FIXED_LEN_BYTE_ARRAY page's values decoded on a thread helping with a chunk, before they go to their rows.
   ByteArrays part;
   // Gives back what grew past kMaxScratchBytes, so that one large chunk does not stay with the thread for life.

@@ -39,6 +39,7 @@ void Scratch::trim() {
   release(dict_i64);
   release(dict_f32);
   release(dict_f64);
+  release(dict_fixed);
   if (dict_bytes.offsets.capacity() * sizeof(int64_t) > static_cast<size_t>(kMaxScratchBytes) ||
       dict_bytes.bytes.capacity() > static_cast<size_t>(kMaxScratchBytes)) {
     dict_bytes = ByteArrays();

@@ -112,9 +112,22 @@ void ChunkReader::read_dictionary_page(const format::PageHeader& h, const uint8_
   if (d.num_values < 0) throw InvalidFile("negative dictionary size");
   auto& dict = dictionary<T>();
   if constexpr (std::is_same_v<T, ByteArrays>) {
-    dict.offsets.assign(1, 0);  // (room kept from the thread's chunk before)
-    dict.bytes.clear();
-    decode_plain_byte_arrays(body, size, d.num_values, &dict, size, leaf_.schema.type_length);
+    if (leaf_.schema.type_length > 0) {
+      // FIXED_LEN_BYTE_ARRAY: the values back to back as PLAIN stores them, which is all the gather needs.
+      const auto width = static_cast<uint64_t>(leaf_.schema.type_length);
+      if (static_cast<uint64_t>(d.num_values) > size / width) {
+        throw InvalidFile("PLAIN data holds " + std::to_string(size / width) + " values of " + std::to_string(width) +
+                          " bytes, page declares " + std::to_string(d.num_values));
+      }
+      const auto bytes = static_cast<size_t>(static_cast<uint64_t>(d.num_values) * width);
+      size_scratch(home_.dict_fixed, bytes);
+      home_.dict_fixed.resize(bytes);  // (down to the values, room kept)
+      if (bytes > 0) std::memcpy(home_.dict_fixed.data(), body, bytes);
+    } else {
+      dict.offsets.assign(1, 0);  // (room kept from the thread's chunk before)
+      dict.bytes.clear();
+      decode_plain_byte_arrays(body, size, d.num_values, &dict, size, leaf_.schema.type_length);
+    }
   } else {
     // Each value takes at least sizeof(T) bytes (a bit for booleans), so the page bounds the count.
     const uint64_t max_values = std::is_same_v<T, uint8_t> ? uint64_t{size} * 8 : size / sizeof(T);

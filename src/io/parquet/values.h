@@ -82,7 +82,8 @@ void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remai
           const size_t at = out->bytes.size(), bytes = static_cast<size_t>(present) * static_cast<size_t>(width);
           if (at + bytes > static_cast<size_t>(budget_)) throw InvalidFile("byte arrays exceed the size limit");
           out->bytes.resize(at + bytes);
-          FixedBytesDictionaryGather sink{home_.dict_bytes.bytes.data(), static_cast<uint32_t>(home_.dict_bytes.size()),
+          FixedBytesDictionaryGather sink{home_.dict_fixed.data(),
+                                          static_cast<uint32_t>(home_.dict_fixed.size() / static_cast<size_t>(width)),
                                           static_cast<size_t>(width), out->bytes.data() + at};
           dec.decode(present, sink);
           append_fixed_offsets(out, present, width);
