@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
 
@@ -160,26 +161,35 @@ std::vector<std::string> match_columns(const std::vector<ColumnSchema>& schema, 
   return out;
 }
 
-FileFormat file_format(const std::string& path) {
+namespace {
+
+constexpr const char* kUnknownFormat = ": cannot tell the format from the name (expected a .parquet or .csv file)";
+
+// The format the path's extension names (any case), if it names one.
+std::optional<FileFormat> format_by_name(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
   if (ext == ".parquet") return FileFormat::kParquet;
   if (ext == ".csv") return FileFormat::kCsv;
-  throw InvalidArgument(path + ": cannot tell the format from the name (expected a .parquet or .csv file)");
+  return std::nullopt;
+}
+
+}  // namespace
+
+FileFormat file_format(const std::string& path) {
+  if (const auto format = format_by_name(path)) return *format;
+  throw InvalidArgument(path + kUnknownFormat);
 }
 
 FileFormat input_format(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (ext == ".parquet" || ext == ".csv") return file_format(path);
+  if (const auto format = format_by_name(path)) return *format;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(path + ": cannot open: " + std::strerror(errno));
   char magic[4] = {};
   if (in.read(magic, 4) && (std::memcmp(magic, "PAR1", 4) == 0 || std::memcmp(magic, "PARE", 4) == 0)) {
     return FileFormat::kParquet;
   }
-  throw InvalidArgument(path + ": cannot tell the format from the name (expected a .parquet or .csv file), and it "
-                               "does not begin as a Parquet file does");
+  throw InvalidArgument(path + kUnknownFormat + ", and it does not begin as a Parquet file does");
 }
 
 std::vector<ColumnSchema> file_schema(const std::string& path) {

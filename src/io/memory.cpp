@@ -67,7 +67,7 @@ void* allocate_scratch(size_t bytes) {
 #if defined(__linux__)
   if (huge_scratch(bytes)) {
     const size_t size = scratch_capacity(bytes);
-    if (size < bytes || size > SIZE_MAX - kHugePage) throw std::bad_alloc();
+    if (size > SIZE_MAX - kHugePage) throw std::bad_alloc();
     // A mapping one block larger than asked, so that an aligned run of `size` bytes lies inside it; the rest goes
     // back at once.
     void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -26,6 +26,18 @@ Scratch& scratch() {
   return s;
 }
 
+namespace {
+
+// Gives back the room of byte arrays whose bytes or offsets grew past kMaxScratchBytes.
+void release_byte_arrays(ByteArrays* v) {
+  if (v->offsets.capacity() * sizeof(int64_t) > static_cast<size_t>(kMaxScratchBytes) ||
+      v->bytes.capacity() > static_cast<size_t>(kMaxScratchBytes)) {
+    *v = ByteArrays();
+  }
+}
+
+}  // namespace
+
 void Scratch::trim() {
   const auto release = [](auto& v) {
     if (v.capacity() * sizeof(v[0]) > static_cast<size_t>(kMaxScratchBytes)) std::decay_t<decltype(v)>().swap(v);
@@ -40,19 +52,11 @@ void Scratch::trim() {
   release(dict_f32);
   release(dict_f64);
   release(dict_fixed);
-  if (dict_bytes.offsets.capacity() * sizeof(int64_t) > static_cast<size_t>(kMaxScratchBytes) ||
-      dict_bytes.bytes.capacity() > static_cast<size_t>(kMaxScratchBytes)) {
-    dict_bytes = ByteArrays();
-  }
+  release_byte_arrays(&dict_bytes);
   trim_part();
 }
 
-void Scratch::trim_part() {
-  if (part.offsets.capacity() * sizeof(int64_t) > static_cast<size_t>(kMaxScratchBytes) ||
-      part.bytes.capacity() > static_cast<size_t>(kMaxScratchBytes)) {
-    part = ByteArrays();
-  }
-}
+void Scratch::trim_part() { release_byte_arrays(&part); }
 
 void spread_byte_arrays(ByteArrays* out, size_t base, const uint8_t* validity, int64_t n, int64_t present) {
   // offsets[base - 1] is where the page's first value starts; offsets[base .. base + present) end each value.
