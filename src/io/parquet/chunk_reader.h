@@ -261,6 +261,10 @@ class ChunkReader {
   void walk_pages(int64_t total, OnData on_data);
   template <class T>
   void read_dictionary_page(const format::PageHeader& h, const uint8_t* body, size_t size);
+  // A compressed dictionary page of fixed-width values whose size is exactly its values' (PLAIN), decompressed
+  // straight into the chunk's dictionary rather than into scratch and copied: false, reading nothing, otherwise.
+  template <class T>
+  bool decompress_dictionary(const format::PageHeader& h, const uint8_t* data);
   template <class T, class Out>
   int64_t read_data_page(const PageData& h, const uint8_t* body, size_t size, Out out, int64_t row,
                          uint8_t* validity);

@@ -32,6 +32,7 @@ ChunkReader::PageRef ChunkReader::next_data_page(int64_t* pos, int64_t seen, int
         if (!h.dictionary_page_header) throw InvalidFile("dictionary page without its header");
         if (have_dictionary_) throw InvalidFile("second dictionary page");
         if (seen > 0) throw InvalidFile("dictionary page after data pages");
+        if (decompress_dictionary<T>(h, ref.data)) break;
         size_t size;
         std::vector<uint8_t> large;
         const uint8_t* body = page_body(&large, h, ref.data, &size);
@@ -101,6 +102,39 @@ bool ChunkReader::next_window(std::vector<PageRef>* into, size_t window, int64_t
     *seen += into->back().num_values;
   }
   return !into->empty();
+}
+
+template <class T>
+bool ChunkReader::decompress_dictionary(const format::PageHeader& h, const uint8_t* data) {
+  if constexpr (std::is_same_v<T, uint8_t>) {
+    return false;  // (booleans are bit-packed)
+  } else {
+    const format::DictionaryPageHeader& d = *h.dictionary_page_header;
+    const bool fixed_bytes = std::is_same_v<T, ByteArrays>;
+    const uint64_t width = fixed_bytes ? static_cast<uint64_t>(std::max(leaf_.schema.type_length, 0)) : sizeof(T);
+    if (codec_ == Codec::kUncompressed || width == 0 || d.num_values <= 0 ||
+        (d.encoding != format::encoding::kPlain && d.encoding != format::encoding::kPlainDictionary) ||
+        h.uncompressed_page_size < 0 || static_cast<uint64_t>(h.uncompressed_page_size) / width !=
+        static_cast<uint64_t>(d.num_values) || static_cast<uint64_t>(h.uncompressed_page_size) % width != 0) {
+      return false;
+    }
+    check_crc(h, data);
+    const auto bytes = static_cast<size_t>(h.uncompressed_page_size);
+    uint8_t* dst;
+    if constexpr (fixed_bytes) {
+      size_scratch(home_.dict_fixed, bytes);
+      home_.dict_fixed.resize(bytes);  // (down to the values, room kept)
+      dst = reinterpret_cast<uint8_t*>(home_.dict_fixed.data());
+    } else {
+      auto& dict = dictionary<T>();
+      size_scratch(dict, static_cast<size_t>(d.num_values));
+      dict.resize(static_cast<size_t>(d.num_values));  // (down to the count, room kept)
+      dst = reinterpret_cast<uint8_t*>(dict.data());
+    }
+    decompress(codec_, data, static_cast<size_t>(h.compressed_page_size), dst, bytes);
+    have_dictionary_ = true;
+    return true;
+  }
 }
 
 template <class T>
