@@ -4,8 +4,9 @@
 // bench/duckdb_read.mjs, which times DuckDB on the same files with the same thread count. --columns a,b reads
 // only those columns of every file (what projection saves: the other chunks are neither read nor decoded).
 // --keep-memory has malloc keep what the reads free for the next read, as DuckDB's allocator does in its own
-// repeated reads: the figures are then the reader's work, without the kernel's faults on fresh pages (which a
-// process's first read of a file pays, whichever reader it uses). --first-read WARM times the process's first read
+// repeated reads when each result is freed before the next (bench/duckdb_read.mjs --free-results): the figures are
+// then the reader's work, without the kernel's faults on fresh pages (which a process's first read of a file pays,
+// whichever reader it uses). --first-read WARM times the process's first read
 // of each file instead, once, after one read of the file WARM has set up what a first read of any file sets up
 // (threads, the allocator's arenas): run it once per file per process, as bench/duckdb_read.mjs --first-read.
 #include <malloc.h>

@@ -4,10 +4,12 @@
 #   (default: every core, 5, data/*/*.parquet). `duckdb-folder`: the larger files of ../shared/duckdb-parquet-testing
 #   that both readers read (those over 100 KB, from pyarrow, Spark, parquet-mr, Hive and DuckDB, beside the small
 #   Spark and Hive ones the benchmark goals name).
-# feedline is timed twice: as the process's allocator leaves it, and with freed memory kept for the next read
-# (--keep-memory), which is how DuckDB's own allocator serves its repeated reads. Both readers are timed a third way:
-# a process's first read of the file, in FIRST_READS processes each (default 7, 0 skips it), after one read of a
-# small file has started each reader's threads; then both take their memory fresh from the kernel.
+# Both readers are timed three ways. New memory: each repeated read takes new memory for its output (feedline as
+# glibc's malloc leaves it, which hands large freed blocks back to the kernel; DuckDB's results left to JavaScript's
+# garbage collector, which frees them when it sees fit). Kept: each read reuses the memory the last one freed
+# (feedline --keep-memory; DuckDB --free-results, the collector run after each read, outside the time). First: a
+# process's first read of the file, in FIRST_READS processes each (default 7, 0 skips it), after one read of a small
+# file has started each reader's threads; then both take their memory fresh from the kernel.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -29,6 +31,7 @@ bin="${FEEDLINE_BUILD_DIR:-$here/build}/bench/feedline_parquet_read"
 ours=$("$bin" --threads "$threads" --repeat "$repeat" "${files[@]}")
 kept=$("$bin" --threads "$threads" --repeat "$repeat" --keep-memory "${files[@]}")
 duck=$(node bench/duckdb_read.mjs "$threads" "$repeat" "${files[@]}")
+duck_kept=$(node --expose-gc bench/duckdb_read.mjs --free-results "$threads" "$repeat" "${files[@]}")
 first_reads=${FIRST_READS:-7}
 warm="$here/../shared/parquet-testing/data/alltypes_plain.parquet"
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
@@ -44,15 +47,17 @@ if [ "$first_reads" -gt 0 ]; then
   done
 fi
 echo "Parquet read to memory, $threads threads, median of $repeat after a warm-up ($(date -u +%F), $(nproc) cores)"
-echo "(kept: malloc keeps freed memory for the next read, as DuckDB's allocator does; see bench/parquet_read.cpp;"
-echo " first: each reader's first read of the file in a process, median of $first_reads processes)"
-printf '%-52s %8s %12s %10s %10s %12s %6s %9s %9s %6s\n' file rows "feedline ms" "kept ms" "DuckDB ms" "DuckDB/ours" \
-  "kept" "first ms" "DuckDB" "first"
-join -t, <(echo "$ours" | tail -n +2 | cut -d, -f1,3,5 | sort) <(echo "$kept" | tail -n +2 | cut -d, -f1,5 | sort) |
-  join -t, - <(echo "$duck" | tail -n +2 | cut -d, -f1,5 | sort) |
+echo "(new: each read takes new memory; kept: each read reuses the last one's; first: each reader's first read of"
+echo " the file in a process, median of $first_reads processes; DuckDB's time over feedline's after each pair)"
+printf '%-52s %7s %8s %8s %5s %8s %8s %5s %8s %8s %5s\n' file rows "new ms" DuckDB "" "kept ms" DuckDB "" \
+  "first ms" DuckDB ""
+join -t, <(echo "$ours" | tail -n +2 | cut -d, -f1,3,5 | sort) <(echo "$duck" | tail -n +2 | cut -d, -f1,5 | sort) |
+  join -t, - <(echo "$kept" | tail -n +2 | cut -d, -f1,5 | sort) |
+  join -t, - <(echo "$duck_kept" | tail -n +2 | cut -d, -f1,5 | sort) |
   join -t, -a 1 - <(printf '%s' "$firsts" | sort) |
-  awk -F, '{ n = split($1, parts, "/"); name = (n > 1 ? parts[n - 1] "/" : "") parts[n]
-             printf "%-52s %8d %12.2f %10.2f %10.2f %11.1fx %5.1fx", name, $2, 1000 * $3, 1000 * $4, 1000 * $5,
-             ($3 > 0 ? $5 / $3 : 0), ($4 > 0 ? $5 / $4 : 0)
-             if (NF >= 7) printf " %9.2f %9.2f %5.1fx", 1000 * $6, 1000 * $7, ($6 > 0 ? $7 / $6 : 0)
+  awk -F, 'function pair(a, b) { printf " %8.2f %8.2f %4.1fx", 1000 * a, 1000 * b, (a > 0 ? b / a : 0) }
+           { n = split($1, parts, "/"); name = (n > 1 ? parts[n - 1] "/" : "") parts[n]
+             printf "%-52s %7d", name, $2
+             pair($3, $4); pair($5, $6)
+             if (NF >= 8) pair($7, $8)
              printf "\n" }'
