@@ -161,6 +161,7 @@ void ChunkReader::read_dictionary_page(const format::PageHeader& h, const uint8_
       dict.offsets.assign(1, 0);  // (room kept from the thread's chunk before)
       dict.bytes.clear();
       decode_plain_byte_arrays(body, size, d.num_values, &dict, size, leaf_.schema.type_length);
+      dict.bytes.append(ByteArrayDictionaryGather::kSlack, '\0');  // (see ByteArrayDictionaryGather)
     }
   } else {
     // Each value takes at least sizeof(T) bytes (a bit for booleans), so the page bounds the count.
