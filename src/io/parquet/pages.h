@@ -8,6 +8,8 @@
 
 namespace feedline::parquet::detail {
 
+static_assert(kPadding >= kPlainReadSlack, "page buffers must end with what decode_plain_byte_arrays may read past");
+
 template <class T>
 ChunkReader::PageRef ChunkReader::next_data_page(int64_t* pos, int64_t seen, int64_t total) {
   const uint8_t* base = home_.chunk.data();  // the byte at file offset start_

@@ -57,7 +57,10 @@ size_t decode_plain(const uint8_t* data, size_t size, int64_t n, T* out) {
 size_t decode_plain_bool(const uint8_t* data, size_t size, int64_t n, uint8_t* out);
 
 // Appends n values to `out`; `max_total_bytes` caps out->bytes (a hostile file cannot make it grow unbounded).
-// fixed_length > 0: FIXED_LEN_BYTE_ARRAY values of that many bytes each, with no length prefixes.
+// fixed_length > 0: FIXED_LEN_BYTE_ARRAY values of that many bytes each, with no length prefixes. `data + size`
+// must be followed by kPlainReadSlack readable bytes (a page buffer's padding): short values are copied in
+// fixed-size moves that may read past their end.
+constexpr size_t kPlainReadSlack = 16;
 size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, ByteArrays* out,
                                 size_t max_total_bytes, int32_t fixed_length = 0);
 
