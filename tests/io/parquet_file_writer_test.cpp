@@ -149,8 +149,8 @@ namespace feedline::parquet {
 namespace {
 
 // Strings of every length from 0 to 40 bytes (a short one is copied by a fixed-size move, a long one by a copy
-// sized to it), in runs and in literal batches, among nulls, a value of every length last on some page: read back
-// as written, whatever the codec, from dictionary pages and from PLAIN ones.
+// sized to it), in runs and in literal batches, among nulls, on pages of a few hundred values (so that values of
+// many lengths end a page): read back as written, whatever the codec, from dictionary pages and from PLAIN ones.
 TEST(Writer, StringsOfEveryLengthReadBack) {
   std::vector<std::string> words;
   for (int len = 0; len <= 40; ++len) {
