@@ -132,7 +132,7 @@ const std::vector<std::string> kCodecs{"uncompressed", "snappy", "gzip", "zstd",
 const std::vector<std::string> kFormats{"parquet", "csv"};
 // How every command that reads data takes many Parquet files as one table.
 const std::string kManyFiles =
-    "a folder (its *.parquet files at any depth), a quoted glob ('data/train-*.parquet') or a comma-separated "
+    "a folder (its Parquet files at any depth), a quoted glob ('data/train-*.parquet') or a comma-separated "
     "list; key=value folders add Hive columns";
 
 }  // namespace

@@ -1,8 +1,10 @@
 #include "feedline/io/parquet_dataset.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -46,6 +48,18 @@ bool ends_with_parquet(const std::string& name) {
   return true;
 }
 
+// A file whose name has no extension and that begins with Parquet's magic, as Hive names its files (000000_0).
+// Files with another extension (.csv, .json, .crc, .parquet.encrypted) are not opened.
+bool is_parquet_without_extension(const std::string& path, const std::string& name) {
+  if (name.find('.') != std::string::npos) return false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char magic[4];
+  const bool parquet = ::pread(fd, magic, 4, 0) == 4 && std::memcmp(magic, "PAR1", 4) == 0;
+  ::close(fd);
+  return parquet;
+}
+
 std::string join(const std::string& dir, const std::string& name) {
   return !dir.empty() && dir.back() == '/' ? dir + name : dir + "/" + name;
 }
@@ -69,7 +83,8 @@ bool folder_names(const std::string& dir, int depth, std::vector<std::string>* n
   return true;
 }
 
-// Every *.parquet file under `dir`, as folder_names() leaves them.
+// Every *.parquet file under `dir` (and every Parquet file whose name has no extension), as folder_names() leaves
+// them.
 void walk_folder(const std::string& dir, int depth, std::vector<std::string>* out) {
   std::vector<std::string> names;
   if (!folder_names(dir, depth, &names)) {
@@ -82,7 +97,7 @@ void walk_folder(const std::string& dir, int depth, std::vector<std::string>* ou
     if (!stat_path(path, &st)) continue;  // a dangling link
     if (S_ISDIR(st.st_mode)) {
       walk_folder(path, depth + 1, out);
-    } else if (S_ISREG(st.st_mode) && ends_with_parquet(name)) {
+    } else if (S_ISREG(st.st_mode) && (ends_with_parquet(name) || is_parquet_without_extension(path, name))) {
       out->push_back(path);
     }
   }

@@ -120,6 +120,32 @@ TEST(ParquetDataset, AFolderOfShardsReadsAsTheConcatenatedTable) {
   EXPECT_FALSE(parquet::is_dataset_spec(dir + "/train-00000-of-00003.parquet"));
 }
 
+// Hive names its files without an extension (000000_0, 000000_0_copy_1): a folder takes those that begin as
+// Parquet files do, and leaves out other files without an extension.
+TEST(ParquetDataset, HiveFilesWithoutAnExtensionAreRead) {
+  testing::RandomTableSpec spec;
+  spec.rows = 500;
+  const Table whole = testing::random_table(12, spec);
+  const std::string dir = testing::scratch_dir("dataset_hive_names");
+  write(dir + "/key=a/000000_0", slice(whole, 0, 200));
+  write(dir + "/key=a/000000_0_copy_1", slice(whole, 200, 300));
+  write(dir + "/key=b/000000_0", slice(whole, 300, 500));
+  touch(dir + "/key=b/NOTES", "not a Parquet file");
+  touch(dir + "/key=b/000001_0.csv", "a,b\n1,2\n");
+  const DatasetReader dataset(dir);
+  ASSERT_EQ(dataset.num_files(), 3u);
+  EXPECT_EQ(dataset.files().paths[1], dir + "/key=a/000000_0_copy_1");
+  const Table read = read_dataset(dir);
+  ASSERT_EQ(read.num_rows, 500);
+  Table values = read;
+  values.columns.pop_back();  // the Hive column `key`, last
+  testing::expect_tables_equal(whole, values);
+  const Column& key = read.columns.back();
+  EXPECT_EQ(key.schema.name, "key");
+  EXPECT_EQ(key.byte_arrays().at(0), "a");
+  EXPECT_EQ(key.byte_arrays().at(499), "b");
+}
+
 TEST(ParquetDataset, AGlobAndAListReadAsTheFolderDoes) {
   testing::RandomTableSpec spec;
   spec.rows = 640;

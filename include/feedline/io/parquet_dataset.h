@@ -32,7 +32,8 @@ struct DatasetFiles {
 };
 
 // The files that `spec` names (see is_dataset_spec; a single file is a dataset of one file, without Hive
-// columns). A folder holds every *.parquet file under it, at any depth, leaving out files and folders whose names
+// columns). A folder holds every *.parquet file under it, at any depth, and every file whose name has no
+// extension and that begins with Parquet's magic (Hive's 000000_0), leaving out files and folders whose names
 // start with `.` or `_` (_SUCCESS, _metadata, .crc files, _temporary); a pattern's matches are taken as they are
 // (a folder matched as a folder). Throws InvalidArgument naming the entry for a folder without Parquet files or a
 // pattern that matches nothing, IoError for a listed file that is not there, InvalidArgument naming two files
