@@ -19,7 +19,8 @@ const duckdb = require('@duckdb/node-api');
 
 const args = process.argv.slice(2);
 const firstRead = args[0] === '--first-read' ? args.splice(0, 2)[1] : undefined;
-const freeResults = args[0] === '--free-results' ? args.splice(0, 1).length > 0 : false;
+const freeResults = args[0] === '--free-results';
+if (freeResults) args.shift();
 const [threads, repeat, ...files] = args;
 if (!threads || !repeat || files.length === 0) {
   console.error('usage: node [--expose-gc] bench/duckdb_read.mjs [--free-results | --first-read WARM] ' +
