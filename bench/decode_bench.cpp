@@ -141,7 +141,7 @@ void BM_Plain_ByteArray(benchmark::State& state) {
   std::string encoded;
   encode_plain_byte_arrays(in, rows.data(), rows.size(), &encoded);
   const size_t encoded_size = encoded.size();
-  encoded.append(kPlainReadSlack, '\0');  // (as a page buffer ends)
+  encoded.append(kShortCopyBytes, '\0');  // (as a page buffer ends)
   ByteArrays out;
   for (auto _ : state) {
     out = ByteArrays();

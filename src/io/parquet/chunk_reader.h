@@ -265,6 +265,10 @@ class ChunkReader {
   // straight into the chunk's dictionary rather than into scratch and copied: false, reading nothing, otherwise.
   template <class T>
   bool decompress_dictionary(const format::PageHeader& h, const uint8_t* data);
+  // The chunk's fixed-width dictionary made `values` long (a FIXED_LEN_BYTE_ARRAY one, their bytes), the room of
+  // the thread's chunks before kept; returns where its values go.
+  template <class T>
+  uint8_t* size_dictionary(size_t values);
   template <class T, class Out>
   int64_t read_data_page(const PageData& h, const uint8_t* body, size_t size, Out out, int64_t row,
                          uint8_t* validity);

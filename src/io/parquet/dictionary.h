@@ -12,6 +12,7 @@
 
 #include "feedline/io/error.h"
 #include "feedline/io/table.h"
+#include "io/parquet/plain.h"
 
 namespace feedline::parquet {
 
@@ -69,22 +70,20 @@ struct FixedBytesDictionaryGather {
   }
 };
 
-// BYTE_ARRAY: a run or a batch of literals is measured first, so its bytes and offsets are made room for once. A
-// value of up to kSlack bytes is copied as kSlack bytes at once rather than by a call sized to it: the dictionary's
-// bytes end with kSlack bytes more (read_dictionary_page adds them), and so does the room made in the column
-// while a batch is written.
+// BYTE_ARRAY: a run or a batch of literals is measured first, so its bytes and offsets are made room for once.
+// Values are copied by copy_byte_array: the dictionary's bytes end with kShortCopyBytes more (read_dictionary_page
+// adds them), and so does the room made in the column while a batch is written.
 struct ByteArrayDictionaryGather {
-  static constexpr size_t kSlack = 16;
   const ByteArrays* dict;
   ByteArrays* out;
   size_t max_total_bytes;
 
-  // Room for `count` more values of `total` bytes (and kSlack more, until done()); returns where their bytes go,
-  // and their offsets in *offsets.
+  // Room for `count` more values of `total` bytes (and kShortCopyBytes more, until done()); returns where their
+  // bytes go, and their offsets in *offsets.
   char* make_room(int64_t count, size_t total, int64_t** offsets) {
     const size_t base = out->bytes.size();
     if (base + total > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
-    out->bytes.resize(base + total + kSlack);
+    out->bytes.resize(base + total + kShortCopyBytes);
     const size_t first = out->offsets.size();
     out->offsets.resize(first + static_cast<size_t>(count));
     *offsets = out->offsets.data() + first;
@@ -101,16 +100,9 @@ struct ByteArrayDictionaryGather {
     int64_t* offsets;
     int64_t end = static_cast<int64_t>(out->bytes.size());
     char* dst = make_room(count, v.size() * static_cast<size_t>(count), &offsets);
-    if (v.size() <= kSlack) {
-      for (int64_t i = 0; i < count; ++i, dst += v.size()) {
-        std::memcpy(dst, v.data(), kSlack);
-        offsets[i] = end += static_cast<int64_t>(v.size());
-      }
-    } else {
-      for (int64_t i = 0; i < count; ++i, dst += v.size()) {
-        std::memcpy(dst, v.data(), v.size());
-        offsets[i] = end += static_cast<int64_t>(v.size());
-      }
+    for (int64_t i = 0; i < count; ++i, dst += v.size()) {
+      copy_byte_array(dst, v.data(), v.size());
+      offsets[i] = end += static_cast<int64_t>(v.size());
     }
     done(end);
   }
@@ -127,11 +119,7 @@ struct ByteArrayDictionaryGather {
     const char* bytes = dict->bytes.data();
     for (int64_t i = 0; i < count; ++i) {
       const auto len = static_cast<size_t>(at[indices[i] + 1] - at[indices[i]]);
-      if (len <= kSlack) {
-        std::memcpy(dst, bytes + at[indices[i]], kSlack);
-      } else {
-        std::memcpy(dst, bytes + at[indices[i]], len);
-      }
+      copy_byte_array(dst, bytes + at[indices[i]], len);
       dst += len;
       offsets[i] = end += static_cast<int64_t>(len);
     }

@@ -8,7 +8,7 @@
 
 namespace feedline::parquet::detail {
 
-static_assert(kPadding >= kPlainReadSlack, "page buffers must end with what decode_plain_byte_arrays may read past");
+static_assert(kPadding >= kShortCopyBytes, "page buffers must end with what copy_byte_array may read past");
 
 template <class T>
 ChunkReader::PageRef ChunkReader::next_data_page(int64_t* pos, int64_t seen, int64_t total) {
@@ -121,21 +121,26 @@ bool ChunkReader::decompress_dictionary(const format::PageHeader& h, const uint8
       return false;
     }
     check_crc(h, data);
-    const auto bytes = static_cast<size_t>(h.uncompressed_page_size);
-    uint8_t* dst;
-    if constexpr (fixed_bytes) {
-      size_scratch(home_.dict_fixed, bytes);
-      home_.dict_fixed.resize(bytes);  // (down to the values, room kept)
-      dst = reinterpret_cast<uint8_t*>(home_.dict_fixed.data());
-    } else {
-      auto& dict = dictionary<T>();
-      size_scratch(dict, static_cast<size_t>(d.num_values));
-      dict.resize(static_cast<size_t>(d.num_values));  // (down to the count, room kept)
-      dst = reinterpret_cast<uint8_t*>(dict.data());
-    }
-    decompress(codec_, data, static_cast<size_t>(h.compressed_page_size), dst, bytes);
+    uint8_t* dst = size_dictionary<T>(static_cast<size_t>(d.num_values));
+    decompress(codec_, data, static_cast<size_t>(h.compressed_page_size), dst,
+               static_cast<size_t>(h.uncompressed_page_size));
     have_dictionary_ = true;
     return true;
+  }
+}
+
+template <class T>
+uint8_t* ChunkReader::size_dictionary(size_t values) {
+  if constexpr (std::is_same_v<T, ByteArrays>) {
+    const size_t bytes = values * static_cast<size_t>(leaf_.schema.type_length);
+    size_scratch(home_.dict_fixed, bytes);
+    home_.dict_fixed.resize(bytes);  // (down to the values, room kept)
+    return reinterpret_cast<uint8_t*>(home_.dict_fixed.data());
+  } else {
+    auto& dict = dictionary<T>();
+    size_scratch(dict, values);
+    dict.resize(values);  // (down to the count, room kept)
+    return reinterpret_cast<uint8_t*>(dict.data());
   }
 }
 
@@ -155,15 +160,13 @@ void ChunkReader::read_dictionary_page(const format::PageHeader& h, const uint8_
         throw InvalidFile("PLAIN data holds " + std::to_string(size / width) + " values of " + std::to_string(width) +
                           " bytes, page declares " + std::to_string(d.num_values));
       }
-      const auto bytes = static_cast<size_t>(static_cast<uint64_t>(d.num_values) * width);
-      size_scratch(home_.dict_fixed, bytes);
-      home_.dict_fixed.resize(bytes);  // (down to the values, room kept)
-      if (bytes > 0) std::memcpy(home_.dict_fixed.data(), body, bytes);
+      uint8_t* dst = size_dictionary<T>(static_cast<size_t>(d.num_values));
+      if (d.num_values > 0) std::memcpy(dst, body, static_cast<size_t>(static_cast<uint64_t>(d.num_values) * width));
     } else {
       dict.offsets.assign(1, 0);  // (room kept from the thread's chunk before)
       dict.bytes.clear();
       decode_plain_byte_arrays(body, size, d.num_values, &dict, size, leaf_.schema.type_length);
-      dict.bytes.append(ByteArrayDictionaryGather::kSlack, '\0');  // (see ByteArrayDictionaryGather)
+      dict.bytes.append(kShortCopyBytes, '\0');  // (see ByteArrayDictionaryGather)
     }
   } else {
     // Each value takes at least sizeof(T) bytes (a bit for booleans), so the page bounds the count.
@@ -172,8 +175,7 @@ void ChunkReader::read_dictionary_page(const format::PageHeader& h, const uint8_
       throw InvalidFile("dictionary of " + std::to_string(d.num_values) + " values in " + std::to_string(size) +
                         " bytes");
     }
-    size_scratch(dict, static_cast<size_t>(d.num_values));
-    dict.resize(static_cast<size_t>(d.num_values));  // (down to the count, room kept)
+    size_dictionary<T>(static_cast<size_t>(d.num_values));
     if constexpr (std::is_same_v<T, uint8_t>) {
       decode_plain_bool(body, size, d.num_values, dict.data());
     } else {

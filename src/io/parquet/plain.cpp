@@ -81,19 +81,13 @@ size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
     offsets[i] = static_cast<int64_t>(base + total);
     pos += len;
   }
-  // A value of up to kShortBytes is copied as kShortBytes at once rather than by a call sized to it: the room made
-  // ends with kShortBytes more until the copy is done, and `data` is followed by as many readable bytes.
-  constexpr size_t kShortBytes = kPlainReadSlack;
-  grow_populated(out->bytes, base + total + kShortBytes);
+  // (the room made ends with kShortCopyBytes more until the copy is done: see copy_byte_array)
+  grow_populated(out->bytes, base + total + kShortCopyBytes);
   char* dst = out->bytes.data() + base;
   const uint8_t* src = data;
   for (int64_t i = 0; i < n; ++i) {
     const auto len = static_cast<size_t>(offsets[i] - (i == 0 ? static_cast<int64_t>(base) : offsets[i - 1]));
-    if (len <= kShortBytes) {
-      std::memcpy(dst, src + 4, kShortBytes);
-    } else {
-      std::memcpy(dst, src + 4, len);
-    }
+    copy_byte_array(dst, reinterpret_cast<const char*>(src) + 4, len);
     dst += len;
     src += 4 + len;
   }

@@ -56,11 +56,20 @@ size_t decode_plain(const uint8_t* data, size_t size, int64_t n, T* out) {
 // Booleans: one output byte (0/1) per value.
 size_t decode_plain_bool(const uint8_t* data, size_t size, int64_t n, uint8_t* out);
 
+// A byte array of up to kShortCopyBytes is copied as that many bytes in one move rather than by a call sized to it,
+// which short strings feel: where it is read from and where it goes must both have kShortCopyBytes bytes of room.
+constexpr size_t kShortCopyBytes = 16;
+inline void copy_byte_array(char* dst, const char* src, size_t len) {
+  if (len <= kShortCopyBytes) {
+    std::memcpy(dst, src, kShortCopyBytes);
+  } else {
+    std::memcpy(dst, src, len);
+  }
+}
+
 // Appends n values to `out`; `max_total_bytes` caps out->bytes (a hostile file cannot make it grow unbounded).
 // fixed_length > 0: FIXED_LEN_BYTE_ARRAY values of that many bytes each, with no length prefixes. `data + size`
-// must be followed by kPlainReadSlack readable bytes (a page buffer's padding): short values are copied in
-// fixed-size moves that may read past their end.
-constexpr size_t kPlainReadSlack = 16;
+// must be followed by kShortCopyBytes readable bytes (a page buffer's padding): see copy_byte_array.
 size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, ByteArrays* out,
                                 size_t max_total_bytes, int32_t fixed_length = 0);
 
