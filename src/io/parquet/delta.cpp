@@ -174,7 +174,6 @@ size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
   pos += static_cast<size_t>(suffix_total);
   // First the lengths, each checked against its predecessor, so that the bytes are sized once and each value
   // is built in place from its predecessor's prefix and its own suffix.
-  std::vector<int64_t> lengths(static_cast<size_t>(n));
   uint64_t total = 0;
   int64_t previous = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -188,7 +187,6 @@ size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
       throw InvalidFile("DELTA_BYTE_ARRAY: value of " + std::to_string(previous) + " bytes in a column of " +
                         std::to_string(fixed_length));
     }
-    lengths[static_cast<size_t>(i)] = previous;
     total += static_cast<uint64_t>(previous);
     if (out->bytes.size() + total > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
   }
@@ -204,7 +202,7 @@ size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
     std::memcpy(bytes + at + prefix, suffix, suffix_length);
     suffix += suffix_length;
     previous_at = at;
-    at += static_cast<size_t>(lengths[static_cast<size_t>(i)]);
+    at += prefix + suffix_length;
     out->offsets.push_back(static_cast<int64_t>(at));
   }
   return pos;
