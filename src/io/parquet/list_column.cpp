@@ -288,7 +288,7 @@ void ChunkReader::append_list_values(int32_t encoding, const uint8_t* p, const u
     decode_values<T>(encoding, p, static_cast<size_t>(end - p), present, &values, nullptr);
     if (present < page_slots) spread_byte_arrays(&values, base, slot_valid, page_slots, present);
   } else {
-    values.resize(static_cast<size_t>(first_slot + page_slots));
+    grow_populated(values, static_cast<size_t>(first_slot + page_slots));
     T* dst = values.data() + first_slot;
     decode_values<T>(encoding, p, static_cast<size_t>(end - p), present, FixedOut<T>{values.data()}, dst);
     if (present < page_slots) spread(dst, slot_valid, page_slots, present);
@@ -320,7 +320,8 @@ Column ChunkReader::read_nested_list() {
   if (leaf_.schema.nullable) col.validity.resize(static_cast<size_t>(num_rows_));
   // Inner levels collect the start of each list as it begins, and their end once every list has. An entry begins
   // at most one list at each level and one value: room for every entry is reserved (not touched), so that pages
-  // grow them without moving them. Fixed-width values get theirs populated, as read_list's on one thread.
+  // grow them without moving them (and populate what they use as they grow: the levels and slots are often far
+  // fewer than the entries).
   for (int k = 1; k < depth; ++k) {
     ListLevel& level = col.inner_lists[static_cast<size_t>(k - 1)];
     level.offsets.clear();
@@ -329,9 +330,7 @@ Column ChunkReader::read_nested_list() {
       level.validity.reserve(static_cast<size_t>(entries));
     }
   }
-  if constexpr (!std::is_same_v<T, ByteArrays>) {
-    reserve_populated(std::get<std::vector<T>>(col.values), static_cast<size_t>(entries));
-  }
+  if constexpr (!std::is_same_v<T, ByteArrays>) std::get<std::vector<T>>(col.values).reserve(static_cast<size_t>(entries));
   int64_t entries_done = 0;
   size_t bytes_at_start = 0;  // (byte arrays: room for the rest of the chunk is made as its pages come)
   // empty_def[k]: the definition level of a present but empty list at level k (0: the rows' lists). Below it
