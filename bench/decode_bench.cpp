@@ -71,19 +71,21 @@ void BM_Plain_Int32(benchmark::State& state) {
 }
 BENCHMARK(BM_Plain_Int32);
 
+// Dictionary indices of state.range(0) bits (a dictionary of 2^bits values), every run bit-packed.
 void BM_RleDictionary_Int32(benchmark::State& state) {
-  const auto values = walk(kValues);
-  std::vector<int32_t> dict(256);
+  const auto bits = static_cast<int>(state.range(0));
+  const size_t dict_size = size_t{1} << bits;
+  std::vector<int32_t> dict(dict_size);
   std::vector<uint32_t> indices(kValues);
-  for (size_t i = 0; i < 256; ++i) dict[i] = static_cast<int32_t>(i * 37);
+  for (size_t i = 0; i < dict_size; ++i) dict[i] = static_cast<int32_t>(i * 37);
   std::mt19937 gen(3);
   std::vector<int32_t> expect(kValues);
-  for (size_t i = 0; i < kValues; ++i) expect[i] = dict[indices[i] = gen() % 256];
+  for (size_t i = 0; i < kValues; ++i) expect[i] = dict[indices[i] = static_cast<uint32_t>(gen() % dict_size)];
   std::string encoded;
-  rle_encode(indices.data(), indices.size(), 8, &encoded);
+  rle_encode(indices.data(), indices.size(), bits, &encoded);
   std::vector<int32_t> out(kValues);
   for (auto _ : state) {
-    RleBitPackedDecoder dec(reinterpret_cast<const uint8_t*>(encoded.data()), encoded.size(), 8);
+    RleBitPackedDecoder dec(reinterpret_cast<const uint8_t*>(encoded.data()), encoded.size(), bits);
     DictionaryGather<int32_t> sink{dict.data(), static_cast<uint32_t>(dict.size()), out.data()};
     dec.decode(static_cast<int64_t>(kValues), sink);
     benchmark::DoNotOptimize(out.data());
@@ -91,7 +93,7 @@ void BM_RleDictionary_Int32(benchmark::State& state) {
   check(out == expect, "RLE_DICTIONARY");
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kValues * 4));
 }
-BENCHMARK(BM_RleDictionary_Int32);
+BENCHMARK(BM_RleDictionary_Int32)->Arg(5)->Arg(7)->Arg(8)->Arg(12);
 
 void BM_DeltaBinaryPacked_Int32(benchmark::State& state) {
   const auto values = walk(kValues);

@@ -12,14 +12,42 @@ inline uint64_t load64(const uint8_t* p) {
   return v;
 }
 
-// Eight values of W bits from W bytes. `in` must allow reading 8 bytes past in + W - 1 when kSafe is false.
+// The W bytes at `in` (W <= 8) as a little-endian integer, read in at most two loads that stay within them. (A
+// memcpy of W bytes into a zeroed word goes through the stack for W = 3, 5, 6, 7, and the word's load then waits
+// for the narrower stores before it: a stall a group.)
+template <int W>
+inline uint64_t load_le(const uint8_t* in) {
+  if constexpr (W == 8) {
+    return load64(in);
+  } else if constexpr (W > 4) {
+    uint32_t lo, hi;  // overlapping: the bytes they share agree
+    std::memcpy(&lo, in, 4);
+    std::memcpy(&hi, in + W - 4, 4);
+    return lo | (uint64_t{hi} << (8 * (W - 4)));
+  } else if constexpr (W == 4) {
+    uint32_t v;
+    std::memcpy(&v, in, 4);
+    return v;
+  } else if constexpr (W == 3) {
+    uint16_t lo;
+    std::memcpy(&lo, in, 2);
+    return lo | (uint64_t{in[2]} << 16);
+  } else if constexpr (W == 2) {
+    uint16_t v;
+    std::memcpy(&v, in, 2);
+    return v;
+  } else {
+    return in[0];
+  }
+}
+
+// Eight values of W bits from W bytes. `in` must allow reading 8 bytes past in + W - 1 when W > 8.
 template <int W>
 inline void unpack8(const uint8_t* in, uint32_t* out) {
   constexpr uint64_t kMask = (uint64_t{1} << W) - 1;
   if constexpr (W <= 8) {
     // All 8 values fit in one 64-bit word.
-    uint64_t word = 0;
-    std::memcpy(&word, in, W);
+    const uint64_t word = load_le<W>(in);
     for (int i = 0; i < 8; ++i) out[i] = static_cast<uint32_t>((word >> (i * W)) & kMask);
   } else {
     for (int i = 0; i < 8; ++i) {
