@@ -23,6 +23,7 @@
 #include "io/memory.h"
 #include "io/parquet/codec.h"
 #include "io/parquet/metadata.h"
+#include "io/parquet/rle.h"
 #include "io/parquet/schema.h"
 
 namespace feedline::parquet::detail {
@@ -125,7 +126,10 @@ void spread(T* out, const uint8_t* validity, int64_t n, int64_t present) {
     if (eight == kEightValues) {
       i -= 8;
       k -= 8;
-      std::memmove(out + i, out + k, 8 * sizeof(T));
+      // Through registers: a fixed-size memcpy is inlined, where memmove of the overlapping slots was a call.
+      T eight_values[8];
+      std::memcpy(eight_values, out + k, sizeof eight_values);
+      std::memcpy(out + i, eight_values, sizeof eight_values);
     } else {
       --i;
       if (validity[i]) {
@@ -276,6 +280,14 @@ class ChunkReader {
   // column's values go).
   template <class T, class Out>
   void decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst);
+  // A dictionary-encoded page's indices (their bit width, then RLE / bit-packed runs), checked as far as they can
+  // be before decoding: the width is there and at most 32.
+  RleBitPackedDecoder dictionary_indices(const uint8_t* p, size_t remaining) const {
+    if (remaining < 1) throw InvalidFile("dictionary indices missing");
+    const int bit_width = p[0];
+    if (bit_width > 32) throw InvalidFile("dictionary index bit width " + std::to_string(bit_width));
+    return RleBitPackedDecoder(p + 1, remaining - 1, bit_width);
+  }
   // Checks the page's sizes against the limits and its CRC when it has one.
   void check_crc(const format::PageHeader& h, const uint8_t* data) const;
   // The values of a page, decompressed into scratch (into *large past kMaxScratchBytes) unless stored plain (v2

@@ -38,6 +38,61 @@ struct DictionaryGather {
   }
 };
 
+// DictionaryGather for a page with nulls: value k goes straight to the k-th slot that `valid` marks present (1),
+// and each null slot (0) before it gets T{}, where decoding the values back to back and then spreading them over
+// the slots would write them twice. finish() sets the null slots after the last value.
+template <class T>
+struct SpreadDictionaryGather {
+  const T* dict;
+  uint32_t dict_size;
+  T* out;                // slot 0
+  const uint8_t* valid;  // one byte (0 or 1) a slot
+  int64_t slots;         // holding at least as many 1s as values will come
+  int64_t slot = 0;      // the next slot to fill
+
+  void run(uint32_t index, int64_t count) {
+    if (index >= dict_size) throw_bad_index(index, dict_size);
+    const T value = dict[index];
+    place(count, [value](int64_t) { return value; });
+  }
+  void literal(const uint32_t* indices, int64_t count) {
+    uint32_t max_index = 0;
+    for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices[i]);
+    if (max_index >= dict_size) throw_bad_index(max_index, dict_size);
+    const T* const values = dict;
+    place(count, [values, indices](int64_t k) { return values[indices[k]]; });
+  }
+  void finish() {
+    for (; slot < slots; ++slot) out[slot] = T{};
+  }
+
+ private:
+  // Eight slots at a time where all eight are present, one at a time elsewhere. (While values remain, a present
+  // slot remains, so `at` stays below `slots`.) In locals: `out` may alias the members.
+  template <class Value>
+  void place(int64_t count, Value value) {
+    constexpr uint64_t kEightPresent = 0x0101010101010101ull;
+    T* const dst = out;
+    const uint8_t* const present = valid;
+    const int64_t end = slots;
+    int64_t at = slot, k = 0;
+    while (k < count) {
+      uint64_t eight = 0;
+      if (count - k >= 8 && end - at >= 8) std::memcpy(&eight, present + at, 8);
+      if (eight == kEightPresent) {
+        for (int j = 0; j < 8; ++j) dst[at + j] = value(k + j);
+        at += 8;
+        k += 8;
+      } else if (present[at] != 0) {
+        dst[at++] = value(k++);
+      } else {
+        dst[at++] = T{};
+      }
+    }
+    slot = at;
+  }
+};
+
 // FIXED_LEN_BYTE_ARRAY: every entry is `width` bytes, so the values go to a slice sized beforehand.
 struct FixedBytesDictionaryGather {
   const char* dict;  // dict_size entries of width bytes, back to back

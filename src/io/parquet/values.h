@@ -43,6 +43,19 @@ int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size
     bytes_base = out->offsets.size();
   } else {
     dst = out.values + row;
+    // Dictionary-encoded values among nulls are gathered straight to their slots.
+    if (present < n && (h.encoding == format::encoding::kRleDictionary ||
+                        h.encoding == format::encoding::kPlainDictionary)) {
+      if (!have_dictionary_) throw InvalidFile("dictionary-encoded page without a dictionary page");
+      const auto& dict = dictionary<T>();
+      SpreadDictionaryGather<T> sink{dict.data(), static_cast<uint32_t>(dict.size()), dst, page_validity, n};
+      if (present > 0) {
+        RleBitPackedDecoder dec = dictionary_indices(p, static_cast<size_t>(end - p));
+        dec.decode(present, sink);
+      }
+      sink.finish();
+      return n - present;
+    }
   }
   decode_values<T, Out>(h.encoding, p, static_cast<size_t>(end - p), present, out, dst);
   if (present < n) {
@@ -72,10 +85,7 @@ void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remai
     case format::encoding::kRleDictionary: {
       if (!have_dictionary_) throw InvalidFile("dictionary-encoded page without a dictionary page");
       if (present == 0) break;
-      if (remaining < 1) throw InvalidFile("dictionary indices missing");
-      const int bit_width = p[0];
-      if (bit_width > 32) throw InvalidFile("dictionary index bit width " + std::to_string(bit_width));
-      RleBitPackedDecoder dec(p + 1, remaining - 1, bit_width);
+      RleBitPackedDecoder dec = dictionary_indices(p, remaining);
       if constexpr (std::is_same_v<T, ByteArrays>) {
         const int32_t width = leaf_.schema.type_length;
         if (width > 0) {  // (the dictionary's entries were read as FIXED_LEN_BYTE_ARRAY: each is width bytes)
