@@ -11,6 +11,7 @@
 
 #include "feedline/io/error.h"
 #include "io/parquet/delta.h"
+#include "io/parquet/plain.h"
 
 namespace feedline::parquet {
 namespace {
@@ -110,6 +111,18 @@ std::vector<std::string> words(size_t n) {
   return v;
 }
 
+// Long values too: shared prefixes and suffixes past the 16 bytes that are copied in one move.
+std::vector<std::string> long_words(size_t n) {
+  std::vector<std::string> v = words(n);
+  for (size_t i = 0; i < n; ++i) {
+    v[i] = "https://example.org/a/path/" + v[i] + (i % 5 == 0 ? std::string(17 + i % 40, 'y') : std::string());
+  }
+  return v;
+}
+
+// `s` followed by the padding a page buffer ends with (the byte-array decoders may read that far past their data).
+std::string padded(const std::string& s) { return s + std::string(kShortCopyBytes, '\0'); }
+
 ByteArrays byte_arrays(const std::vector<std::string>& values) {
   ByteArrays a;
   for (const auto& v : values) a.push_back(v);
@@ -117,23 +130,26 @@ ByteArrays byte_arrays(const std::vector<std::string>& values) {
 }
 
 TEST(ParquetDelta, ByteArraysRoundTrip) {
-  for (size_t n : {0, 1, 7, 129, 3000}) {
-    SCOPED_TRACE(n);
-    const auto values = words(n);
-    const std::string lengths = encode_delta_length_byte_arrays(values);
-    const std::string prefixed = encode_delta_byte_arrays(values);
-    ByteArrays a, b;
-    b.push_back("before");  // decoding appends
-    EXPECT_EQ(decode_delta_length_byte_arrays(bytes_of(lengths), lengths.size(), static_cast<int64_t>(n), &a, SIZE_MAX),
-              lengths.size());
-    EXPECT_EQ(decode_delta_byte_arrays(bytes_of(prefixed), prefixed.size(), static_cast<int64_t>(n), &b, SIZE_MAX, 0),
-              prefixed.size());
-    ByteArrays expect_b = byte_arrays({"before"});
-    for (const auto& v : values) expect_b.push_back(v);
-    EXPECT_EQ(a.offsets, byte_arrays(values).offsets);
-    EXPECT_EQ(a.bytes, byte_arrays(values).bytes);
-    EXPECT_EQ(b.offsets, expect_b.offsets);
-    EXPECT_EQ(b.bytes, expect_b.bytes);
+  for (const bool long_values : {false, true}) {
+    for (size_t n : {0, 1, 7, 129, 3000}) {
+      SCOPED_TRACE(std::to_string(n) + (long_values ? " long" : " short"));
+      const auto values = long_values ? long_words(n) : words(n);
+      const std::string lengths = encode_delta_length_byte_arrays(values);
+      const std::string prefixed = encode_delta_byte_arrays(values);
+      ByteArrays a, b;
+      b.push_back("before");  // decoding appends
+      const auto count = static_cast<int64_t>(n);
+      EXPECT_EQ(decode_delta_length_byte_arrays(bytes_of(lengths), lengths.size(), count, &a, SIZE_MAX),
+                lengths.size());
+      EXPECT_EQ(decode_delta_byte_arrays(bytes_of(padded(prefixed)), prefixed.size(), count, &b, SIZE_MAX, 0),
+                prefixed.size());
+      ByteArrays expect_b = byte_arrays({"before"});
+      for (const auto& v : values) expect_b.push_back(v);
+      EXPECT_EQ(a.offsets, byte_arrays(values).offsets);
+      EXPECT_EQ(a.bytes, byte_arrays(values).bytes);
+      EXPECT_EQ(b.offsets, expect_b.offsets);
+      EXPECT_EQ(b.bytes, expect_b.bytes);
+    }
   }
 }
 
@@ -145,12 +161,13 @@ TEST(ParquetDelta, ByteArraysRefuseHostilePrefixesAndSizes) {
                                               std::vector<int32_t>{0, -1, 0}}) {
     const std::string bad = encode_delta_binary_packed(prefixes.data(), prefixes.size()) +
                             encode_delta_length_byte_arrays({"apple", "t", "ricot"});
-    EXPECT_THROW(decode_delta_byte_arrays(bytes_of(bad), bad.size(), 3, &out, SIZE_MAX, 0), InvalidFile);
+    EXPECT_THROW(decode_delta_byte_arrays(bytes_of(padded(bad)), bad.size(), 3, &out, SIZE_MAX, 0), InvalidFile);
   }
   const std::string good = encode_delta_byte_arrays(values);
-  EXPECT_THROW(decode_delta_byte_arrays(bytes_of(good), good.size() - 1, 3, &out, SIZE_MAX, 0), InvalidFile);
-  EXPECT_THROW(decode_delta_byte_arrays(bytes_of(good), good.size(), 3, &out, 10, 0), InvalidFile);  // size limit
-  EXPECT_THROW(decode_delta_byte_arrays(bytes_of(good), good.size(), 3, &out, SIZE_MAX, 5), InvalidFile);  // fixed
+  EXPECT_THROW(decode_delta_byte_arrays(bytes_of(padded(good)), good.size() - 1, 3, &out, SIZE_MAX, 0), InvalidFile);
+  // The size limit, and a fixed length the values do not have.
+  EXPECT_THROW(decode_delta_byte_arrays(bytes_of(padded(good)), good.size(), 3, &out, 10, 0), InvalidFile);
+  EXPECT_THROW(decode_delta_byte_arrays(bytes_of(padded(good)), good.size(), 3, &out, SIZE_MAX, 5), InvalidFile);
   const std::vector<int32_t> negative{3, -4, 2};
   const std::string bad_lengths = encode_delta_binary_packed(negative.data(), negative.size()) + "abcdefgh";
   EXPECT_THROW(decode_delta_length_byte_arrays(bytes_of(bad_lengths), bad_lengths.size(), 3, &out, SIZE_MAX),

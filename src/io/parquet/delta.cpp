@@ -190,21 +190,32 @@ size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
     total += static_cast<uint64_t>(previous);
     if (out->bytes.size() + total > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
   }
+  // The bytes end with kShortCopyBytes more until the values are built: short prefixes and suffixes are copied by
+  // copy_byte_array, which may write (and, from the page, read) that far past them.
   size_t at = out->bytes.size();
-  out->bytes.resize(at + static_cast<size_t>(total));
+  out->bytes.resize(at + static_cast<size_t>(total) + kShortCopyBytes);
   reserve_offsets(out, static_cast<size_t>(n));
   char* bytes = out->bytes.data();
   size_t previous_at = at;
   for (int64_t i = 0; i < n; ++i) {
     const auto prefix = static_cast<size_t>(prefixes[static_cast<size_t>(i)]);
     const auto suffix_length = static_cast<size_t>(suffix_lengths[static_cast<size_t>(i)]);
-    std::memcpy(bytes + at, bytes + previous_at, prefix);  // the predecessor ends where this value starts
-    std::memcpy(bytes + at + prefix, suffix, suffix_length);
+    // The predecessor ends where this value starts: a short prefix goes through registers, as its 16 bytes may
+    // reach into the value being built.
+    if (prefix <= kShortCopyBytes) {
+      char head[kShortCopyBytes];
+      std::memcpy(head, bytes + previous_at, kShortCopyBytes);
+      std::memcpy(bytes + at, head, kShortCopyBytes);
+    } else {
+      std::memcpy(bytes + at, bytes + previous_at, prefix);
+    }
+    copy_byte_array(bytes + at + prefix, reinterpret_cast<const char*>(suffix), suffix_length);
     suffix += suffix_length;
     previous_at = at;
     at += prefix + suffix_length;
     out->offsets.push_back(static_cast<int64_t>(at));
   }
+  out->bytes.resize(at);
   return pos;
 }
 

@@ -24,6 +24,7 @@ size_t decode_delta_length_byte_arrays(const uint8_t* data, size_t size, int64_t
 
 // Prefix lengths (shared with the previous value) as DELTA_BINARY_PACKED, then the suffixes as
 // DELTA_LENGTH_BYTE_ARRAY. Appends n values to `out`; fixed_length > 0 checks every value has that length.
+// `data + size` must be followed by kShortCopyBytes readable bytes (a page buffer's padding): see copy_byte_array.
 size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, ByteArrays* out, size_t max_total_bytes,
                                 int32_t fixed_length);
 

@@ -62,7 +62,7 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
           part.offsets.assign(1, 0);
           part.bytes.clear();
           const auto values = static_cast<size_t>(pages[k].num_values);
-          part.bytes.reserve(values * width);
+          part.bytes.reserve(values * width + kShortCopyBytes);  // (see copy_byte_array)
           part.offsets.reserve(values + 1);
           nulls[k] = read_data_page<T>(page, body, size, &part, row, validity);
           // Each value is `width` bytes, a null none (the decoders see to it).
@@ -119,12 +119,13 @@ int64_t ChunkReader::read(Out out, uint8_t* validity) {
     }
   }
   if constexpr (std::is_same_v<T, ByteArrays>) {
-    // One offset a row, and a FIXED_LEN_BYTE_ARRAY's bytes, are known before the pages: reserved once.
+    // One offset a row, and a FIXED_LEN_BYTE_ARRAY's bytes, are known before the pages: reserved once (the bytes
+    // with room for what copy_byte_array may write past the last value).
     reserve_offsets(out, static_cast<size_t>(num_rows_));
     populate_for_writing(out->offsets.data() + out->offsets.size(), static_cast<size_t>(num_rows_) * sizeof(int64_t));
     const int64_t width = leaf_.schema.type_length;
     if (width > 0 && num_rows_ <= budget_ / width) {
-      reserve_populated(out->bytes, out->bytes.size() + static_cast<size_t>(num_rows_ * width));
+      reserve_populated(out->bytes, out->bytes.size() + static_cast<size_t>(num_rows_ * width) + kShortCopyBytes);
     }
   }
   int64_t row = 0;
