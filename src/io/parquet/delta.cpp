@@ -190,26 +190,41 @@ size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
     total += static_cast<uint64_t>(previous);
     if (out->bytes.size() + total > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
   }
-  // The bytes end with kShortCopyBytes more until the values are built: short prefixes and suffixes are copied by
-  // copy_byte_array, which may write (and, from the page, read) that far past them.
+  // The bytes end with kShortCopyBytes more until the values are built: values are written 16 bytes at a time,
+  // which may reach that far past them (and, from the page, read as far: a page buffer's padding).
   size_t at = out->bytes.size();
   out->bytes.resize(at + static_cast<size_t>(total) + kShortCopyBytes);
   reserve_offsets(out, static_cast<size_t>(n));
   char* bytes = out->bytes.data();
   size_t previous_at = at;
+  // A value of up to 16 bytes is put together in a register from its predecessor's first 16 bytes, kept in
+  // `head` (past the predecessor's end they are whatever followed; its prefix never reaches them), and its
+  // suffix's 16 bytes shifted past the prefix, then stored at once. Read back from memory, the predecessor would
+  // span the two stores that built it, and the load would wait for them (a stall a value).
+  using Bytes16 = unsigned __int128;
+  Bytes16 head = 0;
   for (int64_t i = 0; i < n; ++i) {
     const auto prefix = static_cast<size_t>(prefixes[static_cast<size_t>(i)]);
     const auto suffix_length = static_cast<size_t>(suffix_lengths[static_cast<size_t>(i)]);
-    // The predecessor ends where this value starts: a short prefix goes through registers, as its 16 bytes may
-    // reach into the value being built.
-    if (prefix <= kShortCopyBytes) {
-      char head[kShortCopyBytes];
-      std::memcpy(head, bytes + previous_at, kShortCopyBytes);
-      std::memcpy(bytes + at, head, kShortCopyBytes);
+    if (prefix + suffix_length <= kShortCopyBytes) {
+      Bytes16 tail;
+      std::memcpy(&tail, suffix, sizeof tail);
+      const unsigned shift = 8 * static_cast<unsigned>(prefix);  // 0..128 bits
+      const Bytes16 keep = shift >= 128 ? ~Bytes16{0} : (Bytes16{1} << shift) - 1;
+      const Bytes16 moved = shift >= 128 ? Bytes16{0} : tail << shift;
+      head = (head & keep) | (moved & ~keep);
+      std::memcpy(bytes + at, &head, sizeof head);
     } else {
-      std::memcpy(bytes + at, bytes + previous_at, prefix);
+      // The predecessor ends where this value starts. (A short prefix comes from `head`, whose 16 bytes may
+      // reach into the value being built.)
+      if (prefix <= kShortCopyBytes) {
+        std::memcpy(bytes + at, &head, sizeof head);
+      } else {
+        std::memcpy(bytes + at, bytes + previous_at, prefix);
+      }
+      copy_byte_array(bytes + at + prefix, reinterpret_cast<const char*>(suffix), suffix_length);
+      std::memcpy(&head, bytes + at, sizeof head);
     }
-    copy_byte_array(bytes + at + prefix, reinterpret_cast<const char*>(suffix), suffix_length);
     suffix += suffix_length;
     previous_at = at;
     at += prefix + suffix_length;
