@@ -350,7 +350,9 @@ Column ChunkReader::read_nested_list() {
       level.validity.reserve(static_cast<size_t>(entries));
     }
   }
-  if constexpr (!std::is_same_v<T, ByteArrays>) std::get<std::vector<T>>(col.values).reserve(static_cast<size_t>(entries));
+  if constexpr (!std::is_same_v<T, ByteArrays>) {
+    std::get<std::vector<T>>(col.values).reserve(static_cast<size_t>(entries));
+  }
   int64_t entries_done = 0;
   size_t bytes_at_start = 0;  // (byte arrays: room for the rest of the chunk is made as its pages come)
   // empty_def[k]: the definition level of a present but empty list at level k (0: the rows' lists). Below it
