@@ -18,6 +18,14 @@ namespace feedline::parquet {
 
 [[noreturn]] void throw_bad_index(uint32_t index, size_t dictionary_size);
 
+// Throws unless every one of a batch of literal indices is inside the dictionary: their largest, found in one pass
+// the compiler vectorises, before any is used.
+inline void check_indices(const uint32_t* indices, int64_t count, size_t dictionary_size) {
+  uint32_t max_index = 0;
+  for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices[i]);
+  if (max_index >= dictionary_size) throw_bad_index(max_index, dictionary_size);
+}
+
 template <class T>
 struct DictionaryGather {
   const T* dict;
@@ -30,9 +38,7 @@ struct DictionaryGather {
     out += count;
   }
   void literal(const uint32_t* indices, int64_t count) {
-    uint32_t max_index = 0;
-    for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices[i]);
-    if (max_index >= dict_size) throw_bad_index(max_index, dict_size);
+    check_indices(indices, count, dict_size);
     for (int64_t i = 0; i < count; ++i) out[i] = dict[indices[i]];
     out += count;
   }
@@ -56,9 +62,7 @@ struct SpreadDictionaryGather {
     place(count, [value](int64_t) { return value; });
   }
   void literal(const uint32_t* indices, int64_t count) {
-    uint32_t max_index = 0;
-    for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices[i]);
-    if (max_index >= dict_size) throw_bad_index(max_index, dict_size);
+    check_indices(indices, count, dict_size);
     const T* const values = dict;
     place(count, [values, indices](int64_t k) { return values[indices[k]]; });
   }
@@ -106,9 +110,7 @@ struct FixedBytesDictionaryGather {
     for (int64_t i = 0; i < count; ++i, out += width) std::memcpy(out, v, width);
   }
   void literal(const uint32_t* indices, int64_t count) {
-    uint32_t max_index = 0;
-    for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices[i]);
-    if (max_index >= dict_size) throw_bad_index(max_index, dict_size);
+    check_indices(indices, count, dict_size);
     // The common widths (INT96, UUID, small decimals) copied by a fixed-size move each, not a call to memcpy.
     switch (width) {
       case 4: gather<4>(indices, count); break;
@@ -163,10 +165,8 @@ struct ByteArrayDictionaryGather {
   }
   void literal(const uint32_t* indices, int64_t count) {
     const int64_t* at = dict->offsets.data();
-    uint32_t max_index = 0;
+    check_indices(indices, count, static_cast<size_t>(dict->size()));
     size_t total = 0;
-    for (int64_t i = 0; i < count; ++i) max_index = std::max(max_index, indices[i]);
-    if (max_index >= static_cast<uint64_t>(dict->size())) throw_bad_index(max_index, static_cast<size_t>(dict->size()));
     for (int64_t i = 0; i < count; ++i) total += static_cast<size_t>(at[indices[i] + 1] - at[indices[i]]);
     int64_t* offsets;
     int64_t end = static_cast<int64_t>(out->bytes.size());
