@@ -255,9 +255,17 @@ std::string type_text(const ColumnSchema& s) {
   return text;
 }
 
+// A column's integer annotation, but none for INT(32, signed) on INT32 or INT(64, signed) on INT64, which say no
+// more than the physical type (DuckDB annotates every integer column so, most writers none).
+std::optional<IntAnnotation> int_meaning(const ColumnSchema& s) {
+  const int physical_width = s.type == PhysicalType::kInt32 ? 32 : s.type == PhysicalType::kInt64 ? 64 : 0;
+  if (s.int_annotation && s.int_annotation->is_signed && s.int_annotation->bit_width == physical_width) return {};
+  return s.int_annotation;
+}
+
 // Whether two files' columns hold the same type of values (their nullability may differ).
 bool same_values(const ColumnSchema& a, const ColumnSchema& b) {
-  return a.type == b.type && a.type_length == b.type_length && a.int_annotation == b.int_annotation &&
+  return a.type == b.type && a.type_length == b.type_length && int_meaning(a) == int_meaning(b) &&
          a.is_string == b.is_string && a.logical == b.logical && a.list_depth() == b.list_depth();
 }
 

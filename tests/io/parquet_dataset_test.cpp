@@ -331,6 +331,25 @@ TEST(ParquetDataset, ColumnOrderAndNullabilityMayDiffer) {
   EXPECT_EQ(t.columns[1].byte_arrays().at(3), "row 3");
 }
 
+// Writers annotate integers differently: DuckDB marks every INT32 column INT(32, signed) and every INT64 column
+// INT(64, signed), which say no more than the physical type; most writers leave them bare. Shards of both read as
+// one table; an unsigned annotation (or a narrower one, on INT32) is another type.
+TEST(ParquetDataset, AnIntegerAnnotatedWithItsOwnWidthIsTheBareInteger) {
+  const std::string dir = testing::scratch_dir("dataset_int_annotation");
+  write(dir + "/a.parquet", id_name_table(0, 2));
+  Table annotated = id_name_table(2, 2);
+  annotated.columns[0].schema.int_annotation = IntAnnotation{64, true};
+  write(dir + "/b.parquet", annotated);
+  ASSERT_TRUE(parquet::read_table(dir + "/b.parquet").columns[0].schema.int_annotation.has_value());
+  const Table t = read_dataset(dir);
+  ASSERT_EQ(t.num_rows, 4);
+  EXPECT_EQ(t.columns[0].as<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3}));
+  annotated.columns[0].schema.int_annotation = IntAnnotation{64, false};
+  write(dir + "/b.parquet", annotated);
+  EXPECT_EQ(error_of([&] { read_dataset(dir); }),
+            dir + "/b.parquet: column 'id' is INT64 (INT(64,unsigned)), but " + dir + "/a.parquet has it as INT64");
+}
+
 TEST(ParquetDataset, AnEmptyMatchNamesWhatWasAskedFor) {
   const std::string dir = testing::scratch_dir("dataset_empty");
   touch(dir + "/_SUCCESS", "");
