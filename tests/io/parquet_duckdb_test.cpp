@@ -20,6 +20,7 @@
 #include "feedline/io/error.h"
 #include "feedline/io/inspect.h"
 #include "feedline/io/parquet.h"
+#include "feedline/io/parquet_dataset.h"
 #include "io/value_text.h"
 #include "io/parquet_duckdb_support.h"
 #include "io/parquet_test_support.h"
@@ -1170,6 +1171,47 @@ TEST(ParquetProducers, RleEncodedIntegersAreRefusedAsDuckDbRefusesThem) {
     EXPECT_EQ(theirs[file].rfind("error\t", 0), 0u) << "DuckDB reads it now: compare it";
     EXPECT_NE(theirs[file].find("RLE encoding is only supported for boolean data"), std::string::npos) << theirs[file];
   }
+}
+
+// Every cell of `actual` as `expected` prints it (names and rows too; nullability may differ).
+void expect_same_cells(const Table& expected, const Table& actual) {
+  ASSERT_EQ(actual.num_rows, expected.num_rows);
+  ASSERT_EQ(actual.columns.size(), expected.columns.size());
+  for (size_t c = 0; c < expected.columns.size(); ++c) {
+    SCOPED_TRACE(expected.columns[c].schema.name);
+    EXPECT_EQ(actual.columns[c].schema.name, expected.columns[c].schema.name);
+    for (int64_t row = 0; row < expected.num_rows; ++row) {
+      ASSERT_EQ(feedline::cell_text(actual.columns[c], row), feedline::cell_text(expected.columns[c], row)) << row;
+    }
+  }
+}
+
+// One table kept as shards of five writers (tests/io/mixed_shards.mjs: DuckDB, arrow-rs, Polars, hyparquet-writer,
+// parquet.js), each annotating the same columns its own way, reads as one table with every cell of the whole table:
+// at once on one thread or two, and a row group at a time.
+TEST(ParquetProducers, ShardsOfFiveWritersReadAsOneTable) {
+  const std::string dir = scratch_dir("mixed-shards");
+  std::string listing;
+  ASSERT_TRUE(feedline::testing::run_node_script("mixed_shards.mjs", {dir}, &listing));
+  ASSERT_EQ(std::count(listing.begin(), listing.end(), '\n'), 6) << listing;
+  const Table whole = read_table(dir + "/whole.parquet");
+  ASSERT_EQ(whole.num_rows, 1000);
+  ASSERT_EQ(whole.columns.size(), 7u);
+  for (const int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    ReadOptions options;
+    options.num_threads = threads;
+    expect_same_cells(whole, read_dataset(dir + "/shards", options));
+  }
+  const DatasetReader dataset(dir + "/shards");
+  ASSERT_EQ(dataset.num_files(), 5u);
+  Table streamed;
+  for (const DatasetReader::RowGroup& group : dataset.row_groups()) {
+    ReadOptions one;
+    one.row_groups = {group.row_group};
+    append_rows(streamed, dataset.read_file(group.file, one), 0, group.num_rows);
+  }
+  expect_same_cells(whole, streamed);
 }
 
 // Every Parquet file of DuckDB's test folder and of the Parquet test corpus that DuckDB reads, feedline reads, with
