@@ -41,7 +41,7 @@
 //
 // Canonical form: a line "columns<TAB>n", n lines "name<TAB>DUCKDB_TYPE", then one line per row with one cell
 // per column separated by tabs: N for null; booleans 0/1; integers in decimal; FLOAT and DOUBLE as the hex of
-// their IEEE bits (f:xxxxxxxx, d:xxxxxxxxxxxxxxxx); VARCHAR and BLOB as hex of their bytes (s:..., b:...);
+// their IEEE bits (f:xxxxxxxx, d:xxxxxxxxxxxxxxxx); VARCHAR, BLOB and GEOMETRY as hex of their bytes (s:..., b:...);
 // lists as L[cell,cell,...]; intervals as I:months,days,micros=text.
 // Exit status 2 with a message on stderr when @duckdb/node-api cannot be loaded.
 import fs from 'node:fs';
@@ -96,6 +96,7 @@ function cell(value, type) {
     case 'JSON':
       return 's:' + Buffer.from(String(value), 'utf8').toString('hex');
     case 'BLOB':
+    case 'GEOMETRY':  // its well-known binary bytes, as feedline reads GEOMETRY and GEOGRAPHY
       return 'b:' + hexOfBytes(value.bytes);
     // Dates and times as integers since the epoch or midnight, in DuckDB's units; decimals as DuckDB's text.
     case 'DATE':

@@ -5,9 +5,9 @@
 //
 //   node hyparquet_parquet.mjs <npm_cache_dir> <out_dir> [rows (default 3000)]
 //       writes one table (integers of each width and sign, floats with NaN and infinities, booleans, strings,
-//       bytes, JSON, dates, timestamps of each unit, decimals, UUIDs, FLOAT16, lists, lists of lists, a struct, a
-//       map, VARIANT unshredded and shredded; nulls in each optional column) to <out_dir>/<name>.parquet once for
-//       each writer setup below (codecs, PLAIN, DELTA_* and BYTE_STREAM_SPLIT encodings, small pages and row
+//       bytes, JSON, dates, timestamps of each unit, decimals, UUIDs, FLOAT16, GEOMETRY, lists, lists of lists, a
+//       struct, a map, VARIANT unshredded and shredded; nulls in each optional column) to <out_dir>/<name>.parquet
+//       once for each writer setup below (codecs, PLAIN, DELTA_* and BYTE_STREAM_SPLIT encodings, small pages and row
 //       groups, page indexes and Bloom filters, statistics or not), and prints each file's path, a line each.
 //       Every file holds the same table.
 // Exit status 2 with a message on stderr when hyparquet-writer cannot be loaded.
@@ -72,6 +72,9 @@ const flat = [
     column(() => maybe(() => BigInt(pick(1000000000) - 500000000)))),
   leaf('uuid', { type: 'FIXED_LEN_BYTE_ARRAY', type_length: 16, logical_type: { type: 'UUID' } },
     column(() => maybe(() => `${hex(8)}-${hex(4)}-${hex(4)}-${hex(4)}-${hex(12)}`))),
+  leaf('shape', { type: 'BYTE_ARRAY', logical_type: { type: 'GEOMETRY' } },
+    column(() => maybe(() => (pick(2) ? { type: 'Point', coordinates: [pick(360) - 180, pick(180) - 90] }
+      : { type: 'LineString', coordinates: [[0, 0], [pick(10), pick(10) / 4]] })))),
   leaf('half', { type: 'FIXED_LEN_BYTE_ARRAY', type_length: 2, logical_type: { type: 'FLOAT16' } },
     column(() => maybe(() => [0.5, -2, 65504, 1 / 1024, 0, Infinity, 3.140625][pick(7)]))),
 ];

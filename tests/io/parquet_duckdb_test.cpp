@@ -1121,10 +1121,10 @@ TEST(ParquetProducers, FilesPolarsWritesReadAsDuckDbReadsThem) {
 
 // hyparquet-writer (tests/io/hyparquet_parquet.mjs), a writer in plain JavaScript that writes data pages v2 only:
 // its types under six setups (codecs; PLAIN, DELTA_* and BYTE_STREAM_SPLIT encodings; small pages and row groups;
-// page indexes and Bloom filters; statistics or not); 31 columns: 25, the struct's two fields, the map's two, and two
+// page indexes and Bloom filters; statistics or not); 32 columns: 26, the struct's two fields, the map's two, and two
 // VARIANT columns, one shredded.
 TEST(ParquetProducers, FilesHyparquetWritesReadAsDuckDbReadsThem) {
-  expect_producer_files_read_as_duckdb_reads_them("hyparquet_parquet.mjs", 6, 31);
+  expect_producer_files_read_as_duckdb_reads_them("hyparquet_parquet.mjs", 6, 32);
 }
 
 // parquet.js (tests/io/parquetjs_parquet.mjs), with the older layouts (bare repeated fields as lists, repeated groups,
