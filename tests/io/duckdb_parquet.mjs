@@ -41,8 +41,8 @@
 //
 // Canonical form: a line "columns<TAB>n", n lines "name<TAB>DUCKDB_TYPE", then one line per row with one cell
 // per column separated by tabs: N for null; booleans 0/1; integers in decimal; FLOAT and DOUBLE as the hex of
-// their IEEE bits (f:xxxxxxxx, d:xxxxxxxxxxxxxxxx); VARCHAR, BLOB and GEOMETRY as hex of their bytes (s:..., b:...);
-// lists as L[cell,cell,...]; intervals as I:months,days,micros=text.
+// their IEEE bits (f:xxxxxxxx, d:xxxxxxxxxxxxxxxx); VARCHAR, BLOB and GEOMETRY as hex of their bytes (s:...,
+// b:...); lists as L[cell,cell,...]; intervals as I:months,days,micros=text.
 // Exit status 2 with a message on stderr when @duckdb/node-api cannot be loaded.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
