@@ -38,7 +38,7 @@ const day = 86400000;
 const hex = (n) => Array.from({ length: n }, () => pick(16).toString(16)).join('');
 const list = (f, most = 4) => maybe(() => Array.from({ length: pick(most + 1) }, f));
 
-// Columns of one leaf: [name, schema element (its repetition OPTIONAL unless given), values, encodings per setup].
+// A flat column: its name, its schema element (OPTIONAL unless it says otherwise) and its values.
 const leaf = (name, element, values) => ({ name, element: { name, repetition_type: 'OPTIONAL', ...element }, values });
 const flat = [
   leaf('id', { type: 'INT32', repetition_type: 'REQUIRED' }, column((i) => i)),
