@@ -64,6 +64,7 @@ const table = Array.from({ length: rows }, (_, i) => {
     time_us: maybe(() => BigInt(pick(day)) * 1000n + BigInt(pick(1000))),
     ts_ms: maybe(() => new Date(next() * 1000 + pick(1000))),
     ts_us: maybe(() => BigInt(next()) * 1000000n + BigInt(pick(1000000))),
+    // (no part 0: parquet.js refuses an INTERVAL with one)
     span: maybe(() => ({ months: pick(100) + 1, days: pick(30) + 1, milliseconds: pick(day) + 1 })),
     price: maybe(() => (next() - 1073741824) / 16),  // (a number, scaled by parquet.js: sixteenths stay exact)
     amount: maybe(() => decimalBytes(BigInt(next()) * BigInt(pick(50000)) - (1n << 44n))),
