@@ -1034,6 +1034,15 @@ std::map<std::string, std::string> dumps_by_file(const std::string& out) {
   return dumps;
 }
 
+// The lines of a node script's listing: the paths of the files it wrote, a line each.
+std::vector<std::string> listed_files(const std::string& listing) {
+  std::vector<std::string> files;
+  for (size_t pos = 0, end; (end = listing.find('\n', pos)) != std::string::npos; pos = end + 1) {
+    files.push_back(listing.substr(pos, end - pos));
+  }
+  return files;
+}
+
 // The files another producer's script (tests/io/<script>: one table written under several writer setups) makes:
 // `files` of them, each of 3000 rows and `columns` columns as feedline names them. Each reads as the same table, on
 // one thread and on several, whole or a row group at a time, which feedline's writer writes back as it reads it;
@@ -1045,10 +1054,7 @@ void expect_producer_files_read_as_duckdb_reads_them(const std::string& script, 
   const std::string dir = scratch_dir(script);
   std::string listing;
   ASSERT_TRUE(feedline::testing::run_node_script(script, {dir}, &listing));
-  std::vector<std::string> files;
-  for (size_t pos = 0, end; (end = listing.find('\n', pos)) != std::string::npos; pos = end + 1) {
-    files.push_back(listing.substr(pos, end - pos));
-  }
+  const std::vector<std::string> files = listed_files(listing);
   ASSERT_EQ(files.size(), files_made) << listing;
   std::vector<Table> tables;
   nlohmann::json manifest = nlohmann::json::array();
@@ -1141,13 +1147,10 @@ TEST(ParquetProducers, RleEncodedIntegersAreRefusedAsDuckDbRefusesThem) {
   const std::string dir = scratch_dir("parquetjs-rle");
   std::string listing;
   ASSERT_TRUE(feedline::testing::run_node_script("parquetjs_parquet.mjs", {dir, "300", "rle"}, &listing));
-  std::vector<std::string> files;
-  nlohmann::json manifest = nlohmann::json::array();
-  for (size_t pos = 0, end; (end = listing.find('\n', pos)) != std::string::npos; pos = end + 1) {
-    files.push_back(listing.substr(pos, end - pos));
-    manifest.push_back({files.back(), {"id"}});
-  }
+  const std::vector<std::string> files = listed_files(listing);
   ASSERT_EQ(files.size(), 2u) << listing;
+  nlohmann::json manifest = nlohmann::json::array();
+  for (const std::string& file : files) manifest.push_back({file, {"id"}});
   for (const std::string& file : files) {
     SCOPED_TRACE(file);
     try {
@@ -1193,7 +1196,7 @@ TEST(ParquetProducers, ShardsOfFiveWritersReadAsOneTable) {
   const std::string dir = scratch_dir("mixed-shards");
   std::string listing;
   ASSERT_TRUE(feedline::testing::run_node_script("mixed_shards.mjs", {dir}, &listing));
-  ASSERT_EQ(std::count(listing.begin(), listing.end(), '\n'), 6) << listing;
+  ASSERT_EQ(listed_files(listing).size(), 6u) << listing;
   const Table whole = read_table(dir + "/whole.parquet");
   ASSERT_EQ(whole.num_rows, 1000);
   ASSERT_EQ(whole.columns.size(), 7u);
