@@ -99,7 +99,7 @@ struct SpreadDictionaryGather {
 
 // FIXED_LEN_BYTE_ARRAY: every entry is `width` bytes, so the values go to a slice sized beforehand.
 struct FixedBytesDictionaryGather {
-  const char* dict;  // dict_size entries of width bytes, back to back
+  const char* dict;  // dict_size entries of width bytes, back to back, and kShortCopyBytes readable past them
   uint32_t dict_size;
   size_t width;
   char* out;
@@ -121,9 +121,22 @@ struct FixedBytesDictionaryGather {
         for (int64_t i = 0; i < count; ++i, out += width) std::memcpy(out, dict + indices[i] * width, width);
     }
   }
+  // Twelve bytes (INT96, INTERVAL) move as kShortCopyBytes, one move rather than two, the next value writing over
+  // the excess, which the dictionary's room past its last entry makes readable (size_dictionary adds it); the
+  // batch's last value moves its own width alone.
   template <size_t W>
   void gather(const uint32_t* indices, int64_t count) {
-    for (int64_t i = 0; i < count; ++i, out += W) std::memcpy(out, dict + size_t{indices[i]} * W, W);
+    if constexpr (W == 12) {
+      for (int64_t i = 0; i + 1 < count; ++i, out += W) {
+        std::memcpy(out, dict + size_t{indices[i]} * W, kShortCopyBytes);
+      }
+      if (count > 0) {
+        std::memcpy(out, dict + size_t{indices[count - 1]} * W, W);
+        out += W;
+      }
+    } else {
+      for (int64_t i = 0; i < count; ++i, out += W) std::memcpy(out, dict + size_t{indices[i]} * W, W);
+    }
   }
 };
 

@@ -133,7 +133,7 @@ template <class T>
 uint8_t* ChunkReader::size_dictionary(size_t values) {
   if constexpr (std::is_same_v<T, ByteArrays>) {
     const size_t bytes = values * static_cast<size_t>(leaf_.schema.type_length);
-    size_scratch(home_.dict_fixed, bytes);
+    size_scratch(home_.dict_fixed, bytes + kShortCopyBytes);  // (see FixedBytesDictionaryGather)
     home_.dict_fixed.resize(bytes);  // (down to the values, room kept)
     return reinterpret_cast<uint8_t*>(home_.dict_fixed.data());
   } else {
