@@ -38,21 +38,25 @@ void make_room_for_rest(ByteArrays* out, size_t bytes_at_start, int64_t entries_
 
 // The offsets of n more values of `width` bytes each (FIXED_LEN_BYTE_ARRAY), after out's last.
 inline void append_fixed_offsets(ByteArrays* out, int64_t n, int64_t width) {
-  // Inserted from an iterator that computes them, so that they are written once (resize would zero them first)
-  // and in a loop without push_back's test for room, which the compiler can vectorize.
+  // Inserted from an iterator that computes them: each is written once (a resize would zero them first), in a loop
+  // without push_back's test for room.
   struct Offsets {
-    using iterator_category = std::random_access_iterator_tag;
+    using iterator_category = std::forward_iterator_tag;
     using value_type = int64_t;
     using difference_type = std::ptrdiff_t;
     using pointer = const int64_t*;
     using reference = int64_t;
-    int64_t base, width, i;
-    int64_t operator*() const { return base + (i + 1) * width; }
-    Offsets& operator++() { ++i; return *this; }
-    Offsets operator++(int) { Offsets old = *this; ++i; return old; }
-    Offsets& operator--() { --i; return *this; }
-    Offsets& operator+=(difference_type k) { i += k; return *this; }
-    difference_type operator-(const Offsets& o) const { return i - o.i; }
+    int64_t end, width, i;
+    int64_t operator*() const { return end + (i + 1) * width; }
+    Offsets& operator++() {
+      ++i;
+      return *this;
+    }
+    Offsets operator++(int) {
+      Offsets old = *this;
+      ++i;
+      return old;
+    }
     bool operator==(const Offsets& o) const { return i == o.i; }
     bool operator!=(const Offsets& o) const { return i != o.i; }
   };
