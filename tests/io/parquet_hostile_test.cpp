@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -946,6 +947,32 @@ TEST(ParquetRle, RoundTripsEveryWidth) {
     }
   }
   EXPECT_THROW(RleBitPackedDecoder(nullptr, 0, 33), InvalidFile);
+}
+
+// unpack_bits (a vector routine where the CPU has AVX2) and unpack_bits_portable against a bit-by-bit reading,
+// for every width and runs of 1 to 70 groups, each from a buffer of exactly the run's bytes, so that a read past
+// them is a sanitizer's report.
+TEST(ParquetRle, UnpacksEveryWidthBitByBit) {
+  std::mt19937 rng(17);
+  for (int width = 0; width <= 32; ++width) {
+    for (size_t groups = 1; groups <= 70; ++groups) {
+      const size_t bytes = groups * static_cast<size_t>(width);
+      auto packed = std::make_unique<uint8_t[]>(bytes);
+      for (size_t i = 0; i < bytes; ++i) packed[i] = static_cast<uint8_t>(rng());
+      std::vector<uint32_t> expect(groups * 8, 0);
+      for (size_t v = 0; v < groups * 8; ++v) {
+        for (int b = 0; b < width; ++b) {
+          const size_t bit = v * static_cast<size_t>(width) + static_cast<size_t>(b);
+          expect[v] |= static_cast<uint32_t>((packed[bit / 8] >> (bit % 8)) & 1) << b;
+        }
+      }
+      std::vector<uint32_t> fast(groups * 8, 0xdeadbeef), portable(groups * 8, 0xdeadbeef);
+      unpack_bits(packed.get(), groups, width, fast.data());
+      unpack_bits_portable(packed.get(), groups, width, portable.data());
+      ASSERT_EQ(fast, expect) << "width " << width << ", " << groups << " groups";
+      ASSERT_EQ(portable, expect) << "width " << width << ", " << groups << " groups";
+    }
+  }
 }
 
 TEST(ParquetRle, DictionaryIndexOutOfRangeThrows) {
