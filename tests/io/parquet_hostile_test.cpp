@@ -975,6 +975,48 @@ TEST(ParquetRle, UnpacksEveryWidthBitByBit) {
   }
 }
 
+// gather4 and gather8 (AVX2 where the CPU has it), and their portable versions, give dict[index] for batches of
+// every length to 40, and refuse a batch with one index past the dictionary wherever it stands, before writing
+// anything.
+TEST(ParquetDictionary, GathersEveryBatchLengthAndRefusesAnIndexPastTheEnd) {
+  using Gather = void (*)(const void*, uint32_t, const uint32_t*, int64_t, void*);
+  for (const auto& [gather4, gather8] : {std::pair<Gather, Gather>{&parquet::gather4, &parquet::gather8},
+                                         std::pair<Gather, Gather>{&gather4_portable, &gather8_portable}}) {
+    std::mt19937 rng(23);
+    std::vector<uint32_t> dict4(37);
+    std::vector<uint64_t> dict8(37);
+    for (size_t i = 0; i < dict4.size(); ++i) {
+      dict4[i] = static_cast<uint32_t>(rng());
+      dict8[i] = (uint64_t{rng()} << 32) | rng();
+    }
+    const auto size = static_cast<uint32_t>(dict4.size());
+    for (int64_t count = 0; count <= 40; ++count) {
+      std::vector<uint32_t> indices(static_cast<size_t>(count));
+      for (auto& i : indices) i = static_cast<uint32_t>(rng() % size);
+      std::vector<uint32_t> out4(indices.size() + 1, 0xdeadbeef);
+      std::vector<uint64_t> out8(indices.size() + 1, 0xdeadbeef);
+      gather4(dict4.data(), size, indices.data(), count, out4.data());
+      gather8(dict8.data(), size, indices.data(), count, out8.data());
+      for (size_t i = 0; i < indices.size(); ++i) {
+        ASSERT_EQ(out4[i], dict4[indices[i]]) << count << " indices, at " << i;
+        ASSERT_EQ(out8[i], dict8[indices[i]]) << count << " indices, at " << i;
+      }
+      EXPECT_EQ(out4.back(), 0xdeadbeefu) << "written past the batch of " << count;
+      EXPECT_EQ(out8.back(), 0xdeadbeefu) << "written past the batch of " << count;
+      for (size_t bad = 0; bad < indices.size(); ++bad) {
+        std::vector<uint32_t> wrong = indices;
+        wrong[bad] = bad % 2 == 0 ? size : 0xffffffffu;
+        std::vector<uint32_t> untouched4(indices.size(), 7);
+        std::vector<uint64_t> untouched8(indices.size(), 7);
+        EXPECT_THROW(gather4(dict4.data(), size, wrong.data(), count, untouched4.data()), InvalidFile) << bad;
+        EXPECT_THROW(gather8(dict8.data(), size, wrong.data(), count, untouched8.data()), InvalidFile) << bad;
+        EXPECT_EQ(untouched4, std::vector<uint32_t>(indices.size(), 7)) << bad;
+        EXPECT_EQ(untouched8, std::vector<uint64_t>(indices.size(), 7)) << bad;
+      }
+    }
+  }
+}
+
 TEST(ParquetRle, DictionaryIndexOutOfRangeThrows) {
   const std::vector<uint32_t> indices = {0, 1, 2, 3, 4, 5, 6, 7, 9, 1};
   std::string encoded;

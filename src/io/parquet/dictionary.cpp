@@ -3,11 +3,108 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "io/cpu.h"
+
+#if defined(FEEDLINE_X86_AVX2)
+#include <immintrin.h>
+#endif
+
 namespace feedline::parquet {
 
 void throw_bad_index(uint32_t index, size_t dictionary_size) {
   throw InvalidFile("dictionary index " + std::to_string(index) + " out of range for a dictionary of " +
                     std::to_string(dictionary_size) + " values");
+}
+
+namespace {
+
+// Values as unsigned integers of their width: the bytes are moved, never read as the column's type.
+template <class U>
+void gather_portable(const void* dict, uint32_t dict_size, const uint32_t* indices, int64_t count, void* out) {
+  check_indices(indices, count, dict_size);
+  const auto* from = static_cast<const unsigned char*>(dict);
+  auto* to = static_cast<unsigned char*>(out);
+  for (int64_t i = 0; i < count; ++i) std::memcpy(to + i * sizeof(U), from + size_t{indices[i]} * sizeof(U), sizeof(U));
+}
+
+using GatherFn = void (*)(const void*, uint32_t, const uint32_t*, int64_t, void*);
+
+#if defined(FEEDLINE_X86_AVX2)
+__attribute__((target("avx2"))) uint32_t max_index_avx2(const uint32_t* indices, int64_t count) {
+  __m256i most = _mm256_setzero_si256();
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    most = _mm256_max_epu32(most, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(indices + i)));
+  }
+  alignas(32) uint32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), most);
+  uint32_t m = 0;
+  for (const uint32_t lane : lanes) m = std::max(m, lane);
+  for (; i < count; ++i) m = std::max(m, indices[i]);
+  return m;
+}
+
+__attribute__((target("avx2"))) void gather4_avx2(const void* dict, uint32_t dict_size, const uint32_t* indices,
+                                                  int64_t count, void* out) {
+  const uint32_t most = max_index_avx2(indices, count);
+  if (count > 0 && most >= dict_size) throw_bad_index(most, dict_size);
+  const auto* base = static_cast<const int*>(dict);
+  auto* to = static_cast<unsigned char*>(out);
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(indices + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + i * 4), _mm256_i32gather_epi32(base, at, 4));
+  }
+  const auto* from = static_cast<const unsigned char*>(dict);
+  for (; i < count; ++i) std::memcpy(to + i * 4, from + size_t{indices[i]} * 4, 4);
+}
+
+__attribute__((target("avx2"))) void gather8_avx2(const void* dict, uint32_t dict_size, const uint32_t* indices,
+                                                  int64_t count, void* out) {
+  const uint32_t most = max_index_avx2(indices, count);
+  if (count > 0 && most >= dict_size) throw_bad_index(most, dict_size);
+  const auto* base = static_cast<const long long*>(dict);
+  auto* to = static_cast<unsigned char*>(out);
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const __m128i at = _mm_loadu_si128(reinterpret_cast<const __m128i*>(indices + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + i * 8), _mm256_i32gather_epi64(base, at, 8));
+  }
+  const auto* from = static_cast<const unsigned char*>(dict);
+  for (; i < count; ++i) std::memcpy(to + i * 8, from + size_t{indices[i]} * 8, 8);
+}
+#endif
+
+// The portable routines from the start (a constant initialisation), the AVX2 ones once this file's static
+// initialiser has seen the CPU.
+GatherFn gather4_fn = &gather_portable<uint32_t>;
+GatherFn gather8_fn = &gather_portable<uint64_t>;
+
+#if defined(FEEDLINE_X86_AVX2)
+const bool kUsesAvx2 = [] {
+  if (!cpu_has_avx2()) return false;
+  gather4_fn = &gather4_avx2;
+  gather8_fn = &gather8_avx2;
+  return true;
+}();
+#endif
+
+}  // namespace
+
+void gather4(const void* dict, uint32_t dict_size, const uint32_t* indices, int64_t count, void* out) {
+  gather4_fn(dict, dict_size, indices, count, out);
+}
+
+void gather8(const void* dict, uint32_t dict_size, const uint32_t* indices, int64_t count, void* out) {
+  gather8_fn(dict, dict_size, indices, count, out);
+}
+
+void gather4_portable(const void* dict, uint32_t dict_size, const uint32_t* indices, int64_t count, void* out) {
+  gather_portable<uint32_t>(dict, dict_size, indices, count, out);
+}
+
+void gather8_portable(const void* dict, uint32_t dict_size, const uint32_t* indices, int64_t count, void* out) {
+  gather_portable<uint64_t>(dict, dict_size, indices, count, out);
 }
 
 namespace {

@@ -26,6 +26,15 @@ inline void check_indices(const uint32_t* indices, int64_t count, size_t diction
   if (max_index >= dictionary_size) throw_bad_index(max_index, dictionary_size);
 }
 
+// dict[indices[i]] into out[i] for a batch of indices, values of 4 (gather4) or 8 bytes (gather8): throws
+// (throw_bad_index) unless every index is below dict_size, before any is used. Where the CPU has AVX2, eight
+// indices are checked and four or eight values gathered an instruction.
+void gather4(const void* dict, uint32_t dict_size, const uint32_t* indices, int64_t count, void* out);
+void gather8(const void* dict, uint32_t dict_size, const uint32_t* indices, int64_t count, void* out);
+// The same without vector instructions, on any CPU (for tests to hold the two against each other).
+void gather4_portable(const void* dict, uint32_t dict_size, const uint32_t* indices, int64_t count, void* out);
+void gather8_portable(const void* dict, uint32_t dict_size, const uint32_t* indices, int64_t count, void* out);
+
 template <class T>
 struct DictionaryGather {
   const T* dict;
@@ -38,8 +47,14 @@ struct DictionaryGather {
     out += count;
   }
   void literal(const uint32_t* indices, int64_t count) {
-    check_indices(indices, count, dict_size);
-    for (int64_t i = 0; i < count; ++i) out[i] = dict[indices[i]];
+    if constexpr (sizeof(T) == 4) {
+      gather4(dict, dict_size, indices, count, out);
+    } else if constexpr (sizeof(T) == 8) {
+      gather8(dict, dict_size, indices, count, out);
+    } else {
+      check_indices(indices, count, dict_size);
+      for (int64_t i = 0; i < count; ++i) out[i] = dict[indices[i]];
+    }
     out += count;
   }
 };

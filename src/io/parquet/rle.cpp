@@ -3,9 +3,10 @@
 #include <cstring>
 #include <utility>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include "io/cpu.h"
+
+#if defined(FEEDLINE_X86_AVX2)
 #include <immintrin.h>
-#define FEEDLINE_UNPACK_AVX2 1
 #endif
 
 namespace feedline::parquet {
@@ -95,7 +96,7 @@ constexpr UnpackTable make_table(std::integer_sequence<int, Ws...>) {
 
 constexpr UnpackTable kUnpackTable = make_table(std::make_integer_sequence<int, 33>{});
 
-#if defined(FEEDLINE_UNPACK_AVX2)
+#if defined(FEEDLINE_X86_AVX2)
 // With AVX2, a group of eight values of up to 25 bits is unpacked in a few instructions rather than eight shifts
 // and masks: its first four values lie in the group's first 16 bytes and its last four in the 16 from byte
 // `upper`, each within four bytes of its own. Those 16 bytes go to the two halves of a register; a byte shuffle
@@ -161,8 +162,7 @@ constexpr UnpackTable kUnpackTableAvx2 = make_avx2_table(std::make_integer_seque
 const UnpackTable* unpack_table = &kUnpackTable;
 
 const bool kUsesAvx2 = [] {
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx2")) return false;
+  if (!cpu_has_avx2()) return false;
   unpack_table = &kUnpackTableAvx2;
   return true;
 }();
