@@ -18,13 +18,19 @@ void throw_bad_index(uint32_t index, size_t dictionary_size) {
 
 namespace {
 
-// Values as unsigned integers of their width: the bytes are moved, never read as the column's type.
-template <class U>
-void gather_portable(const void* dict, uint32_t dict_size, const uint32_t* indices, int64_t count, void* out) {
-  check_indices(indices, count, dict_size);
+// count values of W bytes, dict's entries at `indices`, to out: the bytes are moved, never read as the column's
+// type.
+template <size_t W>
+void copy_values(const void* dict, const uint32_t* indices, int64_t count, void* out) {
   const auto* from = static_cast<const unsigned char*>(dict);
   auto* to = static_cast<unsigned char*>(out);
-  for (int64_t i = 0; i < count; ++i) std::memcpy(to + i * sizeof(U), from + size_t{indices[i]} * sizeof(U), sizeof(U));
+  for (int64_t i = 0; i < count; ++i) std::memcpy(to + i * W, from + size_t{indices[i]} * W, W);
+}
+
+template <size_t W>
+void gather_portable(const void* dict, uint32_t dict_size, const uint32_t* indices, int64_t count, void* out) {
+  check_indices(indices, count, dict_size);
+  copy_values<W>(dict, indices, count, out);
 }
 
 using GatherFn = void (*)(const void*, uint32_t, const uint32_t*, int64_t, void*);
@@ -44,47 +50,41 @@ __attribute__((target("avx2"))) uint32_t max_index_avx2(const uint32_t* indices,
   return m;
 }
 
-__attribute__((target("avx2"))) void gather4_avx2(const void* dict, uint32_t dict_size, const uint32_t* indices,
-                                                  int64_t count, void* out) {
+// One gather instruction fills a register: eight values of 4 bytes or four of 8; the rest are copied.
+template <size_t W>
+__attribute__((target("avx2"))) void gather_avx2(const void* dict, uint32_t dict_size, const uint32_t* indices,
+                                                 int64_t count, void* out) {
+  static_assert(W == 4 || W == 8, "vpgatherdd and vpgatherdq gather 4 and 8 bytes");
   const uint32_t most = max_index_avx2(indices, count);
   if (count > 0 && most >= dict_size) throw_bad_index(most, dict_size);
-  const auto* base = static_cast<const int*>(dict);
   auto* to = static_cast<unsigned char*>(out);
+  constexpr int64_t kLanes = 32 / W;
   int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(indices + i));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + i * 4), _mm256_i32gather_epi32(base, at, 4));
+  for (; i + kLanes <= count; i += kLanes) {
+    __m256i values;
+    if constexpr (W == 4) {
+      const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(indices + i));
+      values = _mm256_i32gather_epi32(static_cast<const int*>(dict), at, 4);
+    } else {
+      const __m128i at = _mm_loadu_si128(reinterpret_cast<const __m128i*>(indices + i));
+      values = _mm256_i32gather_epi64(static_cast<const long long*>(dict), at, 8);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + i * W), values);
   }
-  const auto* from = static_cast<const unsigned char*>(dict);
-  for (; i < count; ++i) std::memcpy(to + i * 4, from + size_t{indices[i]} * 4, 4);
-}
-
-__attribute__((target("avx2"))) void gather8_avx2(const void* dict, uint32_t dict_size, const uint32_t* indices,
-                                                  int64_t count, void* out) {
-  const uint32_t most = max_index_avx2(indices, count);
-  if (count > 0 && most >= dict_size) throw_bad_index(most, dict_size);
-  const auto* base = static_cast<const long long*>(dict);
-  auto* to = static_cast<unsigned char*>(out);
-  int64_t i = 0;
-  for (; i + 4 <= count; i += 4) {
-    const __m128i at = _mm_loadu_si128(reinterpret_cast<const __m128i*>(indices + i));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + i * 8), _mm256_i32gather_epi64(base, at, 8));
-  }
-  const auto* from = static_cast<const unsigned char*>(dict);
-  for (; i < count; ++i) std::memcpy(to + i * 8, from + size_t{indices[i]} * 8, 8);
+  copy_values<W>(dict, indices + i, count - i, to + i * W);
 }
 #endif
 
 // The portable routines from the start (a constant initialisation), the AVX2 ones once this file's static
 // initialiser has seen the CPU.
-GatherFn gather4_fn = &gather_portable<uint32_t>;
-GatherFn gather8_fn = &gather_portable<uint64_t>;
+GatherFn gather4_fn = &gather_portable<4>;
+GatherFn gather8_fn = &gather_portable<8>;
 
 #if defined(FEEDLINE_X86_AVX2)
 const bool kUsesAvx2 = [] {
   if (!cpu_has_avx2()) return false;
-  gather4_fn = &gather4_avx2;
-  gather8_fn = &gather8_avx2;
+  gather4_fn = &gather_avx2<4>;
+  gather8_fn = &gather_avx2<8>;
   return true;
 }();
 #endif
@@ -100,11 +100,11 @@ void gather8(const void* dict, uint32_t dict_size, const uint32_t* indices, int6
 }
 
 void gather4_portable(const void* dict, uint32_t dict_size, const uint32_t* indices, int64_t count, void* out) {
-  gather_portable<uint32_t>(dict, dict_size, indices, count, out);
+  gather_portable<4>(dict, dict_size, indices, count, out);
 }
 
 void gather8_portable(const void* dict, uint32_t dict_size, const uint32_t* indices, int64_t count, void* out) {
-  gather_portable<uint64_t>(dict, dict_size, indices, count, out);
+  gather_portable<8>(dict, dict_size, indices, count, out);
 }
 
 namespace {
