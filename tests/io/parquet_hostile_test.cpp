@@ -387,6 +387,13 @@ TEST(ParquetHostile, HandMadeMetadata) {
     const Table t = read_table(path);
     EXPECT_EQ(t.columns.at(0).byte_arrays().at(0), "ccccc");
     EXPECT_EQ(t.columns.at(0).byte_arrays().at(2), "bbbbb");
+    // The page is stored uncompressed, so the gather reads the dictionary where it lies in the chunk: an index
+    // past its third entry is refused there too.
+    const std::string past_end = dictionary_page(3, "aaaaabbbbbccccc") +
+                                 page(data_page_header(3, 4, fmt::encoding::kRleDictionary),
+                                      std::string("\x02\x03\x13\x00", 4));  // indices 3, 0, 1
+    md.row_groups[0].columns[0].meta_data->total_compressed_size = static_cast<int64_t>(past_end.size());
+    expect_throw_with<InvalidFile>(path, make_file(md, past_end), "dictionary index 3 out of range");
     const std::string short_dictionary = dictionary_page(3, "aaaaabbbbbcccc") + data;
     md.row_groups[0].columns[0].meta_data->total_compressed_size = static_cast<int64_t>(short_dictionary.size());
     expect_throw_with<InvalidFile>(path, make_file(md, short_dictionary), "page declares 3");

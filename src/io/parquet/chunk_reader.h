@@ -68,15 +68,13 @@ struct Scratch {
   std::vector<uint8_t> inner_valid;
   // A flat column chunk's validity, a byte a row, copied into the column only when the chunk has nulls.
   std::vector<uint8_t> validity;
-  // The chunk's dictionary; only the one of the column's type is used. A thread reads one chunk at a time, and
-  // the threads that help it decode pages read the dictionary of the thread that owns the chunk.
-  ScratchVector<uint8_t> dict_u8;
-  ScratchVector<int32_t> dict_i32;
-  ScratchVector<int64_t> dict_i64;
-  ScratchVector<float> dict_f32;
-  ScratchVector<double> dict_f64;
+  // The chunk's dictionary. A thread reads one chunk at a time, and the threads that help it decode pages read
+  // the dictionary of the thread that owns the chunk. Fixed-width values of any type (a byte a BOOLEAN, INT32,
+  // INT64, FLOAT, DOUBLE, or a FIXED_LEN_BYTE_ARRAY's values back to back) share one buffer, so that chunks of
+  // different types reuse its room (ChunkReader keeps the count of the chunk's values); variable-length byte
+  // arrays have their own.
+  ScratchVector<uint8_t> dict;
   ByteArrays dict_bytes;
-  ScratchVector<char> dict_fixed;  // a FIXED_LEN_BYTE_ARRAY chunk's dictionary: its values back to back
   // A FIXED_LEN_BYTE_ARRAY page's values decoded on a thread helping with a chunk, before they go to their rows.
   ByteArrays part;
   // Gives back what grew past kMaxScratchBytes, so that one large chunk does not stay with the thread for life.
@@ -269,8 +267,8 @@ class ChunkReader {
   // straight into the chunk's dictionary rather than into scratch and copied: false, reading nothing, otherwise.
   template <class T>
   bool decompress_dictionary(const format::PageHeader& h, const uint8_t* data);
-  // The chunk's fixed-width dictionary made `values` long (a FIXED_LEN_BYTE_ARRAY one, their bytes), the room of
-  // the thread's chunks before kept; returns where its values go.
+  // The chunk's fixed-width dictionary made `values` long in home_.dict (for FIXED_LEN_BYTE_ARRAY, their bytes),
+  // the room of the thread's chunks before kept; returns where its values go.
   template <class T>
   uint8_t* size_dictionary(size_t values);
   template <class T, class Out>
@@ -310,18 +308,26 @@ class ChunkReader {
   std::exception_ptr header_error_;  // see next_window
   int64_t header_error_offset_ = -1;
   bool have_dictionary_ = false;
+  // The chunk's dictionary of fixed-width values (see size_dictionary), with kShortCopyBytes readable past them:
+  // in home_.dict, or, a FIXED_LEN_BYTE_ARRAY page stored uncompressed, where it lies in home_.chunk.
+  const uint8_t* dict_ = nullptr;
+  size_t dict_values_ = 0;
   // The scratch of the thread that made the reader: its chunk buffer and the chunk's dictionary, kept between
   // chunks so that their memory is not faulted in again for each.
   Scratch& home_ = scratch();
 
+  // The chunk's dictionary of fixed-width values, as their type.
   template <class T>
-  auto& dictionary() {
-    if constexpr (std::is_same_v<T, uint8_t>) return home_.dict_u8;
-    else if constexpr (std::is_same_v<T, int32_t>) return home_.dict_i32;
-    else if constexpr (std::is_same_v<T, int64_t>) return home_.dict_i64;
-    else if constexpr (std::is_same_v<T, float>) return home_.dict_f32;
-    else if constexpr (std::is_same_v<T, double>) return home_.dict_f64;
-    else return home_.dict_bytes;
+  struct DictionaryView {
+    const T* values;
+    size_t count;
+    const T* data() const { return values; }
+    size_t size() const { return count; }
+  };
+  template <class T>
+  DictionaryView<T> dictionary() const {
+    static_assert(!std::is_same_v<T, ByteArrays>, "byte arrays keep their dictionary in home_.dict_bytes");
+    return {reinterpret_cast<const T*>(dict_), dict_values_};
   }
 };
 

@@ -46,12 +46,7 @@ void Scratch::trim() {
   release(inner_offsets);
   release(inner_valid);
   release(validity);
-  release(dict_u8);
-  release(dict_i32);
-  release(dict_i64);
-  release(dict_f32);
-  release(dict_f64);
-  release(dict_fixed);
+  release(dict);
   release_byte_arrays(&dict_bytes);
   trim_part();
 }

@@ -131,17 +131,13 @@ bool ChunkReader::decompress_dictionary(const format::PageHeader& h, const uint8
 
 template <class T>
 uint8_t* ChunkReader::size_dictionary(size_t values) {
-  if constexpr (std::is_same_v<T, ByteArrays>) {
-    const size_t bytes = values * static_cast<size_t>(leaf_.schema.type_length);
-    size_scratch(home_.dict_fixed, bytes + kShortCopyBytes);  // (see FixedBytesDictionaryGather)
-    home_.dict_fixed.resize(bytes);  // (down to the values, room kept)
-    return reinterpret_cast<uint8_t*>(home_.dict_fixed.data());
-  } else {
-    auto& dict = dictionary<T>();
-    size_scratch(dict, values);
-    dict.resize(values);  // (down to the count, room kept)
-    return reinterpret_cast<uint8_t*>(dict.data());
-  }
+  const size_t width = std::is_same_v<T, ByteArrays> ? static_cast<size_t>(leaf_.schema.type_length) : sizeof(T);
+  // (Callers check the count against the page's bytes first.) The buffer, from operator new or whole pages, is
+  // aligned for any of the types; the room past the values is for FixedBytesDictionaryGather.
+  size_scratch(home_.dict, values * width + kShortCopyBytes);
+  dict_ = home_.dict.data();
+  dict_values_ = values;
+  return home_.dict.data();
 }
 
 template <class T>
@@ -151,7 +147,6 @@ void ChunkReader::read_dictionary_page(const format::PageHeader& h, const uint8_
     throw Unsupported(std::string("dictionary page encoding ") + format::encoding_name(d.encoding));
   }
   if (d.num_values < 0) throw InvalidFile("negative dictionary size");
-  auto& dict = dictionary<T>();
   if constexpr (std::is_same_v<T, ByteArrays>) {
     if (leaf_.schema.type_length > 0) {
       // FIXED_LEN_BYTE_ARRAY: the values back to back as PLAIN stores them, which is all the gather needs.
@@ -160,9 +155,22 @@ void ChunkReader::read_dictionary_page(const format::PageHeader& h, const uint8_
         throw InvalidFile("PLAIN data holds " + std::to_string(size / width) + " values of " + std::to_string(width) +
                           " bytes, page declares " + std::to_string(d.num_values));
       }
-      uint8_t* dst = size_dictionary<T>(static_cast<size_t>(d.num_values));
-      if (d.num_values > 0) std::memcpy(dst, body, static_cast<size_t>(static_cast<uint64_t>(d.num_values) * width));
+      const auto values = static_cast<size_t>(d.num_values);
+      const size_t bytes = values * static_cast<size_t>(width);
+      // A page stored uncompressed lies in the chunk's bytes, which end with kPadding (at least kShortCopyBytes)
+      // to spare: the gather reads it there.
+      const auto chunk = reinterpret_cast<uintptr_t>(home_.chunk.data()), at = reinterpret_cast<uintptr_t>(body);
+      const size_t chunk_bytes = static_cast<size_t>(end_ - start_) + kPadding;
+      static_assert(kPadding >= kShortCopyBytes);
+      if (at >= chunk && at - chunk <= chunk_bytes && chunk_bytes - (at - chunk) >= bytes + kShortCopyBytes) {
+        dict_ = body;
+        dict_values_ = values;
+      } else {
+        uint8_t* dst = size_dictionary<T>(values);
+        if (bytes > 0) std::memcpy(dst, body, bytes);
+      }
     } else {
+      ByteArrays& dict = home_.dict_bytes;
       dict.offsets.assign(1, 0);  // (room kept from the thread's chunk before)
       dict.bytes.clear();
       decode_plain_byte_arrays(body, size, d.num_values, &dict, size, leaf_.schema.type_length);
@@ -175,11 +183,11 @@ void ChunkReader::read_dictionary_page(const format::PageHeader& h, const uint8_
       throw InvalidFile("dictionary of " + std::to_string(d.num_values) + " values in " + std::to_string(size) +
                         " bytes");
     }
-    size_dictionary<T>(static_cast<size_t>(d.num_values));
+    T* dict = reinterpret_cast<T*>(size_dictionary<T>(static_cast<size_t>(d.num_values)));
     if constexpr (std::is_same_v<T, uint8_t>) {
-      decode_plain_bool(body, size, d.num_values, dict.data());
+      decode_plain_bool(body, size, d.num_values, dict);
     } else {
-      decode_plain(body, size, d.num_values, dict.data());
+      decode_plain(body, size, d.num_values, dict);
     }
   }
   have_dictionary_ = true;

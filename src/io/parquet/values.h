@@ -47,7 +47,7 @@ int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size
     if (present < n && (h.encoding == format::encoding::kRleDictionary ||
                         h.encoding == format::encoding::kPlainDictionary)) {
       if (!have_dictionary_) throw InvalidFile("dictionary-encoded page without a dictionary page");
-      const auto& dict = dictionary<T>();
+      const auto dict = dictionary<T>();
       SpreadDictionaryGather<T> sink{dict.data(), static_cast<uint32_t>(dict.size()), dst, page_validity, n};
       if (present > 0) {
         RleBitPackedDecoder dec = dictionary_indices(p, static_cast<size_t>(end - p));
@@ -92,8 +92,7 @@ void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remai
           const size_t at = out->bytes.size(), bytes = static_cast<size_t>(present) * static_cast<size_t>(width);
           if (at + bytes > static_cast<size_t>(budget_)) throw InvalidFile("byte arrays exceed the size limit");
           out->bytes.resize(at + bytes);
-          FixedBytesDictionaryGather sink{home_.dict_fixed.data(),
-                                          static_cast<uint32_t>(home_.dict_fixed.size() / static_cast<size_t>(width)),
+          FixedBytesDictionaryGather sink{reinterpret_cast<const char*>(dict_), static_cast<uint32_t>(dict_values_),
                                           static_cast<size_t>(width), out->bytes.data() + at};
           dec.decode(present, sink);
           append_fixed_offsets(out, present, width);
@@ -103,7 +102,7 @@ void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remai
           dec.decode(present, sink);
         }
       } else {
-        const auto& dict = dictionary<T>();
+        const auto dict = dictionary<T>();
         DictionaryGather<T> sink{dict.data(), static_cast<uint32_t>(dict.size()), dst};
         dec.decode(present, sink);
       }
