@@ -727,6 +727,100 @@ TEST(ParquetHostile, FlatPagesDecodedApartFailAsOnOneThread) {
   expect_fault(bad, 7, short_values);
 }
 
+// An optional FIXED_LEN_BYTE_ARRAY(3) column of a dictionary page and four data pages with nulls, each of an
+// encoding whose values go straight to their rows when pages are decoded apart (PLAIN, RLE_DICTIONARY,
+// BYTE_STREAM_SPLIT, PLAIN): read on one thread and with its pages decoded apart (forced, on three threads), it
+// gives the values written; an index past the dictionary is refused either way.
+TEST(ParquetHostile, FixedLengthPagesDecodedApartReadAsOnOneThread) {
+  const std::string path = scratch_dir("flba-apart") + "/f.parquet";
+  const std::string dictionary = "aaabbbccc";
+  std::mt19937_64 rng(9);
+  std::vector<std::string> expected;
+  std::vector<uint8_t> valid;
+  const auto file = [&](uint32_t bad_index) {
+    expected.clear();
+    valid.clear();
+    fmt::PageHeader dh;
+    dh.type = fmt::page_type::kDictionaryPage;
+    dh.uncompressed_page_size = dh.compressed_page_size = static_cast<int32_t>(dictionary.size());
+    fmt::DictionaryPageHeader d;
+    d.num_values = 3;
+    d.encoding = fmt::encoding::kPlain;
+    dh.dictionary_page_header = d;
+    std::string body = page(dh, dictionary);
+    for (const int32_t encoding : {fmt::encoding::kPlain, fmt::encoding::kRleDictionary,
+                                   fmt::encoding::kByteStreamSplit, fmt::encoding::kPlain}) {
+      std::vector<uint8_t> def;
+      std::vector<uint32_t> indices;
+      std::vector<std::string> values;
+      for (int i = 0; i < 50; ++i) {
+        const bool present = rng() % 4 != 0;
+        def.push_back(present);
+        valid.push_back(present);
+        std::string v;
+        if (present && encoding == fmt::encoding::kRleDictionary) {
+          indices.push_back(static_cast<uint32_t>(rng() % 3));
+          v = dictionary.substr(indices.back() * 3, 3);
+        } else if (present) {
+          for (int b = 0; b < 3; ++b) v += static_cast<char>('d' + rng() % 20);
+        }
+        if (present) values.push_back(v);
+        expected.push_back(v);
+      }
+      std::string levels;
+      rle_encode(def.data(), def.size(), 1, &levels);
+      const auto len = static_cast<uint32_t>(levels.size());
+      std::string data = std::string(reinterpret_cast<const char*>(&len), 4) + levels;
+      if (encoding == fmt::encoding::kRleDictionary) {
+        if (bad_index != 0) indices[indices.size() / 2] = bad_index;
+        data += '\x02';
+        rle_encode(indices.data(), indices.size(), 2, &data);
+      } else if (encoding == fmt::encoding::kByteStreamSplit) {
+        for (int b = 0; b < 3; ++b) {
+          for (const std::string& v : values) data += v[static_cast<size_t>(b)];
+        }
+      } else {
+        for (const std::string& v : values) data += v;
+      }
+      body += page(data_page_header(50, static_cast<int32_t>(data.size()), encoding), data);
+    }
+    fmt::FileMetaData md = one_column_metadata(200);
+    md.schema[1].type = fmt::type::kFixedLenByteArray;
+    md.schema[1].type_length = 3;
+    md.schema[1].repetition_type = fmt::repetition::kOptional;
+    fmt::ColumnMetaData& cm = *md.row_groups[0].columns[0].meta_data;
+    cm.type = fmt::type::kFixedLenByteArray;
+    cm.encodings = {fmt::encoding::kPlain, fmt::encoding::kRleDictionary, fmt::encoding::kByteStreamSplit};
+    cm.total_compressed_size = static_cast<int64_t>(body.size());
+    return make_file(md, body);
+  };
+  const auto read = [&](int threads) {
+    ReadOptions options;
+    options.num_threads = threads;
+    if (threads == 1) return read_table(path, options);
+    ForcedPageThreads apart(threads);
+    return read_table(path, options);
+  };
+  write_bytes(path, file(0));
+  for (const int threads : {1, 3}) {
+    SCOPED_TRACE(threads);
+    const Table t = read(threads);
+    const Column& x = t.column("x");
+    EXPECT_EQ(x.validity, valid);
+    ASSERT_EQ(x.byte_arrays().size(), 200);
+    for (int64_t i = 0; i < 200; ++i) EXPECT_EQ(x.byte_arrays().at(i), expected[static_cast<size_t>(i)]) << i;
+  }
+  write_bytes(path, file(3));
+  for (const int threads : {1, 3}) {
+    try {
+      read(threads);
+      ADD_FAILURE() << "read without complaint on " << threads << " threads";
+    } catch (const InvalidFile& e) {
+      EXPECT_NE(std::string(e.what()).find("dictionary index 3 out of range"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A one-column file whose column is a nullable list of nullable lists of nullable INT32 (`optional group l
 // (LIST) { repeated group list { optional group element (LIST) { repeated group list { optional int32 element
 // } } } }`: repetition levels up to 2, definition levels up to 5) with one data page v1 of the given levels.

@@ -94,6 +94,13 @@ struct FixedOut {
   T* values;
 };
 
+// Where a FIXED_LEN_BYTE_ARRAY page's values go when its first row's place in the column is known (pages decoded
+// apart): their bytes back to back from `bytes`, a null taking none; the column's offsets follow from the
+// validity. Only PLAIN, dictionary and BYTE_STREAM_SPLIT pages decode so (see decodes_fixed_bytes).
+struct FixedBytesOut {
+  char* bytes;
+};
+
 // A data page, v1 or v2, as the value decoder needs it.
 struct PageData {
   int64_t num_values = 0;  // level entries (for a flat column, rows)
@@ -278,6 +285,13 @@ class ChunkReader {
   // column's values go).
   template <class T, class Out>
   void decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst);
+  // The same for FixedBytesOut: `present` FIXED_LEN_BYTE_ARRAY values to dst, for the encodings that
+  // decodes_fixed_bytes accepts.
+  void decode_fixed_bytes(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, char* dst);
+  static bool decodes_fixed_bytes(int32_t encoding) {
+    return encoding == format::encoding::kPlain || encoding == format::encoding::kPlainDictionary ||
+           encoding == format::encoding::kRleDictionary || encoding == format::encoding::kByteStreamSplit;
+  }
   // A dictionary-encoded page's indices (their bit width, then RLE / bit-packed runs), checked as far as they can
   // be before decoding: the width is there and at most 32.
   RleBitPackedDecoder dictionary_indices(const uint8_t* p, size_t remaining) const {

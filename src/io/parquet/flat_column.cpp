@@ -12,9 +12,10 @@ namespace feedline::parquet::detail {
 
 template <class T, class Out>
 int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
-  // Fixed-width values go straight to their rows. Byte arrays of a fixed length decode into a part of their own,
-  // copied to where the page's first row would put them (no earlier than their place: a null takes no bytes),
-  // and moved down as the pages join.
+  // Fixed-width values go straight to their rows. Byte arrays of a fixed length go, back to back, to where the
+  // page's first row would put them (no earlier than their place: a null takes no bytes), and are moved down as
+  // the pages join; those of encodings that cannot write there (DELTA_BYTE_ARRAY) decode into a part of their
+  // own first, copied there.
   constexpr bool kBytes = std::is_same_v<T, ByteArrays>;
   const auto width = static_cast<size_t>(leaf_.schema.type_length);
   const size_t window = static_cast<size_t>(4 * threads_);
@@ -53,7 +54,15 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
         size_t size;
         const uint8_t* body = open_page(pages[k], &page, &size);
         if constexpr (kBytes) {
-          // Decoded into this thread's scratch, whose room the thread keeps for its next pages and reads (but not
+          if (decodes_fixed_bytes(page.encoding)) {  // straight to where the page's first row puts them
+            const auto values = static_cast<size_t>(pages[k].num_values);
+            nulls[k] = read_data_page<T>(page, body, size,
+                                         FixedBytesOut{out->bytes.data() + static_cast<size_t>(row) * width}, row,
+                                         validity);
+            part_bytes[k] = (values - static_cast<size_t>(nulls[k])) * width;
+            return;
+          }
+          // Other encodings are decoded into this thread's scratch, whose room the thread keeps for its next pages and reads (but not
           // past kMaxScratchBytes: given back when the page is done, thrown or not).
           struct TrimPart {
             ~TrimPart() { scratch().trim_part(); }

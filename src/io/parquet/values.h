@@ -37,35 +37,75 @@ int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size
       if (bad) throw InvalidFile("definition level above the column's maximum " + std::to_string(max_def));
     }
   }
-  size_t bytes_base = 0;
-  T* dst = nullptr;
-  if constexpr (std::is_same_v<T, ByteArrays>) {
-    bytes_base = out->offsets.size();
+  if constexpr (std::is_same_v<Out, FixedBytesOut>) {
+    // The values' bytes back to back, a null taking none: nothing to spread.
+    decode_fixed_bytes(h.encoding, p, static_cast<size_t>(end - p), present, out.bytes);
+    return n - present;
   } else {
-    dst = out.values + row;
-    // Dictionary-encoded values among nulls are gathered straight to their slots.
-    if (present < n && (h.encoding == format::encoding::kRleDictionary ||
-                        h.encoding == format::encoding::kPlainDictionary)) {
-      if (!have_dictionary_) throw InvalidFile("dictionary-encoded page without a dictionary page");
-      const auto dict = dictionary<T>();
-      SpreadDictionaryGather<T> sink{dict.data(), static_cast<uint32_t>(dict.size()), dst, page_validity, n};
-      if (present > 0) {
-        RleBitPackedDecoder dec = dictionary_indices(p, static_cast<size_t>(end - p));
-        dec.decode(present, sink);
-      }
-      sink.finish();
-      return n - present;
-    }
-  }
-  decode_values<T, Out>(h.encoding, p, static_cast<size_t>(end - p), present, out, dst);
-  if (present < n) {
+    size_t bytes_base = 0;
+    T* dst = nullptr;
     if constexpr (std::is_same_v<T, ByteArrays>) {
-      spread_byte_arrays(out, bytes_base, page_validity, n, present);
+      bytes_base = out->offsets.size();
     } else {
-      spread(dst, page_validity, n, present);
+      dst = out.values + row;
+      // Dictionary-encoded values among nulls are gathered straight to their slots.
+      if (present < n && (h.encoding == format::encoding::kRleDictionary ||
+                          h.encoding == format::encoding::kPlainDictionary)) {
+        if (!have_dictionary_) throw InvalidFile("dictionary-encoded page without a dictionary page");
+        const auto dict = dictionary<T>();
+        SpreadDictionaryGather<T> sink{dict.data(), static_cast<uint32_t>(dict.size()), dst, page_validity, n};
+        if (present > 0) {
+          RleBitPackedDecoder dec = dictionary_indices(p, static_cast<size_t>(end - p));
+          dec.decode(present, sink);
+        }
+        sink.finish();
+        return n - present;
+      }
     }
+    decode_values<T, Out>(h.encoding, p, static_cast<size_t>(end - p), present, out, dst);
+    if (present < n) {
+      if constexpr (std::is_same_v<T, ByteArrays>) {
+        spread_byte_arrays(out, bytes_base, page_validity, n, present);
+      } else {
+        spread(dst, page_validity, n, present);
+      }
+    }
+    return n - present;
   }
-  return n - present;
+}
+
+inline void ChunkReader::decode_fixed_bytes(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present,
+                                            char* dst) {
+  const auto width = static_cast<size_t>(leaf_.schema.type_length);
+  switch (encoding) {
+    case format::encoding::kPlain:
+      if (static_cast<uint64_t>(present) > remaining / width) {
+        throw InvalidFile("PLAIN data holds " + std::to_string(remaining / width) + " values of " +
+                          std::to_string(width) + " bytes, page declares " + std::to_string(present));
+      }
+      if (present > 0) std::memcpy(dst, p, static_cast<size_t>(present) * width);
+      return;
+    case format::encoding::kPlainDictionary:
+    case format::encoding::kRleDictionary: {
+      if (!have_dictionary_) throw InvalidFile("dictionary-encoded page without a dictionary page");
+      if (present == 0) return;
+      RleBitPackedDecoder dec = dictionary_indices(p, remaining);
+      FixedBytesDictionaryGather sink{reinterpret_cast<const char*>(dict_), static_cast<uint32_t>(dict_values_), width,
+                                      dst};
+      dec.decode(present, sink);
+      return;
+    }
+    case format::encoding::kByteStreamSplit:
+      if (present > 0 && static_cast<uint64_t>(present) > remaining / width) {
+        throw InvalidFile("BYTE_STREAM_SPLIT data holds " + std::to_string(remaining / width) +
+                          " values, page declares " + std::to_string(present));
+      }
+      decode_byte_stream_split(p, remaining, present, width, reinterpret_cast<uint8_t*>(dst));
+      return;
+    default:
+      throw InvalidFile(std::string("encoding ") + format::encoding_name(encoding) +
+                        " decoded as FIXED_LEN_BYTE_ARRAY in place");  // (callers ask decodes_fixed_bytes first)
+  }
 }
 
 template <class T, class Out>
