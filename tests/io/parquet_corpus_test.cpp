@@ -112,8 +112,8 @@ TEST(ParquetCorpus, EveryFileReadsOrThrowsFeedlineError) {
 
 // FIXED_LEN_BYTE_ARRAY chunks with their pages decoded apart (forced, on three threads), in every file of the
 // corpus and of DuckDB's test folder that has such a column and reads: the table a read on one thread gives.
-// Pages of PLAIN and dictionary values go straight to their rows, DELTA_BYTE_ARRAY ones through scratch: all
-// three are among them (BYTE_STREAM_SPLIT ones, which no file here has, are in the hostile tests).
+// Their values go straight to their rows: PLAIN, dictionary and DELTA_BYTE_ARRAY pages are among them
+// (BYTE_STREAM_SPLIT ones, which no file here has, are in the hostile tests).
 TEST(ParquetCorpus, FixedLengthPagesDecodedApartReadAsOnOneThread) {
   std::vector<std::string> files;
   for (const std::string folder : {parquet_testing_dir() + "/data", feedline::testing::shared_dir() +

@@ -17,6 +17,7 @@
 #include "feedline/io/file.h"
 #include "feedline/io/parquet.h"
 #include "io/parquet/codec.h"
+#include "io/parquet/delta.h"
 #include "io/parquet/dictionary.h"
 #include "io/parquet/metadata.h"
 #include "io/parquet/reader_internal.h"
@@ -659,6 +660,15 @@ TEST(ParquetHostile, ListChunkOfManyPagesReadsAlikeOnAnyThreads) {
   expect_fault(bad, rows, 7, "repetition level 1 on a null or empty list");
 }
 
+// `path` read on `threads` threads, a chunk's pages decoded apart (forced, whatever its size) when more than one.
+Table read_with_pages_apart(const std::string& path, int threads) {
+  ReadOptions options;
+  options.num_threads = threads;
+  if (threads == 1) return read_table(path, options);
+  ForcedPageThreads apart(threads);
+  return read_table(path, options);
+}
+
 // A flat column's pages decoded apart (forced, on four threads): each fault, in a page amid others, gives the
 // error a read on one thread gives, naming that page; a header's fault comes after the pages before it.
 TEST(ParquetHostile, FlatPagesDecodedApartFailAsOnOneThread) {
@@ -686,13 +696,7 @@ TEST(ParquetHostile, FlatPagesDecodedApartFailAsOnOneThread) {
   const auto file = [&](const std::vector<Int32Page>& ps, std::vector<int64_t>* offsets) {
     return int32_leaf_file(2400, {root, x}, {"x"}, ps, 0, 1, offsets);
   };
-  const auto read = [&](int threads) {
-    ReadOptions options;
-    options.num_threads = threads;
-    if (threads == 1) return read_table(path, options);
-    ForcedPageThreads apart(threads);
-    return read_table(path, options);
-  };
+  const auto read = [&](int threads) { return read_with_pages_apart(path, threads); };
   write_bytes(path, file(pages, nullptr));
   for (const int threads : {1, 4}) {
     const Table t = read(threads);
@@ -727,17 +731,17 @@ TEST(ParquetHostile, FlatPagesDecodedApartFailAsOnOneThread) {
   expect_fault(bad, 7, short_values);
 }
 
-// An optional FIXED_LEN_BYTE_ARRAY(3) column of a dictionary page and four data pages with nulls, each of an
-// encoding whose values go straight to their rows when pages are decoded apart (PLAIN, RLE_DICTIONARY,
-// BYTE_STREAM_SPLIT, PLAIN): read on one thread and with its pages decoded apart (forced, on three threads), it
-// gives the values written; an index past the dictionary is refused either way.
+// An optional FIXED_LEN_BYTE_ARRAY(3) column of a dictionary page and five data pages with nulls, one of each
+// encoding the type may have (PLAIN, RLE_DICTIONARY, BYTE_STREAM_SPLIT, PLAIN, DELTA_BYTE_ARRAY): read on one
+// thread and with its pages decoded apart (forced, on three threads), it gives the values written. An index
+// past the dictionary, and a page of an encoding the type cannot have, are refused either way, alike.
 TEST(ParquetHostile, FixedLengthPagesDecodedApartReadAsOnOneThread) {
   const std::string path = scratch_dir("flba-apart") + "/f.parquet";
   const std::string dictionary = "aaabbbccc";
   std::mt19937_64 rng(9);
   std::vector<std::string> expected;
   std::vector<uint8_t> valid;
-  const auto file = [&](uint32_t bad_index) {
+  const auto file = [&](uint32_t bad_index, int32_t last = fmt::encoding::kDeltaByteArray) {
     expected.clear();
     valid.clear();
     fmt::PageHeader dh;
@@ -748,13 +752,16 @@ TEST(ParquetHostile, FixedLengthPagesDecodedApartReadAsOnOneThread) {
     d.encoding = fmt::encoding::kPlain;
     dh.dictionary_page_header = d;
     std::string body = page(dh, dictionary);
-    for (const int32_t encoding : {fmt::encoding::kPlain, fmt::encoding::kRleDictionary,
-                                   fmt::encoding::kByteStreamSplit, fmt::encoding::kPlain}) {
+    const std::vector<int32_t> encodings{fmt::encoding::kPlain, fmt::encoding::kRleDictionary,
+                                         fmt::encoding::kByteStreamSplit, fmt::encoding::kPlain, last};
+    for (size_t e = 0; e < encodings.size(); ++e) {
+      const int32_t encoding = encodings[e];
       std::vector<uint8_t> def;
       std::vector<uint32_t> indices;
       std::vector<std::string> values;
       for (int i = 0; i < 50; ++i) {
-        const bool present = rng() % 4 != 0;
+        // (the last page without nulls: its values end where the column's room does)
+        const bool present = rng() % 4 != 0 || e + 1 == encodings.size();
         def.push_back(present);
         valid.push_back(present);
         std::string v;
@@ -779,46 +786,47 @@ TEST(ParquetHostile, FixedLengthPagesDecodedApartReadAsOnOneThread) {
         for (int b = 0; b < 3; ++b) {
           for (const std::string& v : values) data += v[static_cast<size_t>(b)];
         }
+      } else if (encoding == fmt::encoding::kDeltaByteArray) {
+        data += encode_delta_byte_arrays(values);
       } else {
         for (const std::string& v : values) data += v;
       }
       body += page(data_page_header(50, static_cast<int32_t>(data.size()), encoding), data);
     }
-    fmt::FileMetaData md = one_column_metadata(200);
+    fmt::FileMetaData md = one_column_metadata(250);
     md.schema[1].type = fmt::type::kFixedLenByteArray;
     md.schema[1].type_length = 3;
     md.schema[1].repetition_type = fmt::repetition::kOptional;
     fmt::ColumnMetaData& cm = *md.row_groups[0].columns[0].meta_data;
     cm.type = fmt::type::kFixedLenByteArray;
-    cm.encodings = {fmt::encoding::kPlain, fmt::encoding::kRleDictionary, fmt::encoding::kByteStreamSplit};
+    cm.encodings = {fmt::encoding::kPlain, fmt::encoding::kRleDictionary, fmt::encoding::kByteStreamSplit, last};
     cm.total_compressed_size = static_cast<int64_t>(body.size());
     return make_file(md, body);
   };
-  const auto read = [&](int threads) {
-    ReadOptions options;
-    options.num_threads = threads;
-    if (threads == 1) return read_table(path, options);
-    ForcedPageThreads apart(threads);
-    return read_table(path, options);
-  };
+  const auto read = [&](int threads) { return read_with_pages_apart(path, threads); };
   write_bytes(path, file(0));
   for (const int threads : {1, 3}) {
     SCOPED_TRACE(threads);
     const Table t = read(threads);
     const Column& x = t.column("x");
     EXPECT_EQ(x.validity, valid);
-    ASSERT_EQ(x.byte_arrays().size(), 200);
-    for (int64_t i = 0; i < 200; ++i) EXPECT_EQ(x.byte_arrays().at(i), expected[static_cast<size_t>(i)]) << i;
+    ASSERT_EQ(x.byte_arrays().size(), 250);
+    for (int64_t i = 0; i < 250; ++i) EXPECT_EQ(x.byte_arrays().at(i), expected[static_cast<size_t>(i)]) << i;
   }
-  write_bytes(path, file(3));
-  for (const int threads : {1, 3}) {
-    try {
-      read(threads);
-      ADD_FAILURE() << "read without complaint on " << threads << " threads";
-    } catch (const InvalidFile& e) {
-      EXPECT_NE(std::string(e.what()).find("dictionary index 3 out of range"), std::string::npos) << e.what();
+  const auto expect_refused = [&](const std::string& bytes, const std::string& message) {
+    write_bytes(path, bytes);
+    for (const int threads : {1, 3}) {
+      try {
+        read(threads);
+        ADD_FAILURE() << "read without complaint on " << threads << " threads";
+      } catch (const InvalidFile& e) {
+        EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << threads << ": " << e.what();
+      }
     }
-  }
+  };
+  expect_refused(file(3), "dictionary index 3 out of range");
+  expect_refused(file(0, fmt::encoding::kDeltaLengthByteArray),
+                 "DELTA_LENGTH_BYTE_ARRAY on a FIXED_LEN_BYTE_ARRAY column");
 }
 
 // A one-column file whose column is a nullable list of nullable lists of nullable INT32 (`optional group l

@@ -75,12 +75,8 @@ struct Scratch {
   // arrays have their own.
   ScratchVector<uint8_t> dict;
   ByteArrays dict_bytes;
-  // A FIXED_LEN_BYTE_ARRAY page's values decoded on a thread helping with a chunk, before they go to their rows.
-  ByteArrays part;
   // Gives back what grew past kMaxScratchBytes, so that one large chunk does not stay with the thread for life.
   void trim();
-  // The same for `part` alone, which a thread helping with another's chunk may trim while the chunk is read.
-  void trim_part();
 };
 
 Scratch& scratch();
@@ -96,7 +92,7 @@ struct FixedOut {
 
 // Where a FIXED_LEN_BYTE_ARRAY page's values go when its first row's place in the column is known (pages decoded
 // apart): their bytes back to back from `bytes`, a null taking none; the column's offsets follow from the
-// validity. Only PLAIN, dictionary and BYTE_STREAM_SPLIT pages decode so (see decodes_fixed_bytes).
+// validity. Pages of every encoding FIXED_LEN_BYTE_ARRAY may have decode so (see decodes_fixed_bytes).
 struct FixedBytesOut {
   char* bytes;
 };
@@ -290,7 +286,8 @@ class ChunkReader {
   void decode_fixed_bytes(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, char* dst);
   static bool decodes_fixed_bytes(int32_t encoding) {
     return encoding == format::encoding::kPlain || encoding == format::encoding::kPlainDictionary ||
-           encoding == format::encoding::kRleDictionary || encoding == format::encoding::kByteStreamSplit;
+           encoding == format::encoding::kRleDictionary || encoding == format::encoding::kByteStreamSplit ||
+           encoding == format::encoding::kDeltaByteArray;
   }
   // A dictionary-encoded page's indices (their bit width, then RLE / bit-packed runs), checked as far as they can
   // be before decoding: the width is there and at most 32.

@@ -1,6 +1,7 @@
 #include "io/parquet/delta.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -162,40 +163,59 @@ size_t decode_delta_length_byte_arrays(const uint8_t* data, size_t size, int64_t
   return pos + static_cast<size_t>(total);
 }
 
-size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, ByteArrays* out, size_t max_total_bytes,
-                                int32_t fixed_length) {
-  std::vector<int32_t> prefixes(static_cast<size_t>(n));
-  size_t pos = decode_delta_binary_packed(data, size, n, prefixes.data());
-  // The suffixes, read in place from the page.
-  std::vector<int32_t> suffix_lengths;
-  uint64_t suffix_total = 0;
-  pos += decode_lengths(data + pos, size - pos, n, "DELTA_BYTE_ARRAY", &suffix_lengths, &suffix_total);
-  const uint8_t* suffix = data + pos;
-  pos += static_cast<size_t>(suffix_total);
-  // First the lengths, each checked against its predecessor, so that the bytes are sized once and each value
-  // is built in place from its predecessor's prefix and its own suffix.
+namespace {
+
+// A DELTA_BYTE_ARRAY page's n values, read and checked before anything is written: each one's prefix (shared with
+// its predecessor) and suffix length, where the suffixes start in the page, and the values' total length.
+struct DeltaByteArrays {
+  std::vector<int32_t> prefixes, suffix_lengths;
+  const uint8_t* suffixes = nullptr;
   uint64_t total = 0;
+  size_t consumed = 0;  // of the page's bytes
+};
+
+// The lengths, each checked against its predecessor (and against fixed_length when positive) and their total
+// against max_total_bytes, so that the bytes are sized once and each value is built in place from its
+// predecessor's prefix and its own suffix.
+DeltaByteArrays read_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, int32_t fixed_length,
+                                       size_t max_total_bytes) {
+  DeltaByteArrays page;
+  page.prefixes.resize(static_cast<size_t>(n));
+  size_t pos = decode_delta_binary_packed(data, size, n, page.prefixes.data());
+  // The suffixes, read in place from the page.
+  uint64_t suffix_total = 0;
+  pos += decode_lengths(data + pos, size - pos, n, "DELTA_BYTE_ARRAY", &page.suffix_lengths, &suffix_total);
+  page.suffixes = data + pos;
+  page.consumed = pos + static_cast<size_t>(suffix_total);
   int64_t previous = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const int32_t prefix = prefixes[static_cast<size_t>(i)];
+    const int32_t prefix = page.prefixes[static_cast<size_t>(i)];
     if (prefix < 0 || prefix > previous) {
       throw InvalidFile("DELTA_BYTE_ARRAY: prefix of " + std::to_string(prefix) + " bytes after a value of " +
                         std::to_string(previous));
     }
-    previous = int64_t{prefix} + suffix_lengths[static_cast<size_t>(i)];
+    previous = int64_t{prefix} + page.suffix_lengths[static_cast<size_t>(i)];
     if (fixed_length > 0 && previous != fixed_length) {
       throw InvalidFile("DELTA_BYTE_ARRAY: value of " + std::to_string(previous) + " bytes in a column of " +
                         std::to_string(fixed_length));
     }
-    total += static_cast<uint64_t>(previous);
-    if (out->bytes.size() + total > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
+    page.total += static_cast<uint64_t>(previous);
+    if (page.total > max_total_bytes) throw InvalidFile("byte arrays exceed the size limit");
   }
-  // The bytes end with kShortCopyBytes more until the values are built: values are written 16 bytes at a time,
-  // which may reach that far past them (and, from the page, read as far: a page buffer's padding).
-  size_t at = out->bytes.size();
-  out->bytes.resize(at + static_cast<size_t>(total) + kShortCopyBytes);
-  reserve_offsets(out, static_cast<size_t>(n));
-  char* bytes = out->bytes.data();
+  return page;
+}
+
+// Builds the page's values back to back in bytes[at, at + page.total), calling on_value(end) after each with
+// where it ends. Values are written 16 bytes at a time (and their suffixes read so from the page, whose buffer
+// ends with that much padding), which may reach kShortCopyBytes past the last value's end; with kExactEnd,
+// never past room_end: there the last values are written to their length.
+template <bool kExactEnd, class OnValue>
+void build_delta_byte_arrays(const DeltaByteArrays& page, int64_t n, char* bytes, size_t at, size_t room_end,
+                             OnValue on_value) {
+  // (In locals: the stores below are of char, which may alias the vectors' own pointers.)
+  const int32_t* prefixes = page.prefixes.data();
+  const int32_t* suffix_lengths = page.suffix_lengths.data();
+  const uint8_t* suffix = page.suffixes;
   size_t previous_at = at;
   // A value of up to 16 bytes is put together in a register from its predecessor's first 16 bytes, kept in
   // `head` (past the predecessor's end they are whatever followed; its prefix never reaches them), and its
@@ -204,8 +224,8 @@ size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
   using Bytes16 = unsigned __int128;
   Bytes16 head = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const auto prefix = static_cast<size_t>(prefixes[static_cast<size_t>(i)]);
-    const auto suffix_length = static_cast<size_t>(suffix_lengths[static_cast<size_t>(i)]);
+    const auto prefix = static_cast<size_t>(prefixes[i]);
+    const auto suffix_length = static_cast<size_t>(suffix_lengths[i]);
     if (prefix + suffix_length <= kShortCopyBytes) {
       Bytes16 tail;
       std::memcpy(&tail, suffix, sizeof tail);
@@ -213,7 +233,11 @@ size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
       const Bytes16 keep = shift >= 128 ? ~Bytes16{0} : (Bytes16{1} << shift) - 1;
       const Bytes16 moved = shift >= 128 ? Bytes16{0} : tail << shift;
       head = (head & keep) | (moved & ~keep);
-      std::memcpy(bytes + at, &head, sizeof head);
+      if (!kExactEnd || at + sizeof head <= room_end) {
+        std::memcpy(bytes + at, &head, sizeof head);  // (one store)
+      } else {
+        std::memcpy(bytes + at, &head, prefix + suffix_length);
+      }
     } else {
       // The predecessor ends where this value starts. (A short prefix comes from `head`, whose 16 bytes may
       // reach into the value being built.)
@@ -222,16 +246,41 @@ size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
       } else {
         std::memcpy(bytes + at, bytes + previous_at, prefix);
       }
-      copy_byte_array(bytes + at + prefix, reinterpret_cast<const char*>(suffix), suffix_length);
+      if (!kExactEnd || at + prefix + kShortCopyBytes <= room_end) {
+        copy_byte_array(bytes + at + prefix, reinterpret_cast<const char*>(suffix), suffix_length);
+      } else {
+        std::memcpy(bytes + at + prefix, suffix, suffix_length);
+      }
       std::memcpy(&head, bytes + at, sizeof head);
     }
     suffix += suffix_length;
     previous_at = at;
     at += prefix + suffix_length;
-    out->offsets.push_back(static_cast<int64_t>(at));
+    on_value(at);
   }
-  out->bytes.resize(at);
-  return pos;
+}
+
+}  // namespace
+
+size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, ByteArrays* out, size_t max_total_bytes,
+                                int32_t fixed_length) {
+  const size_t at = out->bytes.size();
+  const DeltaByteArrays page =
+      read_delta_byte_arrays(data, size, n, fixed_length, max_total_bytes > at ? max_total_bytes - at : 0);
+  // The bytes end with kShortCopyBytes more until the values are built.
+  const size_t end = at + static_cast<size_t>(page.total);
+  out->bytes.resize(end + kShortCopyBytes);
+  reserve_offsets(out, static_cast<size_t>(n));
+  build_delta_byte_arrays<false>(page, n, out->bytes.data(), at, end + kShortCopyBytes,
+                                 [out](size_t value_end) { out->offsets.push_back(static_cast<int64_t>(value_end)); });
+  out->bytes.resize(end);
+  return page.consumed;
+}
+
+size_t decode_delta_byte_arrays_fixed(const uint8_t* data, size_t size, int64_t n, int32_t width, char* out) {
+  const DeltaByteArrays page = read_delta_byte_arrays(data, size, n, width, SIZE_MAX);
+  build_delta_byte_arrays<true>(page, n, out, 0, static_cast<size_t>(page.total), [](size_t) {});
+  return page.consumed;
 }
 
 size_t decode_byte_stream_split(const uint8_t* data, size_t size, int64_t n, size_t width, uint8_t* out) {

@@ -27,6 +27,8 @@ size_t decode_delta_length_byte_arrays(const uint8_t* data, size_t size, int64_t
 // `data + size` must be followed by kShortCopyBytes readable bytes (a page buffer's padding): see copy_byte_array.
 size_t decode_delta_byte_arrays(const uint8_t* data, size_t size, int64_t n, ByteArrays* out, size_t max_total_bytes,
                                 int32_t fixed_length);
+// The same for n FIXED_LEN_BYTE_ARRAY(width) values, written back to back to out[0, n * width) and not a byte past.
+size_t decode_delta_byte_arrays_fixed(const uint8_t* data, size_t size, int64_t n, int32_t width, char* out);
 
 // Byte k of every value in stream k: n values of `width` bytes from exactly n * width bytes.
 size_t decode_byte_stream_split(const uint8_t* data, size_t size, int64_t n, size_t width, uint8_t* out);

@@ -14,8 +14,7 @@ template <class T, class Out>
 int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
   // Fixed-width values go straight to their rows. Byte arrays of a fixed length go, back to back, to where the
   // page's first row would put them (no earlier than their place: a null takes no bytes), and are moved down as
-  // the pages join; those of encodings that cannot write there (DELTA_BYTE_ARRAY) decode into a part of their
-  // own first, copied there.
+  // the pages join. (A page of an encoding that FIXED_LEN_BYTE_ARRAY cannot have fails as on one thread.)
   constexpr bool kBytes = std::is_same_v<T, ByteArrays>;
   const auto width = static_cast<size_t>(leaf_.schema.type_length);
   const size_t window = static_cast<size_t>(4 * threads_);
@@ -38,13 +37,13 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
   }
   std::vector<std::exception_ptr> errors;
   std::vector<int64_t> nulls, rows;  // per page of the window: nulls found, first row
-  std::vector<size_t> part_bytes;    // (byte arrays) per page of the window: its values' bytes
+  std::vector<size_t> value_bytes;   // (byte arrays) per page of the window: its values' bytes
   size_t bytes = 0;  // joined so far
   for (; !pages.empty(); next_window<T>(&pages, window, &pos, &seen, num_rows_)) {
     const size_t n = pages.size();
     errors.assign(n, nullptr);
     nulls.assign(n, 0);
-    if constexpr (kBytes) part_bytes.assign(n, 0);
+    if constexpr (kBytes) value_bytes.assign(n, 0);
     rows.resize(n);
     for (size_t k = 0; k < n; ++k) rows[k] = k == 0 ? first : rows[k - 1] + pages[k - 1].num_values;
     parallel_for(n, threads_, [&](size_t k) {
@@ -54,32 +53,19 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
         size_t size;
         const uint8_t* body = open_page(pages[k], &page, &size);
         if constexpr (kBytes) {
-          if (decodes_fixed_bytes(page.encoding)) {  // straight to where the page's first row puts them
-            const auto values = static_cast<size_t>(pages[k].num_values);
-            nulls[k] = read_data_page<T>(page, body, size,
-                                         FixedBytesOut{out->bytes.data() + static_cast<size_t>(row) * width}, row,
-                                         validity);
-            part_bytes[k] = (values - static_cast<size_t>(nulls[k])) * width;
-            return;
+          if (!decodes_fixed_bytes(page.encoding)) {
+            // An encoding FIXED_LEN_BYTE_ARRAY cannot have: decoded as on one thread, to fail as it fails there.
+            ByteArrays refused;
+            read_data_page<T>(page, body, size, &refused, row, validity);
+            throw InvalidFile(std::string("encoding ") + format::encoding_name(page.encoding) +
+                              " on a FIXED_LEN_BYTE_ARRAY column");
           }
-          // Other encodings are decoded into this thread's scratch, whose room the thread keeps for its next pages and reads (but not
-          // past kMaxScratchBytes: given back when the page is done, thrown or not).
-          struct TrimPart {
-            ~TrimPart() { scratch().trim_part(); }
-          } trim;
-          ByteArrays& part = scratch().part;
-          part.offsets.assign(1, 0);
-          part.bytes.clear();
+          // Straight to where the page's first row puts them.
           const auto values = static_cast<size_t>(pages[k].num_values);
-          part.bytes.reserve(values * width + kShortCopyBytes);  // (see copy_byte_array)
-          part.offsets.reserve(values + 1);
-          nulls[k] = read_data_page<T>(page, body, size, &part, row, validity);
-          // Each value is `width` bytes, a null none (the decoders see to it).
-          if (part.bytes.size() != (values - static_cast<size_t>(nulls[k])) * width) {
-            throw InvalidFile("values other than FIXED_LEN_BYTE_ARRAY(" + std::to_string(width) + ")");
-          }
-          std::memcpy(out->bytes.data() + static_cast<size_t>(row) * width, part.bytes.data(), part.bytes.size());
-          part_bytes[k] = part.bytes.size();
+          nulls[k] = read_data_page<T>(page, body, size,
+                                       FixedBytesOut{out->bytes.data() + static_cast<size_t>(row) * width}, row,
+                                       validity);
+          value_bytes[k] = (values - static_cast<size_t>(nulls[k])) * width;
         } else {
           nulls[k] = read_data_page<T>(page, body, size, out, row, validity);
         }
@@ -93,8 +79,8 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
       total_nulls += nulls[k];
       if constexpr (kBytes) {
         // The page's offsets follow from its rows' validity: `width` bytes a value, none a null.
-        const size_t part = part_bytes[k], at = static_cast<size_t>(first) * width;
-        if (bytes != at && part > 0) std::memmove(out->bytes.data() + bytes, out->bytes.data() + at, part);
+        const size_t moved = value_bytes[k], at = static_cast<size_t>(first) * width;
+        if (bytes != at && moved > 0) std::memmove(out->bytes.data() + bytes, out->bytes.data() + at, moved);
         const size_t joined = out->offsets.size(), count = static_cast<size_t>(pages[k].num_values);
         out->offsets.resize(joined + count);
         int64_t* dst = out->offsets.data() + joined;
@@ -106,7 +92,7 @@ int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
           const uint8_t* valid = validity + first;  // (nulls come only with a validity byte a row)
           for (size_t i = 0; i < count; ++i) dst[i] = end += valid[i] != 0 ? w : 0;
         }
-        bytes += part;
+        bytes += moved;
       }
       first += pages[k].num_values;
     }

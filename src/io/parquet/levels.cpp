@@ -48,10 +48,7 @@ void Scratch::trim() {
   release(validity);
   release(dict);
   release_byte_arrays(&dict_bytes);
-  trim_part();
 }
-
-void Scratch::trim_part() { release_byte_arrays(&part); }
 
 void spread_byte_arrays(ByteArrays* out, size_t base, const uint8_t* validity, int64_t n, int64_t present) {
   // offsets[base - 1] is where the page's first value starts; offsets[base .. base + present) end each value.

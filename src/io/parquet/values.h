@@ -102,6 +102,9 @@ inline void ChunkReader::decode_fixed_bytes(int32_t encoding, const uint8_t* p, 
       }
       decode_byte_stream_split(p, remaining, present, width, reinterpret_cast<uint8_t*>(dst));
       return;
+    case format::encoding::kDeltaByteArray:
+      decode_delta_byte_arrays_fixed(p, remaining, present, leaf_.schema.type_length, dst);
+      return;
     default:
       throw InvalidFile(std::string("encoding ") + format::encoding_name(encoding) +
                         " decoded as FIXED_LEN_BYTE_ARRAY in place");  // (callers ask decodes_fixed_bytes first)
