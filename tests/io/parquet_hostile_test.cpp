@@ -1127,6 +1127,39 @@ TEST(ParquetDictionary, GathersEveryBatchLengthAndRefusesAnIndexPastTheEnd) {
   }
 }
 
+// FIXED_LEN_BYTE_ARRAY dictionaries of every width the gather treats apart (4 and 8 through gather4 and
+// gather8, 12, 16, and others) give each index's bytes for batches of every length up to 40, write nothing past
+// the batch, and refuse one index past the end wherever it stands, with nothing written.
+TEST(ParquetDictionary, FixedBytesGatherEveryWidthAndBatchLength) {
+  std::mt19937 rng(29);
+  for (const size_t width : {size_t{4}, size_t{8}, size_t{12}, size_t{16}, size_t{5}}) {
+    SCOPED_TRACE(width);
+    constexpr uint32_t kEntries = 37;
+    std::string dict(kEntries * width + kShortCopyBytes, '\0');  // (with the room past it the gather may read)
+    for (char& c : dict) c = static_cast<char>(rng());
+    for (int64_t count = 0; count <= 40; ++count) {
+      std::vector<uint32_t> indices(static_cast<size_t>(count));
+      for (auto& i : indices) i = static_cast<uint32_t>(rng() % kEntries);
+      std::string out(indices.size() * width + 1, '#');
+      FixedBytesDictionaryGather sink{dict.data(), kEntries, width, out.data()};
+      sink.literal(indices.data(), count);
+      EXPECT_EQ(sink.out, out.data() + indices.size() * width) << count;
+      for (size_t i = 0; i < indices.size(); ++i) {
+        ASSERT_EQ(out.substr(i * width, width), dict.substr(indices[i] * width, width)) << count << ", at " << i;
+      }
+      EXPECT_EQ(out.back(), '#') << "written past the batch of " << count;
+      for (size_t bad = 0; bad < indices.size(); ++bad) {
+        std::vector<uint32_t> wrong = indices;
+        wrong[bad] = kEntries;
+        std::string untouched(indices.size() * width, '#');
+        FixedBytesDictionaryGather refusing{dict.data(), kEntries, width, untouched.data()};
+        EXPECT_THROW(refusing.literal(wrong.data(), count), InvalidFile) << bad;
+        EXPECT_EQ(untouched, std::string(indices.size() * width, '#')) << bad;
+      }
+    }
+  }
+}
+
 TEST(ParquetRle, DictionaryIndexOutOfRangeThrows) {
   const std::vector<uint32_t> indices = {0, 1, 2, 3, 4, 5, 6, 7, 9, 1};
   std::string encoded;

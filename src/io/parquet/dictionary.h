@@ -125,11 +125,15 @@ struct FixedBytesDictionaryGather {
     for (int64_t i = 0; i < count; ++i, out += width) std::memcpy(out, v, width);
   }
   void literal(const uint32_t* indices, int64_t count) {
+    // Four and eight bytes are gathered as INT32 and INT64 dictionaries are (which checks the indices too).
+    if (width == 4 || width == 8) {
+      (width == 4 ? gather4 : gather8)(dict, dict_size, indices, count, out);
+      out += static_cast<size_t>(count) * width;
+      return;
+    }
     check_indices(indices, count, dict_size);
-    // The common widths (INT96, UUID, small decimals) copied by a fixed-size move each, not a call to memcpy.
+    // The other common widths (INT96, UUID) copied by a fixed-size move each, not a call to memcpy.
     switch (width) {
-      case 4: gather<4>(indices, count); break;
-      case 8: gather<8>(indices, count); break;
       case 12: gather<12>(indices, count); break;
       case 16: gather<16>(indices, count); break;
       default:

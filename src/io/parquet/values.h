@@ -95,11 +95,7 @@ inline void ChunkReader::decode_fixed_bytes(int32_t encoding, const uint8_t* p, 
       dec.decode(present, sink);
       return;
     }
-    case format::encoding::kByteStreamSplit:
-      if (present > 0 && static_cast<uint64_t>(present) > remaining / width) {
-        throw InvalidFile("BYTE_STREAM_SPLIT data holds " + std::to_string(remaining / width) +
-                          " values, page declares " + std::to_string(present));
-      }
+    case format::encoding::kByteStreamSplit:  // (which checks the page holds them before writing)
       decode_byte_stream_split(p, remaining, present, width, reinterpret_cast<uint8_t*>(dst));
       return;
     case format::encoding::kDeltaByteArray:
