@@ -8,9 +8,9 @@ namespace feedline {
 
 // LibTorch parallelises a CPU step with its own intra-op threads (torch::set_num_threads) and calls the BLAS
 // from inside them; OpenBLAS built with pthreads then starts threads of its own in each call, more threads than
-// cores, that spin while they wait. Measured here on 2 cores, a SimpleCNN epoch at batch 512 took 20-25% less
-// time with OpenBLAS on 1 thread (LibTorch on 2) than with OpenBLAS on 2, and varied less; with LibTorch on 1
-// thread, OpenBLAS's second thread bought nothing. set_blas_threads(1) is that setting.
+// cores, that spin while they wait and take cores from LibTorch's own threads. One BLAS thread a call, inside each
+// of LibTorch's, keeps one busy thread a core: set_blas_threads(1) is that setting (what it is worth on a CPU
+// epoch: docs/BENCHMARKS.md, "CPU settings").
 //
 // Sets the threads of each BLAS call where the BLAS is OpenBLAS, found in the running process; returns false,
 // changing nothing, where it is not (MKL in pip's LibTorch, reference BLAS). Call it before training starts.
