@@ -10,7 +10,7 @@
 # naive dataset's, 6 and 7 the pre-decoded one's, the experiment's best and its no-worker twin; 8 and 9
 # feedline.DataLoader over the same tensors, with 2 workers and none, 10 over uint8 images; 11 the compute floor).
 # --threads goes to both sides (default: every core). On a machine busy with other work, --threads 1 avoids
-# PyTorch's OpenMP threads spinning against it (a batch-16 step measured 90 ms with 2 threads, 6 ms with 1).
+# PyTorch's OpenMP threads spinning against it, which can make a small step many times slower.
 # OpenBLAS runs 1 thread per call on both sides (feedline's default), unless OPENBLAS_NUM_THREADS is set.
 # Environment: FEEDLINE_BIN (default build/feedline), FEEDLINE_PYTHON (a Python with torch and pandas).
 # Needs Python with PyTorch and pandas: Debian's python3-torch and python3-pandas are installed when missing.

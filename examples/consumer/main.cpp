@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     if (epochs < 1) throw feedline::InvalidArgument(std::string("EPOCHS must be at least 1, not ") + argv[3]);
     const int64_t batch = argc > 4 ? std::strtoll(argv[4], nullptr, 10) : 512;
     if (batch < 1) throw feedline::InvalidArgument(std::string("BATCH must be at least 1, not ") + argv[4]);
-    // The process settings the feedline tool applies, each worth about a sixth of a CPU epoch (docs/BENCHMARKS.md):
+    // The process settings the feedline tool applies (what they are worth on a CPU epoch: docs/BENCHMARKS.md):
     // freed memory kept for the next step, OpenBLAS on one thread inside each of LibTorch's, every core.
     feedline::keep_freed_memory();
     feedline::set_blas_threads(1);

@@ -13,7 +13,7 @@
 namespace feedline {
 namespace {
 
-// The options are checked before the files are opened, as they were when the footer was read in the constructor.
+// The options are checked before the files are opened: a bad option is refused as such, whatever the files hold.
 parquet::DatasetReader open_stream_files(const std::string& path, const ParquetStreamOptions& options) {
   if (!parquet::is_dataset_spec(path) && input_format(path) != FileFormat::kParquet) {
     throw InvalidArgument(path + ": a streamed dataset reads Parquet row groups; this is not a .parquet file");

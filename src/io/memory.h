@@ -1,7 +1,7 @@
 // Internal: output memory faulted in ahead of its first writes. A read that fills hundreds of megabytes of fresh
 // memory otherwise takes one page fault per 4 KiB page as its writes land, which on a virtual machine costs
 // microseconds each; asking the kernel for the pages in one call (Linux 5.14's MADV_POPULATE_WRITE) costs a
-// fraction of that. Elsewhere, or on an older kernel, the call does nothing and the pages fault in as before.
+// fraction of that. Elsewhere, or on an older kernel, the call does nothing and the pages fault in as written.
 #pragma once
 
 #include <cstddef>

@@ -15,7 +15,7 @@ namespace feedline {
 namespace {
 
 // How long a thread that waits for the pool's work keeps looking before it sleeps: parallel_for is called in tight
-// loops (a batch gather each step, some 30 microseconds apart), where a wake-up costs more than the work; OpenMP
+// loops (a batch gather each step, often microseconds apart), where a wake-up costs more than the work; OpenMP
 // runtimes spin for the same reason.
 constexpr std::chrono::microseconds kSpin{200};
 

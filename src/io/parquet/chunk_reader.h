@@ -127,7 +127,7 @@ void spread(T* out, const uint8_t* validity, int64_t n, int64_t present) {
     if (eight == kEightValues) {
       i -= 8;
       k -= 8;
-      // Through registers: a fixed-size memcpy is inlined, where memmove of the overlapping slots was a call.
+      // Through registers: a fixed-size memcpy is inlined, where a memmove of the overlapping slots is a call.
       T eight_values[8];
       std::memcpy(eight_values, out + k, sizeof eight_values);
       std::memcpy(out + i, eight_values, sizeof eight_values);

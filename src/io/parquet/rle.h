@@ -38,8 +38,8 @@ class RleBitPackedDecoder {
   template <class Sink>
   void decode(int64_t n, Sink& sink) {
     constexpr int kBatchGroups = 64;  // 512 values per literal batch
-    // A cache line's alignment: unpack_bits' 32-byte stores then split none (unaligned, a batch of 7-bit indices
-    // through a dictionary took a third longer).
+    // A cache line's alignment: unpack_bits' 32-byte stores then split none (a store split across two cache lines
+    // is slower, and every batch would take such stores).
     alignas(64) uint32_t buffer[kBatchGroups * 8];
     while (n > 0) {
       const uint64_t header = read_varint();
