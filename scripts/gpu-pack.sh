@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Packs, into .gpu/ (ignored by git), what a build on a lent GPU machine needs and that machine lacks: it has a
-# compiler, CMake, Ninja, CUDA and pip torch (whose LibTorch has CMake files), no network and nothing of
-# Debian's. Run here, then name .gpu in the device tool's `carry` and run scripts/gpu-run.sh there.
+# Packs, into .gpu/ (ignored by git), what a build on a GPU machine without network access needs and that machine
+# lacks: it has a compiler, CMake, Ninja, CUDA and pip torch (whose LibTorch has CMake files), and nothing of
+# Debian's. Run it on a machine with the dependencies, copy .gpu/ beside the checkout on the GPU machine, and run
+# scripts/gpu-run.sh there.
 #   .gpu/root  Debian's -dev packages of feedline's dependencies and their libraries, unpacked (dpkg -x)
 #   .gpu/data  FashionMNIST's and MNIST's IDX files, gzipped (the IDX reader reads .gz)
 # Needs what scripts/install-deps.sh installs (the datasets) and apt-get. Idempotent: it starts .gpu/ afresh.
@@ -39,4 +40,4 @@ cp "$fashion"/*-ubyte.gz "$out/data/fashion-mnist/"
 for f in "$mnist"/*-ubyte; do gzip -9c "$f" >"$out/data/mnist/$(basename "$f").gz"; done
 
 echo "gpu-pack.sh: $(du -sh "$out" | cut -f1) in $out (packages: $(du -sh "$out/root" | cut -f1), data: $(du -sh "$out/data" | cut -f1))"
-echo "gpu-pack.sh: the device tool's working tree is at most 64 MiB with what it carries; this checkout's tracked files: $(git ls-files -z | du -ch --files0-from=- 2>/dev/null | tail -1 | cut -f1)"
+echo "gpu-pack.sh: copy $out/ beside the checkout on the GPU machine; this checkout's tracked files: $(git ls-files -z | du -ch --files0-from=- 2>/dev/null | tail -1 | cut -f1)"

