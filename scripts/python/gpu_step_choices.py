@@ -6,7 +6,7 @@ compute floor does), the experiment's model, Adam lr 1e-3, batch 512. For each o
 graph, cuDNN's benchmark mode off or on, NCHW or channels-last, and torch's Adam per parameter (foreach=False),
 multi-tensor (foreach=True) or fused (fused=True), it prints the median train epoch of the epochs after the
 first two, and the ratio to the first row. Then the kernels of 20 eager steps, by their device time.
-Written to choose how feedline's captured step updates its parameters (docs/BENCHMARKS.md). Needs CUDA.
+Its figures are why feedline's captured step updates its parameters as it does (docs/BENCHMARKS.md). Needs CUDA.
 
     python3 scripts/python/gpu_step_choices.py [--epochs 7]
 """
