@@ -6,10 +6,8 @@
 
 namespace feedline::cli {
 
-// Reads the input a block at a time (a Parquet row group, or about 64 MB of CSV, a CSV file of up to 256 MB whole;
-// a Parquet file with --narrow-ints twice, the first pass for the integer columns' ranges, which a CSV reader's
-// typing pass finds), transforms each block and writes the output through a temporary file and a rename; prints
-// what it read, changed and wrote. Checks the output's path before reading anything.
+// Runs convert_file() (feedline/io/convert.h) with the command's flags, showing its progress, and prints what it
+// read, changed and wrote.
 int run_convert(const ConvertArgs& args);
 
 }  // namespace feedline::cli

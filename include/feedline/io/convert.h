@@ -1,16 +1,20 @@
 // Changing a table's layout before it is written: integer columns narrowed to the smallest INT annotation that
 // holds their values (how feedline's own MNIST files store pixels as bytes), and many numeric columns packed into
 // one row-major column of byte strings or lists (one image or feature vector a row, which compresses better and
-// decodes with one copy). What `feedline convert` does to a CSV or Parquet file. Pure functions on values: safe
-// from any thread.
+// decodes with one copy). The functions on tables are pure functions on values: safe from any thread.
+// convert_file() is `feedline convert`: a CSV or Parquet file (or a dataset of Parquet files) rewritten as CSV or
+// Parquet a block at a time, those changes made on the way; calls on different files may run on any threads at
+// once, and its progress callback runs on the calling thread.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "feedline/io/parquet.h"
 #include "feedline/io/table.h"
 
 namespace feedline {
@@ -61,5 +65,64 @@ enum class PackAs {
 // Rows in messages are counted from `first_row`: the table's place in its file when it is one block of it.
 void pack_columns(Table& table, const std::string& name, const std::vector<std::string>& patterns, PackAs as,
                   int64_t first_row = 0);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Converting a file
+
+// One pack_columns() of a conversion: the columns matching `patterns` become one column called `name`.
+struct PackSpec {
+  std::string name;
+  std::vector<std::string> patterns;
+};
+
+// Where convert_file() stands, as it goes: kOpening once (input_bytes known, nothing read yet); kRanges for each
+// block of a pass over the input that finds the integer columns' ranges (narrow_ints without the ranges at hand);
+// kReady once (rows_total known, the ranges found); kWriting for each block written; kRestarting when a value lies
+// outside the footer's statistics the ranges came from (`note` names it): what was written is dropped, and a pass
+// for the ranges and the writing follow again.
+enum class ConvertStage { kOpening, kRanges, kReady, kWriting, kRestarting };
+
+struct ConvertProgress {
+  ConvertStage stage = ConvertStage::kOpening;
+  int64_t rows_done = 0;    // kRanges, kWriting: rows of the input passed so far
+  int64_t rows_total = 0;   // from kRanges on: the rows the output will hold (at most `limit`)
+  int64_t input_bytes = 0;  // the input's bytes (every file of a dataset)
+  std::string note;         // kRestarting: the value the statistics do not hold, with its column and row
+};
+
+struct ConvertOptions {
+  std::vector<std::string> columns;  // only these columns, in file order (names or globs); empty: every column
+  int64_t limit = 0;                 // only the first N rows; 0: all
+  std::vector<PackSpec> packs;       // applied in order, to every block
+  PackAs pack_as = PackAs::kBytes;
+  bool narrow_ints = false;          // narrow_integer_columns() over the whole input
+  // Parquet output: codec, level (unset: the writer's default; zstd 1..22, gzip 0..9, brotli 0..11, no other codec
+  // takes one), dictionary pages, rows per row group (0: up to 2^20, fewer to keep one near 256 MB in memory).
+  parquet::Codec codec = parquet::Codec::kZstd;
+  std::optional<int> level;
+  bool dictionary = true;
+  int64_t row_group_rows = 0;
+  int num_threads = 0;  // 0: every core
+  std::function<void(const ConvertProgress&)> progress;  // may be empty
+};
+
+// What convert_file() did.
+struct ConvertResult {
+  int64_t rows = 0;
+  std::vector<ColumnSchema> schema;  // the output's columns
+  int64_t input_bytes = 0, output_bytes = 0;
+  // Each pack's column and the input columns that went into it, in the order of `packs`.
+  std::vector<std::pair<std::string, std::vector<std::string>>> packed;
+  std::vector<std::string> narrowed;  // the columns narrow_ints stored in a narrower type, in output order
+};
+
+// Writes the input (`.csv` or `.parquet`, or Parquet files read as one table, see parquet::is_dataset_spec()) to
+// `output` (`.csv` or `.parquet`, by its extension) through a temporary file and a rename, with the columns,
+// limit, packs and narrowing of `options`. Reads a block at a time, so a file larger than memory converts: a
+// Parquet row group, about 64 MB of CSV text (a CSV file of up to 256 MB whole). With narrow_ints the ranges come
+// from the CSV reader's typing pass or a Parquet file's footer statistics, else from a pass of their own. Checks
+// the output's path and the options before reading anything (InvalidArgument naming what is wrong); errors in
+// the input name it, rows counted from its first.
+ConvertResult convert_file(const std::string& input, const std::string& output, const ConvertOptions& options = {});
 
 }  // namespace feedline
