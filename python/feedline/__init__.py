@@ -24,6 +24,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidFileError",
     "UnsupportedError",
+    "convert",
     "inspect",
     "read_csv",
     "read_parquet",
@@ -137,6 +138,82 @@ def inspect(path):
     and key_value_metadata; only the footer is read. CSV: file, format, bytes, num_rows and schema.
     """
     return _json.loads(_feedline.inspect_json(_path(path)))
+
+
+def _packs(pack):
+    """``{name: pattern or [patterns]}`` as a list of (name, [patterns])."""
+    if pack is None:
+        return []
+    if not isinstance(pack, dict):
+        raise TypeError(f"pack must be a dict of column name to pattern(s), not {type(pack).__name__}")
+    packs = []
+    for name, patterns in pack.items():
+        if not isinstance(name, str):
+            raise TypeError(f"pack: a column name must be a str, not {type(name).__name__}")
+        patterns = _names(patterns, f"pack[{name!r}]")
+        if not patterns:
+            raise ValueError(f"pack[{name!r}]: give at least one pattern")
+        packs.append((name, patterns))
+    return packs
+
+
+def _whole(value, name, least):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < least:
+        raise ValueError(f"{name}={value}: use {least} or more")
+    return value
+
+
+def convert(input, output, columns=None, limit=0, pack=None, pack_as="bytes", narrow_ints=False, codec="zstd",
+            level=None, row_group_rows=0, dictionary=True, threads=None):
+    """Rewrite a CSV or Parquet file as CSV or Parquet, by the output's extension: ``feedline convert``.
+
+    It reads a block at a time (a Parquet row group, about 64 MB of CSV), so a file larger than memory converts,
+    and writes through a temporary file renamed onto ``output`` at the end: a failed conversion leaves nothing
+    there. The arguments are the command's flags:
+
+    Args:
+        input: a ``.csv`` or ``.parquet`` file, or Parquet files read as one table (a folder, a glob or a
+            comma-separated list, as :func:`read_parquet` takes them).
+        output: a ``.csv`` or ``.parquet`` file; its folder must exist.
+        columns: only these columns, in file order (names or ``*``/``?`` globs); None keeps every column.
+        limit: only the first ``limit`` rows; 0 keeps all.
+        pack: ``{name: pattern or [patterns]}``: the numeric columns matching the patterns become one column
+            ``name``, in their place, one row-major value a row (``{"image": "pixel*"}``), in the dict's order.
+        pack_as: ``"bytes"`` (FIXED_LEN_BYTE_ARRAY, one byte a column: every value must be 0..255) or ``"list"``
+            (a list of numbers).
+        narrow_ints: store each integer column in the narrowest INT(8/16/32) that holds its values (the ranges
+            come from a CSV reader's typing pass or a Parquet footer's statistics where it can, else a pass).
+        codec: the Parquet codec: ``"zstd"``, ``"snappy"``, ``"gzip"``, ``"brotli"``, ``"lz4_raw"`` or
+            ``"uncompressed"``.
+        level: the compression level (zstd 1..22, gzip 0..9, brotli 0..11); None: the codec's default.
+        row_group_rows: rows per Parquet row group; 0: up to 1048576, fewer to keep one near 256 MB in memory.
+        dictionary: False writes PLAIN values only (``--no-dictionary``).
+        threads: threads to read and write with; None uses every core.
+
+    Returns:
+        A dict: ``rows`` written, ``columns`` (the output's names, in order), ``input_bytes``, ``output_bytes``,
+        ``packed`` (each pack's name to the columns that went into it) and ``narrowed`` (the columns stored in a
+        narrower type). :func:`inspect` tells the output's types.
+
+    Raises:
+        FileNotFoundError, PermissionError, OSError: the input cannot be read or the output written.
+        InvalidFileError (a ValueError): the input is not valid CSV or Parquet; the message names it and where.
+        UnsupportedError (a ValueError): a valid feature feedline does not read.
+        InvalidArgumentError (a ValueError): an output of another extension or in a missing folder, a level its
+            codec does not take, a pattern that matches no column, a value a pack or narrowing cannot hold
+            (naming the column and row).
+    """
+    if pack_as not in ("bytes", "list"):
+        raise ValueError(f"pack_as={pack_as!r}: use 'bytes' or 'list'")
+    if not isinstance(codec, str):
+        raise TypeError(f"codec must be a str, not {type(codec).__name__}")
+    if level is not None and (isinstance(level, bool) or not isinstance(level, int)):
+        raise TypeError(f"level must be an int or None, not {type(level).__name__}")
+    return _feedline.convert(_path(input, "input"), _path(output, "output"), _names(columns, "columns") or [],
+                             _whole(limit, "limit", 0), _packs(pack), pack_as, bool(narrow_ints), codec, level,
+                             _whole(row_group_rows, "row_group_rows", 0), bool(dictionary), _threads(threads))
 
 
 def _distributed_default(rank, world_size):

@@ -30,6 +30,12 @@ def read_csv(path: PathLike, columns: Optional[Union[str, Sequence[str]]] = ...,
 def read_csv(path: PathLike, columns: Optional[Union[str, Sequence[str]]] = ..., threads: Optional[int] = ...,
              *, nulls: Literal["mask"]) -> Tuple[Columns, Masks]: ...
 def inspect(path: PathLike) -> Dict[str, Any]: ...
+def convert(input: PathLike, output: PathLike, columns: Optional[Union[str, Sequence[str]]] = ..., limit: int = ...,
+            pack: Optional[Dict[str, Union[str, Sequence[str]]]] = ..., pack_as: Literal["bytes", "list"] = ...,
+            narrow_ints: bool = ...,
+            codec: Literal["zstd", "snappy", "gzip", "brotli", "lz4_raw", "uncompressed"] = ...,
+            level: Optional[int] = ..., row_group_rows: int = ..., dictionary: bool = ...,
+            threads: Optional[int] = ...) -> Dict[str, Any]: ...
 
 Batch = Tuple[torch.Tensor, torch.Tensor]
 Transform = Union[Callable[[torch.Tensor, torch.Tensor], Batch],

@@ -21,6 +21,7 @@
 #include "feedline/dataset/dataset.h"
 #include "feedline/dataset/image_file.h"
 #include "feedline/io/csv.h"
+#include "feedline/io/convert.h"
 #include "feedline/io/dataset_files.h"
 #include "feedline/io/error.h"
 #include "feedline/io/inspect.h"
@@ -408,6 +409,49 @@ std::string inspect_json_released(const std::string& path) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Converting files
+
+// convert_file() with the GIL released; its result as {"rows", "columns", "input_bytes", "output_bytes",
+// "packed": {name: [source columns]}, "narrowed": [columns]}.
+py::dict convert_released(const std::string& input, const std::string& output, std::vector<std::string> columns,
+                          int64_t limit, std::vector<std::pair<std::string, std::vector<std::string>>> packs,
+                          const std::string& pack_as, bool narrow_ints, const std::string& codec,
+                          std::optional<int> level, int64_t row_group_rows, bool dictionary,
+                          std::optional<int> threads) {
+  ConvertOptions options;
+  options.columns = std::move(columns);
+  options.limit = limit;
+  for (auto& [name, patterns] : packs) options.packs.push_back({std::move(name), std::move(patterns)});
+  if (pack_as != "bytes" && pack_as != "list") {
+    throw InvalidArgument("pack_as='" + pack_as + "': use 'bytes' or 'list'");
+  }
+  options.pack_as = pack_as == "list" ? PackAs::kList : PackAs::kBytes;
+  options.narrow_ints = narrow_ints;
+  options.codec = parquet::parse_codec(codec);
+  options.level = level;
+  options.row_group_rows = row_group_rows;
+  options.dictionary = dictionary;
+  options.num_threads = thread_count(threads);
+  ConvertResult result;
+  {
+    py::gil_scoped_release release;
+    result = convert_file(input, output, options);
+  }
+  py::list names;
+  for (const ColumnSchema& s : result.schema) names.append(s.name);
+  py::dict packed;
+  for (const auto& [name, sources] : result.packed) packed[py::str(name)] = py::cast(sources);
+  py::dict out;
+  out["rows"] = result.rows;
+  out["columns"] = names;
+  out["input_bytes"] = result.input_bytes;
+  out["output_bytes"] = result.output_bytes;
+  out["packed"] = packed;
+  out["narrowed"] = py::cast(result.narrowed);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // The loader
 
 // A Python callable that may be called, copied and dropped from any thread: the GIL is taken for each.
@@ -651,6 +695,9 @@ PYBIND11_MODULE(_feedline, m) {
   m.def("read_csv", &feedline::python::read_csv, py::arg("path"), py::arg("columns") = py::none(), py::arg("threads") = py::none(),
         py::arg("nulls") = "raise");
   m.def("inspect_json", &inspect_json_released, py::arg("path"));
+  m.def("convert", &convert_released, py::arg("input"), py::arg("output"), py::arg("columns"),
+        py::arg("limit"), py::arg("pack"), py::arg("pack_as"), py::arg("narrow_ints"), py::arg("codec"),
+        py::arg("level"), py::arg("row_group_rows"), py::arg("dictionary"), py::arg("threads"));
 
   py::class_<PyEpoch>(m, "_Epoch")
       .def("__iter__", [](PyEpoch& e) -> PyEpoch& { return e; })
