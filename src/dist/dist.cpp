@@ -23,6 +23,8 @@
 #include <thread>
 #include <utility>
 
+#include "dist/tcp_store.h"
+
 namespace feedline::dist {
 namespace {
 
@@ -92,7 +94,7 @@ c10::intrusive_ptr<c10d::Store> connect(const WorldInfo& w, bool server, std::ch
   o.isServer = server;
   o.waitWorkers = false;
   o.timeout = timeout;
-  detail::classic_tcp_store(o, 0);
+  detail::classic_tcp_store(o);
   auto store = c10::make_intrusive<c10d::TCPStore>(w.master_addr, o);
   if (!w.launcher_hosts_store) return store;
   return c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + std::to_string(w.attempt), store);

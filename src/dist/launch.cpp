@@ -56,46 +56,44 @@ std::string describe(int status) {
 
 int exit_code(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
-struct Rank {
-  pid_t pid = -1;
-  bool running = false;
+// The rendezvous is a FileStore in a folder of the launcher's, removed when it returns: no port to choose, and
+// the store outlives any rank (a survivor can still ask it who failed).
+class StoreFolder {
+ public:
+  StoreFolder() {
+    const char* tmp = std::getenv("TMPDIR");
+    path_ = (tmp != nullptr && *tmp != '\0' ? std::string(tmp) : std::string("/tmp")) + "/feedline-job-XXXXXX";
+    if (::mkdtemp(path_.data()) == nullptr) {
+      throw DistError("launch: cannot make a folder for the rendezvous store in " + path_.substr(0, path_.rfind('/')) +
+                      ": " + std::strerror(errno));
+    }
+  }
+  ~StoreFolder() { remove_tree(path_); }  // not std::filesystem::remove_all(): see feedline/io/file.h
+  StoreFolder(const StoreFolder&) = delete;
+  StoreFolder& operator=(const StoreFolder&) = delete;
+  std::string store_file() const { return path_ + "/store"; }
+
+ private:
+  std::string path_;
 };
 
-}  // namespace
+bool names_a_job(const std::string& name) {
+  return name == "RANK" || name == "LOCAL_RANK" || name == "WORLD_SIZE" || name == "LOCAL_WORLD_SIZE" ||
+         name == "MASTER_ADDR" || name == "MASTER_PORT" || name == "TORCHELASTIC_USE_AGENT_STORE" ||
+         name == "TORCHELASTIC_RESTART_COUNT" || name == "FEEDLINE_STORE_FILE";
+}
 
-int launch(const std::vector<std::string>& argv, const LaunchOptions& options,
-           const std::function<void(const std::string&)>& log) {
-  if (options.nproc < 1) throw InvalidArgument("launch: nproc must be at least 1");
-  if (argv.empty()) throw InvalidArgument("launch: no program to run");
-
-  // The rendezvous is a FileStore in a folder of the launcher's, removed when it returns: no port to choose, and
-  // the store outlives any rank (a survivor can still ask it who failed).
-  const char* tmp = std::getenv("TMPDIR");
-  std::string folder = (tmp != nullptr && *tmp != '\0' ? std::string(tmp) : std::string("/tmp")) + "/feedline-job-XXXXXX";
-  if (::mkdtemp(folder.data()) == nullptr) {
-    throw DistError("launch: cannot make a folder for the rendezvous store in " + folder.substr(0, folder.rfind('/')) +
-                    ": " + std::strerror(errno));
+// Each rank's environment: the launcher's less whatever places a process in a job, then torchrun's variables for
+// this job and options.env.
+std::vector<std::vector<std::string>> rank_environments(const LaunchOptions& options, const std::string& store_file) {
+  std::vector<std::string> inherited;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    if (!names_a_job(kv.substr(0, kv.find('=')))) inherited.push_back(kv);
   }
-  struct RemoveFolder {
-    std::string path;
-    ~RemoveFolder() { remove_tree(path); }  // not std::filesystem::remove_all(): see feedline/io/file.h
-  } remove_folder{folder};
-  const std::string store_file = folder + "/store";
-
-  // Everything the children get is made before fork(): between fork and exec only async-signal-safe calls.
   std::vector<std::vector<std::string>> envs;
   for (int64_t r = 0; r < options.nproc; ++r) {
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string kv = *e;
-      const std::string name = kv.substr(0, kv.find('='));
-      if (name == "RANK" || name == "LOCAL_RANK" || name == "WORLD_SIZE" || name == "LOCAL_WORLD_SIZE" ||
-          name == "MASTER_ADDR" || name == "MASTER_PORT" || name == "TORCHELASTIC_USE_AGENT_STORE" ||
-          name == "TORCHELASTIC_RESTART_COUNT" || name == "FEEDLINE_STORE_FILE") {
-        continue;
-      }
-      env.push_back(kv);
-    }
+    std::vector<std::string> env = inherited;
     const std::string n = std::to_string(options.nproc), rank = std::to_string(r);
     for (const std::string& kv : {"RANK=" + rank, "LOCAL_RANK=" + rank, "WORLD_SIZE=" + n, "LOCAL_WORLD_SIZE=" + n,
                                   std::string("MASTER_ADDR=127.0.0.1"), "FEEDLINE_STORE_FILE=" + store_file}) {
@@ -104,83 +102,123 @@ int launch(const std::vector<std::string>& argv, const LaunchOptions& options,
     for (const auto& kv : options.env) env.push_back(kv);
     envs.push_back(std::move(env));
   }
-  const auto pointers = [](std::vector<std::string>& v) {
-    std::vector<char*> p;
-    for (auto& s : v) p.push_back(s.data());
-    p.push_back(nullptr);
-    return p;
-  };
-  std::vector<std::string> args = argv;
-  std::vector<char*> arg_ptrs = pointers(args);
+  return envs;
+}
 
-  SignalGuard signals;
-  const pid_t parent = getpid();
-  std::vector<Rank> ranks(static_cast<size_t>(options.nproc));
-  const auto signal_all = [&](int sig) {
-    for (const auto& r : ranks) {
+std::vector<char*> pointers(std::vector<std::string>& v) {
+  std::vector<char*> p;
+  for (auto& s : v) p.push_back(s.data());
+  p.push_back(nullptr);
+  return p;
+}
+
+// The ranks of one launch: started together, watched until every one has ended.
+class Ranks {
+ public:
+  // Starts argv[0] once for each environment. Everything the children get is made before fork(): between fork and
+  // exec only async-signal-safe calls.
+  Ranks(std::vector<std::string> argv, std::vector<std::vector<std::string>> envs) {
+    std::vector<char*> arg_ptrs = pointers(argv);
+    const pid_t parent = getpid();
+    ranks_.resize(envs.size());
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      std::vector<char*> env_ptrs = pointers(envs[r]);
+      const pid_t pid = fork();
+      if (pid < 0) {
+        signal_all(SIGKILL);
+        throw DistError(std::string("launch: cannot start rank ") + std::to_string(r) + ": " + std::strerror(errno));
+      }
+      if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);  // the launcher gone, its ranks go too
+        if (getppid() != parent) _exit(127);
+        execve(arg_ptrs[0], arg_ptrs.data(), env_ptrs.data());
+        const char msg[] = "feedline: launch: cannot run the rank's program\n";
+        (void)!write(2, msg, sizeof msg - 1);
+        _exit(127);
+      }
+      ranks_[r] = {pid, true};
+    }
+    running_ = ranks_.size();
+  }
+
+  // Waits for every rank; returns launch()'s result.
+  int wait(const LaunchOptions& options, const std::function<void(const std::string&)>& log) {
+    while (running_ > 0) {
+      if (g_signal != 0 && forwarded_ == 0) forward(g_signal, options);
+      int status = 0;
+      const pid_t pid = waitpid(-1, &status, WNOHANG);
+      if (pid > 0) {
+        ended(pid, status, options, log);
+        continue;
+      }
+      if (kill_at_ && Clock::now() >= *kill_at_) {
+        signal_all(SIGKILL);
+        kill_at_.reset();
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return result_;
+  }
+
+ private:
+  struct Rank {
+    pid_t pid = -1;
+    bool running = false;
+  };
+
+  void signal_all(int sig) {
+    for (const auto& r : ranks_) {
       if (r.running) kill(r.pid, sig);
     }
-  };
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    std::vector<char*> env_ptrs = pointers(envs[r]);
-    const pid_t pid = fork();
-    if (pid < 0) {
-      signal_all(SIGKILL);
-      throw DistError(std::string("launch: cannot start rank ") + std::to_string(r) + ": " + std::strerror(errno));
-    }
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // the launcher gone, its ranks go too
-      if (getppid() != parent) _exit(127);
-      execve(arg_ptrs[0], arg_ptrs.data(), env_ptrs.data());
-      const char msg[] = "feedline: launch: cannot run the rank's program\n";
-      (void)!write(2, msg, sizeof msg - 1);
-      _exit(127);
-    }
-    ranks[r] = {pid, true};
   }
 
-  int result = 0;
-  bool failed = false;
-  std::optional<Clock::time_point> kill_at;  // when the ranks still running get SIGKILL
-  int forwarded = 0;
-  size_t running = ranks.size();
-  while (running > 0) {
-    if (g_signal != 0 && forwarded == 0) {
-      forwarded = g_signal;
-      signal_all(forwarded);
-      if (!failed) result = 128 + forwarded;
-      failed = true;
-      kill_at = Clock::now() + options.grace;
-    }
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, WNOHANG);
-    if (pid > 0) {
-      for (size_t r = 0; r < ranks.size(); ++r) {
-        if (ranks[r].pid != pid || !ranks[r].running) continue;
-        ranks[r].running = false;
-        --running;
-        const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (!ok && !failed) {
-          failed = true;
-          result = exit_code(status);
-          log("rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") " + describe(status) +
-              (running > 0 ? "; stopping the other ranks" : ""));
-          kill_at = Clock::now() + options.grace;
-          // The survivors get a moment to end on their own (they see the failure and say who failed); then
-          // SIGTERM, and SIGKILL at kill_at.
-          std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(options.grace / 2, 1500ms));
-          signal_all(SIGTERM);
-        }
-      }
-      continue;
-    }
-    if (kill_at && Clock::now() >= *kill_at) {
-      signal_all(SIGKILL);
-      kill_at.reset();
-    }
-    std::this_thread::sleep_for(20ms);
+  // A signal sent to the launcher goes on to every rank.
+  void forward(int sig, const LaunchOptions& options) {
+    forwarded_ = sig;
+    signal_all(sig);
+    if (!failed_) result_ = 128 + sig;
+    failed_ = true;
+    kill_at_ = Clock::now() + options.grace;
   }
-  return result;
+
+  void ended(pid_t pid, int status, const LaunchOptions& options, const std::function<void(const std::string&)>& log) {
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      if (ranks_[r].pid != pid || !ranks_[r].running) continue;
+      ranks_[r].running = false;
+      --running_;
+      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      if (ok || failed_) continue;
+      failed_ = true;
+      result_ = exit_code(status);
+      log("rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") " + describe(status) +
+          (running_ > 0 ? "; stopping the other ranks" : ""));
+      kill_at_ = Clock::now() + options.grace;
+      // The survivors get a moment to end on their own (they see the failure and say who failed); then SIGTERM,
+      // and SIGKILL at kill_at_.
+      std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(options.grace / 2, 1500ms));
+      signal_all(SIGTERM);
+    }
+  }
+
+  std::vector<Rank> ranks_;
+  size_t running_ = 0;
+  int result_ = 0;
+  bool failed_ = false;
+  int forwarded_ = 0;
+  std::optional<Clock::time_point> kill_at_;  // when the ranks still running get SIGKILL
+};
+
+}  // namespace
+
+int launch(const std::vector<std::string>& argv, const LaunchOptions& options,
+           const std::function<void(const std::string&)>& log) {
+  if (options.nproc < 1) throw InvalidArgument("launch: nproc must be at least 1");
+  if (argv.empty()) throw InvalidArgument("launch: no program to run");
+  const StoreFolder folder;
+  auto envs = rank_environments(options, folder.store_file());
+  const SignalGuard signals;
+  Ranks ranks(argv, std::move(envs));
+  return ranks.wait(options, log);
 }
 
 }  // namespace feedline::dist

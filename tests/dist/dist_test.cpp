@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli/cli_support.h"
+#include "dist/tcp_store.h"
 #include "feedline/dataset/dataset.h"
 #include "feedline/dist/data_parallel.h"
 #include "feedline/dist/dist.h"
@@ -40,7 +41,7 @@ struct TestStore {
     o.port = 0;
     o.isServer = true;
     o.waitWorkers = false;
-    dist::detail::classic_tcp_store(o, 0);
+    dist::detail::classic_tcp_store(o);
     store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", o);
   }
   dist::WorldInfo world(int64_t rank, int64_t size) const {

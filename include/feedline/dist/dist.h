@@ -64,18 +64,6 @@ struct GroupOptions {
   int64_t bucket_bytes = int64_t{25} << 20;
 };
 
-namespace detail {
-// TCPStore's classic server and client, in every LibTorch: 2.4 and later default to a libuv one, which builds
-// without libuv (Debian's) refuse at run time. O is c10d::TCPStoreOptions; the overload chosen at compile time
-// turns the libuv choice off where the field exists.
-template <class O>
-auto classic_tcp_store(O& options, int) -> decltype(options.useLibUV = false, void()) {
-  options.useLibUV = false;
-}
-template <class O>
-void classic_tcp_store(O&, long) {}
-}  // namespace detail
-
 // The backends this LibTorch build offers, in words ("gloo", "gloo, nccl").
 std::string available_backends();
 
