@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Our Parquet reader against DuckDB on the same files, with the same thread count, in one run.
 # usage: scripts/bench-parquet-read.sh [THREADS] [REPEAT] [FILE... | duckdb-folder]
-#   (default: every core, 5, data/*/*.parquet). `duckdb-folder`: the larger files of ../shared/duckdb-parquet-testing
+#   (default: every core, 5, data/*/*.parquet). `duckdb-folder`: the larger files of tests/data/duckdb-parquet-testing
 #   that both readers read (those over 100 KB, from pyarrow, Spark, parquet-mr, Hive and DuckDB, beside the small
 #   Spark and Hive ones the benchmark goals name).
 # Both readers are timed three ways. New memory: each repeated read takes new memory for its output (feedline as
@@ -19,7 +19,7 @@ shift $(( $# > 2 ? 2 : $# ))
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then files=(data/*/*.parquet); fi
 if [ "${files[*]}" = duckdb-folder ]; then
-  folder="$here/../shared/duckdb-parquet-testing"
+  folder="$here/tests/data/duckdb-parquet-testing"
   files=()
   for name in lineitem-top10000.gzip userdata1 spark-ontime aws1.snappy candidate bug687_nulls issue_6013 \
               dictionary_multipage uuid_v2 sorted.zstd_18_131072_small malloy-smaller/tbl_; do
@@ -33,7 +33,7 @@ kept=$("$bin" --threads "$threads" --repeat "$repeat" --keep-memory "${files[@]}
 duck=$(node bench/duckdb_read.mjs "$threads" "$repeat" "${files[@]}")
 duck_kept=$(node --expose-gc bench/duckdb_read.mjs --free-results "$threads" "$repeat" "${files[@]}")
 first_reads=${FIRST_READS:-7}
-warm="$here/../shared/parquet-testing/data/alltypes_plain.parquet"
+warm="$here/tests/data/parquet-testing/data/alltypes_plain.parquet"
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
 firsts=""
 if [ "$first_reads" -gt 0 ]; then

@@ -11,7 +11,6 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=lib/packages.sh
 . "$here/scripts/lib/packages.sh"
-shared=$(cd "$here/.." && pwd)/shared
 chroot_dir=${FEEDLINE_CHROOT:-/var/tmp/feedline-trixie}
 cxx=""
 while [ $# -gt 0 ]; do
@@ -40,7 +39,7 @@ if [ ! -x "$chroot_dir/usr/bin/cmake" ] || [ ! -f "$chroot_dir/usr/include/torch
     ${feedline_library_packages[*]}"
 fi
 
-# The checkout and ../shared at the same paths inside, so the tests find ../shared as they do here.
+# The checkout at the same path inside, so the tests find their data (tests/data) as they do here.
 mounts=()
 bind() {  # bind SOURCE [ro]
   local target=$chroot_dir$1
@@ -53,7 +52,6 @@ bind() {  # bind SOURCE [ro]
 cleanup() { for m in "${mounts[@]+"${mounts[@]}"}"; do umount "$m" || true; done; }
 trap cleanup EXIT
 bind "$here"
-[ -d "$shared" ] && bind "$shared" ro
 [ -d /usr/share/datasets ] && bind /usr/share/datasets ro
 [ -d /usr/local/cuda/include ] && bind "$(readlink -f /usr/local/cuda/include)" ro
 mountpoint -q "$chroot_dir/proc" || { mount -t proc proc "$chroot_dir/proc"; mounts=("$chroot_dir/proc" "${mounts[@]}"); }

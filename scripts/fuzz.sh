@@ -22,7 +22,6 @@ cmake -S "$here" -B "$build" "${generator[@]+"${generator[@]}"}" -DCMAKE_BUILD_T
   -DFEEDLINE_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 
-shared="$here/../shared/parquet-testing"
 for target in "${targets[@]}"; do
   corpus="$build/corpus/$target" findings="$build/findings/$target"
   rm -rf "$findings"
@@ -31,11 +30,11 @@ for target in "${targets[@]}"; do
   [ -d "$here/tests/fuzz/seeds/$target" ] && seeds+=("$here/tests/fuzz/seeds/$target")
   if [ "$target" = parquet ]; then
     # The corpus' files and those of DuckDB's test folder under 256 KiB (bigger ones make every run slow), good
-    # and bad, named by their path below ../shared (folders hold files of the same name).
+    # and bad, named by their path below tests/data (folders hold files of the same name).
     mkdir -p "$build/seeds/parquet"
-    (cd "$here/../shared" && find parquet-testing/data parquet-testing/bad_data duckdb-parquet-testing \
+    (cd "$here/tests/data" && find parquet-testing/data parquet-testing/bad_data duckdb-parquet-testing \
        -iname '*.parquet' -size -256k -type f 2>/dev/null) | while IFS= read -r f; do
-      cp -f "$here/../shared/$f" "$build/seeds/parquet/${f//\//_}"
+      cp -f "$here/tests/data/$f" "$build/seeds/parquet/${f//\//_}"
     done
     # Files of other producers, when node and their packages are installed: 200 rows under each writer setup of
     # tests/io/arrow_rs_parquet.mjs (most Arrow types), hyparquet_parquet.mjs and parquetjs_parquet.mjs.

@@ -92,7 +92,7 @@ prepare() {
 case "$stage" in
   build) ;;
   test)
-    # PngImages.AHuggingFace* needs DuckDB (node); Cli.Inspect*/Cli.Cat* read the Parquet corpus in ../shared;
+    # PngImages.AHuggingFace* needs DuckDB (node); Cli.Inspect*/Cli.Cat* read the Parquet corpus in tests/data;
     # Package.* installs the build and builds a project against it (checked by scripts/check-libtorch2.sh).
     # A process per test (CTest), as in CI: one test's crash is its own failure, and Memory.* and Blas.*, which
     # change process-wide settings, run alone.

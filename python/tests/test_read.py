@@ -120,9 +120,7 @@ def test_wrong_arguments_are_refused_by_name(prepared):
 
 def test_uuid_columns_read_as_their_canonical_text():
     from conftest import ROOT
-    path = ROOT.parent / "shared" / "duckdb-parquet-testing" / "uuid_v2.parquet"
-    if not path.exists():
-        pytest.skip(f"{path} is missing (the shared Parquet corpus)")
+    path = ROOT / "tests" / "data" / "duckdb-parquet-testing" / "uuid_v2.parquet"
     column = feedline.read_parquet(path)["uuid"]
     assert column[0] == "0196e8fb-0adf-7355-ba39-d4c2e62dc4bd"
     assert all(isinstance(u, str) and len(u) == 36 for u in column)
@@ -151,9 +149,7 @@ def test_interval_columns_read_as_duckdbs_text(tmp_path):
 
 def test_variant_columns_read_as_json_text():
     from conftest import ROOT
-    path = ROOT.parent / "shared" / "duckdb-parquet-testing" / "snowflake_variant.parquet"
-    if not path.exists():
-        pytest.skip(f"{path} is missing (the shared Parquet corpus)")
+    path = ROOT / "tests" / "data" / "duckdb-parquet-testing" / "snowflake_variant.parquet"
     column = feedline.read_parquet(path, columns=["PAYLOAD"])["PAYLOAD"]
     assert json.loads(column[0]) == {"age": 30, "name": "alice"}
     assert json.loads(column[5]) == {"x": {"y": [1, 2]}}
@@ -163,9 +159,7 @@ def test_variant_columns_read_as_json_text():
 
 def test_lists_of_strings_read_as_lists_of_str():
     from conftest import ROOT
-    path = ROOT.parent / "shared" / "parquet-testing" / "data" / "list_columns.parquet"
-    if not path.exists():
-        pytest.skip(f"{path} is missing (the shared Parquet corpus)")
+    path = ROOT / "tests" / "data" / "parquet-testing" / "data" / "list_columns.parquet"
     column = feedline.read_parquet(path, columns=["utf8_list"])["utf8_list"]
     assert column == [["abc", "efg", "hij"], None, ["efg", None, "hij", "xyz"]]
     # A list of numbers with a null element is refused by default, naming the file, column and row.
@@ -208,9 +202,7 @@ def test_null_embeddings_read_as_zero_vectors_when_asked(tmp_path):
 
 def test_lists_of_lists_of_strings_read_as_nested_lists_of_str():
     from conftest import ROOT
-    path = ROOT.parent / "shared" / "parquet-testing" / "data" / "nested_lists.snappy.parquet"
-    if not path.exists():
-        pytest.skip(f"{path} is missing (the shared Parquet corpus)")
+    path = ROOT / "tests" / "data" / "parquet-testing" / "data" / "nested_lists.snappy.parquet"
     column = feedline.read_parquet(path, columns=["a"])["a"]  # list<list<list<string>>>, a null inner list in each
     assert column == [[[["a", "b"], ["c"]], [None, ["d"]]],
                       [[["a", "b"], ["c", "d"]], [None, ["e"]]],

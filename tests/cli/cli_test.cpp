@@ -979,7 +979,7 @@ TEST(Cli, InspectShowsSchemaRowGroupsAndMetadata) {
   EXPECT_EQ(j["row_groups"][0]["columns"][0]["encodings"][0], "DELTA_BYTE_ARRAY");
 
   // A VARIANT column: inspect names the type, cat prints each value's JSON (embedded as JSON in JSON lines).
-  const std::string variant = testing::shared_dir() + "/duckdb-parquet-testing/variant_string.parquet";
+  const std::string variant = testing::test_data_dir() + "/duckdb-parquet-testing/variant_string.parquet";
   r = run_cli("inspect " + variant);
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "Schema (2 columns)")) << r.output;

@@ -65,11 +65,11 @@ TEST(FuzzReplay, SeedsReadOrFailCleanly) {
 // corpus and of DuckDB's test folder under 256 KiB, through the fuzzer's own checks (a read on one thread and on
 // three give the same table or the same error; what reads writes back and reads back the same). Under the
 // sanitizers (scripts/test.sh) this is their ASan and UBSan run.
-TEST(FuzzReplay, TheSharedParquetFilesPassTheFuzzersChecks) {
-  const fs::path shared = feedline::testing::shared_dir();
+TEST(FuzzReplay, TheCorpusParquetFilesPassTheFuzzersChecks) {
+  const fs::path corpus = feedline::testing::test_data_dir();
   int inputs = 0;
   for (const char* folder : {"parquet-testing/data", "parquet-testing/bad_data", "duckdb-parquet-testing"}) {
-    for (const auto& entry : fs::recursive_directory_iterator(shared / folder)) {
+    for (const auto& entry : fs::recursive_directory_iterator(corpus / folder)) {
       std::string ext = entry.path().extension().string();
       for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       if (!entry.is_regular_file() || ext != ".parquet" || entry.file_size() >= 256 * 1024) continue;

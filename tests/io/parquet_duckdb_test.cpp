@@ -682,7 +682,7 @@ TEST(ParquetDuckDb, FiltersOnOurStatisticsCountWhatTheValuesHold) {
 TEST(DuckDbFolder, UuidColumnsReadAsDuckDbReadsThem) {
   for (const char* name : {"uuid_v2.parquet", "arrow/uuid-arrow.parquet"}) {
     SCOPED_TRACE(name);
-    const std::string path = feedline::testing::shared_dir() + "/duckdb-parquet-testing/" + name;
+    const std::string path = feedline::testing::test_data_dir() + "/duckdb-parquet-testing/" + name;
     const Table t = read_table(path);
     ASSERT_EQ(t.columns.size(), 1u);
     EXPECT_EQ(t.columns[0].schema.logical.kind, LogicalKind::kUuid);
@@ -691,7 +691,7 @@ TEST(DuckDbFolder, UuidColumnsReadAsDuckDbReadsThem) {
     expect_same_values(t, parse_dump(out));
   }
   // What `cat` and `inspect` print.
-  const std::string path = feedline::testing::shared_dir() + "/duckdb-parquet-testing/uuid_v2.parquet";
+  const std::string path = feedline::testing::test_data_dir() + "/duckdb-parquet-testing/uuid_v2.parquet";
   EXPECT_EQ(value_text(read_table(path).columns[0], 0), "0196e8fb-0adf-7355-ba39-d4c2e62dc4bd");
   EXPECT_NE(inspect_json(path).find("\"logical_type\": \"UUID\""), std::string::npos) << inspect_json(path);
 }
@@ -700,7 +700,7 @@ TEST(DuckDbFolder, UuidColumnsReadAsDuckDbReadsThem) {
 // feedline's dotted names.
 void expect_reads_as_duckdb(const std::string& name) {
   SCOPED_TRACE(name);
-  const std::string path = feedline::testing::shared_dir() + "/duckdb-parquet-testing/" + name;
+  const std::string path = feedline::testing::test_data_dir() + "/duckdb-parquet-testing/" + name;
   const Table t = read_table(path);
   std::string json = "[";
   for (size_t i = 0; i < t.columns.size(); ++i) json += (i ? ",\"" : "\"") + t.columns[i].schema.name + "\"";
@@ -727,7 +727,7 @@ TEST(DuckDbFolder, AChunkCountThePagesContradictReadsAsDuckDbReadsIt) {
 // DECIMAL(77, 38) in 32-byte values (parquet-mr through Avro): exact as text, and as the nearest double where
 // DuckDB, which reads decimals this wide as DOUBLE, gives its double.
 TEST(DuckDbFolder, DecimalsOfAnyPrecisionReadExactly) {
-  const std::string path = feedline::testing::shared_dir() + "/duckdb-parquet-testing/bigdecimal.parquet";
+  const std::string path = feedline::testing::test_data_dir() + "/duckdb-parquet-testing/bigdecimal.parquet";
   const Table t = read_table(path);
   const Column& c = t.column("bigdec");
   EXPECT_EQ(c.schema.logical.precision, 77);
@@ -754,7 +754,7 @@ TEST(DuckDbFolder, EnumColumnsFromParquetMrReadAsStrings) {
   for (const auto& [file, column] : {std::pair<std::string, std::string>{"enum.parquet", "tags.v_type"},
                                      {"complex.parquet", "manufacturer"}}) {
     SCOPED_TRACE(file);
-    const std::string path = feedline::testing::shared_dir() + "/duckdb-parquet-testing/" + file;
+    const std::string path = feedline::testing::test_data_dir() + "/duckdb-parquet-testing/" + file;
     const Table t = read_table(path);
     const Column& c = t.column(column);
     EXPECT_EQ(c.schema.logical.kind, LogicalKind::kEnum);
@@ -763,7 +763,7 @@ TEST(DuckDbFolder, EnumColumnsFromParquetMrReadAsStrings) {
     expect_reads_as_duckdb(file);
   }
   // Row 0's list of tag types.
-  const Table t = read_table(feedline::testing::shared_dir() + "/duckdb-parquet-testing/enum.parquet");
+  const Table t = read_table(feedline::testing::test_data_dir() + "/duckdb-parquet-testing/enum.parquet");
   const Column& types = t.column("tags.v_type");
   ASSERT_GE(types.list_offsets.size(), 2u);
   std::vector<std::string> first;
@@ -784,7 +784,7 @@ TEST(DuckDbFolder, EmptyThriftListsWithoutAnElementTypeReadAsDuckDbReadsThem) {
 
 // A file on which feedline and DuckDB differ on purpose, and why. docs/parquet.md lists the same.
 struct FolderDifference {
-  const char* file;  // relative to ../shared
+  const char* file;  // relative to tests/data
   const char* why;
   bool ask_duckdb = true;  // false: DuckDB's side is not run (its values cannot be printed)
 };
@@ -1221,7 +1221,7 @@ TEST(ParquetProducers, ShardsOfFiveWritersReadAsOneTable) {
 // every row and cell equal; every file DuckDB refuses, feedline refuses too, with a message that names the file;
 // the differences above, and only they, hold.
 TEST(DuckDbFolder, EveryFileReadsAsDuckDbReadsIt) {
-  const std::string shared = feedline::testing::shared_dir();
+  const std::string shared = feedline::testing::test_data_dir();
   std::vector<std::string> files;
   for (const char* folder : {"duckdb-parquet-testing", "parquet-testing"}) {
     for (const auto& entry : std::filesystem::recursive_directory_iterator(shared + "/" + folder)) {

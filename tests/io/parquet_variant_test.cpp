@@ -101,7 +101,7 @@ TEST(VariantJson, MalformedValuesAreRefusedNotTrusted) {
 }
 
 std::string folder_file(const std::string& name) {
-  return feedline::testing::shared_dir() + "/duckdb-parquet-testing/" + name;
+  return feedline::testing::test_data_dir() + "/duckdb-parquet-testing/" + name;
 }
 
 // A shredded object missing a field, with a null field, and a field left in `value`: JSON text in a STRING
