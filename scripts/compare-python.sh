@@ -56,8 +56,8 @@ find_python() {
   return 1
 }
 if ! python=$(find_python); then
-  # Optional dependencies, installed here only (scripts/install-deps.sh leaves them out: the C++ build does not
-  # need them). Idempotent: apt-get skips what is installed.
+  # scripts/install-deps.sh installs both; this covers a machine where only the build's own packages are there.
+  # Idempotent: apt-get skips what is installed.
   sudo_cmd=()
   if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo_cmd=(sudo -n); fi
   if command -v apt-get >/dev/null && { [ "$(id -u)" -eq 0 ] || [ ${#sudo_cmd[@]} -gt 0 ]; }; then
