@@ -95,13 +95,13 @@ std::string read_parquet(const uint8_t* data, size_t size) {
     parquet::read_file_info(path);
     // Output bounded by the file's size alone (not the machine's memory, which the default also allows), within
     // what a fuzzer's memory limit leaves.
-    const int64_t max_output = parquet::internal::file_output_budget(static_cast<int64_t>(size));
+    const int64_t max_output = parquet::detail::file_output_budget(static_cast<int64_t>(size));
     parquet::ReadOptions options;
     options.num_threads = 1;
     options.max_output_bytes = max_output;
     // Read again on three threads, each chunk's pages on three where they can be: the same table or the same error.
     const auto read_threaded = [max_output](const std::string& file) {
-      const parquet::internal::ForcedPageThreads page_threads(3);
+      const parquet::detail::ForcedPageThreads page_threads(3);
       parquet::ReadOptions threaded;
       threaded.num_threads = 3;
       threaded.max_output_bytes = max_output;

@@ -29,7 +29,7 @@
 namespace feedline::parquet {
 namespace {
 
-using internal::ForcedPageThreads;
+using detail::ForcedPageThreads;
 using feedline::testing::random_table;
 using feedline::testing::RandomTableSpec;
 using feedline::testing::scratch_dir;

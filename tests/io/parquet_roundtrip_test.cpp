@@ -17,7 +17,7 @@ namespace feedline::parquet {
 namespace {
 
 using feedline::testing::expect_tables_equal;
-using internal::ForcedPageThreads;
+using detail::ForcedPageThreads;
 using feedline::testing::random_list_table;
 using feedline::testing::random_table;
 using feedline::testing::RandomTableSpec;

@@ -25,11 +25,11 @@
 
 namespace feedline::parquet {
 
-std::atomic<int> internal::page_threads{0};
+std::atomic<int> detail::page_threads{0};
 
 using namespace detail;
 
-int64_t internal::file_output_budget(int64_t file_size) {
+int64_t detail::file_output_budget(int64_t file_size) {
   const int64_t expanded = file_size > INT64_MAX / kMaxExpansion ? INT64_MAX : file_size * kMaxExpansion;
   return std::max(kMinOutputBudget, expanded);
 }
@@ -37,7 +37,7 @@ int64_t internal::file_output_budget(int64_t file_size) {
 int64_t detail::default_output_budget(int64_t file_size) {
   const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
   const int64_t memory = pages > 0 && page_size > 0 ? int64_t{pages} * page_size : 0;
-  return std::max(internal::file_output_budget(file_size), memory / kMemoryShare);
+  return std::max(detail::file_output_budget(file_size), memory / kMemoryShare);
 }
 
 namespace {
@@ -363,14 +363,14 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
 
   // A chunk's pages may decode on several threads: as many as its share of the bytes to read makes of the
   // threads (so that a file of one large column and small others, or of few row groups, uses them all), if it
-  // is large enough for threads to pay (see internal::page_threads).
+  // is large enough for threads to pay (see detail::page_threads).
   const auto chunk_bytes = [&](size_t task) {
     const auto& md = f.md.row_groups[groups[task % num_groups]].columns[f.leaves[selected[task / num_groups]].index].meta_data;
     return md ? std::max<int64_t>(md->total_compressed_size, 0) : 0;
   };
   int64_t total_bytes = 0;
   for (size_t task = 0; task < selected.size() * num_groups; ++task) total_bytes += chunk_bytes(task);
-  const int forced_page_threads = internal::page_threads.load(std::memory_order_relaxed);
+  const int forced_page_threads = detail::page_threads.load(std::memory_order_relaxed);
   const auto page_threads = [&](size_t task) {
     if (forced_page_threads > 0) return forced_page_threads;
     const int64_t bytes = chunk_bytes(task);

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <cstdint>
 
-namespace feedline::parquet::internal {
+namespace feedline::parquet::detail {
 
 // How many threads decode the pages of one column chunk (of a flat column of fixed-width values or
 // FIXED_LEN_BYTE_ARRAY, or a one-level list of fixed-width values). 0 (the default): a chunk of at least 1 MiB
@@ -26,4 +26,4 @@ struct ForcedPageThreads {
 // 1024 x the file's size (the fuzzer reads under it, within libFuzzer's memory limit).
 int64_t file_output_budget(int64_t file_size);
 
-}  // namespace feedline::parquet::internal
+}  // namespace feedline::parquet::detail
