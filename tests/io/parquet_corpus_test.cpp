@@ -1,4 +1,4 @@
-// The apache/parquet-testing corpus, read in place from ../shared/parquet-testing: every file either reads or
+// The apache/parquet-testing corpus, kept in tests/data/parquet-testing: every file either reads or
 // throws a feedline::Error (never crashes); files within our scope read with the values DuckDB sees or that
 // the corpus documents, and write back through our writer as the same table; files needing features outside it
 // give Unsupported / InvalidFile.
@@ -116,7 +116,7 @@ TEST(ParquetCorpus, EveryFileReadsOrThrowsFeedlineError) {
 // (BYTE_STREAM_SPLIT ones, which no file here has, are in the hostile tests).
 TEST(ParquetCorpus, FixedLengthPagesDecodedApartReadAsOnOneThread) {
   std::vector<std::string> files;
-  for (const std::string folder : {parquet_testing_dir() + "/data", feedline::testing::shared_dir() +
+  for (const std::string folder : {parquet_testing_dir() + "/data", feedline::testing::test_data_dir() +
                                                                         "/duckdb-parquet-testing"}) {
     if (!fs::is_directory(folder)) continue;
     for (const auto& e : fs::recursive_directory_iterator(folder)) {
