@@ -258,224 +258,295 @@ std::vector<size_t> select_row_groups(const ParsedFile& f, const std::vector<int
   return groups;
 }
 
-// What read_table reads, of a file parse() has read the footer of. Only reads `f` (its file through pread), so
-// several threads may call it on one ParsedFile at once.
-Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
-  const std::string& path = f.path;
+// What a read takes of a file: its leaves and row groups, in the order asked for, where each row group's rows begin
+// in the table, the memory budget and the threads.
+struct ReadPlan {
+  std::vector<size_t> leaves;
+  std::vector<size_t> groups;
+  std::vector<int64_t> first_row;  // of each row group's rows in the table, then the table's row count
+  int64_t num_rows = 0;
+  int64_t budget = 0;
+  int threads = 1;
+  size_t num_groups() const { return groups.size(); }
+  size_t num_chunks() const { return leaves.size() * groups.size(); }
+};
 
-  // Which leaves, in the order asked for.
+// The leaves to read, in the order asked for (every one when `names` is empty).
+std::vector<size_t> select_leaves(const ParsedFile& f, const std::vector<std::string>& names) {
   std::vector<size_t> selected;
-  if (options.columns.empty()) {
+  if (names.empty()) {
     for (size_t i = 0; i < f.leaves.size(); ++i) selected.push_back(i);
-  } else {
-    std::unordered_map<std::string, size_t> by_name;
-    for (size_t i = 0; i < f.leaves.size(); ++i) by_name.emplace(f.leaves[i].name, i);
-    for (const std::string& name : options.columns) {
-      auto it = by_name.find(name);
-      if (it == by_name.end()) throw InvalidArgument(path + ": no column named '" + name + "'");
-      if (std::find(selected.begin(), selected.end(), it->second) != selected.end()) {
-        throw InvalidArgument(path + ": column '" + name + "' asked for twice");
-      }
-      selected.push_back(it->second);
+    return selected;
+  }
+  std::unordered_map<std::string, size_t> by_name;
+  for (size_t i = 0; i < f.leaves.size(); ++i) by_name.emplace(f.leaves[i].name, i);
+  for (const std::string& name : names) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) throw InvalidArgument(f.path + ": no column named '" + name + "'");
+    if (std::find(selected.begin(), selected.end(), it->second) != selected.end()) {
+      throw InvalidArgument(f.path + ": column '" + name + "' asked for twice");
     }
+    selected.push_back(it->second);
   }
-  for (size_t leaf : selected) check_leaf_supported(f, f.leaves[leaf]);
-  const std::vector<size_t> groups = select_row_groups(f, options.row_groups);
-  const size_t num_groups = groups.size();
-  std::vector<int64_t> group_first_row(num_groups + 1, 0);
-  for (size_t k = 0; k < num_groups; ++k) {
-    group_first_row[k + 1] = group_first_row[k] + f.md.row_groups[groups[k]].num_rows;
-  }
-  const int64_t num_rows = group_first_row[num_groups];
+  return selected;
+}
 
-  if (options.max_output_bytes < 0) throw InvalidArgument("max_output_bytes must not be negative");
-  const int64_t budget = options.max_output_bytes > 0 ? options.max_output_bytes : default_output_budget(f.size);
-  {
-    // A small hostile file must not make us allocate without bound: what the footer declares counts against
-    // the budget before anything is allocated.
-    int64_t need = 0;
-    const auto add = [&](int64_t count, int64_t width) {
-      if (count > (budget - need) / width) {
-        throw InvalidFile(path + ": " + std::to_string(num_rows) + " rows of " + std::to_string(selected.size()) +
-                          " columns would exceed the read's memory limit of " + std::to_string(budget) + " bytes");
-      }
-      need += count * width;
-    };
-    for (size_t leaf_index : selected) {
-      const Leaf& leaf = f.leaves[leaf_index];
-      add(num_rows, value_width(leaf.schema.type) + (leaf.max_def ? 1 : 0));
-      if (leaf.variant) {  // its leaves' level entries, each with levels and a value
-        for (const Leaf& part : leaf.variant->parts) {
-          for (size_t g : groups) {
-            const auto& md = f.md.row_groups[g].columns[part.index].meta_data;
-            if (md && md->num_values > 0) add(md->num_values, value_width(part.schema.type) + 3);
-          }
+// A small hostile file must not make us allocate without bound: what the footer declares counts against the
+// budget before anything is allocated.
+void check_output_budget(const ParsedFile& f, const ReadPlan& plan) {
+  const int64_t budget = plan.budget;
+  int64_t need = 0;
+  const auto add = [&](int64_t count, int64_t width) {
+    if (count > (budget - need) / width) {
+      throw InvalidFile(f.path + ": " + std::to_string(plan.num_rows) + " rows of " +
+                        std::to_string(plan.leaves.size()) + " columns would exceed the read's memory limit of " +
+                        std::to_string(budget) + " bytes");
+    }
+    need += count * width;
+  };
+  for (size_t leaf_index : plan.leaves) {
+    const Leaf& leaf = f.leaves[leaf_index];
+    add(plan.num_rows, value_width(leaf.schema.type) + (leaf.max_def ? 1 : 0));
+    if (leaf.variant) {  // its leaves' level entries, each with levels and a value
+      for (const Leaf& part : leaf.variant->parts) {
+        for (size_t g : plan.groups) {
+          const auto& md = f.md.row_groups[g].columns[part.index].meta_data;
+          if (md && md->num_values > 0) add(md->num_values, value_width(part.schema.type) + 3);
         }
-        continue;
       }
-      if (leaf.max_rep == 0) continue;
-      for (size_t g : groups) {  // level entries: a value, scratch, a row start or inner lists (see read_list)
-        const auto& md = f.md.row_groups[g].columns[leaf.index].meta_data;
-        const int64_t per_entry = leaf.max_rep == 1 ? 8 : 4 + 9 * (leaf.max_rep - 1);
-        if (md && md->num_values > 0) add(md->num_values, value_width(leaf.schema.type) + per_entry);
-      }
+      continue;
+    }
+    if (leaf.max_rep == 0) continue;
+    for (size_t g : plan.groups) {  // level entries: a value, scratch, a row start or inner lists (see read_list)
+      const auto& md = f.md.row_groups[g].columns[leaf.index].meta_data;
+      const int64_t per_entry = leaf.max_rep == 1 ? 8 : 4 + 9 * (leaf.max_rep - 1);
+      if (md && md->num_values > 0) add(md->num_values, value_width(leaf.schema.type) + per_entry);
     }
   }
+}
 
+ReadPlan plan_read(const ParsedFile& f, const ReadOptions& options) {
+  ReadPlan plan;
+  plan.leaves = select_leaves(f, options.columns);
+  for (size_t leaf : plan.leaves) check_leaf_supported(f, f.leaves[leaf]);
+  plan.groups = select_row_groups(f, options.row_groups);
+  plan.first_row.assign(plan.num_groups() + 1, 0);
+  for (size_t k = 0; k < plan.num_groups(); ++k) {
+    plan.first_row[k + 1] = plan.first_row[k] + f.md.row_groups[plan.groups[k]].num_rows;
+  }
+  plan.num_rows = plan.first_row.back();
+  if (options.max_output_bytes < 0) throw InvalidArgument("max_output_bytes must not be negative");
+  plan.budget = options.max_output_bytes > 0 ? options.max_output_bytes : default_output_budget(f.size);
+  check_output_budget(f, plan);
+  plan.threads = resolve_threads(options.num_threads);
+  return plan;
+}
+
+// Where a read's chunks go: the table's columns, or, for byte arrays and lists, parts (a column per chunk) joined
+// afterwards (byte arrays straight into the column when there is one row group).
+struct ReadOutput {
   Table table;
-  table.num_rows = num_rows;
-  table.columns.resize(selected.size());
-  const int threads = resolve_threads(options.num_threads);
+  std::vector<Column> parts;
+  std::vector<size_t> part_of;  // each column's first part over the row groups' count; SIZE_MAX: no parts
+  size_t num_groups = 0;
+  // A flat column's validity is made (all valid) by the first chunk that has a null: most optional columns have none.
+  std::unique_ptr<std::once_flag[]> validity_made;
+  bool has_parts(size_t c) const { return part_of[c] != SIZE_MAX; }
+  Column& part(size_t c, size_t k) { return parts[part_of[c] * num_groups + k]; }
+};
 
+ReadOutput make_output(const ParsedFile& f, const ReadPlan& plan) {
+  ReadOutput out;
+  const size_t columns = plan.leaves.size();
+  out.table.num_rows = plan.num_rows;
+  out.table.columns.resize(columns);
   // Allocate (and so touch) the output in parallel: for wide tables this is a good share of the work.
-  parallel_for(selected.size(), threads, [&](size_t c) {
-    const Leaf& leaf = f.leaves[selected[c]];
-    Column& col = table.columns[c];
+  parallel_for(columns, plan.threads, [&](size_t c) {
+    const Leaf& leaf = f.leaves[plan.leaves[c]];
+    Column& col = out.table.columns[c];
     col = make_column(leaf.schema);
     if (leaf.max_rep > 0) return;  // lists are built per chunk
     std::visit(
         [&](auto& v) {
           using V = std::decay_t<decltype(v)>;
-          if constexpr (!std::is_same_v<V, ByteArrays>) resize_populated(v, static_cast<size_t>(num_rows));
+          if constexpr (!std::is_same_v<V, ByteArrays>) resize_populated(v, static_cast<size_t>(plan.num_rows));
         },
         col.values);
-    // A flat column's validity is made by the first chunk that has a null (below): most optional columns have none.
   });
+  out.num_groups = plan.num_groups();
+  out.part_of.assign(columns, SIZE_MAX);
+  size_t count = 0;
+  for (size_t c = 0; c < columns; ++c) {
+    const Leaf& leaf = f.leaves[plan.leaves[c]];
+    const bool bytes = value_index(leaf.schema.type) == value_index(PhysicalType::kByteArray);
+    if (leaf.max_rep > 0 || (bytes && out.num_groups > 1)) out.part_of[c] = count++;
+  }
+  out.parts.resize(count * out.num_groups);
+  for (size_t c = 0; c < columns; ++c) {
+    if (!out.has_parts(c)) continue;
+    for (size_t k = 0; k < out.num_groups; ++k) out.part(c, k) = make_column(f.leaves[plan.leaves[c]].schema);
+  }
+  out.validity_made.reset(new std::once_flag[columns]);
+  return out;
+}
 
-  // Byte arrays and lists decode per chunk into their own parts, joined afterwards (unless there is one row
-  // group: then straight into the column).
-  std::vector<Column> parts;
-  std::vector<size_t> part_of(selected.size(), SIZE_MAX);
-  {
-    size_t count = 0;
-    for (size_t c = 0; c < selected.size(); ++c) {
-      const Leaf& leaf = f.leaves[selected[c]];
-      const bool bytes = value_index(leaf.schema.type) == value_index(PhysicalType::kByteArray);
-      if (leaf.max_rep > 0 || (bytes && num_groups > 1)) part_of[c] = count++;
-    }
-    parts.resize(count * num_groups);
-    for (size_t c = 0; c < selected.size(); ++c) {
-      if (part_of[c] == SIZE_MAX) continue;
-      for (size_t k = 0; k < num_groups; ++k) parts[part_of[c] * num_groups + k] = make_column(f.leaves[selected[c]].schema);
+// How many threads decode each chunk's pages (chunks column-major, as read_parsed's tasks): as many as its share of
+// the bytes to read makes of the threads (so that a file of one large column and small others, or of few row
+// groups, uses them all), if it is large enough for threads to pay (see detail::page_threads).
+std::vector<int> chunk_page_threads(const ParsedFile& f, const ReadPlan& plan) {
+  const size_t num_groups = plan.num_groups();
+  std::vector<int64_t> bytes(plan.num_chunks());
+  int64_t total_bytes = 0;
+  for (size_t task = 0; task < bytes.size(); ++task) {
+    const format::RowGroup& rg = f.md.row_groups[plan.groups[task % num_groups]];
+    const auto& md = rg.columns[f.leaves[plan.leaves[task / num_groups]].index].meta_data;
+    bytes[task] = md ? std::max<int64_t>(md->total_compressed_size, 0) : 0;
+    total_bytes += bytes[task];
+  }
+  const int forced = detail::page_threads.load(std::memory_order_relaxed);
+  std::vector<int> threads(bytes.size(), 1);
+  for (size_t task = 0; task < bytes.size(); ++task) {
+    if (forced > 0) {
+      threads[task] = forced;
+    } else if (plan.threads > 1 && bytes[task] >= kMinParallelChunkBytes) {
+      const double share = static_cast<double>(bytes[task]) / static_cast<double>(total_bytes);
+      threads[task] = std::clamp(static_cast<int>(share * plan.threads + 0.5), 1, plan.threads);
     }
   }
-  const std::unique_ptr<std::once_flag[]> validity_made(new std::once_flag[selected.size()]);
+  return threads;
+}
 
-  // A chunk's pages may decode on several threads: as many as its share of the bytes to read makes of the
-  // threads (so that a file of one large column and small others, or of few row groups, uses them all), if it
-  // is large enough for threads to pay (see detail::page_threads).
-  const auto chunk_bytes = [&](size_t task) {
-    const auto& md = f.md.row_groups[groups[task % num_groups]].columns[f.leaves[selected[task / num_groups]].index].meta_data;
-    return md ? std::max<int64_t>(md->total_compressed_size, 0) : 0;
-  };
-  int64_t total_bytes = 0;
-  for (size_t task = 0; task < selected.size() * num_groups; ++task) total_bytes += chunk_bytes(task);
-  const int forced_page_threads = detail::page_threads.load(std::memory_order_relaxed);
-  const auto page_threads = [&](size_t task) {
-    if (forced_page_threads > 0) return forced_page_threads;
-    const int64_t bytes = chunk_bytes(task);
-    if (threads <= 1 || bytes < kMinParallelChunkBytes) return 1;
-    const double share = static_cast<double>(bytes) / static_cast<double>(total_bytes);
-    return std::clamp(static_cast<int>(share * threads + 0.5), 1, threads);
-  };
+// A list column's chunk, by its type.
+Column read_list_part(ChunkReader& reader, const Leaf& leaf) {
+  switch (leaf.schema.type) {
+    case PhysicalType::kBoolean: return read_list_chunk<uint8_t>(reader, leaf);
+    case PhysicalType::kInt32: return read_list_chunk<int32_t>(reader, leaf);
+    case PhysicalType::kInt64: return read_list_chunk<int64_t>(reader, leaf);
+    case PhysicalType::kFloat: return read_list_chunk<float>(reader, leaf);
+    case PhysicalType::kDouble: return read_list_chunk<double>(reader, leaf);
+    case PhysicalType::kByteArray:
+    case PhysicalType::kFixedLenByteArray: return read_list_chunk<ByteArrays>(reader, leaf);
+  }
+  return Column();
+}
 
-  parallel_for(selected.size() * num_groups, threads, [&](size_t task) {
-    // Column-major task order: one column's row groups run back to back, which keeps byte arrays in order.
-    const size_t c = task / num_groups, k = task % num_groups;
-    const Leaf& leaf = f.leaves[selected[c]];
-    Column& col = table.columns[c];
-    const format::RowGroup& rg = f.md.row_groups[groups[k]];
-    const int64_t first = group_first_row[k];
-    // Pages decode apart in flat columns and one-level lists, but not of variable-length byte arrays (they append).
-    const bool apart = leaf.max_rep <= 1 && leaf.schema.type != PhysicalType::kByteArray;
-    ChunkReader reader(f, leaf, rg.columns[leaf.index], rg.num_rows, budget, apart ? page_threads(task) : 1);
-    // A flat column chunk's validity goes to the thread's scratch, and into the column (made all valid, once)
-    // only when the chunk has nulls.
-    uint8_t* validity = nullptr;
-    if (leaf.max_def > 0 && leaf.max_rep == 0) {
-      std::vector<uint8_t>& v = scratch().validity;
-      if (v.size() < static_cast<size_t>(rg.num_rows)) v.resize(static_cast<size_t>(rg.num_rows));
-      validity = v.data();
-    }
-    try {
-      int64_t n = 0;
-      if (leaf.variant) {
-        Column chunk = read_variant_chunk(f, leaf, rg, budget);
-        if (leaf.max_rep > 0) {  // a list of variants, joined as the other lists' chunks are
-          parts[part_of[c] * num_groups + k] = std::move(chunk);
-        } else if (part_of[c] != SIZE_MAX) {
-          parts[part_of[c] * num_groups + k].values = std::move(chunk.values);
-        } else {
-          col.values = std::move(chunk.values);
-        }
-        if (validity != nullptr) {
-          std::copy(chunk.validity.begin(), chunk.validity.end(), validity);
-          n = rg.num_rows - count_present(validity, rg.num_rows);
-        }
-      } else if (leaf.max_rep > 0) {
-        Column& part = parts[part_of[c] * num_groups + k];
-        switch (leaf.schema.type) {
-          case PhysicalType::kBoolean: part = read_list_chunk<uint8_t>(reader, leaf); break;
-          case PhysicalType::kInt32: part = read_list_chunk<int32_t>(reader, leaf); break;
-          case PhysicalType::kInt64: part = read_list_chunk<int64_t>(reader, leaf); break;
-          case PhysicalType::kFloat: part = read_list_chunk<float>(reader, leaf); break;
-          case PhysicalType::kDouble: part = read_list_chunk<double>(reader, leaf); break;
-          case PhysicalType::kByteArray:
-          case PhysicalType::kFixedLenByteArray: part = read_list_chunk<ByteArrays>(reader, leaf); break;
-        }
-      } else {
-        switch (leaf.schema.type) {
-          case PhysicalType::kBoolean: n = reader.read<uint8_t>(FixedOut<uint8_t>{col.as<uint8_t>().data() + first}, validity); break;
-          case PhysicalType::kInt32: n = reader.read<int32_t>(FixedOut<int32_t>{col.as<int32_t>().data() + first}, validity); break;
-          case PhysicalType::kInt64: n = reader.read<int64_t>(FixedOut<int64_t>{col.as<int64_t>().data() + first}, validity); break;
-          case PhysicalType::kFloat: n = reader.read<float>(FixedOut<float>{col.as<float>().data() + first}, validity); break;
-          case PhysicalType::kDouble: n = reader.read<double>(FixedOut<double>{col.as<double>().data() + first}, validity); break;
-          case PhysicalType::kByteArray:
-          case PhysicalType::kFixedLenByteArray: {
-            ByteArrays* out = part_of[c] != SIZE_MAX
-                                  ? &std::get<ByteArrays>(parts[part_of[c] * num_groups + k].values)
-                                  : &std::get<ByteArrays>(col.values);
-            n = reader.read<ByteArrays>(out, validity);
-            break;
-          }
-        }
+// A flat column's chunk of fixed-width values into `col` from row `first` on, or byte arrays appended to `bytes`.
+// Returns the number of nulls.
+int64_t read_flat_chunk(ChunkReader& reader, PhysicalType type, Column& col, int64_t first, ByteArrays* bytes,
+                        uint8_t* validity) {
+  switch (type) {
+    case PhysicalType::kBoolean: return reader.read<uint8_t>(FixedOut<uint8_t>{col.as<uint8_t>().data() + first}, validity);
+    case PhysicalType::kInt32: return reader.read<int32_t>(FixedOut<int32_t>{col.as<int32_t>().data() + first}, validity);
+    case PhysicalType::kInt64: return reader.read<int64_t>(FixedOut<int64_t>{col.as<int64_t>().data() + first}, validity);
+    case PhysicalType::kFloat: return reader.read<float>(FixedOut<float>{col.as<float>().data() + first}, validity);
+    case PhysicalType::kDouble: return reader.read<double>(FixedOut<double>{col.as<double>().data() + first}, validity);
+    case PhysicalType::kByteArray:
+    case PhysicalType::kFixedLenByteArray: return reader.read<ByteArrays>(bytes, validity);
+  }
+  return 0;
+}
+
+// A VARIANT column's chunk (c, k) into its place in `out`, its validity (when not null) into `validity`. Returns
+// the number of nulls.
+int64_t read_variant_into(const ParsedFile& f, const Leaf& leaf, const format::RowGroup& rg, int64_t budget,
+                          size_t c, size_t k, ReadOutput* out, uint8_t* validity) {
+  Column chunk = read_variant_chunk(f, leaf, rg, budget);
+  if (leaf.max_rep > 0) {  // a list of variants, joined as the other lists' chunks are
+    out->part(c, k) = std::move(chunk);
+  } else if (out->has_parts(c)) {
+    out->part(c, k).values = std::move(chunk.values);
+  } else {
+    out->table.columns[c].values = std::move(chunk.values);
+  }
+  if (validity == nullptr) return 0;
+  std::copy(chunk.validity.begin(), chunk.validity.end(), validity);
+  return rg.num_rows - count_present(validity, rg.num_rows);
+}
+
+// Reads chunk `task` (column-major: one column's row groups run back to back, which keeps byte arrays in order)
+// into `out`, its pages on `page_threads` threads where they can decode apart.
+void read_chunk(const ParsedFile& f, const ReadPlan& plan, size_t task, int page_threads, ReadOutput* out) {
+  const size_t c = task / plan.num_groups(), k = task % plan.num_groups();
+  const Leaf& leaf = f.leaves[plan.leaves[c]];
+  Column& col = out->table.columns[c];
+  const format::RowGroup& rg = f.md.row_groups[plan.groups[k]];
+  const int64_t first = plan.first_row[k];
+  // Pages decode apart in flat columns and one-level lists, but not of variable-length byte arrays (they append).
+  const bool apart = leaf.max_rep <= 1 && leaf.schema.type != PhysicalType::kByteArray;
+  ChunkReader reader(f, leaf, rg.columns[leaf.index], rg.num_rows, plan.budget, apart ? page_threads : 1);
+  // A flat column chunk's validity goes to the thread's scratch, and into the column (made all valid, once)
+  // only when the chunk has nulls.
+  uint8_t* validity = nullptr;
+  if (leaf.max_def > 0 && leaf.max_rep == 0) {
+    std::vector<uint8_t>& v = scratch().validity;
+    if (v.size() < static_cast<size_t>(rg.num_rows)) v.resize(static_cast<size_t>(rg.num_rows));
+    validity = v.data();
+  }
+  try {
+    int64_t nulls = 0;
+    if (leaf.variant) {
+      nulls = read_variant_into(f, leaf, rg, plan.budget, c, k, out, validity);
+    } else if (leaf.max_rep > 0) {
+      out->part(c, k) = read_list_part(reader, leaf);
+    } else {
+      ByteArrays* bytes = nullptr;
+      if (leaf.schema.type == PhysicalType::kByteArray || leaf.schema.type == PhysicalType::kFixedLenByteArray) {
+        bytes = &std::get<ByteArrays>(out->has_parts(c) ? out->part(c, k).values : col.values);
       }
-      if (n > 0 && validity != nullptr) {
-        std::call_once(validity_made[c], [&] {
-          reserve_populated(col.validity, static_cast<size_t>(num_rows));
-          col.validity.assign(static_cast<size_t>(num_rows), 1);
-        });
-        std::memcpy(col.validity.data() + first, validity, static_cast<size_t>(rg.num_rows));
-      }
-    } catch (const Error&) {
-      std::string where = path + ": column '" + leaf.name + "', row group " + std::to_string(groups[k]);
-      if (reader.page_offset() >= 0) where += ", page at offset " + std::to_string(reader.page_offset());
-      rethrow_with(where + ": ");
+      nulls = read_flat_chunk(reader, leaf.schema.type, col, first, bytes, validity);
     }
-  });
+    if (nulls > 0 && validity != nullptr) {
+      std::call_once(out->validity_made[c], [&] {
+        reserve_populated(col.validity, static_cast<size_t>(plan.num_rows));
+        col.validity.assign(static_cast<size_t>(plan.num_rows), 1);
+      });
+      std::memcpy(col.validity.data() + first, validity, static_cast<size_t>(rg.num_rows));
+    }
+  } catch (const Error&) {
+    std::string where = f.path + ": column '" + leaf.name + "', row group " + std::to_string(plan.groups[k]);
+    if (reader.page_offset() >= 0) where += ", page at offset " + std::to_string(reader.page_offset());
+    rethrow_with(where + ": ");
+  }
+}
 
-  for (size_t c = 0; c < selected.size(); ++c) {
-    Column& col = table.columns[c];
-    const Leaf& leaf = f.leaves[selected[c]];
+// Joins column c's byte array parts, in row group order, into the column.
+void join_byte_arrays(size_t c, int64_t num_rows, ReadOutput* out) {
+  ByteArrays& dst = std::get<ByteArrays>(out->table.columns[c].values);
+  size_t total = 0;
+  for (size_t k = 0; k < out->num_groups; ++k) total += std::get<ByteArrays>(out->part(c, k).values).bytes.size();
+  reserve_populated(dst.bytes, total);
+  reserve_populated(dst.offsets, static_cast<size_t>(num_rows) + 1);
+  for (size_t k = 0; k < out->num_groups; ++k) {
+    ByteArrays& part = std::get<ByteArrays>(out->part(c, k).values);
+    append_byte_arrays(&dst, part);
+    part = ByteArrays();
+  }
+}
+
+// The columns made whole: their parts joined, INT96 timestamps made microseconds.
+void finish_columns(const ParsedFile& f, const ReadPlan& plan, ReadOutput* out) {
+  for (size_t c = 0; c < plan.leaves.size(); ++c) {
+    Column& col = out->table.columns[c];
+    const Leaf& leaf = f.leaves[plan.leaves[c]];
     if (leaf.max_rep > 0) {
-      for (size_t k = 0; k < num_groups; ++k) append_list(&col, std::move(parts[part_of[c] * num_groups + k]));
+      for (size_t k = 0; k < out->num_groups; ++k) append_list(&col, std::move(out->part(c, k)));
       continue;
     }
-    if (part_of[c] != SIZE_MAX) {
-      ByteArrays& dst = std::get<ByteArrays>(col.values);
-      size_t total = 0;
-      for (size_t k = 0; k < num_groups; ++k) total += std::get<ByteArrays>(parts[part_of[c] * num_groups + k].values).bytes.size();
-      reserve_populated(dst.bytes, total);
-      reserve_populated(dst.offsets, static_cast<size_t>(num_rows) + 1);
-      for (size_t k = 0; k < num_groups; ++k) {
-        ByteArrays& part = std::get<ByteArrays>(parts[part_of[c] * num_groups + k].values);
-        append_byte_arrays(&dst, part);
-        part = ByteArrays();
-      }
-    }
+    if (out->has_parts(c)) join_byte_arrays(c, plan.num_rows, out);
     if (leaf.int96) col = int96_to_micros(std::move(col), leaf);
   }
-  return table;
+}
+
+// What read_table reads, of a file parse() has read the footer of. Only reads `f` (its file through pread), so
+// several threads may call it on one ParsedFile at once.
+Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
+  const ReadPlan plan = plan_read(f, options);
+  ReadOutput out = make_output(f, plan);
+  const std::vector<int> page_threads = chunk_page_threads(f, plan);
+  parallel_for(plan.num_chunks(), plan.threads,
+               [&](size_t task) { read_chunk(f, plan, task, page_threads[task], &out); });
+  finish_columns(f, plan, &out);
+  return std::move(out.table);
 }
 
 // A chunk's codec as ColumnChunkInfo gives it: its name in lowercase ("zstd").
