@@ -260,6 +260,55 @@ class ChunkReader {
   // for them, or nullptr to make room in it first (only when no other page decodes at the same time).
   template <class T>
   void read_list_page(const PageRef& ref, T* values, Column* col, ListPage* out);
+  // A one-level list page's rows and element slots, from its n level entries, into *out (with each slot's
+  // validity in levels.slot_valid). Returns how many slots hold a value; a malformed entry is noted in *out.
+  int64_t find_list_rows(const ListPageLevels& levels, int64_t n, ListPage* out) const;
+  // Finds the first malformed entry of a page for its message (ListPage::malformed and what follows it).
+  void note_malformed_list_page(const ListPageLevels& levels, int64_t n, ListPage* out) const;
+  // Decodes a list page's `present` values into their slots (see read_list_page); a failure goes to
+  // out->values_error.
+  template <class T>
+  void decode_list_page_values(const PageData& page, const ListPageLevels& levels, const uint8_t* end,
+                               int64_t present, T* values, Column* col, ListPage* out);
+  // Checks a list chunk's `entries` level entries against the budget, and makes the room read_list fills.
+  template <class T>
+  void reserve_list_values(int64_t entries, int threads, Column* col) const;
+  // Reads a window of a one-level list chunk's pages into `parts`: on `threads` threads when they decode apart,
+  // while one of them grows the values to `next_end` entries.
+  template <class T>
+  void read_list_window(const std::vector<PageRef>& pages, bool apart, int threads, int64_t next_end, Column* col,
+                        std::vector<ListPage>* parts);
+  // Where read_list's join of its pages has come to.
+  struct ListJoin {
+    int64_t row = -1;   // the last row started
+    int64_t slots = 0;  // element slots joined
+    bool open = false;  // the current row's list has elements (a repetition level of 1 may continue it)
+    bool any_null_element = false;
+  };
+  // Throws the error of a page, if it has one, as reading the pages one after another would meet it.
+  void check_list_page(const ListPage& part, const ListJoin& join) const;
+  // Joins the next page in order into `col`: its values moved down to follow the slots before, its rows' offsets
+  // and validity, its slots' validity.
+  template <class T>
+  void join_list_page(const ListPage& part, ListJoin* join, Column* col);
+  // Lists of lists (read_nested_list): the walk over their level entries, page by page.
+  struct NestedWalk;
+  NestedWalk start_nested_walk() const;
+  // Checks a chunk's `entries` level entries against the budget, and reserves room for its lists and values.
+  template <class T>
+  void reserve_nested_list(int64_t entries, Column* col) const;
+  // Reads one data page into `col`: its levels walked, the lists they begin joined, its values appended.
+  template <class T>
+  void read_nested_page(const PageData& page, const uint8_t* body, size_t size, NestedWalk* w, Column* col);
+  // Walks a page's n level entries: two levels of lists (walk_lists_of_lists, with its state in locals), or any
+  // depth. Rows go to `col`, the inner lists to the page's scratch in *w; returns whether an entry is malformed.
+  bool walk_lists_of_lists(NestedWalk& w, const ListPageLevels& levels, int64_t n, Column* col) const;
+  bool walk_nested_lists(NestedWalk& w, const ListPageLevels& levels, int64_t n, Column* col) const;
+  // The inner lists a page began, from its scratch into the column's levels.
+  void join_inner_lists(const NestedWalk& w, Column* col) const;
+  // The first malformed entry of a page's levels, given the lists open and the row before it, as an error.
+  [[noreturn]] void throw_malformed_nested(const NestedWalk& w, const uint8_t* rep, const uint8_t* def, int64_t n,
+                                           int open_at, int64_t row_at) const;
   // Hands each dictionary page to read_dictionary_page<T> and each data page to on_data(page, body, size),
   // which returns the level entries it consumed, until `total` entries have been read.
   template <class T, class OnData>
@@ -281,6 +330,11 @@ class ChunkReader {
   // column's values go).
   template <class T, class Out>
   void decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst);
+  // decode_values for the dictionary encodings: the page's indices gathered from the chunk's dictionary.
+  template <class T, class Out>
+  void decode_dictionary_indices(const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst);
+  // decode_values for BYTE_STREAM_SPLIT FIXED_LEN_BYTE_ARRAY values, appended to `out`.
+  void append_byte_stream_split_fixed(const uint8_t* p, size_t remaining, int64_t present, ByteArrays* out);
   // The same for FixedBytesOut: `present` FIXED_LEN_BYTE_ARRAY values to dst, for the encodings that
   // decodes_fixed_bytes accepts.
   void decode_fixed_bytes(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, char* dst);

@@ -107,6 +107,49 @@ inline void ChunkReader::decode_fixed_bytes(int32_t encoding, const uint8_t* p, 
   }
 }
 
+inline void ChunkReader::append_byte_stream_split_fixed(const uint8_t* p, size_t remaining, int64_t present,
+                                                        ByteArrays* out) {
+  const auto width = static_cast<size_t>(leaf_.schema.type_length);
+  if (present > 0 && static_cast<uint64_t>(present) > remaining / width) {
+    throw InvalidFile("BYTE_STREAM_SPLIT data holds " + std::to_string(remaining / width) + " values, page declares " +
+                      std::to_string(present));
+  }
+  const size_t at = out->bytes.size();
+  if (at + static_cast<size_t>(present) * width > static_cast<size_t>(budget_)) {
+    throw InvalidFile("byte arrays exceed the size limit");
+  }
+  out->bytes.resize(at + static_cast<size_t>(present) * width);
+  decode_byte_stream_split(p, remaining, present, width, reinterpret_cast<uint8_t*>(out->bytes.data() + at));
+  append_fixed_offsets(out, present, leaf_.schema.type_length);
+}
+
+template <class T, class Out>
+void ChunkReader::decode_dictionary_indices(const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst) {
+  if (!have_dictionary_) throw InvalidFile("dictionary-encoded page without a dictionary page");
+  if (present == 0) return;
+  RleBitPackedDecoder dec = dictionary_indices(p, remaining);
+  if constexpr (std::is_same_v<T, ByteArrays>) {
+    const int32_t width = leaf_.schema.type_length;
+    if (width > 0) {  // (the dictionary's entries were read as FIXED_LEN_BYTE_ARRAY: each is width bytes)
+      const size_t at = out->bytes.size(), bytes = static_cast<size_t>(present) * static_cast<size_t>(width);
+      if (at + bytes > static_cast<size_t>(budget_)) throw InvalidFile("byte arrays exceed the size limit");
+      out->bytes.resize(at + bytes);
+      FixedBytesDictionaryGather sink{reinterpret_cast<const char*>(dict_), static_cast<uint32_t>(dict_values_),
+                                      static_cast<size_t>(width), out->bytes.data() + at};
+      dec.decode(present, sink);
+      append_fixed_offsets(out, present, width);
+    } else {
+      reserve_offsets(out, static_cast<size_t>(present));
+      ByteArrayDictionaryGather sink{&home_.dict_bytes, out, static_cast<size_t>(budget_)};
+      dec.decode(present, sink);
+    }
+  } else {
+    const auto dict = dictionary<T>();
+    DictionaryGather<T> sink{dict.data(), static_cast<uint32_t>(dict.size()), dst};
+    dec.decode(present, sink);
+  }
+}
+
 template <class T, class Out>
 void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out,
                                 T* dst) {
@@ -121,32 +164,9 @@ void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remai
       }
       break;
     case format::encoding::kPlainDictionary:
-    case format::encoding::kRleDictionary: {
-      if (!have_dictionary_) throw InvalidFile("dictionary-encoded page without a dictionary page");
-      if (present == 0) break;
-      RleBitPackedDecoder dec = dictionary_indices(p, remaining);
-      if constexpr (std::is_same_v<T, ByteArrays>) {
-        const int32_t width = leaf_.schema.type_length;
-        if (width > 0) {  // (the dictionary's entries were read as FIXED_LEN_BYTE_ARRAY: each is width bytes)
-          const size_t at = out->bytes.size(), bytes = static_cast<size_t>(present) * static_cast<size_t>(width);
-          if (at + bytes > static_cast<size_t>(budget_)) throw InvalidFile("byte arrays exceed the size limit");
-          out->bytes.resize(at + bytes);
-          FixedBytesDictionaryGather sink{reinterpret_cast<const char*>(dict_), static_cast<uint32_t>(dict_values_),
-                                          static_cast<size_t>(width), out->bytes.data() + at};
-          dec.decode(present, sink);
-          append_fixed_offsets(out, present, width);
-        } else {
-          reserve_offsets(out, static_cast<size_t>(present));
-          ByteArrayDictionaryGather sink{&home_.dict_bytes, out, static_cast<size_t>(budget_)};
-          dec.decode(present, sink);
-        }
-      } else {
-        const auto dict = dictionary<T>();
-        DictionaryGather<T> sink{dict.data(), static_cast<uint32_t>(dict.size()), dst};
-        dec.decode(present, sink);
-      }
+    case format::encoding::kRleDictionary:
+      decode_dictionary_indices<T>(p, remaining, present, out, dst);
       break;
-    }
     case format::encoding::kDeltaBinaryPacked:
       if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
         decode_delta_binary_packed(p, remaining, present, dst);
@@ -170,18 +190,7 @@ void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remai
     case format::encoding::kByteStreamSplit:
       if constexpr (std::is_same_v<T, ByteArrays>) {
         if (leaf_.schema.type == PhysicalType::kFixedLenByteArray) {
-          const auto width = static_cast<size_t>(leaf_.schema.type_length);
-          if (present > 0 && static_cast<uint64_t>(present) > remaining / width) {
-            throw InvalidFile("BYTE_STREAM_SPLIT data holds " + std::to_string(remaining / width) +
-                              " values, page declares " + std::to_string(present));
-          }
-          const size_t at = out->bytes.size();
-          if (at + static_cast<size_t>(present) * width > static_cast<size_t>(budget_)) {
-            throw InvalidFile("byte arrays exceed the size limit");
-          }
-          out->bytes.resize(at + static_cast<size_t>(present) * width);
-          decode_byte_stream_split(p, remaining, present, width, reinterpret_cast<uint8_t*>(out->bytes.data() + at));
-          append_fixed_offsets(out, present, leaf_.schema.type_length);
+          append_byte_stream_split_fixed(p, remaining, present, out);
           break;
         }
       } else if constexpr (!std::is_same_v<T, uint8_t>) {
