@@ -547,143 +547,170 @@ CsvStreamReader::~CsvStreamReader() = default;
 CsvStreamReader::CsvStreamReader(CsvStreamReader&&) noexcept = default;
 CsvStreamReader& CsvStreamReader::operator=(CsvStreamReader&&) noexcept = default;
 
-// The first pass: the header, then the body a block at a time, each parsed as read_csv parses the whole body, and
-// what the blocks say about each column folded together as read_csv folds its chunks.
-void CsvStreamReader::scan() {
-  // Reads come in pieces of at least 64 KiB, whatever the block size: `text` holds the file from `text_offset` on.
-  constexpr size_t kMinRead = size_t{64} << 10;
+namespace {
+
+// A file read from the start in pieces of at least 64 KiB, whatever the block size: `text` holds it from `offset`
+// on, what has been read and not yet dropped.
+struct ForwardText {
+  static constexpr size_t kMinRead = size_t{64} << 10;
+  RandomAccessFile& file;
+  int64_t file_size;
   std::string text;
-  int64_t text_offset = 0, read_to = 0;
-  const auto read_more = [&](size_t want) {
-    const auto n = static_cast<size_t>(std::min<int64_t>(file_size_ - read_to,
+  int64_t offset = 0, read_to = 0;
+
+  void read_more(size_t want) {
+    const auto n = static_cast<size_t>(std::min<int64_t>(file_size - read_to,
                                                          static_cast<int64_t>(std::max(want, kMinRead))));
     const size_t old = text.size();
     text.resize(old + n);
-    file_->read_at(read_to, n, text.data() + old);
+    file.read_at(read_to, n, text.data() + old);
     read_to += static_cast<int64_t>(n);
-  };
-
-  if (file_size_ == 0) throw InvalidFile(path_ + ": empty file, expected a header row");
-  // The header ends at the first line end, quoted or not, as read_csv has it.
-  size_t header_end = 0;
-  for (;;) {
-    header_end = text.find('\n', header_end);
-    if (header_end != std::string::npos) break;
-    header_end = text.size();
-    if (read_to == file_size_) break;
-    read_more(text.size());
   }
-  names_ = parse_header(path_, std::string_view(text).substr(0, header_end));
-  slots_ = column_slots(path_, names_, options_.columns);
-  const size_t kept = options_.columns.empty() ? names_.size() : options_.columns.size();
-  const size_t body = std::min(header_end + 1, text.size());
-  text.erase(0, body);
-  text_offset = static_cast<int64_t>(body);
-
-  std::vector<int> number_slots = slots_;  // a column leaves them once it turns text: never parsed again
-  std::vector<bool> is_text(kept, false), is_double(kept, false);
-  std::vector<int64_t> nulls(kept, 0), empty_fields(kept, 0);
-  std::vector<std::pair<int64_t, int64_t>> range(kept, {0, 0});
-  std::vector<bool> has_value(kept, false);
-  const auto block_bytes = static_cast<size_t>(options_.block_bytes);
-  int64_t line = 2, rows = 0;
-  std::vector<Chunk> only_block;
-  for (;;) {
-    // The block: the whole records in the first block_bytes of what is left, or, when not one record ends there,
-    // the first record alone, looked for in a window twice as long, and so on; the rest of the file when it fits
-    // (its last record may lack a line end, or hold a quote never closed, which parse_chunk reports).
-    size_t window = block_bytes, from = 0, cut = 0;
+  void drop(size_t n) {
+    text.erase(0, n);
+    offset += static_cast<int64_t>(n);
+  }
+  // The header's end: the first line end, quoted or not, as read_csv has it (the file's end when it has none).
+  size_t header_end() {
+    size_t end = 0;
+    for (;;) {
+      end = text.find('\n', end);
+      if (end != std::string::npos) return end;
+      end = text.size();
+      if (read_to == file_size) return end;
+      read_more(text.size());
+    }
+  }
+  // The next block's end in `text` (0: nothing left): the whole records in its first block_bytes, or, when not one
+  // record ends there, the first record alone, looked for in a window twice as long, and so on; the rest of the
+  // file when it fits (its last record may lack a line end, or hold a quote never closed, which parse_chunk
+  // reports).
+  size_t block_end(size_t block_bytes) {
+    size_t window = block_bytes, from = 0;
     int64_t quotes = 0;  // in text[0, from)
     for (;;) {
-      if (text.size() < window && read_to < file_size_) read_more(window - text.size());
+      if (text.size() < window && read_to < file_size) read_more(window - text.size());
       const size_t w = std::min(window, text.size());
-      const bool rest = read_to == file_size_ && w == text.size();
-      if (rest && from == 0) {
-        cut = text.size();
-        break;
-      }
+      const bool rest = read_to == file_size && w == text.size();
+      if (rest && from == 0) return text.size();
       const std::string_view in_window = std::string_view(text).substr(0, w);
       const size_t nl = from == 0 ? last_record_end(in_window) : first_record_end(in_window, from, quotes);
-      if (nl != std::string_view::npos || rest) {
-        cut = nl != std::string_view::npos ? nl + 1 : text.size();
-        break;
-      }
+      if (nl != std::string_view::npos || rest) return nl != std::string_view::npos ? nl + 1 : text.size();
       quotes += std::count(text.begin() + static_cast<std::ptrdiff_t>(from),
                            text.begin() + static_cast<std::ptrdiff_t>(w), '"');
       from = w;
       window = 2 * w;
     }
+  }
+};
+
+// What the blocks of CsvStreamReader's first pass say about each column, folded together as read_csv folds its
+// chunks.
+struct ColumnTotals {
+  explicit ColumnTotals(size_t kept)
+      : is_text(kept, false), is_double(kept, false), has_value(kept, false), nulls(kept, 0), empty_fields(kept, 0),
+        range(kept, {0, 0}) {}
+  std::vector<bool> is_text, is_double, has_value;
+  std::vector<int64_t> nulls, empty_fields;
+  std::vector<std::pair<int64_t, int64_t>> range;  // an integer column's values, once has_value
+
+  // Adds a block's chunks, `text_now` naming the columns found text so far (this block included). Returns the
+  // block's rows.
+  int64_t fold(const std::vector<Chunk>& chunks, const std::vector<bool>& text_now) {
+    int64_t rows = 0;
+    for (const auto& c : chunks) {
+      rows += c.rows;
+      for (size_t col = 0; col < is_text.size(); ++col) fold_column(col, c.cols[col], text_now[col]);
+    }
+    is_text = text_now;
+    return rows;
+  }
+  void fold_column(size_t col, const ColumnBuilder& b, bool text) {
+    // A text column's nulls are its empty fields, which collect_text counts (a number's nulls also take " ").
+    if (text) {
+      empty_fields[col] += b.nulls;
+      return;
+    }
+    nulls[col] += b.nulls;
+    empty_fields[col] += b.empty_fields;
+    if (b.is_double) {
+      is_double[col] = true;
+      return;
+    }
+    for (size_t r = 0; r < b.ints.size(); ++r) {
+      if (!b.validity.empty() && b.validity[r] == 0) continue;
+      const int64_t v = b.ints[r];
+      if (!has_value[col]) range[col] = {v, v};
+      range[col] = {std::min(range[col].first, v), std::max(range[col].second, v)};
+      has_value[col] = true;
+    }
+  }
+};
+
+}  // namespace
+
+// The first pass: the header, then the body a block at a time, each parsed as read_csv parses the whole body, and
+// what the blocks say about each column folded together as read_csv folds its chunks.
+void CsvStreamReader::scan() {
+  if (file_size_ == 0) throw InvalidFile(path_ + ": empty file, expected a header row");
+  ForwardText in{*file_, file_size_};
+  const size_t header_end = in.header_end();
+  names_ = parse_header(path_, std::string_view(in.text).substr(0, header_end));
+  slots_ = column_slots(path_, names_, options_.columns);
+  const size_t kept = options_.columns.empty() ? names_.size() : options_.columns.size();
+  in.drop(std::min(header_end + 1, in.text.size()));
+
+  std::vector<int> number_slots = slots_;  // a column leaves them once it turns text: never parsed again
+  ColumnTotals totals(kept);
+  int64_t line = 2, rows = 0;
+  std::vector<Chunk> only_block;
+  for (;;) {
+    size_t cut = in.block_end(static_cast<size_t>(options_.block_bytes));
     if (cut == 0) break;
     // With a limit the scan ends at the limit-th record: the records past it are neither typed nor checked.
     bool at_limit = false;
     if (options_.limit > 0) {
-      const size_t at = after_records(std::string_view(text.data(), cut), options_.limit - rows);
+      const size_t at = after_records(std::string_view(in.text.data(), cut), options_.limit - rows);
       if (at != std::string_view::npos) {
         cut = at;
         at_limit = true;
       }
     }
-    const std::string_view block(text.data(), cut);
-
+    const std::string_view block(in.text.data(), cut);
     std::vector<Chunk> chunks = split_chunks(block, 0, options_.num_threads, line);
     for_each_chunk(chunks, [&](Chunk& c) {
       parse_chunk(path_, block, c, names_, number_slots, kept, options_.text_columns);
     });
-    std::vector<bool> text_now = is_text;
+    std::vector<bool> text_now = totals.is_text;
     for (const auto& c : chunks) {
       for (size_t col = 0; col < kept; ++col) text_now[col] = text_now[col] || c.cols[col].is_text;
     }
-    // A text column's nulls are its empty fields, which collect_text counts (a number's nulls also take " ").
     if (std::find(text_now.begin(), text_now.end(), true) != text_now.end()) {
       for_each_chunk(chunks, [&](Chunk& c) { collect_text(path_, block, c, slots_, text_now); });
     }
-    int64_t block_rows = 0;
-    for (const auto& c : chunks) {
-      block_rows += c.rows;
-      for (size_t col = 0; col < kept; ++col) {
-        const ColumnBuilder& b = c.cols[col];
-        if (text_now[col]) {
-          empty_fields[col] += b.nulls;
-          continue;
-        }
-        nulls[col] += b.nulls;
-        empty_fields[col] += b.empty_fields;
-        if (b.is_double) {
-          is_double[col] = true;
-          continue;
-        }
-        for (size_t r = 0; r < b.ints.size(); ++r) {
-          if (!b.validity.empty() && b.validity[r] == 0) continue;
-          const int64_t v = b.ints[r];
-          if (!has_value[col]) range[col] = {v, v};
-          range[col] = {std::min(range[col].first, v), std::max(range[col].second, v)};
-          has_value[col] = true;
-        }
-      }
-    }
-    is_text = text_now;
+    const int64_t block_rows = totals.fold(chunks, text_now);
     for (int& slot : number_slots) {
-      if (slot >= 0 && is_text[static_cast<size_t>(slot)]) slot = -1;
+      if (slot >= 0 && totals.is_text[static_cast<size_t>(slot)]) slot = -1;
     }
     // The first block with records is also the last (the file's body fits in it, or the limit falls in it): its
     // values are kept, so that next() does not parse it again.
-    if (blocks_.empty() && block_rows > 0 && (at_limit || (cut == text.size() && read_to == file_size_))) {
+    if (blocks_.empty() && block_rows > 0 && (at_limit || (cut == in.text.size() && in.read_to == file_size_))) {
       only_block = std::move(chunks);
     }
-    if (block_rows > 0) blocks_.push_back(Block{text_offset, static_cast<int64_t>(cut), block_rows, line});
+    if (block_rows > 0) blocks_.push_back(Block{in.offset, static_cast<int64_t>(cut), block_rows, line});
     rows += block_rows;
     line += std::count(block.begin(), block.end(), '\n');
-    text.erase(0, cut);
-    text_offset += static_cast<int64_t>(cut);
+    in.drop(cut);
     if (at_limit) break;
   }
 
   const std::vector<std::string> kept_names = names_kept(names_, slots_, kept);
   for (size_t col = 0; col < kept; ++col) {
-    const bool nullable = is_text[col] ? empty_fields[col] > 0 : nulls[col] > 0;
-    schema_.push_back(csv_column_schema(kept_names[col], is_double[col], is_text[col], nullable));
+    const bool is_text = totals.is_text[col];
+    const bool nullable = is_text ? totals.empty_fields[col] > 0 : totals.nulls[col] > 0;
+    schema_.push_back(csv_column_schema(kept_names[col], totals.is_double[col], is_text, nullable));
     const bool is_int = schema_.back().type == PhysicalType::kInt64;
-    ranges_.push_back(is_int && has_value[col] ? std::optional(range[col]) : std::nullopt);
+    ranges_.push_back(is_int && totals.has_value[col] ? std::optional(totals.range[col]) : std::nullopt);
   }
   num_rows_ = options_.limit > 0 ? std::min(options_.limit, rows) : rows;
   if (!only_block.empty()) whole_ = std::make_unique<Table>(join_chunks(only_block, schema_));
