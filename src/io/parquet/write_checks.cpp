@@ -102,6 +102,110 @@ void validate_list(const Column& col, int64_t rows) {
   }
 }
 
+// A byte array column's offsets, and a FIXED_LEN_BYTE_ARRAY column's type_length and value sizes.
+void validate_byte_arrays(const Column& col, const std::string& where) {
+  const ColumnSchema& s = col.schema;
+  if (value_index(s.type) == value_index(PhysicalType::kByteArray)) {
+    const ByteArrays& b = col.byte_arrays();
+    if (b.offsets.empty() || b.offsets.front() != 0 || b.offsets.back() != static_cast<int64_t>(b.bytes.size()) ||
+        !std::is_sorted(b.offsets.begin(), b.offsets.end())) {
+      throw InvalidArgument(where + ": byte array offsets are inconsistent");
+    }
+  }
+  if (s.type == PhysicalType::kFixedLenByteArray) {
+    if (s.type_length < 1 || s.type_length > kMaxTypeLength) {
+      throw InvalidArgument(where + ": FIXED_LEN_BYTE_ARRAY needs a type_length from 1 to " +
+                            std::to_string(kMaxTypeLength) + ", got " + std::to_string(s.type_length));
+    }
+    const ByteArrays& b = col.byte_arrays();
+    // A flat column's values are its rows, a list's its elements; a null one holds no bytes.
+    const std::vector<uint8_t>& valid = s.is_list ? col.element_validity : col.validity;
+    for (int64_t r = 0; r < b.size(); ++r) {
+      const auto len = static_cast<int64_t>(b.at(r).size());
+      const bool null = static_cast<int64_t>(valid.size()) == b.size() && valid[r] == 0;
+      if (len != s.type_length && !null) {
+        throw InvalidArgument(where + (s.is_list ? " element " : " row ") + std::to_string(r) + " holds " +
+                              std::to_string(len) + " bytes, its FIXED_LEN_BYTE_ARRAY type_length is " +
+                              std::to_string(s.type_length));
+      }
+    }
+  }
+}
+
+// A column's validity bytes, against the table's rows and the column's nullability.
+void validate_validity(const Column& col, int64_t num_rows, const std::string& where) {
+  if (col.validity.empty()) return;
+  if (static_cast<int64_t>(col.validity.size()) != num_rows) {
+    throw InvalidArgument(where + ": validity holds " + std::to_string(col.validity.size()) + " entries for " +
+                          std::to_string(num_rows) + " rows");
+  }
+  if (!col.schema.nullable && std::find(col.validity.begin(), col.validity.end(), 0) != col.validity.end()) {
+    throw InvalidArgument(where + " is not nullable but holds nulls");
+  }
+  if (std::any_of(col.validity.begin(), col.validity.end(), [](uint8_t v) { return v > 1; })) {
+    throw InvalidArgument(where + ": validity bytes must be 0 or 1");
+  }
+}
+
+// A column's annotations (INT, logical types, strings) against its physical type.
+void validate_annotations(const ColumnSchema& s, const std::string& where) {
+  if (s.int_annotation) {
+    const IntAnnotation& a = *s.int_annotation;
+    const bool ok = (s.type == PhysicalType::kInt32 && (a.bit_width == 8 || a.bit_width == 16 || a.bit_width == 32)) ||
+                    (s.type == PhysicalType::kInt64 && a.bit_width == 64);
+    if (!ok) {
+      throw InvalidArgument(where + ": INT(" + std::to_string(a.bit_width) + ") cannot annotate " + to_string(s.type));
+    }
+  }
+  if (s.logical.kind != LogicalKind::kNone) {
+    const LogicalAnnotation& a = s.logical;
+    const bool bytes = s.type == PhysicalType::kByteArray || s.type == PhysicalType::kFixedLenByteArray;
+    const bool text = a.kind == LogicalKind::kVariant || a.kind == LogicalKind::kJson || a.kind == LogicalKind::kEnum;
+    bool ok = !s.int_annotation && (!s.is_string || text);
+    switch (a.kind) {
+      case LogicalKind::kNone: break;
+      case LogicalKind::kVariant: ok = ok && s.type == PhysicalType::kByteArray; break;  // JSON text
+      case LogicalKind::kJson:
+      case LogicalKind::kEnum: ok = ok && s.type == PhysicalType::kByteArray && s.is_string; break;
+      case LogicalKind::kBson: ok = ok && s.type == PhysicalType::kByteArray; break;
+      case LogicalKind::kInterval:
+        ok = ok && s.type == PhysicalType::kFixedLenByteArray && s.type_length == 12;
+        break;
+      case LogicalKind::kDate: ok = ok && s.type == PhysicalType::kInt32; break;
+      case LogicalKind::kTime:
+        ok = ok && s.type == (a.unit == TimeUnit::kMillis ? PhysicalType::kInt32 : PhysicalType::kInt64);
+        break;
+      case LogicalKind::kTimestamp: ok = ok && s.type == PhysicalType::kInt64; break;
+      case LogicalKind::kDecimal:
+        ok = ok && a.precision >= 1 && (a.precision <= 38 || bytes) && a.scale >= 0 && a.scale <= a.precision &&
+             ((s.type == PhysicalType::kInt32 && a.precision <= 9) ||
+              (s.type == PhysicalType::kInt64 && a.precision <= 18) || bytes);
+        break;
+      case LogicalKind::kFloat16: ok = ok && s.type == PhysicalType::kFixedLenByteArray && s.type_length == 2; break;
+      case LogicalKind::kUuid: ok = ok && s.type == PhysicalType::kFixedLenByteArray && s.type_length == 16; break;
+    }
+    if (!ok) throw InvalidArgument(where + ": its logical type does not fit " + to_string(s.type));
+  }
+  if (s.is_string && s.type != PhysicalType::kByteArray) {
+    throw InvalidArgument(where + ": only BYTE_ARRAY columns can be strings");
+  }
+}
+
+// The options a write takes: row group and page sizes, the codec's level.
+void validate_options(const WriteOptions& options) {
+  if (options.row_group_rows < 1) throw InvalidArgument("row_group_rows must be at least 1");
+  if (options.page_bytes < 1 || options.page_bytes > (int64_t{1} << 30)) {
+    throw InvalidArgument("page_bytes must be between 1 and 1 GiB");
+  }
+  if (options.codec == Codec::kZstd &&
+      (options.compression_level < ZSTD_minCLevel() || options.compression_level > ZSTD_maxCLevel())) {
+    throw InvalidArgument("zstd compression level " + std::to_string(options.compression_level) + " out of range");
+  }
+  if (options.codec == Codec::kGzip && (options.compression_level < -1 || options.compression_level > 9)) {
+    throw InvalidArgument("gzip compression level " + std::to_string(options.compression_level) + " out of range");
+  }
+}
+
 }  // namespace
 
 void validate(const Table& table, const WriteOptions& options) {
@@ -119,95 +223,11 @@ void validate(const Table& table, const WriteOptions& options) {
       throw InvalidArgument(where + " holds " + std::to_string(col.size()) + " values for " +
                             std::to_string(table.num_rows) + " rows");
     }
-    if (value_index(s.type) == value_index(PhysicalType::kByteArray)) {
-      const ByteArrays& b = col.byte_arrays();
-      if (b.offsets.empty() || b.offsets.front() != 0 || b.offsets.back() != static_cast<int64_t>(b.bytes.size()) ||
-          !std::is_sorted(b.offsets.begin(), b.offsets.end())) {
-        throw InvalidArgument(where + ": byte array offsets are inconsistent");
-      }
-    }
-    if (s.type == PhysicalType::kFixedLenByteArray) {
-      if (s.type_length < 1 || s.type_length > kMaxTypeLength) {
-        throw InvalidArgument(where + ": FIXED_LEN_BYTE_ARRAY needs a type_length from 1 to " +
-                              std::to_string(kMaxTypeLength) + ", got " + std::to_string(s.type_length));
-      }
-      const ByteArrays& b = col.byte_arrays();
-      // A flat column's values are its rows, a list's its elements; a null one holds no bytes.
-      const std::vector<uint8_t>& valid = s.is_list ? col.element_validity : col.validity;
-      for (int64_t r = 0; r < b.size(); ++r) {
-        const auto len = static_cast<int64_t>(b.at(r).size());
-        const bool null = static_cast<int64_t>(valid.size()) == b.size() && valid[r] == 0;
-        if (len != s.type_length && !null) {
-          throw InvalidArgument(where + (s.is_list ? " element " : " row ") + std::to_string(r) + " holds " +
-                                std::to_string(len) + " bytes, its FIXED_LEN_BYTE_ARRAY type_length is " +
-                                std::to_string(s.type_length));
-        }
-      }
-    }
-    if (!col.validity.empty()) {
-      if (static_cast<int64_t>(col.validity.size()) != table.num_rows) {
-        throw InvalidArgument(where + ": validity holds " + std::to_string(col.validity.size()) + " entries for " +
-                              std::to_string(table.num_rows) + " rows");
-      }
-      if (!s.nullable && std::find(col.validity.begin(), col.validity.end(), 0) != col.validity.end()) {
-        throw InvalidArgument(where + " is not nullable but holds nulls");
-      }
-      if (std::any_of(col.validity.begin(), col.validity.end(), [](uint8_t v) { return v > 1; })) {
-        throw InvalidArgument(where + ": validity bytes must be 0 or 1");
-      }
-    }
-    if (s.int_annotation) {
-      const IntAnnotation& a = *s.int_annotation;
-      const bool ok = (s.type == PhysicalType::kInt32 && (a.bit_width == 8 || a.bit_width == 16 || a.bit_width == 32)) ||
-                      (s.type == PhysicalType::kInt64 && a.bit_width == 64);
-      if (!ok) {
-        throw InvalidArgument(where + ": INT(" + std::to_string(a.bit_width) + ") cannot annotate " + to_string(s.type));
-      }
-    }
-    if (s.logical.kind != LogicalKind::kNone) {
-      const LogicalAnnotation& a = s.logical;
-      const bool bytes = s.type == PhysicalType::kByteArray || s.type == PhysicalType::kFixedLenByteArray;
-      const bool text = a.kind == LogicalKind::kVariant || a.kind == LogicalKind::kJson || a.kind == LogicalKind::kEnum;
-      bool ok = !s.int_annotation && (!s.is_string || text);
-      switch (a.kind) {
-        case LogicalKind::kNone: break;
-        case LogicalKind::kVariant: ok = ok && s.type == PhysicalType::kByteArray; break;  // JSON text
-        case LogicalKind::kJson:
-        case LogicalKind::kEnum: ok = ok && s.type == PhysicalType::kByteArray && s.is_string; break;
-        case LogicalKind::kBson: ok = ok && s.type == PhysicalType::kByteArray; break;
-        case LogicalKind::kInterval:
-          ok = ok && s.type == PhysicalType::kFixedLenByteArray && s.type_length == 12;
-          break;
-        case LogicalKind::kDate: ok = ok && s.type == PhysicalType::kInt32; break;
-        case LogicalKind::kTime:
-          ok = ok && s.type == (a.unit == TimeUnit::kMillis ? PhysicalType::kInt32 : PhysicalType::kInt64);
-          break;
-        case LogicalKind::kTimestamp: ok = ok && s.type == PhysicalType::kInt64; break;
-        case LogicalKind::kDecimal:
-          ok = ok && a.precision >= 1 && (a.precision <= 38 || bytes) && a.scale >= 0 && a.scale <= a.precision &&
-               ((s.type == PhysicalType::kInt32 && a.precision <= 9) ||
-                (s.type == PhysicalType::kInt64 && a.precision <= 18) || bytes);
-          break;
-        case LogicalKind::kFloat16: ok = ok && s.type == PhysicalType::kFixedLenByteArray && s.type_length == 2; break;
-        case LogicalKind::kUuid: ok = ok && s.type == PhysicalType::kFixedLenByteArray && s.type_length == 16; break;
-      }
-      if (!ok) throw InvalidArgument(where + ": its logical type does not fit " + to_string(s.type));
-    }
-    if (s.is_string && s.type != PhysicalType::kByteArray) {
-      throw InvalidArgument(where + ": only BYTE_ARRAY columns can be strings");
-    }
+    validate_byte_arrays(col, where);
+    validate_validity(col, table.num_rows, where);
+    validate_annotations(s, where);
   }
-  if (options.row_group_rows < 1) throw InvalidArgument("row_group_rows must be at least 1");
-  if (options.page_bytes < 1 || options.page_bytes > (int64_t{1} << 30)) {
-    throw InvalidArgument("page_bytes must be between 1 and 1 GiB");
-  }
-  if (options.codec == Codec::kZstd &&
-      (options.compression_level < ZSTD_minCLevel() || options.compression_level > ZSTD_maxCLevel())) {
-    throw InvalidArgument("zstd compression level " + std::to_string(options.compression_level) + " out of range");
-  }
-  if (options.codec == Codec::kGzip && (options.compression_level < -1 || options.compression_level > 9)) {
-    throw InvalidArgument("gzip compression level " + std::to_string(options.compression_level) + " out of range");
-  }
+  validate_options(options);
 }
 
 // A column of the table handed to FileWriter::write() must be the writer's column: the same name, type,

@@ -235,6 +235,29 @@ void append_page_levels(const ChunkShape& sh, int64_t p0, int64_t p1, std::strin
   if (sh.max_def > 0) append_levels(sh.def + p0, p1 - p0, sh.max_def, body);
 }
 
+// A fixed-width chunk's statistics: its null count, and its values' range lo..hi when it has one (have_range).
+template <class Stored>
+format::Statistics fixed_statistics(int64_t null_count, bool have_range, Stored lo, Stored hi, bool is_unsigned) {
+  format::Statistics s;
+  s.null_count = null_count;
+  if (!have_range) return s;
+  if constexpr (std::is_floating_point_v<Stored>) {
+    // Parquet's rule for zeros: a zero minimum is written as -0, a zero maximum as +0.
+    if (lo == 0) lo = -Stored{0};
+    if (hi == 0) hi = Stored{0};
+  }
+  s.min_value = plain_bytes(lo);
+  s.max_value = plain_bytes(hi);
+  s.is_min_value_exact = true;
+  s.is_max_value_exact = true;
+  // Old readers only know the signed, deprecated fields; they agree where the order is signed.
+  if (!is_unsigned) {
+    s.min = s.min_value;
+    s.max = s.max_value;
+  }
+  return s;
+}
+
 template <class T>
 EncodedChunk encode_fixed(const Column& col, const ChunkShape& shape, const WriteOptions& options) {
   using Stored = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
@@ -270,26 +293,8 @@ EncodedChunk encode_fixed(const Column& col, const ChunkShape& shape, const Writ
     }
   }
   if (options.statistics) {
-    format::Statistics s;
     // Every entry without a value: null rows; in a list, null lists, empty lists and null elements.
-    s.null_count = shape.entries - static_cast<int64_t>(n);
-    if (have_range) {
-      if constexpr (std::is_floating_point_v<Stored>) {
-        // Parquet's rule for zeros: a zero minimum is written as -0, a zero maximum as +0.
-        if (lo == 0) lo = -Stored{0};
-        if (hi == 0) hi = Stored{0};
-      }
-      s.min_value = plain_bytes(lo);
-      s.max_value = plain_bytes(hi);
-      s.is_min_value_exact = true;
-      s.is_max_value_exact = true;
-      // Old readers only know the signed, deprecated fields; they agree where the order is signed.
-      if (!order.is_unsigned) {
-        s.min = s.min_value;
-        s.max = s.max_value;
-      }
-    }
-    md.statistics = s;
+    md.statistics = fixed_statistics(shape.entries - static_cast<int64_t>(n), have_range, lo, hi, order.is_unsigned);
   }
 
   // Dictionary where it pays: its PLAIN page plus bit-packed indices against PLAIN values.
@@ -358,12 +363,11 @@ bool decimal_less(std::string_view a, std::string_view b) {
   return false;
 }
 
-EncodedChunk encode_byte_arrays(const Column& col, const ChunkShape& shape, const WriteOptions& options) {
+// The slots (in the column's values) of a chunk's present byte arrays, each checked to fit a page.
+std::vector<int64_t> present_byte_arrays(const Column& col, const ChunkShape& shape) {
   const ByteArrays& all = col.byte_arrays();
-  const bool fixed = col.schema.type == PhysicalType::kFixedLenByteArray;  // no length prefixes
-  const size_t prefix = fixed ? 0 : 4;
   const uint8_t* valid = shape.slot_valid;
-  std::vector<int64_t> present;  // slot numbers (in `all`) of present values
+  std::vector<int64_t> present;
   present.reserve(static_cast<size_t>(shape.s1 - shape.s0));
   for (int64_t i = shape.s0; i < shape.s1; ++i) {
     if (valid == nullptr || valid[i - shape.s0]) {
@@ -374,34 +378,46 @@ EncodedChunk encode_byte_arrays(const Column& col, const ChunkShape& shape, cons
       present.push_back(i);
     }
   }
+  return present;
+}
+
+// A byte array chunk's statistics: its null count (as encode_fixed counts them), and the range of its `present`
+// values where they have an order and it fits kMaxStatisticsBytes.
+format::Statistics byte_array_statistics(const Column& col, const std::vector<int64_t>& present, int64_t null_count) {
+  const ByteArrays& all = col.byte_arrays();
+  format::Statistics s;
+  s.null_count = null_count;
+  // (INTERVAL has no order: the format's readers take no minimum or maximum of one)
+  if (present.empty() || col.schema.logical.kind == LogicalKind::kInterval) return s;
+  // Bytes compare as unsigned char (char_traits<char>'s order, Parquet's for byte arrays), decimals by value.
+  const bool decimal = col.schema.logical.kind == LogicalKind::kDecimal;
+  const auto less = [decimal](std::string_view a, std::string_view b) { return decimal ? decimal_less(a, b) : a < b; };
+  std::string_view lo = all.at(present[0]), hi = lo;
+  for (int64_t r : present) {
+    const std::string_view v = all.at(r);
+    if (less(v, lo)) lo = v;
+    if (less(hi, v)) hi = v;
+  }
+  if (lo.size() <= kMaxStatisticsBytes && hi.size() <= kMaxStatisticsBytes) {
+    s.min_value = std::string(lo);
+    s.max_value = std::string(hi);
+    s.is_min_value_exact = true;
+    s.is_max_value_exact = true;
+  }
+  return s;
+}
+
+EncodedChunk encode_byte_arrays(const Column& col, const ChunkShape& shape, const WriteOptions& options) {
+  const ByteArrays& all = col.byte_arrays();
+  const bool fixed = col.schema.type == PhysicalType::kFixedLenByteArray;  // no length prefixes
+  const size_t prefix = fixed ? 0 : 4;
+  const std::vector<int64_t> present = present_byte_arrays(col, shape);
   const size_t n = present.size();
 
   EncodedChunk chunk;
   format::ColumnMetaData& md = chunk.md;
   if (options.statistics) {
-    format::Statistics s;
-    s.null_count = shape.entries - static_cast<int64_t>(n);  // as encode_fixed counts them
-    // (INTERVAL has no order: the format's readers take no minimum or maximum of one)
-    if (n > 0 && col.schema.logical.kind != LogicalKind::kInterval) {
-      // Bytes compare as unsigned char (char_traits<char>'s order, Parquet's for byte arrays), decimals by value.
-      const bool decimal = col.schema.logical.kind == LogicalKind::kDecimal;
-      const auto less = [decimal](std::string_view a, std::string_view b) {
-        return decimal ? decimal_less(a, b) : a < b;
-      };
-      std::string_view lo = all.at(present[0]), hi = lo;
-      for (int64_t r : present) {
-        const std::string_view v = all.at(r);
-        if (less(v, lo)) lo = v;
-        if (less(hi, v)) hi = v;
-      }
-      if (lo.size() <= kMaxStatisticsBytes && hi.size() <= kMaxStatisticsBytes) {
-        s.min_value = std::string(lo);
-        s.max_value = std::string(hi);
-        s.is_min_value_exact = true;
-        s.is_max_value_exact = true;
-      }
-    }
-    md.statistics = s;
+    md.statistics = byte_array_statistics(col, present, shape.entries - static_cast<int64_t>(n));
   }
 
   ByteArrays dict;
