@@ -19,6 +19,7 @@
 
 // dataset: tables made into tensors and datasets (row, tensor, device-resident, streamed Parquet, PNG images).
 #include "feedline/dataset/dataset.h"
+#include "feedline/dataset/dataset_mode.h"
 #include "feedline/dataset/image.h"
 #include "feedline/dataset/image_file.h"
 #include "feedline/dataset/stream_dataset.h"

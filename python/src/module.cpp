@@ -637,12 +637,17 @@ std::unique_ptr<PyLoader> loader_from_file(const std::string& path, const std::s
   if (image.channels < 1 || image.height < 1 || image.width < 1) {
     throw InvalidArgument("DataLoader: shape dimensions must be 1 or more");
   }
+  ImageFileOptions file_options;
+  file_options.columns = choice;
+  file_options.shape = image;
+  file_options.mode = parse_dataset_mode(mode);
+  file_options.limit = limit;
+  file_options.threads = thread_count(threads);
   const LoaderOptions o = loader_options(options);
-  const int n_threads = thread_count(threads);
   ImageFile file;
   {
     py::gil_scoped_release release;
-    file = load_image_file(path, choice, image, mode, limit, n_threads);
+    file = load_image_file(path, file_options);
   }
   return std::make_unique<PyLoader>(file.dataset, o);
 }

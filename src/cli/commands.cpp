@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "feedline/dataset/dataset_mode.h"
 #include "feedline/io/error.h"
 #include "feedline/io/parallel.h"
 #include "feedline/io/parquet_dataset.h"
@@ -113,6 +114,15 @@ CLI::Validator one_of(std::vector<std::string> words) {
       "{" + list + "}");
 }
 
+// The dataset modes' names (DatasetMode), with or without stream, which reads a file rather than a table.
+std::vector<std::string> dataset_modes(bool with_stream) {
+  std::vector<std::string> names;
+  for (const DatasetMode mode : kDatasetModes) {
+    if (with_stream || mode != DatasetMode::kStream) names.emplace_back(dataset_mode_name(mode));
+  }
+  return names;
+}
+
 // A file that exists, or Parquet files (a folder, a pattern or a list: see parquet::is_dataset_spec), which are
 // listed and checked when read.
 CLI::Validator existing_input() {
@@ -195,7 +205,7 @@ void Commands::define_train() {
                 "row (naive, per-sample conversion), tensor (decoded once), tensor-uint8 (decoded once, normalised "
                 "on the device), device (uint8, copied to the device once) or stream (Parquet read a row group at a "
                 "time, for data larger than memory)")
-      ->check(one_of({"row", "tensor", "tensor-uint8", "device", "stream"}))
+      ->check(one_of(dataset_modes(/*with_stream=*/true)))
       ->capture_default_str();
   c->add_option("--batch-size", tr.batch_size, "Samples per batch")->check(whole(1))->capture_default_str();
   c->add_option("--epochs", tr.epochs, "Epochs")->check(whole(1))->capture_default_str();
@@ -326,7 +336,7 @@ void Commands::define_bench() {
   l->add_option("--dataset", lb.dataset, "mnist or fashion-mnist")->check(one_of(kDatasets))->capture_default_str();
   l->add_option("--format", lb.format, "parquet or csv")->check(one_of(kFormats))->capture_default_str();
   l->add_option("--modes", lb.modes, "Dataset modes")
-      ->check(one_of({"row", "tensor", "tensor-uint8", "device"}))
+      ->check(one_of(dataset_modes(/*with_stream=*/false)))
       ->capture_default_str();
   l->add_option("--workers", lb.workers, "Worker counts")->check(whole(0))->capture_default_str();
   l->add_option("--batch-size", lb.batch_size, "Samples per batch")->check(whole(1))->capture_default_str();
@@ -346,7 +356,7 @@ void Commands::define_bench() {
   d->add_option("--dataset", db.dataset, "mnist or fashion-mnist")->check(one_of(kDatasets))->capture_default_str();
   d->add_option("--format", db.format, "parquet or csv")->check(one_of(kFormats))->capture_default_str();
   d->add_option("--dataset-mode", db.mode, "row, tensor, tensor-uint8 or device")
-      ->check(one_of({"row", "tensor", "tensor-uint8", "device"}))
+      ->check(one_of(dataset_modes(/*with_stream=*/false)))
       ->capture_default_str();
   d->add_option("--limit", db.limit, "Train samples")->check(whole(1))->capture_default_str();
   d->add_option("--batch-size", db.batch_size, "The global batch")->check(whole(1))->capture_default_str();

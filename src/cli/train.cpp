@@ -188,10 +188,16 @@ int train_ranked(const TrainArgs& args, const std::optional<dist::WorldInfo>& wo
   auto t = Clock::now();
   // A streamed epoch holds the one or two row groups a batch straddles, and about one more per worker.
   const int64_t cached_row_groups = 3 + args.num_workers;
-  const ImageFile train_file =
-      load_image_file(train_path, args.columns, shape, args.mode, args.limit, args.threads, device, cached_row_groups);
-  const ImageFile test_file =
-      load_image_file(test_path, args.columns, shape, args.mode, args.limit, args.threads, device, cached_row_groups);
+  ImageFileOptions file_options;
+  file_options.columns = args.columns;
+  file_options.shape = shape;
+  file_options.mode = parse_dataset_mode(args.mode);
+  file_options.limit = args.limit;
+  file_options.threads = args.threads;
+  file_options.device = device;
+  file_options.cached_row_groups = cached_row_groups;
+  const ImageFile train_file = load_image_file(train_path, file_options);
+  const ImageFile test_file = load_image_file(test_path, file_options);
   const auto& train_set = train_file.dataset;
   const auto& test_set = test_file.dataset;
   fmt::print("Loaded {}, {} dataset): {} train, {} test samples in {:.2f}s\n", what, args.mode, train_set->size(),

@@ -1,5 +1,6 @@
 #include "feedline/dataset/image_file.h"
 
+#include <string>
 #include <utility>
 
 #include "feedline/dataset/stream_dataset.h"
@@ -8,15 +9,23 @@
 
 namespace feedline {
 
-std::shared_ptr<const Dataset> make_image_dataset(std::shared_ptr<const Table> table, const std::string& mode,
+std::shared_ptr<const Dataset> make_image_dataset(std::shared_ptr<const Table> table, DatasetMode mode,
                                                   const ImageTableLayout& layout, torch::Device device) {
-  if (mode == "row") return std::make_shared<RowDataset>(std::move(table), layout);
-  if (mode != "tensor" && mode != "tensor-uint8" && mode != "device") {
-    throw InvalidArgument("unknown dataset mode '" + mode + "' (use row, tensor, tensor-uint8 or device)");
+  switch (mode) {
+    case DatasetMode::kRow:
+      return std::make_shared<RowDataset>(std::move(table), layout);
+    case DatasetMode::kTensor:
+    case DatasetMode::kTensorUint8:
+    case DatasetMode::kDevice: {
+      const ImageTensors t = decode_image_table(*table, layout, /*as_uint8=*/mode != DatasetMode::kTensor);
+      if (mode == DatasetMode::kDevice) return std::make_shared<DeviceDataset>(t.images, t.labels, device);
+      return std::make_shared<TensorDataset>(t.images, t.labels);
+    }
+    case DatasetMode::kStream:
+      break;
   }
-  const ImageTensors t = decode_image_table(*table, layout, /*as_uint8=*/mode != "tensor");
-  if (mode == "device") return std::make_shared<DeviceDataset>(t.images, t.labels, device);
-  return std::make_shared<TensorDataset>(t.images, t.labels);
+  throw InvalidArgument(std::string("dataset mode '") + dataset_mode_name(mode) +
+                        "' reads a file, not a table: use load_image_file()");
 }
 
 ImageTableLayout image_layout(const ColumnChoice& choice, const ImageShape& shape) {
@@ -56,29 +65,29 @@ int64_t max_label_in(const std::string& path, const ColumnChoice& choice, int64_
   return max_label(t, choice.label, path);
 }
 
-ImageFile load_image_file(const std::string& path, const ColumnChoice& choice, const ImageShape& shape,
-                          const std::string& mode, int64_t limit, int threads, torch::Device device,
-                          int64_t cached_row_groups) {
-  if (mode == "stream") {
+ImageFile load_image_file(const std::string& path, const ImageFileOptions& options) {
+  const ColumnChoice& choice = options.columns;
+  if (options.mode == DatasetMode::kStream) {
     if (!choice.row_groups.empty()) throw InvalidArgument("--row-groups: a streamed dataset reads every row group");
-    ParquetStreamOptions options;
-    options.layout = image_layout(choice, shape);
-    options.columns = choice.only;
-    options.limit = limit;
-    options.cached_row_groups = cached_row_groups;
-    options.as_uint8 = true;
-    options.num_threads = threads;
+    ParquetStreamOptions stream;
+    stream.layout = image_layout(choice, options.shape);
+    stream.columns = choice.only;
+    stream.limit = options.limit;
+    stream.cached_row_groups = options.cached_row_groups;
+    stream.as_uint8 = true;
+    stream.num_threads = options.threads;
     ImageFile file;
-    file.dataset = std::make_shared<ParquetStreamDataset>(path, options);
-    file.max_label = max_label_in(path, choice, limit, threads);
+    file.dataset = std::make_shared<ParquetStreamDataset>(path, stream);
+    file.max_label = max_label_in(path, choice, options.limit, options.threads);
     return file;
   }
-  Table table = load_image_table(path, choice, shape, limit, threads);
-  const ImageTableLayout layout = image_layout(choice, shape);
+  Table table = load_image_table(path, choice, options.shape, options.limit, options.threads);
+  const ImageTableLayout layout = image_layout(choice, options.shape);
   ImageFile file;
   file.max_label = max_label(table, layout.label_column, path);
   try {
-    file.dataset = make_image_dataset(std::make_shared<const Table>(std::move(table)), mode, layout, device);
+    file.dataset =
+        make_image_dataset(std::make_shared<const Table>(std::move(table)), options.mode, layout, options.device);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(path + ": " + e.what());
   }

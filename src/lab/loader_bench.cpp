@@ -21,7 +21,7 @@ int run_loader_bench(const LoaderBenchOptions& args) {
   fmt::print("{:<8} {:>8} {:>14} {:>10} {:>12}\n", "Dataset", "Workers", "Samples/s", "vs first", "Wait share");
   double first = 0;
   for (const auto& mode : args.modes) {
-    const auto dataset = make_image_dataset(table, mode);
+    const auto dataset = make_image_dataset(table, parse_dataset_mode(mode));
     for (const int64_t workers : args.workers) {
       Loader loader(dataset, LoaderOptions(args.batch_size).shuffle(true).seed(42).num_workers(workers));
       const LoaderTiming t = time_loader_epochs(loader, args.epochs, args.min_seconds);

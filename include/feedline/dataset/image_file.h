@@ -10,16 +10,16 @@
 #include <string>
 
 #include "feedline/dataset/dataset.h"
+#include "feedline/dataset/dataset_mode.h"
 #include "feedline/io/dataset_files.h"
 #include "feedline/io/table.h"
 
 namespace feedline {
 
-// The dataset modes: "row", the naive RowDataset over the table; "tensor", decoded once into a float
-// TensorDataset; "tensor-uint8", decoded once and kept as uint8 (the training step normalises it on the device);
-// "device", uint8 too and copied to `device` once (a DeviceDataset). InvalidArgument for another mode ("stream"
-// reads a file, not a table: see load_image_file()).
-std::shared_ptr<const Dataset> make_image_dataset(std::shared_ptr<const Table> table, const std::string& mode,
+// The table made into a dataset of the given mode (see DatasetMode): a RowDataset, a float or uint8 TensorDataset,
+// or a DeviceDataset on `device`. InvalidArgument for kStream, which reads a file, not a table (see
+// load_image_file()).
+std::shared_ptr<const Dataset> make_image_dataset(std::shared_ptr<const Table> table, DatasetMode mode,
                                                   const ImageTableLayout& layout = {},
                                                   torch::Device device = torch::kCPU);
 
@@ -44,12 +44,22 @@ struct ImageFile {
   int64_t max_label = -1;  // the largest class number; -1 for an empty file
 };
 
+// What load_image_file() reads of a file and what it makes of it.
+struct ImageFileOptions {
+  ColumnChoice columns;  // the label and feature columns, the columns and row groups read
+  ImageShape shape;      // channels x height x width values a sample
+  DatasetMode mode = DatasetMode::kTensor;
+  int64_t limit = 0;  // > 0: only the first `limit` rows
+  int threads = 1;    // decoding threads
+  torch::Device device = torch::kCPU;  // kDevice: where the images go
+  // kStream: decoded row groups kept at once (see ParquetStreamOptions::cached_row_groups).
+  int64_t cached_row_groups = 4;
+};
+
 // Reads only the chosen columns of `path` (.parquet or .csv), keeps its first `limit` rows (0: all) and makes
 // the dataset; every problem with the columns or the labels is an InvalidArgument that names the file. Mode
-// "stream" (Parquet only, no row-group choice) reads nothing but the footer, its first row group and the labels:
-// a ParquetStreamDataset of uint8 images keeping `cached_row_groups` row groups decoded.
-ImageFile load_image_file(const std::string& path, const ColumnChoice& choice, const ImageShape& shape,
-                          const std::string& mode, int64_t limit, int threads, torch::Device device = torch::kCPU,
-                          int64_t cached_row_groups = 4);
+// kStream (Parquet only, no row-group choice) reads nothing but the footer, its first row group and the labels:
+// a ParquetStreamDataset of uint8 images.
+ImageFile load_image_file(const std::string& path, const ImageFileOptions& options);
 
 }  // namespace feedline
