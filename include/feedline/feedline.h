@@ -1,14 +1,14 @@
-// feedline in one include: every public header, layer by layer. Data flows one way, io -> dataset -> loader ->
-// train -> dist -> lab; a layer includes only the layers before it. The io headers need no LibTorch (a project that
-// links feedline::feedline_io alone includes those it uses, not this file).
+// feedline in one include: every public header, layer by layer. Data flows one way, io -> catalog -> dataset ->
+// loader -> train -> dist -> lab; a layer includes only the layers before it. The io and catalog headers need no
+// LibTorch (a project that links feedline::feedline_io alone includes those it uses, not this file).
 #pragma once
 
 // io: files, IDX, CSV, Parquet, codecs, tables, column choice, conversion, the parallel loop. No LibTorch.
 #include "feedline/io/arg.h"
+#include "feedline/io/column_choice.h"
 #include "feedline/io/columns.h"
 #include "feedline/io/convert.h"
 #include "feedline/io/csv.h"
-#include "feedline/io/dataset_files.h"
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
 #include "feedline/io/idx.h"
@@ -16,6 +16,10 @@
 #include "feedline/io/parquet.h"
 #include "feedline/io/parquet_dataset.h"
 #include "feedline/io/table.h"
+
+// catalog: the experiment's datasets (MNIST, FashionMNIST): where they are installed and prepared, their
+// class count. No LibTorch.
+#include "feedline/catalog/catalog.h"
 
 // dataset: tables made into tensors and datasets (row, tensor, device-resident, streamed Parquet, PNG images).
 #include "feedline/dataset/dataset.h"

@@ -22,7 +22,7 @@
 #include "feedline/dataset/image_file.h"
 #include "feedline/io/csv.h"
 #include "feedline/io/convert.h"
-#include "feedline/io/dataset_files.h"
+#include "feedline/io/column_choice.h"
 #include "feedline/io/error.h"
 #include "feedline/io/inspect.h"
 #include "feedline/io/parquet.h"

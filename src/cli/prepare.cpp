@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "feedline/catalog/catalog.h"
 #include "feedline/io/csv.h"
-#include "feedline/io/dataset_files.h"
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
 #include "feedline/io/idx.h"

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "feedline/catalog/catalog.h"
 #include "feedline/dataset/image_file.h"
 #include "feedline/dataset/stream_dataset.h"
 #include "feedline/dist/data_parallel.h"

@@ -16,6 +16,7 @@
 #include <memory>
 #include <thread>
 
+#include "feedline/catalog/catalog.h"
 #include "feedline/dataset/image_file.h"
 #include "lab/loader_timing.h"
 #include "io/progress.h"

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "feedline/catalog/catalog.h"
 #include "feedline/dataset/image_file.h"
 #include "lab/loader_timing.h"
 #include "feedline/loader/loader.h"

@@ -11,7 +11,7 @@
 
 #include "feedline/dataset/dataset.h"
 #include "feedline/dataset/dataset_mode.h"
-#include "feedline/io/dataset_files.h"
+#include "feedline/io/column_choice.h"
 #include "feedline/io/table.h"
 
 namespace feedline {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "feedline/io/dataset_files.h"
+#include "feedline/io/column_choice.h"
 
 namespace feedline::lab {
 

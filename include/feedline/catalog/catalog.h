@@ -1,7 +1,8 @@
-// Where the experiment's datasets live (the packaged IDX files of MNIST and FashionMNIST, and the CSV and Parquet
-// tables `feedline prepare` writes), and which columns and image shape of a file make a dataset. No LibTorch
-// here: the command-line tool parses its flags into these before it knows whether it will load LibTorch.
-// Plain functions without state: safe from any thread.
+// The catalog of the experiment's datasets: which ones there are (MNIST, FashionMNIST), where their packaged IDX
+// files are installed, where `feedline prepare` writes their CSV and Parquet tables, and how many classes SimpleCNN
+// is built for. A layer of its own between io and dataset, so that io keeps to files and formats and knows no
+// dataset by name. No LibTorch here: the command-line tool reads the catalog before it knows whether it will load
+// LibTorch. Plain functions without state: safe from any thread.
 #pragma once
 
 #include <cstdint>
@@ -39,24 +40,6 @@ std::string split_path(const std::string& data_dir, const DatasetSpec& spec, con
 // Reads split_path() whole.
 Table load_split(const std::string& data_dir, const DatasetSpec& spec, const std::string& split,
                  const std::string& format, int threads);
-
-// What `train` reads from a file: its label column, its feature columns (patterns, or the image column when
-// `features_given` is false and the file has one) and nothing outside `only` (when not empty).
-struct ColumnChoice {
-  std::string label = "label";
-  std::vector<std::string> features{"pixel*"};
-  bool features_given = false;
-  std::vector<std::string> only;
-  std::vector<int64_t> row_groups;  // Parquet files: only these row groups
-};
-
-// The images of a file: channels x height x width values a row (the experiment's 1x28x28 by default).
-struct ImageShape {
-  int64_t channels = 1, height = 28, width = 28;
-};
-
-// Parses "CxHxW" (e.g. 3x32x32); InvalidArgument for anything else or a dimension below 1.
-ImageShape parse_image_shape(const std::string& text);
 
 // SimpleCNN's class count: `requested` when above 0, else `fallback` when above 0, else the largest label + 1 (at
 // least 2). InvalidArgument naming the file whose largest label (`max_labels`: path, label) is beyond it.

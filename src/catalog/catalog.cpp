@@ -1,4 +1,4 @@
-#include "feedline/io/dataset_files.h"
+#include "feedline/catalog/catalog.h"
 
 #include <fmt/core.h>
 
@@ -56,25 +56,6 @@ Table load_split(const std::string& data_dir, const DatasetSpec& spec, const std
   parquet::ReadOptions options;
   options.num_threads = threads;
   return parquet::read_table(path, options);
-}
-
-ImageShape parse_image_shape(const std::string& text) {
-  ImageShape shape;
-  int64_t* dims[] = {&shape.channels, &shape.height, &shape.width};
-  size_t start = 0;
-  for (int i = 0; i < 3; ++i) {
-    const size_t end = i < 2 ? text.find('x', start) : text.size();
-    const std::string part = end == std::string::npos ? "" : text.substr(start, end - start);
-    const bool digits = !part.empty() && part.size() <= 6 &&
-                        part.find_first_not_of("0123456789") == std::string::npos;
-    if (!digits || std::stoll(part) < 1) {
-      throw InvalidArgument("--image-shape '" + text +
-                            "': expected CxHxW, three whole numbers of at least 1 (e.g. 3x32x32)");
-    }
-    *dims[i] = std::stoll(part);
-    start = end + 1;
-  }
-  return shape;
 }
 
 int64_t class_count(int64_t requested, int64_t fallback,
