@@ -21,11 +21,14 @@
 // class count. No LibTorch.
 #include "feedline/catalog/catalog.h"
 
-// dataset: tables made into tensors and datasets (row, tensor, device-resident, streamed Parquet, PNG images).
+// dataset: tables made into tensors and datasets (row, tensor, device-resident, streamed Parquet, PNG images), and
+// samples stored encoded made whole by a per-sample transform.
 #include "feedline/dataset/dataset.h"
 #include "feedline/dataset/dataset_mode.h"
+#include "feedline/dataset/encoded.h"
 #include "feedline/dataset/image.h"
 #include "feedline/dataset/image_file.h"
+#include "feedline/dataset/sample_rng.h"
 #include "feedline/dataset/stream_dataset.h"
 
 // loader: shuffled batches from worker threads, pinned, in sampler order.

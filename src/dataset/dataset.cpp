@@ -24,6 +24,10 @@ Example Dataset::get_batch(const std::vector<int64_t>& indices) const {
   return collate(examples);
 }
 
+Example Dataset::make_batch(const std::vector<int64_t>& /*indices*/, const BatchContext& /*context*/) const {
+  throw InvalidArgument("Dataset::make_batch: only a dataset that makes its batches (makes_batches()) has it");
+}
+
 Example Dataset::gather(const torch::Tensor& /*indices*/) const {
   throw InvalidArgument("gather() needs a device-resident dataset");
 }

@@ -1,7 +1,8 @@
 // The loader's pieces, each with one job:
 //   epoch_permutation - the sampler: an epoch's index order, from (seed, epoch) by our own generator, block by
 //                       block for a dataset that reads in blocks;
-//   BatchMaker        - turns a list of indices into a batch (batch fetch, or get + collate), then pinned staging;
+//   BatchMaker        - turns a list of indices into a batch (the dataset's own make_batch, batch fetch, or get +
+//                       collate), then pinned staging;
 //   WorkerPool        - threads running one task per batch (worker_pool.h), per epoch or kept across epochs;
 //   BoundedQueue      - where finished batches travel from the workers to the consumer (blocking_queue.h);
 //   OrderedSequencer  - hands batches back in sampler order whatever order they finish in (sequencer.h);
@@ -25,6 +26,7 @@
 #include <string>
 #include <utility>
 
+#include "feedline/dataset/sample_rng.h"
 #include "feedline/io/error.h"
 #include "loader/blocking_queue.h"
 #include "loader/sequencer.h"
@@ -37,27 +39,9 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-// SplitMix64's finaliser: spreads (seed, epoch) over the generator's seed space so neighbouring epochs and
-// neighbouring seeds give unrelated streams.
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-// Fisher-Yates over [first, first + n) with an unbiased bounded draw (rejection of the top partial range). Our own
-// draw, never std::uniform_int_distribution (it differs between libraries), so a seed gives the same order everywhere.
+// Fisher-Yates over [first, first + n) with our own unbiased bounded draw, so a seed gives the same order everywhere.
 void shuffle_range(int64_t* first, int64_t n, std::mt19937_64& gen) {
-  for (int64_t i = n - 1; i > 0; --i) {
-    const uint64_t bound = static_cast<uint64_t>(i) + 1;
-    const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
-    uint64_t r;
-    do {
-      r = gen();
-    } while (r >= limit);
-    std::swap(first[i], first[r % bound]);
-  }
+  for (int64_t i = n - 1; i > 0; --i) std::swap(first[i], first[draw_below(gen, static_cast<uint64_t>(i) + 1)]);
 }
 
 // The sampler, from (seed, epoch) by our own generator, never torch's RNG. With blocks (Dataset::shuffle_blocks():
@@ -67,7 +51,7 @@ std::vector<int64_t> epoch_permutation(int64_t n, bool shuffle, uint64_t seed, i
   std::vector<int64_t> idx(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) idx[static_cast<size_t>(i)] = i;
   if (!shuffle || n < 2) return idx;
-  std::mt19937_64 gen(mix(seed ^ mix(static_cast<uint64_t>(epoch))));
+  std::mt19937_64 gen(mix64(seed ^ mix64(static_cast<uint64_t>(epoch))));
   if (blocks.empty()) {
     shuffle_range(idx.data(), n, gen);
     return idx;
@@ -103,10 +87,18 @@ struct BatchMaker {
   bool batch_fetch = false;
   bool pin = false;
   BatchTransform transform;  // may be empty
+  bool makes_batches = false;  // the dataset makes each batch itself (Dataset::makes_batches())
+  uint64_t seed = 0;           // LoaderOptions::seed, for such a dataset's per-sample randomness
 
   Example make(const std::vector<int64_t>& indices, const BatchInfo& info) const {
-    // The qualified call forces the per-sample path (get + collate) even when the dataset overrides it.
-    Example batch = batch_fetch ? dataset->get_batch(indices) : dataset->Dataset::get_batch(indices);
+    Example batch;
+    if (makes_batches) {
+      batch = dataset->make_batch(indices, BatchContext{seed, info.epoch, pin});
+      if (!transform) return batch;  // made in place, page-locked already when pinning
+    } else {
+      // The qualified call forces the per-sample path (get + collate) even when the dataset overrides it.
+      batch = batch_fetch ? dataset->get_batch(indices) : dataset->Dataset::get_batch(indices);
+    }
     batch = transformed(std::move(batch), info);
     return pin ? stage_pinned(std::move(batch)) : batch;
   }
@@ -139,7 +131,7 @@ struct EpochRun {
         maker(std::move(m)),
         results(window),
         epoch(epoch_number),
-        epoch_seed(mix(seed ^ mix(~static_cast<uint64_t>(epoch_number)))) {}
+        epoch_seed(mix64(seed ^ mix64(~static_cast<uint64_t>(epoch_number)))) {}
 
   std::vector<int64_t> batch_indices(int64_t k) const {
     const int64_t begin = k * batch_size;
@@ -149,8 +141,8 @@ struct EpochRun {
 
   // Batch k: a slice of the uploaded order for a device-resident dataset, else the maker's work.
   Example make_batch(int64_t k) const {
-    // The transform's seed: a stream of its own (the sampler's is mix(seed ^ mix(epoch))), one value a batch.
-    const BatchInfo info{epoch, k, mix(epoch_seed ^ mix(static_cast<uint64_t>(k)))};
+    // The transform's seed: a stream of its own (the sampler's is mix64(seed ^ mix64(epoch))), one value a batch.
+    const BatchInfo info{epoch, k, mix64(epoch_seed ^ mix64(static_cast<uint64_t>(k)))};
     if (!device_order.defined()) return maker.make(batch_indices(k), info);
     const int64_t begin = k * batch_size;
     const int64_t end = std::min<int64_t>(begin + batch_size, device_order.size(0));
@@ -462,8 +454,12 @@ Epoch Loader::epoch() {
   const bool upload_order = resident && !resident->is_cpu();
   state->window = std::max<int64_t>(1, workers * options_.prefetch_factor());
   const auto window = static_cast<size_t>(state->window);
-  detail::BatchMaker maker{dataset_, (options_.batch_fetch() || resident.has_value()) && dataset_->has_batch_fetch(),
-                           pin_memory_active_, options_.transform()};
+  detail::BatchMaker maker{dataset_,
+                           (options_.batch_fetch() || resident.has_value()) && dataset_->has_batch_fetch(),
+                           pin_memory_active_,
+                           options_.transform(),
+                           dataset_->makes_batches(),
+                           options_.seed()};
   const int64_t epoch = next_epoch_++;
   current_epoch_ = epoch;
   // A resumed epoch starts where its state said: the batches before are neither made nor handed out.

@@ -22,6 +22,15 @@ struct Example {
   torch::Tensor target;
 };
 
+// Where a loader stands when it asks a dataset that makes its own batches (Dataset::makes_batches()) for one:
+// what a sample's randomness is seeded from, with the sample's index (see SampleRng), and whether to make the batch
+// in page-locked memory, ready for an asynchronous copy to the GPU.
+struct BatchContext {
+  uint64_t seed = 0;  // LoaderOptions::seed
+  int64_t epoch = 0;
+  bool pinned = false;
+};
+
 class Dataset {
  public:
   virtual ~Dataset() = default;
@@ -42,6 +51,12 @@ class Dataset {
   // order, summing to size(). A shuffling loader then shuffles the blocks' order and the samples inside each block,
   // so an epoch reads each block once instead of all of them at random. Empty (the default): one shuffle of all.
   virtual std::vector<int64_t> shuffle_blocks() const { return {}; }
+  // A dataset that makes each batch itself, for the loader's position (an EncodedDataset: samples transformed with
+  // randomness of their own, written in place into one batch): the loader's workers then call make_batch() for
+  // every batch, never get() or get_batch() (LoaderOptions::batch_fetch does not apply), and pin nothing more.
+  virtual bool makes_batches() const { return false; }
+  // Only for datasets that make their batches; the default throws.
+  virtual Example make_batch(const std::vector<int64_t>& indices, const BatchContext& context) const;
 };
 
 // Stacks examples into one batch (default collate). Throws InvalidArgument on an empty list.

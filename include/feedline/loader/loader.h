@@ -4,7 +4,9 @@
 // (seed, e) by feedline's own generator (or 0..N-1 without shuffle); for a dataset with shuffle blocks, a
 // permutation of the blocks with each block's samples shuffled in place (see Dataset::shuffle_blocks()).
 // Batches come back in that order for any num_workers, so the same seed gives the same batches whatever the
-// worker count.
+// worker count. A dataset that makes its own batches (Dataset::makes_batches(): an EncodedDataset, whose per-sample
+// transform decodes and augments samples stored encoded) makes them on the workers, each sample drawing its
+// randomness from (seed, epoch, its index) alone: the same holds for its augmented batches, and for a resumed epoch.
 //
 // Thread-safety: one consumer thread drives a Loader and its Epoch; the workers are internal. An Epoch may
 // outlive its Loader safely (it shares the dataset and the workers it uses).
@@ -72,14 +74,15 @@ struct LoaderOptions {
   // that differ by one sample.
   FEEDLINE_ARG(bool, even_shards) = true;
   // Use the dataset's get_batch() when it offers one (has_batch_fetch()); false forces per-sample get + stack
-  // (except for a device-resident dataset, always gathered in one call).
+  // (except for a device-resident dataset, always gathered in one call, and a dataset that makes its batches).
   FEEDLINE_ARG(bool, batch_fetch) = true;
   // Applied to every batch by the thread that made it (a worker; the consumer with no workers or a
   // device-resident dataset, whose batches are then on its device), after the dataset and before pinning. It
   // may run in several workers at once, so it must not change shared state unguarded; its exception reaches
   // the consumer as a dataset's does. For randomness, a generator of its own seeded with info.seed (say
   // at::detail::createCPUGenerator(info.seed)), never torch's global one, whose draws depend on which worker runs
-  // first. Empty (the default): none.
+  // first. Empty (the default): none. Work on each sample of samples stored encoded (decoding, cropping) belongs in
+  // an EncodedDataset's SampleTransform, which writes each sample in place.
   FEEDLINE_ARG(BatchTransform, transform);
 };
 

@@ -1,0 +1,82 @@
+#include "feedline/dataset/encoded.h"
+
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "feedline/io/error.h"
+
+namespace feedline {
+namespace {
+
+// Rethrows the exception in flight with `name: ` before its message, keeping feedline's error types (an IoError its
+// code) so that a caller can still tell a corrupt file from a missing one.
+[[noreturn]] void rethrow_naming(const std::string& name) {
+  const auto named = [&name](const std::exception& e) { return name + ": " + e.what(); };
+  try {
+    throw;
+  } catch (const InvalidFile& e) {
+    throw InvalidFile(named(e));
+  } catch (const Unsupported& e) {
+    throw Unsupported(named(e));
+  } catch (const IoError& e) {
+    throw IoError(named(e), e.code());
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(named(e));
+  } catch (const std::exception& e) {
+    throw Error(named(e));
+  } catch (...) {
+    throw Error(name + ": the transform threw something other than an exception");
+  }
+}
+
+}  // namespace
+
+EncodedDataset::EncodedDataset(std::shared_ptr<const SampleSource> source,
+                               std::shared_ptr<const SampleTransform> transform)
+    : source_(std::move(source)), transform_(std::move(transform)) {
+  if (!source_) throw InvalidArgument("EncodedDataset: no sample source");
+  if (!transform_) throw InvalidArgument("EncodedDataset: no sample transform");
+  for (const int64_t size : transform_->layout().sizes) {
+    if (size < 0) throw InvalidArgument("EncodedDataset: the transform's layout has a negative size");
+  }
+}
+
+Example EncodedDataset::get(int64_t index) const {
+  Example batch = get_batch({index});
+  return {batch.data[0], batch.target[0]};
+}
+
+Example EncodedDataset::get_batch(const std::vector<int64_t>& indices) const {
+  return make_batch(indices, BatchContext{});
+}
+
+Example EncodedDataset::make_batch(const std::vector<int64_t>& indices, const BatchContext& context) const {
+  const SampleLayout layout = transform_->layout();
+  const auto n = static_cast<int64_t>(indices.size());
+  std::vector<int64_t> sizes{n};
+  sizes.insert(sizes.end(), layout.sizes.begin(), layout.sizes.end());
+  // Allocated once, page-locked when the loader pins: the samples are written where they will be copied from.
+  const auto options = torch::TensorOptions().pinned_memory(context.pinned);
+  Example batch{torch::empty(sizes, options.dtype(layout.dtype)), torch::empty({n}, options.dtype(torch::kInt64))};
+  int64_t* labels = batch.target.data_ptr<int64_t>();
+  const int64_t count = size();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t index = indices[static_cast<size_t>(i)];
+    if (index < 0 || index >= count) {
+      throw InvalidArgument("EncodedDataset: index " + std::to_string(index) + " outside 0.." +
+                            std::to_string(count - 1));
+    }
+    const EncodedSample sample = source_->get(index);
+    SampleRng rng(context.seed, context.epoch, index);
+    try {
+      transform_->apply(sample, rng, batch.data[i]);
+    } catch (...) {
+      rethrow_naming(sample.name.empty() ? "sample " + std::to_string(index) : sample.name);
+    }
+    labels[i] = sample.label;
+  }
+  return batch;
+}
+
+}  // namespace feedline
