@@ -33,8 +33,7 @@ int main(int argc, char** argv) {
     if (batch < 1) throw feedline::InvalidArgument(std::string("BATCH must be at least 1, not ") + argv[4]);
     // The process settings the feedline tool applies (what they are worth on a CPU epoch: docs/BENCHMARKS.md):
     // freed memory kept for the next step, OpenBLAS on one thread inside each of LibTorch's, every core.
-    feedline::keep_freed_memory();
-    feedline::set_blas_threads(1);
+    feedline::apply_process_settings();
     torch::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
     torch::manual_seed(42);
 

@@ -16,6 +16,7 @@
 #include "feedline/io/parquet.h"
 #include "feedline/io/parquet_dataset.h"
 #include "feedline/io/table.h"
+#include "feedline/io/value_text.h"
 
 // catalog: the experiment's datasets (MNIST, FashionMNIST): where they are installed and prepared, their
 // class count. No LibTorch.
@@ -35,9 +36,8 @@
 #include "feedline/loader/loader.h"
 
 // train: SimpleCNN, the experiment's training loop, the compute floor, CPU settings.
-#include "feedline/train/blas.h"
-#include "feedline/train/memory.h"
 #include "feedline/train/model.h"
+#include "feedline/train/process_settings.h"
 #include "feedline/train/train.h"
 
 // lab: the benchmark lab (`feedline bench`) as a library.

@@ -28,8 +28,8 @@
 #include "feedline/io/parquet.h"
 #include "feedline/io/parquet_dataset.h"
 #include "feedline/io/table.h"
+#include "feedline/io/value_text.h"
 #include "feedline/loader/loader.h"
-#include "io/value_text.h"
 
 namespace py = pybind11;
 

@@ -16,7 +16,7 @@
 #include "feedline/io/parquet_dataset.h"
 #include "feedline/io/inspect.h"
 #include "feedline/io/table.h"
-#include "io/value_text.h"
+#include "feedline/io/value_text.h"
 
 namespace feedline::cli {
 namespace {
@@ -191,9 +191,7 @@ int run_cat(const CatArgs& args) {
     }
   } else {
     for (int64_t r = 0; r < rows; ++r) {
-      ordered_json line = ordered_json::object();
-      for (const auto& c : t.columns) line[c.schema.name] = json_cell(c, r);
-      out += line.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+      out += json_row(t, r);
       out += '\n';
       if (out.size() > (1 << 16)) flush();
     }

@@ -18,6 +18,7 @@
 #include "feedline/dist/dist.h"
 #include "feedline/dist/launch.h"
 #include "feedline/io/error.h"
+#include "feedline/train/process_settings.h"
 #include "feedline/train/train.h"
 #include "feedline/lab/lab.h"
 
@@ -75,8 +76,9 @@ int run(int argc, char** argv) {
     throw InvalidArgument("feedline-torch runs train and bench; run the others with feedline");
   }
   // After parsing, so that --help and --version answer whatever the environment says; before any thread starts.
-  commands.lab.allocator = configure_allocator();
-  commands.lab.blas = configure_blas();
+  const ProcessSettings settings = apply_process_settings();
+  commands.lab.allocator = settings.allocator;
+  commands.lab.blas = settings.blas;
   switch (commands.command()) {
     case Command::kTrain:
       if (commands.train.nproc > 0) return launch_ranks(commands, argc, argv, commands.train.nproc);

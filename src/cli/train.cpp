@@ -18,8 +18,6 @@
 #include "feedline/dist/dist.h"
 #include "feedline/io/error.h"
 #include "feedline/loader/loader.h"
-#include "feedline/train/blas.h"
-#include "feedline/train/memory.h"
 #include "feedline/train/model.h"
 #include "feedline/train/train.h"
 #include "io/progress.h"
@@ -37,35 +35,6 @@ void set_threads(int threads) {
   if (threads < 1) throw InvalidArgument("--threads must be at least 1");
   torch::set_num_threads(threads);
 }
-
-}  // namespace
-
-// feedline's allocator setting (keep_freed_memory()) unless FEEDLINE_MALLOC=system; returns it in words, for
-// the bench's record.
-std::string configure_allocator() {
-  const char* env = std::getenv("FEEDLINE_MALLOC");
-  const std::string choice = env != nullptr ? env : "";
-  if (choice == "system") return "the system's malloc settings (FEEDLINE_MALLOC=system)";
-  if (!choice.empty() && choice != "feedline") {
-    throw InvalidArgument("FEEDLINE_MALLOC must be 'feedline' (the default) or 'system', not '" + choice + "'");
-  }
-  if (!keep_freed_memory()) return "the system's malloc settings (not glibc: feedline's setting does not apply)";
-  return "glibc malloc keeps freed memory for reuse (feedline's default; FEEDLINE_MALLOC=system turns it off)";
-}
-
-// OpenBLAS on one thread inside each of LibTorch's (set_blas_threads()) unless OPENBLAS_NUM_THREADS says
-// otherwise; returns the BLAS and its threads in words, for the bench's record.
-std::string configure_blas() {
-  const char* env = std::getenv("OPENBLAS_NUM_THREADS");
-  const bool chosen = env != nullptr && *env != '\0';
-  if (!chosen) set_blas_threads(1);
-  const std::string blas = blas_description();
-  if (blas.empty()) return "not OpenBLAS (feedline's setting does not apply)";
-  return blas + (chosen ? " (OPENBLAS_NUM_THREADS=" + std::string(env) + ")"
-                        : " (feedline's default; OPENBLAS_NUM_THREADS overrides)");
-}
-
-namespace {
 
 // Refuses, before any training, a --save path that is a folder or whose folder cannot be made (made here, as the
 // save would make it).

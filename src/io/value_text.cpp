@@ -321,4 +321,10 @@ std::optional<std::string> cell_text(const Column& c, int64_t row) {
   return value_text(c, row);
 }
 
+std::string json_row(const Table& t, int64_t row) {
+  ordered_json line = ordered_json::object();
+  for (const auto& c : t.columns) line[c.schema.name] = json_cell(c, row);
+  return line.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+}
+
 }  // namespace feedline

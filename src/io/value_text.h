@@ -1,5 +1,5 @@
-// Values as feedline prints them (internal to the library and the tool): `inspect`'s logical types and
-// statistics, `cat`'s CSV and JSON cells. Plain functions without state: safe from any thread.
+// The library's own part of value printing, beside the public feedline/io/value_text.h: the text of single values of
+// each kind, and a cell as JSON. Plain functions without state: safe from any thread.
 #pragma once
 
 #include <cstdint>
@@ -9,19 +9,9 @@
 #include <string_view>
 
 #include "feedline/io/table.h"
+#include "feedline/io/value_text.h"
 
 namespace feedline {
-
-// The logical type as `inspect` names it: "DATE", "TIMESTAMP(MICROS,UTC)", "DECIMAL(9,2)", "INT(8,unsigned)",
-// "STRING", "length 16" for other fixed-length byte arrays; "" for none.
-std::string logical_type_text(const ColumnSchema& s);
-
-// A statistics value (raw PLAIN bytes) as text for its column's type; 0x and hex when the size does not fit.
-std::string statistic_text(const ColumnSchema& s, const std::string& raw);
-
-// Value `row` (for a list column, element `row`) as text, null or not: dates and times in ISO 8601, decimals
-// exact, floats in their shortest round-trip digits ("NaN", "Infinity"), byte strings that are not text in hex.
-std::optional<std::string> value_text(const Column& c, int64_t row);
 
 // Days since 1970-01-01 as YYYY-MM-DD (proleptic Gregorian).
 std::string date_text(int64_t days);
@@ -46,8 +36,5 @@ std::string interval_text(int32_t months, int32_t days, int64_t micros);
 // One row's cell as JSON: null, a value, or for a list column an array (of arrays, for a list of lists; nulls
 // at any level as null).
 nlohmann::ordered_json json_cell(const Column& c, int64_t row);
-
-// One row's cell as CSV text; nullopt for a null. A list is its JSON array.
-std::optional<std::string> cell_text(const Column& c, int64_t row);
 
 }  // namespace feedline

@@ -1,4 +1,4 @@
-#include "feedline/train/blas.h"
+#include "train/blas.h"
 
 #include <dlfcn.h>
 

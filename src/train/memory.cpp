@@ -1,4 +1,4 @@
-#include "feedline/train/memory.h"
+#include "train/memory.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>

@@ -1,4 +1,4 @@
-#include "feedline/train/memory.h"
+#include "train/memory.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
