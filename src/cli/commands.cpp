@@ -328,10 +328,14 @@ void Commands::define_bench() {
                               "plots again in --out, nothing run");
   c->add_option("--mnist-idx", o.mnist_idx, "Folder with MNIST's IDX files, for the storage table");
   c->add_option("--fashion-mnist-idx", o.fashion_idx, "Folder with FashionMNIST's IDX files, for the storage table");
+  define_bench_loader(c);
+  define_bench_dist(c);
+}
 
+void Commands::define_bench_loader(CLI::App* bench) {
   lab::LoaderBenchOptions& lb = loader_bench;
   auto* l = bench_loader_cmd_ =
-      c->add_subcommand("loader", "Loader-only throughput (no model) for each dataset mode and worker count");
+      bench->add_subcommand("loader", "Loader-only throughput (no model) for each dataset mode and worker count");
   l->add_option("--data-dir", lb.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
   l->add_option("--dataset", lb.dataset, "mnist or fashion-mnist")->check(one_of(kDatasets))->capture_default_str();
   l->add_option("--format", lb.format, "parquet or csv")->check(one_of(kFormats))->capture_default_str();
@@ -347,9 +351,11 @@ void Commands::define_bench() {
       ->check(seconds())
       ->capture_default_str();
   l->add_option("--threads", lb.threads, "Intra-op threads")->check(whole(1))->capture_default_str();
+}
 
+void Commands::define_bench_dist(CLI::App* bench) {
   lab::DistBenchOptions& db = dist_bench;
-  auto* d = bench_dist_cmd_ = c->add_subcommand(
+  auto* d = bench_dist_cmd_ = bench->add_subcommand(
       "dist", "Threads or processes: one process with every thread beside data-parallel processes sharing them, "
               "training the same batches on the CPU in turns");
   d->add_option("--data-dir", db.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
@@ -456,9 +462,7 @@ void Commands::finish() {
     command_ = Command::kBench;
     lab.columns.features_given = bench_features_->count() > 0;
     lab.shape = parse_image_shape(bench_shape_);
-    lab::apply_full_protocol(lab, bench_epochs_->count() > 0,
-                             bench_limits_[0]->count() + bench_limits_[1]->count() > 0,
-                             bench_limits_[2]->count() + bench_limits_[3]->count() > 0);
+    apply_full_protocol();
   } else if (*inspect_cmd_) {
     command_ = Command::kInspect;
   } else if (*cat_cmd_) {
@@ -467,6 +471,14 @@ void Commands::finish() {
     command_ = Command::kConvert;
     convert.level_given = level_->count() > 0;
   }
+}
+
+// --full: the experiment's protocol (5 epochs, all the data) for whatever the line does not set itself.
+void Commands::apply_full_protocol() {
+  if (!lab.full) return;
+  if (bench_epochs_->count() == 0) lab.epochs = 5;
+  if (bench_limits_[0]->count() + bench_limits_[1]->count() == 0) lab.train_limit = lab.test_limit = 0;
+  if (bench_limits_[2]->count() + bench_limits_[3]->count() == 0) lab.sweep_train_limit = lab.sweep_test_limit = 0;
 }
 
 bool Commands::needs_torch() const {

@@ -118,9 +118,12 @@ class Commands {
   void define_prepare();
   void define_train();
   void define_bench();
+  void define_bench_loader(CLI::App* bench);
+  void define_bench_dist(CLI::App* bench);
   void define_inspect_and_cat();
   void define_convert();
   void finish();
+  void apply_full_protocol();
 
   CLI::App app_;
   Command command_ = Command::kPrepare;

@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/train.h"
+#include "cli/terminal_reporter.h"
 #include "feedline/dist/dist.h"
 #include "feedline/dist/launch.h"
 #include "feedline/io/error.h"
@@ -79,15 +80,19 @@ int run(int argc, char** argv) {
   const ProcessSettings settings = apply_process_settings();
   commands.lab.allocator = settings.allocator;
   commands.lab.blas = settings.blas;
+  TerminalReporter reporter;
   switch (commands.command()) {
     case Command::kTrain:
       if (commands.train.nproc > 0) return launch_ranks(commands, argc, argv, commands.train.nproc);
       return run_train(commands.train);
-    case Command::kBenchLoader: return lab::run_loader_bench(commands.loader_bench);
-    case Command::kBenchDist: return lab::run_dist_bench(commands.dist_bench, self_path());
-    case Command::kBenchFrom: return lab::run_lab_from(commands.bench_from, commands.lab.out_dir, !commands.lab.skip_plots);
-    default: return lab::run_lab(commands.lab);
+    case Command::kBenchLoader: lab::run_loader_bench(commands.loader_bench, reporter); break;
+    case Command::kBenchDist: lab::run_dist_bench(commands.dist_bench, self_path(), reporter); break;
+    case Command::kBenchFrom:
+      lab::run_lab_from(commands.bench_from, commands.lab.out_dir, !commands.lab.skip_plots, reporter);
+      break;
+    default: lab::run_lab(commands.lab, reporter); break;
   }
+  return 0;
 }
 
 }  // namespace

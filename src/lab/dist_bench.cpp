@@ -72,7 +72,9 @@ RunResult run_training(const std::string& program, const DistBenchOptions& o, in
 
 }  // namespace
 
-int run_dist_bench(const DistBenchOptions& o, const std::string& program) {
+namespace {
+
+void check_options(const DistBenchOptions& o) {
   if (o.nproc < 2) throw InvalidArgument("bench dist: --nproc must be at least 2");
   if (o.threads < o.nproc || o.threads % o.nproc != 0) {
     throw InvalidArgument("bench dist: --threads " + std::to_string(o.threads) + " must split evenly between " +
@@ -82,58 +84,46 @@ int run_dist_bench(const DistBenchOptions& o, const std::string& program) {
     throw InvalidArgument("bench dist: --batch-size " + std::to_string(o.batch_size) + " must split evenly between " +
                           std::to_string(o.nproc) + " processes");
   }
-  const int per_rank = o.threads / static_cast<int>(o.nproc);
-  const std::string one = fmt::format("1 process x {} threads", o.threads);
-  const std::string many = fmt::format("{} processes x {} thread{}", o.nproc, per_rank, per_rank == 1 ? "" : "s");
-  fmt::print("Threads or processes: SimpleCNN on {} ({} train samples, {}, {} dataset), global batch {}, {} epochs "
-             "a run (the first a warm-up), {} runs each in turns, CPU\n",
-             o.dataset, o.limit, o.format, o.mode, o.batch_size, o.epochs, o.repeat);
-  std::fflush(stdout);
-  const std::string single = fmt::format("1 process x {} thread{}", per_rank, per_rank == 1 ? "" : "s");
-  std::vector<double> single_runs, one_runs, many_runs, shares;
-  double one_accuracy = 0, many_accuracy = 0;
-  for (int64_t k = 0; k < o.repeat; ++k) {
-    const RunResult s = run_training(program, o, 1, per_rank);
-    const RunResult a = run_training(program, o, 1, o.threads);
-    const RunResult b = run_training(program, o, o.nproc, per_rank);
-    single_runs.push_back(median(s.epoch_seconds));
-    one_runs.push_back(median(a.epoch_seconds));
-    many_runs.push_back(median(b.epoch_seconds));
-    shares.push_back(median(b.allreduce_seconds) / std::max(1e-9, median(b.epoch_seconds)));
-    one_accuracy = a.accuracy;
-    many_accuracy = b.accuracy;
-    fmt::print("  run {}: {} {:.3f}s an epoch, {} {:.3f}s, {} {:.3f}s ({:.2f}x the threads), allreduce {:.1f}% of "
-               "the step\n",
-               k + 1, single, single_runs.back(), one, one_runs.back(), many, many_runs.back(),
-               one_runs.back() / many_runs.back(), 100.0 * shares.back());
-    std::fflush(stdout);
-  }
-  const double best_single = *std::min_element(single_runs.begin(), single_runs.end());
-  const double best_one = *std::min_element(one_runs.begin(), one_runs.end());
-  const size_t best_k = static_cast<size_t>(std::min_element(many_runs.begin(), many_runs.end()) - many_runs.begin());
-  const double best_many = many_runs[best_k];
-  const double speedup = best_one / best_many;
-  const std::string table = fmt::format(
+}
+
+// The three configurations' names.
+struct Names {
+  std::string single, one, many;
+};
+
+// The table of the best runs, in Markdown.
+std::string dist_table(const DistBenchResult& r, const Names& n) {
+  const double best_single = *std::min_element(r.single_seconds.begin(), r.single_seconds.end());
+  const double best_one = *std::min_element(r.threads_seconds.begin(), r.threads_seconds.end());
+  const auto best_k = static_cast<size_t>(std::min_element(r.processes_seconds.begin(), r.processes_seconds.end()) -
+                                          r.processes_seconds.begin());
+  const double best_many = r.processes_seconds[best_k];
+  return fmt::format(
       "| Configuration | Epoch (best run) | vs {} | vs {} | Allreduce share | Test accuracy |\n"
       "|---|---:|---:|---:|---:|---:|\n"
       "| {} | {:.3f} s | 1.00x | | - | |\n"
       "| {} | {:.3f} s | {:.2f}x | 1.00x | - | {:.2f}% |\n"
       "| {} | {:.3f} s | {:.2f}x | {:.2f}x | {:.1f}% | {:.2f}% |\n",
-      single, one, single, best_single, one, best_one, best_single / best_one, 100.0 * one_accuracy, many, best_many,
-      best_single / best_many, speedup, 100.0 * shares[best_k], 100.0 * many_accuracy);
-  fmt::print("\n{}", table);
+      n.single, n.one, n.single, best_single, n.one, best_one, best_single / best_one, 100.0 * r.threads_accuracy,
+      n.many, best_many, best_single / best_many, r.speedup, 100.0 * r.allreduce_shares[best_k],
+      100.0 * r.processes_accuracy);
+}
 
+// dist.json and dist.md in o.out_dir, each written whole, then renamed.
+void write_dist_outputs(const DistBenchOptions& o, const DistBenchResult& r, const Names& n, int per_rank,
+                        const std::string& table) {
   nlohmann::json j;
   j["dataset"] = o.dataset;
   j["train_samples"] = o.limit;
   j["batch_size"] = o.batch_size;
   j["epochs"] = o.epochs;
-  j["configurations"] = {{{"name", single}, {"processes", 1}, {"threads", per_rank}, {"epoch_seconds", single_runs}},
-                         {{"name", one}, {"processes", 1}, {"threads", o.threads}, {"epoch_seconds", one_runs},
-                          {"test_accuracy", one_accuracy}},
-                         {{"name", many}, {"processes", o.nproc}, {"threads", per_rank}, {"epoch_seconds", many_runs},
-                          {"allreduce_share", shares}, {"test_accuracy", many_accuracy}}};
-  j["speedup"] = speedup;
+  j["configurations"] = {
+      {{"name", n.single}, {"processes", 1}, {"threads", per_rank}, {"epoch_seconds", r.single_seconds}},
+      {{"name", n.one}, {"processes", 1}, {"threads", o.threads}, {"epoch_seconds", r.threads_seconds},
+       {"test_accuracy", r.threads_accuracy}},
+      {{"name", n.many}, {"processes", o.nproc}, {"threads", per_rank}, {"epoch_seconds", r.processes_seconds},
+       {"allreduce_share", r.allreduce_shares}, {"test_accuracy", r.processes_accuracy}}};
+  j["speedup"] = r.speedup;
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec) throw IoError(o.out_dir + ": cannot make the results folder: " + ec.message());
@@ -143,8 +133,44 @@ int run_dist_bench(const DistBenchOptions& o, const std::string& program) {
     f.write(text);
     f.commit();
   }
-  fmt::print("Wrote {}/dist.json and dist.md\n", o.out_dir);
-  return 0;
+}
+
+}  // namespace
+
+DistBenchResult run_dist_bench(const DistBenchOptions& o, const std::string& program, Reporter& reporter) {
+  check_options(o);
+  const int per_rank = o.threads / static_cast<int>(o.nproc);
+  const Names names{fmt::format("1 process x {} thread{}", per_rank, per_rank == 1 ? "" : "s"),
+                    fmt::format("1 process x {} threads", o.threads),
+                    fmt::format("{} processes x {} thread{}", o.nproc, per_rank, per_rank == 1 ? "" : "s")};
+  reporter.line(fmt::format("Threads or processes: SimpleCNN on {} ({} train samples, {}, {} dataset), global batch "
+                            "{}, {} epochs a run (the first a warm-up), {} runs each in turns, CPU",
+                            o.dataset, o.limit, o.format, o.mode, o.batch_size, o.epochs, o.repeat));
+  DistBenchResult r;
+  for (int64_t k = 0; k < o.repeat; ++k) {
+    const RunResult s = run_training(program, o, 1, per_rank);
+    const RunResult a = run_training(program, o, 1, o.threads);
+    const RunResult b = run_training(program, o, o.nproc, per_rank);
+    r.single_seconds.push_back(median(s.epoch_seconds));
+    r.threads_seconds.push_back(median(a.epoch_seconds));
+    r.processes_seconds.push_back(median(b.epoch_seconds));
+    r.allreduce_shares.push_back(median(b.allreduce_seconds) / std::max(1e-9, median(b.epoch_seconds)));
+    r.threads_accuracy = a.accuracy;
+    r.processes_accuracy = b.accuracy;
+    reporter.line(fmt::format("  run {}: {} {:.3f}s an epoch, {} {:.3f}s, {} {:.3f}s ({:.2f}x the threads), allreduce "
+                              "{:.1f}% of the step",
+                              k + 1, names.single, r.single_seconds.back(), names.one, r.threads_seconds.back(),
+                              names.many, r.processes_seconds.back(),
+                              r.threads_seconds.back() / r.processes_seconds.back(),
+                              100.0 * r.allreduce_shares.back()));
+  }
+  r.speedup = *std::min_element(r.threads_seconds.begin(), r.threads_seconds.end()) /
+              *std::min_element(r.processes_seconds.begin(), r.processes_seconds.end());
+  const std::string table = dist_table(r, names);
+  reporter.table(table);
+  write_dist_outputs(o, r, names, per_rank, table);
+  reporter.line(fmt::format("Wrote {}/dist.json and dist.md", o.out_dir));
+  return r;
 }
 
 }  // namespace feedline::lab

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -19,7 +18,6 @@
 #include "feedline/catalog/catalog.h"
 #include "feedline/dataset/image_file.h"
 #include "lab/loader_timing.h"
-#include "io/progress.h"
 #include "lab/report.h"
 #include "lab/stats.h"
 #include "feedline/io/csv.h"
@@ -43,8 +41,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-void flush() { std::fflush(stdout); }
 
 // ------------------------------------------------------------------------------------------- the pipelines
 
@@ -199,12 +195,14 @@ double memory_gib() {
 
 class Lab {
  public:
-  explicit Lab(const LabOptions& args) : args_(args), device_(resolve_device(args.device)) {}
+  Lab(const LabOptions& args, Reporter& reporter)
+      : args_(args), reporter_(reporter), device_(resolve_device(args.device)) {}
 
-  int run();
+  LabResults run();
 
  private:
   void check_inputs() const;
+  void describe_context();
   Source source(const std::string& flag) const;
   Source user_source() const;
   void storage();
@@ -218,7 +216,6 @@ class Lab {
                                         DatasetCache& test, TrainOptions options, const TrainCallbacks& callbacks = {});
   void warm_up(const SimpleCNNOptions& model, DatasetCache& train);
   void floor_check(const Source& source, DatasetCache& train, DatasetCache& test);
-  void write_outputs();
 
   // One split of a source, its first `limit` rows (0: all), with the datasets made from it.
   DatasetCache load(const Source& source, const std::string& split, int64_t limit) const {
@@ -229,9 +226,9 @@ class Lab {
   }
 
   const LabOptions& args_;
+  Reporter& reporter_;
   torch::Device device_;
   LabResults results_;
-  ProgressBar bar_;
 };
 
 Source Lab::source(const std::string& flag) const {
@@ -320,8 +317,7 @@ Table png_image_table(const Table& row_major, int64_t height, int64_t width) {
 
 // Storage: each split of each dataset as CSV and as each Parquet layout, written and read back to tensors.
 void Lab::storage() {
-  fmt::print("\n== Storage: CSV and four Parquet layouts, written and read back into image tensors ==\n");
-  flush();
+  reporter_.section("Storage: CSV and four Parquet layouts, written and read back into image tensors");
   const std::string tmp = args_.out_dir + "/.storage-tmp";
   std::filesystem::create_directories(tmp);
   // The files written here are scratch: gone however this step ends.
@@ -375,7 +371,9 @@ void Lab::storage() {
 
       int64_t csv_bytes = 0;
       for (const auto& f : formats) {
-        bar_.update(fmt::format("{} {} {}", spec.folder, split, f.name), 0, 1);
+        if (reporter_.shows_progress()) {
+          reporter_.progress(fmt::format("{} {} {}", spec.folder, split, f.name), 0, 1, "");
+        }
         Table table = image_split_to_table(images, f.kind);
         const std::string path = tmp + "/" + spec.folder + "-" + split + "-" + f.name + f.extension;
         StorageResult r{spec.folder, split, f.name, f.layout};
@@ -405,19 +403,17 @@ void Lab::storage() {
       }
     }
   }
-  bar_.clear();
-  fmt::print("{}", storage_table(results_));
-  flush();
+  reporter_.table(storage_table(results_));
 }
 
 // The loader ladder: the pipeline alone, batches delivered to the device, no model.
 void Lab::loader_ladder(const std::vector<Source>& sources) {
-  fmt::print("\n== Loader ladder: the pipeline alone (no model), shuffled epochs of each train split: one warm-up, then at "
-             "least {} timed and {:g}s ==\n",
-             args_.loader_epochs, args_.loader_min_seconds);
-  fmt::print("Batches are delivered to {}; uint8 rungs leave normalisation to the training step, on the device.\n",
-             device_.str());
-  flush();
+  reporter_.section(fmt::format("Loader ladder: the pipeline alone (no model), shuffled epochs of each train split: "
+                                 "one warm-up, then at least {} timed and {:g}s",
+                                 args_.loader_epochs, args_.loader_min_seconds));
+  reporter_.line(fmt::format(
+      "Batches are delivered to {}; uint8 rungs leave normalisation to the training step, on the device.",
+      device_.str()));
   const auto rungs = loader_rungs();
   for (const Source& source : sources) {
     DatasetCache cache = load(source, "train", 0);
@@ -438,10 +434,10 @@ void Lab::loader_ladder(const std::vector<Source>& sources) {
       hooks.end_epoch = [this] {
         if (device_.is_cuda()) torch::cuda::synchronize();
       };
-      if (bar_.enabled()) {  // not even the labels' formatting inside the timed loop otherwise
+      if (reporter_.shows_progress()) {  // not even the labels' formatting inside the timed loop otherwise
         hooks.progress = [&](int64_t e, int64_t k) {
-          bar_.update(fmt::format("{} [{}/{}] {}", source.name, i + 1, rungs.size(), c.name), k, batches,
-                      e < 0 ? std::string("warm-up") : fmt::format("epoch {}", e + 1));
+          reporter_.progress(fmt::format("{} [{}/{}] {}", source.name, i + 1, rungs.size(), c.name), k, batches,
+                             e < 0 ? std::string("warm-up") : fmt::format("epoch {}", e + 1));
         };
       }
       const LoaderTiming t = time_loader_epochs(loader, args_.loader_epochs, args_.loader_min_seconds, hooks);
@@ -451,15 +447,12 @@ void Lab::loader_ladder(const std::vector<Source>& sources) {
       r.samples_per_second = t.samples_per_second();
       if (i == 0) first = r.samples_per_second;
       r.speedup = r.samples_per_second / first;
-      bar_.clear();
-      fmt::print("{} [{}/{}] {:<40} {:>12.0f} samples/s {:>8.1f}x\n", source.name, i + 1, rungs.size(), c.name,
-                 r.samples_per_second, r.speedup);
-      flush();
+      reporter_.line(fmt::format("{} [{}/{}] {:<40} {:>12.0f} samples/s {:>8.1f}x", source.name, i + 1, rungs.size(),
+                                 c.name, r.samples_per_second, r.speedup));
       results_.loader.push_back(r);
     }
   }
-  fmt::print("\n{}", loader_table(results_));
-  flush();
+  reporter_.table(loader_table(results_));
 }
 
 // A few untimed steps, so the first timed run does not pay for first-touch allocations and library start-up.
@@ -491,28 +484,27 @@ TrainResult Lab::train_run(const Source& source, const std::string& group, const
   r.pipeline = pipeline;
   r.config = c;
   const std::string label = pipeline.empty() ? c.name : pipeline + ": " + c.name;
-  fmt::print("\n[{}/{}] {} {}: {}\n", index, count, dataset, label, c.describe());
-  flush();
+  reporter_.run_started(index, count, fmt::format("{} {}: {}", dataset, label, c.describe()));
   if (c.cuda_graph && !device_.is_cuda()) {
     r.skipped = true;
     r.note = "needs a CUDA device";
-    fmt::print("skipped: {}\n", r.note);
+    reporter_.line("skipped: " + r.note);
     return r;
   }
   TrainOptions topts;
   topts.epochs = args_.epochs;
   topts.device = device_;
   TrainCallbacks callbacks;
-  callbacks.on_train_step = [&](int64_t epoch, int64_t step, int64_t steps, double) {
-    bar_.update(fmt::format("[{}/{}] epoch {}/{}", index, count, epoch, args_.epochs), step, steps);
-  };
+  if (reporter_.shows_progress()) {  // reading the loss per step would sync the device otherwise
+    callbacks.on_train_step = [&](int64_t epoch, int64_t step, int64_t steps, double) {
+      reporter_.progress(fmt::format("[{}/{}] epoch {}/{}", index, count, epoch, args_.epochs), step, steps, "");
+    };
+  }
   callbacks.on_epoch_end = [&](const EpochResult& e) {
-    bar_.clear();
-    fmt::print("Epoch {}/{}: train {:.2f}s (data wait {:.1f}%), test {:.2f}s, test accuracy {:.2f}%\n", e.epoch,
-               args_.epochs, e.train_seconds, 100.0 * e.data_wait_share(), e.test_seconds, 100.0 * e.test_accuracy);
-    flush();
+    reporter_.line(fmt::format("Epoch {}/{}: train {:.2f}s (data wait {:.1f}%), test {:.2f}s, test accuracy {:.2f}%",
+                               e.epoch, args_.epochs, e.train_seconds, 100.0 * e.data_wait_share(), e.test_seconds,
+                               100.0 * e.test_accuracy));
   };
-  if (!bar_.enabled()) callbacks.on_train_step = nullptr;  // reading the loss per step would sync the device
 
   const std::vector<EpochResult> epochs = train_config(source.model, c, train, test, topts, callbacks);
   if (!epochs.empty() && epochs.front().capture_seconds > 0) {
@@ -520,7 +512,7 @@ TrainResult Lab::train_run(const Source& source, const std::string& group, const
     r.note = fmt::format("warm-up and graph capture took {:.2f}s before epoch 1, outside its time; {} of {} train "
                          "steps replayed from the graph in epoch 1",
                          r.capture_seconds, epochs.front().train_graph_replays, epochs.front().train_stats.batches);
-    fmt::print("({})\n", r.note);
+    reporter_.line("(" + r.note + ")");
   }
   for (const auto& e : epochs) {
     EpochFigures f;
@@ -538,11 +530,11 @@ TrainResult Lab::train_run(const Source& source, const std::string& group, const
   }
   r.summarise();
   // The experiment's own log lines, for every run.
-  fmt::print("Average Train Time per Epoch: {:.2f}s\n", r.avg_train_seconds);
-  fmt::print("Average Test Time per Epoch: {:.2f}s\n", r.avg_test_seconds);
-  fmt::print("Total Train Time: {:.2f}s\n", r.avg_train_seconds * static_cast<double>(r.epochs.size()));
-  fmt::print("Total Test Time: {:.2f}s\n", r.avg_test_seconds * static_cast<double>(r.epochs.size()));
-  flush();
+  const double epochs_run = static_cast<double>(r.epochs.size());
+  reporter_.line(fmt::format("Average Train Time per Epoch: {:.2f}s", r.avg_train_seconds));
+  reporter_.line(fmt::format("Average Test Time per Epoch: {:.2f}s", r.avg_test_seconds));
+  reporter_.line(fmt::format("Total Train Time: {:.2f}s", r.avg_train_seconds * epochs_run));
+  reporter_.line(fmt::format("Total Test Time: {:.2f}s", r.avg_test_seconds * epochs_run));
   return r;
 }
 
@@ -583,12 +575,13 @@ void Lab::floor_check(const Source& source, DatasetCache& train, DatasetCache& t
   topts.epochs = 1;
   topts.device = device_;
   const int64_t per_round = 1 + static_cast<int64_t>(floors.size());
-  fmt::print("\nCompute-floor check: {} against {} floors, {} rounds of {} one-epoch runs (the best between the "
-             "floors)\n",
-             best.name, floors.size(), args_.floor_repeats, per_round);
-  flush();
+  reporter_.note(fmt::format("Compute-floor check: {} against {} floors, {} rounds of {} one-epoch runs (the best "
+                             "between the floors)",
+                             best.name, floors.size(), args_.floor_repeats, per_round));
   const auto one_epoch = [&](const PipelineConfig& c, int64_t done) {
-    bar_.update("compute-floor check", done, per_round * args_.floor_repeats);
+    if (reporter_.shows_progress()) {
+      reporter_.progress("compute-floor check", done, per_round * args_.floor_repeats, "");
+    }
     return train_config(source.model, c, train, test, topts).front().train_seconds;
   };
   int64_t done = 0;
@@ -606,7 +599,6 @@ void Lab::floor_check(const Source& source, DatasetCache& train, DatasetCache& t
       checks[order[i]].floor_train_seconds.push_back(one_epoch(floors[order[i]], done++));
     }
   }
-  bar_.clear();
   for (auto& check : checks) {
     check.best_median = quantile(check.best_train_seconds, 0.5);
     check.floor_median = quantile(check.floor_train_seconds, 0.5);
@@ -631,10 +623,9 @@ void set_speedups(std::vector<TrainResult>& runs, size_t from) {
 }
 
 void Lab::training_ladder(const Source& source) {
-  fmt::print("\n== Training ladder: {}, SimpleCNN ({}x{}x{}, {} classes), Adam lr 1e-3, seed {}, {} ==\n", source.name,
-             source.model.channels(), source.model.height(), source.model.width(), source.model.classes(), args_.seed,
-             results_.context.protocol);
-  flush();
+  reporter_.section(fmt::format("Training ladder: {}, SimpleCNN ({}x{}x{}, {} classes), Adam lr 1e-3, seed {}, {}",
+                                source.name, source.model.channels(), source.model.height(), source.model.width(),
+                                source.model.classes(), args_.seed, results_.context.protocol));
   DatasetCache train = load(source, "train", args_.train_limit);
   DatasetCache test = load(source, "test", args_.test_limit);
   warm_up(source.model, train);
@@ -646,17 +637,16 @@ void Lab::training_ladder(const Source& source) {
   }
   set_speedups(results_.training, from);
   floor_check(source, train, test);
-  fmt::print("\n{}", training_table(results_, "ladder"));
-  flush();
+  reporter_.table(training_table(results_, "ladder"));
 }
 
 // Batch size and worker count, for the naive pipeline and the best one (the device-resident dataset for the
 // batch sweep; for the worker sweep, the best pipeline that has workers: uint8 + batch fetch, persistent, pinned).
 void Lab::sweeps(const Source& source) {
-  fmt::print("\n== Sweeps: {}, first {} train / {} test samples, {} epoch(s) ==\n", source.name,
-             args_.sweep_train_limit > 0 ? std::to_string(args_.sweep_train_limit) : "all",
-             args_.sweep_test_limit > 0 ? std::to_string(args_.sweep_test_limit) : "all", args_.epochs);
-  flush();
+  reporter_.section(fmt::format("Sweeps: {}, first {} train / {} test samples, {} epoch(s)", source.name,
+                                args_.sweep_train_limit > 0 ? std::to_string(args_.sweep_train_limit) : "all",
+                                args_.sweep_test_limit > 0 ? std::to_string(args_.sweep_test_limit) : "all",
+                                args_.epochs));
   DatasetCache train = load(source, "train", args_.sweep_train_limit);
   DatasetCache test = load(source, "test", args_.sweep_test_limit);
   warm_up(source.model, train);
@@ -685,18 +675,12 @@ void Lab::sweeps(const Source& source) {
   }
   // Speed-up within each sweep is against its first point of the same pipeline.
   set_speedups(results_.training, from);
-  fmt::print("\n{}\n{}", training_table(results_, "sweep-batch"), training_table(results_, "sweep-workers"));
-  flush();
+  reporter_.table(training_table(results_, "sweep-batch"));
+  reporter_.table(training_table(results_, "sweep-workers"));
 }
 
-void Lab::write_outputs() {
-  write_lab_outputs(results_, args_.out_dir, !args_.skip_plots);
-  flush();
-}
-
-int Lab::run() {
-  const auto start = Clock::now();
-  check_inputs();
+// The run's record: the machine, the LibTorch, the settings and the protocol.
+void Lab::describe_context() {
   auto& c = results_.context;
   c.date = utc_now();
   c.command = args_.command;
@@ -727,13 +711,22 @@ int Lab::run() {
   if (!device_.is_cuda()) {
     c.notes.push_back("no CUDA device: pinned memory is a no-op, the device is the CPU, and the CUDA graph rungs are skipped");
   }
-  fmt::print("feedline bench: {} on {} ({} cores), LibTorch {}, {} threads\nAllocator: {}\nBLAS: {}\nProtocol: {}\n",
-             c.device, c.cpu, c.cores, c.libtorch, c.threads, c.allocator, c.blas, c.protocol);
-  flush();
+}
+
+LabResults Lab::run() {
+  const auto start = Clock::now();
+  check_inputs();
+  describe_context();
+  const auto& c = results_.context;
+  reporter_.line(fmt::format("feedline bench: {} on {} ({} cores), LibTorch {}, {} threads", c.device, c.cpu, c.cores,
+                             c.libtorch, c.threads));
+  reporter_.line("Allocator: " + c.allocator);
+  reporter_.line("BLAS: " + c.blas);
+  reporter_.line("Protocol: " + c.protocol);
 
   if (!args_.skip_storage && !args_.train_file.empty()) {
-    fmt::print("\n(No storage table for --data: it compares the experiment's datasets with their packaged IDX "
-               "files.)\n");
+    reporter_.note(
+        "(No storage table for --data: it compares the experiment's datasets with their packaged IDX files.)");
   } else if (!args_.skip_storage) {
     storage();
   }
@@ -755,27 +748,33 @@ int Lab::run() {
   if (!args_.skip_sweeps) {
     for (const Source& source : trained) sweeps(source);
   }
-  write_outputs();
-  fmt::print("feedline bench finished in {:.0f}s\n", seconds_since(start));
-  return 0;
+  write_lab_outputs(results_, args_.out_dir, !args_.skip_plots, reporter_);
+  reporter_.line(fmt::format("feedline bench finished in {:.0f}s", seconds_since(start)));
+  return results_;
 }
 
 }  // namespace
 
-int run_lab_from(const std::string& results_json, const std::string& out_dir, bool plots) {
-  const LabResults results = from_json(read_file(results_json), results_json);
-  fmt::print("{} (from {}: {}, {} on {})\n{}", results.context.command, results_json, results.context.date,
-             results.context.device, results.context.device_name, all_tables(results));
-  write_lab_outputs(results, out_dir, plots);
-  return 0;
+LabResults run_lab_from(const std::string& results_json, const std::string& out_dir, bool plots, Reporter& reporter) {
+  LabResults results = from_json(read_file(results_json), results_json);
+  reporter.line(fmt::format("{} (from {}: {}, {} on {})", results.context.command, results_json, results.context.date,
+                            results.context.device, results.context.device_name));
+  for (const std::string& table : all_tables(results)) reporter.table(table);
+  write_lab_outputs(results, out_dir, plots, reporter);
+  return results;
 }
 
-int run_lab(const LabOptions& args) {
+LabResults run_lab(const LabOptions& args, Reporter& reporter) {
   if (args.threads < 1) throw InvalidArgument("--threads must be at least 1");
   if (args.epochs < 1 || args.loader_epochs < 1) throw InvalidArgument("epochs must be at least 1");
   at::set_num_threads(args.threads);
-  Lab lab(args);
+  Lab lab(args, reporter);
   return lab.run();
+}
+
+LabResults run_lab(const LabOptions& args) {
+  Reporter none;
+  return run_lab(args, none);
 }
 
 }  // namespace feedline::lab

@@ -3,8 +3,6 @@
 #include <ATen/Parallel.h>
 #include <fmt/core.h>
 
-#include <cstdio>
-
 #include "feedline/catalog/catalog.h"
 #include "feedline/dataset/image_file.h"
 #include "lab/loader_timing.h"
@@ -12,14 +10,17 @@
 
 namespace feedline::lab {
 
-int run_loader_bench(const LoaderBenchOptions& args) {
+std::vector<LoaderBenchResult> run_loader_bench(const LoaderBenchOptions& args, Reporter& reporter) {
   at::set_num_threads(args.threads);
   const DatasetSpec spec = dataset_spec(args.dataset);
   const auto table = std::make_shared<const Table>(load_split(args.data_dir, spec, "train", args.format, args.threads));
-  fmt::print("Loader throughput: {} train ({} rows from {}), batch {}, shuffled, {} intra-op thread(s), "
-             "one warm-up epoch, then at least {} timed and {:g}s each\n",
-             spec.folder, table->num_rows, args.format, args.batch_size, args.threads, args.epochs, args.min_seconds);
-  fmt::print("{:<8} {:>8} {:>14} {:>10} {:>12}\n", "Dataset", "Workers", "Samples/s", "vs first", "Wait share");
+  reporter.line(fmt::format("Loader throughput: {} train ({} rows from {}), batch {}, shuffled, {} intra-op thread(s), "
+                            "one warm-up epoch, then at least {} timed and {:g}s each",
+                            spec.folder, table->num_rows, args.format, args.batch_size, args.threads, args.epochs,
+                            args.min_seconds));
+  reporter.line(fmt::format("{:<8} {:>8} {:>14} {:>10} {:>12}", "Dataset", "Workers", "Samples/s", "vs first",
+                            "Wait share"));
+  std::vector<LoaderBenchResult> results;
   double first = 0;
   for (const auto& mode : args.modes) {
     const auto dataset = make_image_dataset(table, parse_dataset_mode(mode));
@@ -28,12 +29,12 @@ int run_loader_bench(const LoaderBenchOptions& args) {
       const LoaderTiming t = time_loader_epochs(loader, args.epochs, args.min_seconds);
       const double rate = t.samples_per_second();
       if (first == 0) first = rate;
-      fmt::print("{:<8} {:>8} {:>14.0f} {:>9.1f}x {:>11.1f}%\n", mode, workers, rate, rate / first,
-                 100.0 * t.wait_share());
-      std::fflush(stdout);
+      results.push_back({mode, workers, rate, t.wait_share()});
+      reporter.line(fmt::format("{:<8} {:>8} {:>14.0f} {:>9.1f}x {:>11.1f}%", mode, workers, rate, rate / first,
+                                100.0 * t.wait_share()));
     }
   }
-  return 0;
+  return results;
 }
 
 }  // namespace feedline::lab

@@ -238,9 +238,10 @@ std::string training_table(const LabResults& r, const std::string& group) {
   return out;
 }
 
-std::string to_json(const LabResults& r) {
-  const auto& c = r.context;
-  json j;
+namespace {
+
+// results.json's fields of where and how the lab ran.
+void put_context(json& j, const LabContext& c) {
   j["tool"] = "feedline bench";
   j["date"] = c.date;
   j["command"] = c.command;
@@ -259,91 +260,107 @@ std::string to_json(const LabResults& r) {
                    {"loader_epochs", c.loader_epochs},
                    {"loader_min_seconds", c.loader_min_seconds}};
   j["notes"] = c.notes;
-  j["storage"] = json::array();
-  for (const auto& s : r.storage) {
-    j["storage"].push_back({{"dataset", s.dataset},
-                            {"split", s.split},
-                            {"format", s.format},
-                            {"layout", s.layout},
-                            {"bytes", s.bytes},
-                            {"ratio_to_csv", s.ratio_to_csv},
-                            {"write_seconds", s.write_seconds},
-                            {"read_to_tensor_seconds", s.read_seconds}});
+}
+
+json storage_json(const StorageResult& s) {
+  return {{"dataset", s.dataset},
+          {"split", s.split},
+          {"format", s.format},
+          {"layout", s.layout},
+          {"bytes", s.bytes},
+          {"ratio_to_csv", s.ratio_to_csv},
+          {"write_seconds", s.write_seconds},
+          {"read_to_tensor_seconds", s.read_seconds}};
+}
+
+json loader_json(const LoaderResult& l) {
+  return {{"dataset", l.dataset},
+          {"rung", l.config.name},
+          {"config", config_json(l.config)},
+          {"samples_per_epoch", l.samples_per_epoch},
+          {"epoch_seconds", l.epoch_seconds},
+          {"epoch_wait_seconds", l.epoch_wait_seconds},
+          {"samples_per_second", l.samples_per_second},
+          {"speedup", l.speedup}};
+}
+
+json epoch_json(const EpochFigures& f) {
+  return {{"train_seconds", f.train_seconds},
+          {"test_seconds", f.test_seconds},
+          {"train_loss", f.train_loss},
+          {"test_loss", f.test_loss},
+          {"test_accuracy", f.test_accuracy},
+          {"train_wait_seconds", f.train_wait_seconds},
+          {"test_wait_seconds", f.test_wait_seconds},
+          {"train_samples", f.train_samples},
+          {"train_graph_replays", f.train_graph_replays},
+          {"test_graph_replays", f.test_graph_replays}};
+}
+
+// A training run, as a row of the training ladder or a point of a sweep (which also says which sweep and pipeline).
+json training_json(const TrainResult& t) {
+  json epochs = json::array();
+  for (const auto& f : t.epochs) epochs.push_back(epoch_json(f));
+  json row = {{"dataset", t.dataset},
+              {"rung", t.config.name},
+              {"config", config_json(t.config)},
+              {"skipped", t.skipped},
+              {"note", t.note},
+              {"capture_seconds", t.capture_seconds},
+              {"epochs", epochs},
+              {"avg_train_seconds", t.avg_train_seconds},
+              {"avg_test_seconds", t.avg_test_seconds},
+              {"total_seconds", t.total_seconds},
+              {"speedup", t.speedup},
+              {"wait_share", t.wait_share},
+              {"test_accuracy", t.test_accuracy},
+              {"train_samples_per_second", t.samples_per_second}};
+  if (t.group != "ladder") {
+    row["sweep"] = t.group == "sweep-batch" ? "batch_size" : "num_workers";
+    row["pipeline"] = t.pipeline;
   }
+  return row;
+}
+
+json floor_check_json(const FloorCheck& f) {
+  json out = {{"dataset", f.dataset},
+              {"best_rung", f.best_rung},
+              {"floor_rung", f.floor_rung},
+              {"best_train_seconds", f.best_train_seconds},
+              {"floor_train_seconds", f.floor_train_seconds},
+              {"best_median", f.best_median},
+              {"floor_median", f.floor_median},
+              {"floor_spread", f.floor_spread},
+              {"gap", f.gap()}};
+  // Derived from the runs, as gap is; --from computes them again rather than reading them.
+  const std::vector<double> gaps = f.paired_gaps();
+  out["paired_gaps"] = gaps;
+  out["paired_gap_median"] = quantile(gaps, 0.5);
+  const auto ci = median_interval(gaps);
+  out["paired_gap_interval"] =
+      ci ? json{{"low", ci->low}, {"high", ci->high}, {"coverage", ci->coverage}} : json(nullptr);
+  return out;
+}
+
+}  // namespace
+
+std::string to_json(const LabResults& r) {
+  json j;
+  put_context(j, r.context);
+  j["storage"] = json::array();
+  for (const auto& s : r.storage) j["storage"].push_back(storage_json(s));
   j["idx_zstd3"] = json::array();
   for (const auto& z : r.idx_zstd) {
     j["idx_zstd3"].push_back(
         {{"dataset", z.dataset}, {"split", z.split}, {"raw_bytes", z.raw_bytes}, {"zstd3_bytes", z.zstd3_bytes}});
   }
   j["loader_ladder"] = json::array();
-  for (const auto& l : r.loader) {
-    j["loader_ladder"].push_back({{"dataset", l.dataset},
-                                  {"rung", l.config.name},
-                                  {"config", config_json(l.config)},
-                                  {"samples_per_epoch", l.samples_per_epoch},
-                                  {"epoch_seconds", l.epoch_seconds},
-                                  {"epoch_wait_seconds", l.epoch_wait_seconds},
-                                  {"samples_per_second", l.samples_per_second},
-                                  {"speedup", l.speedup}});
-  }
+  for (const auto& l : r.loader) j["loader_ladder"].push_back(loader_json(l));
   j["training_ladder"] = json::array();
   j["sweeps"] = json::array();
-  for (const auto& t : r.training) {
-    json e = json::array();
-    for (const auto& f : t.epochs) {
-      e.push_back({{"train_seconds", f.train_seconds},
-                   {"test_seconds", f.test_seconds},
-                   {"train_loss", f.train_loss},
-                   {"test_loss", f.test_loss},
-                   {"test_accuracy", f.test_accuracy},
-                   {"train_wait_seconds", f.train_wait_seconds},
-                   {"test_wait_seconds", f.test_wait_seconds},
-                   {"train_samples", f.train_samples},
-                   {"train_graph_replays", f.train_graph_replays},
-                   {"test_graph_replays", f.test_graph_replays}});
-    }
-    json row = {{"dataset", t.dataset},
-                {"rung", t.config.name},
-                {"config", config_json(t.config)},
-                {"skipped", t.skipped},
-                {"note", t.note},
-                {"capture_seconds", t.capture_seconds},
-                {"epochs", e},
-                {"avg_train_seconds", t.avg_train_seconds},
-                {"avg_test_seconds", t.avg_test_seconds},
-                {"total_seconds", t.total_seconds},
-                {"speedup", t.speedup},
-                {"wait_share", t.wait_share},
-                {"test_accuracy", t.test_accuracy},
-                {"train_samples_per_second", t.samples_per_second}};
-    if (t.group == "ladder") {
-      j["training_ladder"].push_back(row);
-    } else {
-      row["sweep"] = t.group == "sweep-batch" ? "batch_size" : "num_workers";
-      row["pipeline"] = t.pipeline;
-      j["sweeps"].push_back(row);
-    }
-  }
+  for (const auto& t : r.training) j[t.group == "ladder" ? "training_ladder" : "sweeps"].push_back(training_json(t));
   j["floor_check"] = json::array();
-  for (const auto& f : r.floor_checks) {
-    j["floor_check"].push_back({{"dataset", f.dataset},
-                                {"best_rung", f.best_rung},
-                                {"floor_rung", f.floor_rung},
-                                {"best_train_seconds", f.best_train_seconds},
-                                {"floor_train_seconds", f.floor_train_seconds},
-                                {"best_median", f.best_median},
-                                {"floor_median", f.floor_median},
-                                {"floor_spread", f.floor_spread},
-                                {"gap", f.gap()}});
-    // Derived from the runs, as gap is; --from computes them again rather than reading them.
-    const std::vector<double> gaps = f.paired_gaps();
-    json& out = j["floor_check"].back();
-    out["paired_gaps"] = gaps;
-    out["paired_gap_median"] = quantile(gaps, 0.5);
-    const auto ci = median_interval(gaps);
-    out["paired_gap_interval"] =
-        ci ? json{{"low", ci->low}, {"high", ci->high}, {"coverage", ci->coverage}} : json(nullptr);
-  }
+  for (const auto& f : r.floor_checks) j["floor_check"].push_back(floor_check_json(f));
   return j.dump(2) + "\n";
 }
 
@@ -531,18 +548,18 @@ std::string to_markdown(const LabResults& r) {
   return md;
 }
 
-std::string all_tables(const LabResults& r) {
-  std::string out;
-  if (!r.storage.empty()) out += storage_table(r);
-  if (!r.loader.empty()) out += "\n" + loader_table(r);
+std::vector<std::string> all_tables(const LabResults& r) {
+  std::vector<std::string> out;
+  if (!r.storage.empty()) out.push_back(storage_table(r));
+  if (!r.loader.empty()) out.push_back(loader_table(r));
   for (const char* group : {"ladder", "sweep-batch", "sweep-workers"}) {
-    const std::string table = training_table(r, group);
-    if (!table.empty()) out += "\n" + table;
+    std::string table = training_table(r, group);
+    if (!table.empty()) out.push_back(std::move(table));
   }
   return out;
 }
 
-void write_lab_outputs(const LabResults& r, const std::string& out_dir, bool plots) {
+void write_lab_outputs(const LabResults& r, const std::string& out_dir, bool plots, Reporter& reporter) {
   std::filesystem::create_directories(out_dir);
   const std::string json_path = out_dir + "/results.json";
   const std::string md_path = out_dir + "/results.md";
@@ -551,115 +568,130 @@ void write_lab_outputs(const LabResults& r, const std::string& out_dir, bool plo
     f.write(text);
     f.commit();
   }
-  fmt::print("\nWrote {} and {}\n", json_path, md_path);
+  reporter.note(fmt::format("Wrote {} and {}", json_path, md_path));
   if (plots) {
     std::string problem;
     const auto files = write_plots(r, out_dir + "/plots", &problem);
     if (!problem.empty()) {
-      fmt::print("Plots: {}\n", problem);
+      reporter.line("Plots: " + problem);
     } else {
-      fmt::print("Plots: {} files in {}/plots\n", files.size(), out_dir);
+      reporter.line(fmt::format("Plots: {} files in {}/plots", files.size(), out_dir));
     }
   }
-  std::fflush(stdout);
 }
+
+namespace {
+
+// A gnuplot script's name (its files' stem) and the commands that draw it.
+struct Plot {
+  std::string name, script;
+};
+
+const char* const kBarStyle =
+    "set grid ytics\nset key outside top center horizontal\nset style fill solid 0.8 border -1\n"
+    "set xtics rotate by -50 left font ',9'\nset bmargin 13\nset rmargin 12\n";
+
+// The loader ladder's samples per second: rungs in order, one column per dataset.
+Plot loader_plot(const LabResults& r) {
+  const auto sets = datasets_of(r, "loader");
+  std::vector<std::string> rungs;
+  std::map<std::pair<std::string, std::string>, double> rate;
+  for (const auto& l : r.loader) {
+    if (std::find(rungs.begin(), rungs.end(), l.config.name) == rungs.end()) rungs.push_back(l.config.name);
+    rate[{l.dataset, l.config.name}] = l.samples_per_second;
+  }
+  std::string s = "$data << EOD\n";
+  for (const auto& rung : rungs) {
+    s += gp_quote(rung);
+    for (const auto& d : sets) s += fmt::format(" {:.1f}", rate.count({d, rung}) ? rate[{d, rung}] : 0.0);
+    s += "\n";
+  }
+  s += std::string("EOD\n") + kBarStyle +
+       "set title 'Loader ladder: samples per second, no model (log scale)'\nset logscale y\nset ylabel 'samples/s'\n"
+       "set style data histograms\nset style histogram clustered gap 1\n";
+  s += "plot ";
+  for (size_t i = 0; i < sets.size(); ++i) {
+    s += fmt::format("{}$data using {}{} title {}", i ? ", " : "", i + 2, i == 0 ? ":xtic(1)" : "", gp_quote(sets[i]));
+  }
+  return {"loader_ladder", s + "\n"};
+}
+
+// One dataset's training ladder: train and test seconds per epoch of each rung that ran.
+Plot training_ladder_plot(const LabResults& r, const std::string& dataset) {
+  std::string s = "$data << EOD\n";
+  for (const auto& t : r.training) {
+    if (t.group != "ladder" || t.dataset != dataset || t.skipped) continue;
+    s += fmt::format("{} {:.4f} {:.4f}\n", gp_quote(t.config.name), t.avg_train_seconds, t.avg_test_seconds);
+  }
+  s += std::string("EOD\n") + kBarStyle +
+       fmt::format("set title 'Training ladder, {}: seconds per epoch (log scale)'\n", dataset) +
+       "set logscale y\nset ylabel 'seconds per epoch'\nset style data histograms\n"
+       "set style histogram clustered gap 1\n"
+       "plot $data using 2:xtic(1) title 'train', '' using 3 title 'test'\n";
+  return {"training_ladder_" + dataset, s};
+}
+
+// One dataset's sweep (`group`: sweep-batch or sweep-workers): a line of train seconds per pipeline.
+Plot sweep_plot(const LabResults& r, const std::string& group, const std::string& dataset) {
+  const bool batch = group == "sweep-batch";
+  std::string s;
+  std::vector<std::string> pipelines;
+  for (const auto& t : r.training) {
+    if (t.group == group && t.dataset == dataset &&
+        std::find(pipelines.begin(), pipelines.end(), t.pipeline) == pipelines.end()) {
+      pipelines.push_back(t.pipeline);
+    }
+  }
+  for (size_t p = 0; p < pipelines.size(); ++p) {
+    s += fmt::format("$p{} << EOD\n", p);
+    for (const auto& t : r.training) {
+      if (t.group != group || t.dataset != dataset || t.pipeline != pipelines[p] || t.skipped) continue;
+      s += fmt::format("{} {:.4f}\n", batch ? t.config.batch_size : t.config.num_workers, t.avg_train_seconds);
+    }
+    s += "EOD\n";
+  }
+  s += "set grid\nset key top right\n";
+  s += fmt::format("set title 'Sweep of {}, {}: train seconds per epoch'\n", batch ? "batch size" : "workers", dataset);
+  s += batch ? "set logscale x 2\nset xlabel 'batch size'\n" : "set xlabel 'workers'\nset xtics 1\n";
+  s += "set logscale y\nset ylabel 'train seconds per epoch (log scale)'\nplot ";
+  for (size_t p = 0; p < pipelines.size(); ++p) {
+    s += fmt::format("{}$p{} using 1:2 with linespoints lw 2 pt 7 title {}", p ? ", " : "", p, gp_quote(pipelines[p]));
+  }
+  return {fmt::format("{}_{}", batch ? "sweep_batch" : "sweep_workers", dataset), s + "\n"};
+}
+
+// Writes the plot's script into `dir` and runs gnuplot on it for an SVG and a PNG file. False when gnuplot fails.
+bool draw(const Plot& p, const std::string& dir, std::vector<std::string>& made) {
+  const std::string base = dir + "/" + p.name;
+  const std::string script = "set terminal svg size 960,600 dynamic font 'sans,11'\nset output " +
+                             gp_path(base + ".svg") + "\n" + p.script +
+                             "set terminal pngcairo size 960,600 font 'sans,10'\nset output " + gp_path(base + ".png") +
+                             "\nreplot\nunset output\n";
+  write_text(base + ".gp", script);
+  if (!run_gnuplot(base + ".gp", base + ".log")) return false;
+  std::filesystem::remove(base + ".log");
+  made.push_back(base + ".svg");
+  made.push_back(base + ".png");
+  return true;
+}
+
+}  // namespace
 
 std::vector<std::string> write_plots(const LabResults& r, const std::string& dir, std::string* problem) {
   std::filesystem::create_directories(dir);
-  struct Plot {
-    std::string name, script;
-  };
   std::vector<Plot> plots;
-  const std::string style =
-      "set grid ytics\nset key outside top center horizontal\nset style fill solid 0.8 border -1\n"
-      "set xtics rotate by -50 left font ',9'\nset bmargin 13\nset rmargin 12\n";
-
-  if (!r.loader.empty()) {
-    // Rungs in order, one column per dataset.
-    const auto sets = datasets_of(r, "loader");
-    std::vector<std::string> rungs;
-    std::map<std::pair<std::string, std::string>, double> rate;
-    for (const auto& l : r.loader) {
-      if (std::find(rungs.begin(), rungs.end(), l.config.name) == rungs.end()) rungs.push_back(l.config.name);
-      rate[{l.dataset, l.config.name}] = l.samples_per_second;
-    }
-    std::string s = "$data << EOD\n";
-    for (const auto& rung : rungs) {
-      s += gp_quote(rung);
-      for (const auto& d : sets) s += fmt::format(" {:.1f}", rate.count({d, rung}) ? rate[{d, rung}] : 0.0);
-      s += "\n";
-    }
-    s += "EOD\n" + style +
-         "set title 'Loader ladder: samples per second, no model (log scale)'\nset logscale y\nset ylabel 'samples/s'\n"
-         "set style data histograms\nset style histogram clustered gap 1\n";
-    s += "plot ";
-    for (size_t i = 0; i < sets.size(); ++i) {
-      s += fmt::format("{}$data using {}{} title {}", i ? ", " : "", i + 2, i == 0 ? ":xtic(1)" : "", gp_quote(sets[i]));
-    }
-    plots.push_back({"loader_ladder", s + "\n"});
-  }
-
-  for (const auto& dataset : datasets_of(r, "ladder")) {
-    std::string s = "$data << EOD\n";
-    for (const auto& t : r.training) {
-      if (t.group != "ladder" || t.dataset != dataset || t.skipped) continue;
-      s += fmt::format("{} {:.4f} {:.4f}\n", gp_quote(t.config.name), t.avg_train_seconds, t.avg_test_seconds);
-    }
-    s += "EOD\n" + style +
-         fmt::format("set title 'Training ladder, {}: seconds per epoch (log scale)'\n", dataset) +
-         "set logscale y\nset ylabel 'seconds per epoch'\nset style data histograms\n"
-         "set style histogram clustered gap 1\n"
-         "plot $data using 2:xtic(1) title 'train', '' using 3 title 'test'\n";
-    plots.push_back({"training_ladder_" + dataset, s});
-  }
-
+  if (!r.loader.empty()) plots.push_back(loader_plot(r));
+  for (const auto& dataset : datasets_of(r, "ladder")) plots.push_back(training_ladder_plot(r, dataset));
   for (const std::string group : {"sweep-batch", "sweep-workers"}) {
-    for (const auto& dataset : datasets_of(r, group)) {
-      const bool batch = group == "sweep-batch";
-      std::string s;
-      std::vector<std::string> pipelines;
-      for (const auto& t : r.training) {
-        if (t.group == group && t.dataset == dataset &&
-            std::find(pipelines.begin(), pipelines.end(), t.pipeline) == pipelines.end()) {
-          pipelines.push_back(t.pipeline);
-        }
-      }
-      for (size_t p = 0; p < pipelines.size(); ++p) {
-        s += fmt::format("$p{} << EOD\n", p);
-        for (const auto& t : r.training) {
-          if (t.group != group || t.dataset != dataset || t.pipeline != pipelines[p] || t.skipped) continue;
-          s += fmt::format("{} {:.4f}\n", batch ? t.config.batch_size : t.config.num_workers, t.avg_train_seconds);
-        }
-        s += "EOD\n";
-      }
-      s += "set grid\nset key top right\n";
-      s += fmt::format("set title 'Sweep of {}, {}: train seconds per epoch'\n", batch ? "batch size" : "workers",
-                       dataset);
-      s += batch ? "set logscale x 2\nset xlabel 'batch size'\n" : "set xlabel 'workers'\nset xtics 1\n";
-      s += "set logscale y\nset ylabel 'train seconds per epoch (log scale)'\nplot ";
-      for (size_t p = 0; p < pipelines.size(); ++p) {
-        s += fmt::format("{}$p{} using 1:2 with linespoints lw 2 pt 7 title {}", p ? ", " : "", p,
-                         gp_quote(pipelines[p]));
-      }
-      plots.push_back({fmt::format("{}_{}", batch ? "sweep_batch" : "sweep_workers", dataset), s + "\n"});
-    }
+    for (const auto& dataset : datasets_of(r, group)) plots.push_back(sweep_plot(r, group, dataset));
   }
-
   std::vector<std::string> made;
   for (const auto& p : plots) {
-    const std::string base = dir + "/" + p.name;
-    const std::string script = "set terminal svg size 960,600 dynamic font 'sans,11'\nset output " +
-                               gp_path(base + ".svg") + "\n" + p.script +
-                               "set terminal pngcairo size 960,600 font 'sans,10'\nset output " + gp_path(base + ".png") +
-                               "\nreplot\nunset output\n";
-    write_text(base + ".gp", script);
-    if (!run_gnuplot(base + ".gp", base + ".log")) {
+    if (!draw(p, dir, made)) {
+      const std::string base = dir + "/" + p.name;
       *problem = "gnuplot failed on " + base + ".gp (see " + base + ".log; install gnuplot-nox)";
       return made;
     }
-    std::filesystem::remove(base + ".log");
-    made.push_back(base + ".svg");
-    made.push_back(base + ".png");
   }
   return made;
 }

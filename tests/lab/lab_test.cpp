@@ -1,4 +1,5 @@
-// The lab as a library: run_lab() called from C++ on a program's own files, as `feedline bench --data` runs it.
+// The lab as a library: run_lab() called from C++ on a program's own files, as `feedline bench --data` runs it,
+// returning its results and telling a Reporter what it does, printing nothing itself.
 #include "feedline/lab/lab.h"
 
 #include <gtest/gtest.h>
@@ -6,6 +7,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +32,22 @@ std::string write_split(const std::string& path, int64_t rows, unsigned seed) {
   return path;
 }
 
+// Keeps what the lab announces, in order.
+struct RecordingReporter : lab::Reporter {
+  std::vector<std::string> sections, lines, notes, tables;
+  void section(const std::string& title) override { sections.push_back(title); }
+  void line(const std::string& text) override { lines.push_back(text); }
+  void note(const std::string& text) override { notes.push_back(text); }
+  void table(const std::string& text) override { tables.push_back(text); }
+};
+
+bool any_starts_with(const std::vector<std::string>& texts, const std::string& prefix) {
+  for (const auto& t : texts) {
+    if (t.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
 TEST(Lab, RunsFromCppOnAProgramsOwnFiles) {
   const std::string dir = testing::scratch_dir("lab_from_cpp");
   lab::LabOptions options;
@@ -41,7 +59,21 @@ TEST(Lab, RunsFromCppOnAProgramsOwnFiles) {
   options.loader_min_seconds = 0;
   options.threads = 1;
   options.command = "lab_test";
-  ASSERT_EQ(lab::run_lab(options), 0);
+  RecordingReporter reporter;
+  ::testing::internal::CaptureStdout();
+  const lab::LabResults returned = lab::run_lab(options, reporter);
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "");  // the library prints nothing itself
+
+  ASSERT_EQ(returned.loader.size(), 9u);
+  for (const auto& rung : returned.loader) EXPECT_EQ(rung.samples_per_epoch, 96) << rung.config.name;
+  EXPECT_TRUE(returned.training.empty());
+  ASSERT_EQ(reporter.sections.size(), 1u);
+  EXPECT_EQ(reporter.sections[0].rfind("Loader ladder: ", 0), 0u) << reporter.sections[0];
+  EXPECT_TRUE(any_starts_with(reporter.lines, "feedline bench: ")) << reporter.lines.size();
+  EXPECT_TRUE(any_starts_with(reporter.notes, "(No storage table for --data")) << reporter.notes.size();
+  EXPECT_TRUE(any_starts_with(reporter.notes, "Wrote " + dir + "/results/results.json")) << reporter.notes.size();
+  ASSERT_EQ(reporter.tables.size(), 1u);
+  EXPECT_NE(reporter.tables[0].find(returned.loader.front().config.name), std::string::npos) << reporter.tables[0];
 
   const auto results = nlohmann::json::parse(read_file(dir + "/results/results.json"));
   EXPECT_EQ(results["command"], "lab_test");
@@ -51,7 +83,9 @@ TEST(Lab, RunsFromCppOnAProgramsOwnFiles) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/results/results.md"));
 
   // The same results again from the file, as `bench --from` makes them.
-  ASSERT_EQ(lab::run_lab_from(dir + "/results/results.json", dir + "/again", false), 0);
+  lab::Reporter silent;
+  const lab::LabResults again = lab::run_lab_from(dir + "/results/results.json", dir + "/again", false, silent);
+  EXPECT_EQ(again.loader.size(), returned.loader.size());
   EXPECT_EQ(read_file(dir + "/again/results.json"), read_file(dir + "/results/results.json"));
 }
 

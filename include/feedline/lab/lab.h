@@ -1,9 +1,10 @@
 // The benchmark lab, `feedline bench` as a library: reproduces the experiment's tables side by side in one run
 // (storage, a loader ladder without a model, the training ladder from the naive pipeline to the compute floor,
-// and sweeps of batch size and workers), prints them as it goes and writes results.json, results.md and plots.
+// and sweeps of batch size and workers), announces them to a Reporter as it goes, writes results.json, results.md
+// and plots, and returns the results. It prints nothing itself.
 //
-// Call run_lab() from one thread at a time: it sets LibTorch's intra-op thread count for the process and prints
-// to standard output. Every timing it reports is a ratio against a baseline run in the same call.
+// Call run_lab() from one thread at a time: it sets LibTorch's intra-op thread count for the process, and calls
+// its Reporter on that thread. Every timing it reports is a ratio against a baseline run in the same call.
 #pragma once
 
 #include <cstdint>
@@ -11,15 +12,40 @@
 #include <vector>
 
 #include "feedline/io/column_choice.h"
+#include "feedline/lab/results.h"
 
 namespace feedline::lab {
+
+// What the lab announces as it runs, for a front end to show: override what you show. Every method of Reporter
+// itself does nothing, so a plain Reporter is the silent one.
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  // A part of the run begins (the storage table, a ladder, the sweeps); `title` says what and how it measures.
+  virtual void section(const std::string& /*title*/) {}
+  // A training run of a ladder or a sweep begins: the `index`-th of `count`; `what` names the pipeline.
+  virtual void run_started(int64_t /*index*/, int64_t /*count*/, const std::string& /*what*/) {}
+  // A line of results or of the run's record: a rung's figures, an epoch's, the machine, a run skipped and why.
+  virtual void line(const std::string& /*text*/) {}
+  // A note apart from the lines around it: a check about to run, a part left out, the files written.
+  virtual void note(const std::string& /*text*/) {}
+  // A finished table (Markdown), one row a line.
+  virtual void table(const std::string& /*text*/) {}
+  // Whether progress() shows anything. When false the lab leaves it uncalled: a progress label is made inside
+  // timed loops, and a training step's loss read for it waits for the device.
+  virtual bool shows_progress() const { return false; }
+  // Work in progress under `label`: `done` of `total`, with a detail ("epoch 2"). The next other call ends it.
+  virtual void progress(const std::string& /*label*/, int64_t /*done*/, int64_t /*total*/,
+                        const std::string& /*detail*/) {}
+};
 
 struct LabOptions {
   std::string data_dir = "data";
   std::string out_dir = "results";
   std::vector<std::string> datasets{"fashion-mnist", "mnist"};  // storage table and loader ladder
   std::vector<std::string> train_datasets{"fashion-mnist"};     // training ladder and sweeps
-  // The default protocol fits in minutes on a small CPU machine; `full` is the experiment's (5 epochs, all data).
+  // The default protocol fits in minutes on a small CPU machine. `full`: the caller set the experiment's (5 epochs,
+  // all the data); the record calls any other protocol a shortened one.
   bool full = false;
   int64_t epochs = 1;
   int64_t train_limit = 20000, test_limit = 5000;  // training ladder; 0: every sample
@@ -43,20 +69,15 @@ struct LabOptions {
   std::string blas;         // the BLAS and its threads, for the record (see set_blas_threads())
 };
 
-// Applies `full` to whatever the caller did not set explicitly: 5 epochs, all the data.
-inline void apply_full_protocol(LabOptions& options, bool epochs_set, bool limits_set, bool sweep_limits_set) {
-  if (!options.full) return;
-  if (!epochs_set) options.epochs = 5;
-  if (!limits_set) options.train_limit = options.test_limit = 0;
-  if (!sweep_limits_set) options.sweep_train_limit = options.sweep_test_limit = 0;
-}
-
-// Runs the lab; returns 0. Throws feedline::Error for missing data or bad options, naming what is wrong.
-int run_lab(const LabOptions& options);
+// Runs the lab and returns its results. Throws feedline::Error for missing data or bad options, naming what is
+// wrong.
+LabResults run_lab(const LabOptions& options, Reporter& reporter);
+LabResults run_lab(const LabOptions& options);  // reporting nothing
 
 // The tables, results.md and plots of a run made earlier, perhaps elsewhere (a GPU machine without gnuplot),
-// written into `out_dir` without running anything. Throws naming the file and the field for a bad results.json.
-int run_lab_from(const std::string& results_json, const std::string& out_dir, bool plots);
+// written into `out_dir` without running anything; returns that run's results. Throws naming the file and the
+// field for a bad results.json.
+LabResults run_lab_from(const std::string& results_json, const std::string& out_dir, bool plots, Reporter& reporter);
 
 // `feedline bench loader`: loader-only throughput (no model), samples/s for every dataset mode x worker count,
 // shuffled, on the train split of one of the experiment's datasets.
@@ -71,12 +92,19 @@ struct LoaderBenchOptions {
   double min_seconds = 1.0;  // and at least this long (time_loader_epochs())
   int threads = 1;
 };
-int run_loader_bench(const LoaderBenchOptions& options);
+// One configuration's throughput.
+struct LoaderBenchResult {
+  std::string mode;
+  int64_t workers = 0;
+  double samples_per_second = 0;
+  double wait_share = 0;  // of the timed epochs, spent waiting for batches
+};
+std::vector<LoaderBenchResult> run_loader_bench(const LoaderBenchOptions& options, Reporter& reporter);
 
 // `feedline bench dist`: one process with `threads` threads beside `nproc` processes with threads / nproc each
 // (data-parallel over Gloo), training the same global batches of the same data on this host's CPU, in turns,
 // `repeat` times each, with one process of threads / nproc threads as the scale both are read against. Each run is `program` (feedline-torch) running `train`; a run's epoch time is the median
-// of its epochs after the first (a warm-up), and a configuration's the best of its runs. Prints a table with the
+// of its epochs after the first (a warm-up), and a configuration's the best of its runs. Reports a table with the
 // speed-up and the share of the data-parallel step spent in allreduce; writes it to `out_dir`/dist.json and
 // dist.md (written whole, then renamed).
 struct DistBenchOptions {
@@ -92,6 +120,15 @@ struct DistBenchOptions {
   int64_t repeat = 2;
   std::string out_dir = "bench-results";
 };
-int run_dist_bench(const DistBenchOptions& options, const std::string& program);
+// Each configuration's epoch time (the median of a run's epochs after the first), run by run.
+struct DistBenchResult {
+  std::vector<double> single_seconds;     // one process of threads / nproc threads: the scale
+  std::vector<double> threads_seconds;    // one process of `threads` threads
+  std::vector<double> processes_seconds;  // `nproc` processes
+  std::vector<double> allreduce_shares;   // the processes' runs: allreduce's share of an epoch
+  double threads_accuracy = 0, processes_accuracy = 0;  // test accuracy of the last runs
+  double speedup = 0;  // the best threads run's epoch over the best processes run's
+};
+DistBenchResult run_dist_bench(const DistBenchOptions& options, const std::string& program, Reporter& reporter);
 
 }  // namespace feedline::lab
