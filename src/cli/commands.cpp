@@ -201,7 +201,7 @@ void Commands::define_train() {
                 "Read only these row groups of each Parquet file, in this order (comma-separated indices)")
       ->delimiter(',')
       ->check(whole(0));
-  c->add_option("--dataset-mode", tr.mode,
+  c->add_option("--dataset-mode", train_mode_,
                 "row (naive, per-sample conversion), tensor (decoded once), tensor-uint8 (decoded once, normalised "
                 "on the device), device (uint8, copied to the device once) or stream (Parquet read a row group at a "
                 "time, for data larger than memory)")
@@ -225,9 +225,9 @@ void Commands::define_train() {
   c->add_option("--limit", tr.limit, "Use only the first N samples of each split (0: all)")
       ->check(whole(0))
       ->capture_default_str();
-  train_threads_ = c->add_option("--threads", tr.threads,
-                                 "Threads (default: every core, shared between the ranks of a job on one host)")
-                       ->check(whole(1));
+  c->add_option("--threads", tr.threads,
+                "Threads (default: every core, shared between the ranks of a job on one host)")
+      ->check(whole(1));
   c->add_option("--save", tr.save, "Write the trained model's weights to this file (LibTorch's format)");
   c->add_option("--image-shape", tr.image_shape,
                 "Channels x height x width of each image (the features, in row-major order)")
@@ -444,7 +444,7 @@ void Commands::finish() {
   } else if (*train_cmd_) {
     command_ = Command::kTrain;
     train.columns.features_given = train_features_->count() > 0;
-    train.threads_given = train_threads_->count() > 0;
+    train.mode = parse_dataset_mode(train_mode_);
   } else if (*bench_loader_cmd_) {
     command_ = Command::kBenchLoader;
   } else if (*bench_dist_cmd_) {

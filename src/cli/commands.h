@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "feedline/dist/train_job.h"
 #include "feedline/io/column_choice.h"
 #include "feedline/lab/lab.h"
 
@@ -25,36 +26,11 @@ struct PrepareArgs {
   int threads = default_threads();
 };
 
-struct TrainArgs {
-  std::string data_dir = "data";
-  std::string dataset = "fashion-mnist";
-  std::string format = "parquet";
-  std::string mode = "tensor";
-  int64_t batch_size = 512;
-  int64_t epochs = 5;
-  int64_t num_workers = 0;
-  bool persistent_workers = false;
-  bool pin_memory = false;
-  int64_t prefetch_factor = 2;
-  std::string device = "auto";
-  bool cuda_graph = false;
-  uint64_t seed = 42;
-  double lr = 1e-3;
-  int64_t limit = 0;
-  int threads = default_threads();
-  std::string train_file, test_file;  // --data, --test-data: replace --dataset, --data-dir and --format
-  ColumnChoice columns;
-  std::string image_shape = "1x28x28";
-  int64_t num_classes = 0;  // 0: 10 for --dataset, the largest label + 1 for --data
-  std::string save;         // --save: the trained model's file
+// The job's options, which the flags fill, and the ranks to start.
+struct TrainArgs : dist::TrainJobOptions {
   // Data-parallel training: --nproc local ranks started by this process (0: none; the environment of torchrun
   // or another launcher may still make this process one rank of a job).
   int64_t nproc = 0;
-  std::string dist_backend = "auto";
-  double dist_timeout = 300;  // seconds
-  std::string checkpoint_dir, resume_dir;
-  int64_t checkpoint_every = 0;
-  bool threads_given = false;  // --threads on the command line (else a rank of a job takes its share of the cores)
 };
 
 struct InspectArgs {
@@ -127,6 +103,7 @@ class Commands {
 
   CLI::App app_;
   Command command_ = Command::kPrepare;
+  std::string train_mode_ = "tensor";
   std::string bench_shape_ = "1x28x28";
   CLI::App* prepare_cmd_ = nullptr;
   CLI::App* train_cmd_ = nullptr;
@@ -137,7 +114,6 @@ class Commands {
   CLI::App* cat_cmd_ = nullptr;
   CLI::App* convert_cmd_ = nullptr;
   CLI::Option* train_features_ = nullptr;
-  CLI::Option* train_threads_ = nullptr;
   CLI::Option* bench_features_ = nullptr;
   CLI::Option* bench_from_ = nullptr;
   CLI::Option* bench_epochs_ = nullptr;

@@ -7,7 +7,7 @@
 
 namespace feedline::cli {
 
-// Trains SimpleCNN as the flags say, printing the experiment's lines.
+// Runs the training job the flags describe (feedline::dist::run_train_job), printing the experiment's lines.
 int run_train(const TrainArgs& args);
 
 }  // namespace feedline::cli

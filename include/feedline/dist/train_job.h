@@ -1,0 +1,112 @@
+// A training job, as `feedline train` runs it: SimpleCNN on one of the experiment's datasets or on any image files,
+// in one process or as one rank of a data-parallel job (torchrun's environment, or `feedline train --nproc`), with
+// checkpoints, resume and a saved model. The job reports what it does through callbacks and prints nothing.
+//
+// No LibTorch here, so that a command line can be parsed into TrainJobOptions before LibTorch is loaded; the
+// results hold feedline::EpochResult, which feedline/train/train.h defines: include it to read them.
+//
+// Thread-safety: call run_train_job() from one thread at a time. It sets LibTorch's intra-op thread count for the
+// process, and the callbacks run on the calling thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "feedline/dataset/dataset_mode.h"
+#include "feedline/io/column_choice.h"
+
+namespace feedline {
+
+struct EpochResult;     // feedline/train/train.h
+struct CheckpointInfo;  // feedline/train/train.h
+
+namespace dist {
+
+// What a job trains on and how. The messages of its errors name the flags of `feedline train` that set each field.
+struct TrainJobOptions {
+  std::string data_dir = "data";
+  std::string dataset = "fashion-mnist";
+  std::string format = "parquet";
+  DatasetMode mode = DatasetMode::kTensor;
+  int64_t batch_size = 512;     // the global batch: split evenly between the ranks of a job
+  int64_t epochs = 5;
+  int64_t num_workers = 0;
+  bool persistent_workers = false;
+  bool pin_memory = false;
+  int64_t prefetch_factor = 2;
+  std::string device = "auto";  // a job's ranks given "cuda" (or "auto" on a GPU machine) take their local GPU
+  bool cuda_graph = false;
+  uint64_t seed = 42;
+  double lr = 1e-3;
+  int64_t limit = 0;  // the first N samples of each split (0: all)
+  // The threads that decode the files, and LibTorch's intra-op threads. 0: every core of the host, the intra-op
+  // ones shared between the job's ranks on this host (LOCAL_WORLD_SIZE).
+  int threads = 0;
+  std::string train_file, test_file;  // any files, in place of data_dir, dataset and format
+  ColumnChoice columns;
+  std::string image_shape = "1x28x28";
+  int64_t num_classes = 0;  // 0: 10 for `dataset`, the largest label + 1 for train_file
+  std::string save;         // the trained model's file (written by rank 0)
+  std::string dist_backend = "auto";
+  double dist_timeout = 300;  // seconds
+  std::string checkpoint_dir, resume_dir;
+  int64_t checkpoint_every = 0;  // 0 with a checkpoint_dir: once an epoch
+};
+
+// Where the job stands once its data is loaded (the fields up to load_seconds) and once its model is made.
+struct TrainJobSetup {
+  std::string dataset;  // the experiment's dataset's folder ("FashionMNIST"); empty for train_file
+  std::string format;   // of `dataset`
+  std::string train_path, test_path;
+  DatasetMode mode = DatasetMode::kTensor;
+  int64_t train_samples = 0, test_samples = 0;
+  double load_seconds = 0;
+
+  int64_t ranks = 1;
+  std::string backend;    // the process group's backend; empty for one process
+  int threads = 0;        // LibTorch's intra-op threads of this rank
+  std::string device;     // "cpu", "cuda:0"
+  int64_t parameters = 0;
+  ImageShape shape;
+  int64_t classes = 0;
+  bool pinned = false;    // the loader pins its batches (asked for and possible)
+  int64_t batches_per_epoch = 0;
+  // Resuming: where the checkpoint stood (epoch, step) and its file.
+  std::optional<std::pair<int64_t, int64_t>> resume_at;
+  std::string resume_file;
+};
+
+struct TrainJobCallbacks {
+  // After both splits are loaded, before the loaders and the model are made.
+  std::function<void(const TrainJobSetup&)> on_loaded;
+  // Before the first step: every field of the setup filled in.
+  std::function<void(const TrainJobSetup&)> on_ready;
+  // After each training step: (epoch, batch index, batches in the epoch, running mean loss). Reading the loss
+  // waits for the device: leave it unset unless it is shown.
+  std::function<void(int64_t, int64_t, int64_t, double)> on_train_step;
+  // After each epoch; in a job also the seconds this rank spent averaging gradients in its train phase.
+  std::function<void(const EpochResult&, std::optional<double> allreduce_seconds)> on_epoch_end;
+  // After a checkpoint was written, with its file.
+  std::function<void(const CheckpointInfo&, const std::string& file)> on_checkpoint;
+};
+
+struct TrainJobResult {
+  std::vector<EpochResult> epochs;
+  // The stream mode: row groups read over the job, of how many in how many files.
+  int64_t row_group_reads = 0, row_groups = 0, files = 0;
+  bool streamed = false;
+  std::string saved_to;  // the model's file, when this process wrote one
+};
+
+// Runs the job this process is part of (world_from_environment(); one process when WORLD_SIZE is unset): the
+// process group, the data, SimpleCNN, the epochs and the save. Throws InvalidArgument for options that cannot
+// work together (a batch that does not split between the ranks, a CUDA graph on a CPU, NCCL on ranks that share
+// a GPU, a --save path that is a folder), IoError or InvalidFile for files that cannot be read, and DistError
+// when a peer fails; a rank's own failure is told to its peers before it is rethrown.
+TrainJobResult run_train_job(const TrainJobOptions& options, const TrainJobCallbacks& callbacks = {});
+
+}  // namespace dist
+}  // namespace feedline

@@ -1,0 +1,274 @@
+#include "feedline/dist/train_job.h"
+
+#include <torch/cuda.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "feedline/catalog/catalog.h"
+#include "feedline/dataset/image_file.h"
+#include "feedline/dataset/stream_dataset.h"
+#include "feedline/dist/data_parallel.h"
+#include "feedline/dist/dist.h"
+#include "feedline/io/error.h"
+#include "feedline/io/parallel.h"
+#include "feedline/loader/loader.h"
+#include "feedline/train/model.h"
+#include "feedline/train/train.h"
+
+namespace feedline::dist {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// ------------------------------------------------------------------------------------------ a rank's share
+
+// The ranks of the job on this host (LOCAL_WORLD_SIZE, which torchrun and --nproc set; 1 when unset).
+int64_t ranks_on_this_host() {
+  const char* local = std::getenv("LOCAL_WORLD_SIZE");
+  return local != nullptr ? std::max<int64_t>(1, std::atoll(local)) : 1;
+}
+
+// The CPU threads of one rank: --threads, else the host's cores shared between its ranks.
+int rank_threads(const TrainJobOptions& o, const std::optional<WorldInfo>& world) {
+  if (o.threads < 0) throw InvalidArgument("--threads must be at least 1");
+  if (o.threads > 0 || !world) return resolve_threads(o.threads);
+  return static_cast<int>(std::max<int64_t>(1, resolve_threads(0) / ranks_on_this_host()));
+}
+
+// The device of one rank: a job's ranks given "cuda" (or "auto" on a GPU machine) take the GPU of their local rank.
+torch::Device rank_device(const TrainJobOptions& o, const std::optional<WorldInfo>& world) {
+  const torch::Device device = resolve_device(o.device);
+  if (!world || world->world_size == 1 || !device.is_cuda() || device.has_index()) return device;
+  const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(world->local_rank % std::max<int64_t>(1, gpus)));
+}
+
+// The backend of one rank. NCCL takes one GPU a rank: where this host's ranks would share a GPU (more ranks than
+// GPUs, or every rank given one cuda:N), "auto" takes Gloo, which carries CUDA tensors too, and "nccl" is refused
+// before the rendezvous rather than by NCCL midway.
+std::string rank_backend(const TrainJobOptions& o, torch::Device device) {
+  if (!device.is_cuda() || o.dist_backend == "gloo") return o.dist_backend;
+  const int64_t ranks = ranks_on_this_host();
+  const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
+  const bool shared = ranks > 1 && (ranks > gpus || resolve_device(o.device).has_index());
+  if (!shared) return o.dist_backend;
+  if (o.dist_backend == "nccl") {
+    throw InvalidArgument("--dist-backend nccl needs a GPU of its own for each rank, and the " + std::to_string(ranks) +
+                          " ranks on this host share " +
+                          (resolve_device(o.device).has_index() ? std::string("the one GPU ") + o.device
+                                                                : std::to_string(gpus) + " GPU(s)") +
+                          "; use --dist-backend gloo (which carries CUDA tensors too) or fewer ranks");
+  }
+  return "gloo";
+}
+
+// ------------------------------------------------------------------------------------------ before training
+
+// Refuses, before any training, a --save path that is a folder or whose folder cannot be made (made here, as the
+// save would make it).
+void check_save_path(const std::string& path) {
+  if (path.empty()) return;
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) throw InvalidArgument("--save " + path + ": is a folder, not a file");
+  if (p.has_parent_path()) {
+    std::filesystem::create_directories(p.parent_path(), ec);
+    if (ec) {
+      throw InvalidArgument("--save " + path + ": cannot make the folder " + p.parent_path().string() + ": " +
+                            ec.message());
+    }
+  }
+}
+
+ImageShape checked_shape(const TrainJobOptions& o) {
+  const ImageShape shape = parse_image_shape(o.image_shape);
+  if (shape.height < 4 || shape.width < 4) {
+    throw InvalidArgument("--image-shape " + o.image_shape + ": SimpleCNN needs images of at least 4x4 pixels");
+  }
+  return shape;
+}
+
+// Both splits, as datasets on `device`; fills the setup's data fields.
+struct JobData {
+  ImageFile train, test;
+};
+
+JobData load_data(const TrainJobOptions& o, const ImageShape& shape, torch::Device device, TrainJobSetup& setup) {
+  std::string train_path = o.train_file, test_path = o.test_file;
+  if (train_path.empty()) {
+    const DatasetSpec spec = dataset_spec(o.dataset);
+    train_path = split_path(o.data_dir, spec, "train", o.format);
+    test_path = split_path(o.data_dir, spec, "test", o.format);
+    setup.dataset = spec.folder;
+    setup.format = o.format;
+  }
+  const auto start = Clock::now();
+  ImageFileOptions file;
+  file.columns = o.columns;
+  file.shape = shape;
+  file.mode = o.mode;
+  file.limit = o.limit;
+  file.threads = resolve_threads(o.threads);
+  file.device = device;
+  // A streamed epoch holds the one or two row groups a batch straddles, and about one more per worker.
+  file.cached_row_groups = 3 + o.num_workers;
+  JobData d;
+  d.train = load_image_file(train_path, file);
+  d.test = load_image_file(test_path, file);
+  setup.train_path = train_path;
+  setup.test_path = test_path;
+  setup.mode = o.mode;
+  setup.train_samples = d.train.dataset->size();
+  setup.test_samples = d.test.dataset->size();
+  setup.load_seconds = seconds_since(start);
+  return d;
+}
+
+// The experiment's datasets have 10 classes whatever the limit keeps; other files as many as their labels say.
+int64_t classes_of(const TrainJobOptions& o, const JobData& d, const TrainJobSetup& setup) {
+  return class_count(o.num_classes, o.train_file.empty() ? 10 : 0,
+                     {{setup.train_path, d.train.max_label}, {setup.test_path, d.test.max_label}});
+}
+
+LoaderOptions loader_options(const TrainJobOptions& o, ProcessGroup* group, bool shuffle) {
+  const int64_t ranks = group != nullptr ? group->world_size() : 1;
+  return LoaderOptions(o.batch_size / ranks)
+      .rank(group != nullptr ? group->rank() : 0)
+      .world_size(ranks)
+      // The test set's shares hold each sample once, so that the summed counts are one process's.
+      .even_shards(shuffle)
+      .shuffle(shuffle)
+      .num_workers(o.num_workers)
+      .persistent_workers(o.persistent_workers)
+      .pin_memory(o.pin_memory)
+      .prefetch_factor(o.prefetch_factor)
+      .seed(o.seed);
+}
+
+TrainOptions train_options(const TrainJobOptions& o, torch::Device device, bool lead, int64_t batches_per_epoch) {
+  TrainOptions t;
+  t.epochs = o.epochs;
+  t.lr = o.lr;
+  t.device = device;
+  t.cuda_graph = o.cuda_graph;
+  t.checkpoint_dir = o.checkpoint_dir;
+  // A checkpoint folder alone: once an epoch.
+  t.checkpoint_every = o.checkpoint_dir.empty() ? 0 : o.checkpoint_every > 0 ? o.checkpoint_every : batches_per_epoch;
+  t.write_checkpoints = lead;
+  t.resume_dir = o.resume_dir;
+  return t;
+}
+
+// ------------------------------------------------------------------------------------------ the job
+
+// One rank's part of the job (the whole job for one process): `group` is null for one process.
+TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInfo>& world, ProcessGroup* group,
+                          const TrainJobCallbacks& callbacks) {
+  const bool lead = group == nullptr || group->rank() == 0;
+  const torch::Device device = rank_device(o, world);
+  if (o.cuda_graph && !device.is_cuda()) {
+    throw InvalidArgument("--cuda-graph needs a CUDA device, and the device is " + device.str() +
+                          " (pass --device cuda on a machine with a GPU and a LibTorch with CUDA)");
+  }
+  check_save_path(o.save);
+  // A checkpoint that is not there, or is no checkpoint, is refused before the data is loaded.
+  const std::optional<CheckpointInfo> resume_at =
+      o.resume_dir.empty() ? std::nullopt : std::optional<CheckpointInfo>(read_checkpoint_info(o.resume_dir));
+  const ImageShape shape = checked_shape(o);
+
+  TrainJobSetup setup;
+  const JobData data = load_data(o, shape, device, setup);
+  if (callbacks.on_loaded) callbacks.on_loaded(setup);
+  setup.classes = classes_of(o, data, setup);
+
+  Loader train_loader(data.train.dataset, loader_options(o, group, true));
+  Loader test_loader(data.test.dataset, loader_options(o, group, false));
+  torch::manual_seed(o.seed);
+  SimpleCNN model(
+      SimpleCNNOptions().channels(shape.channels).height(shape.height).width(shape.width).classes(setup.classes));
+  model->to(device);
+  std::optional<DataParallel> parallel;
+  if (group != nullptr) parallel.emplace(*group, *model);
+
+  setup.ranks = group != nullptr ? group->world_size() : 1;
+  setup.backend = group != nullptr ? group->backend() : "";
+  setup.threads = torch::get_num_threads();
+  setup.device = device.str();
+  setup.parameters = parameter_count(*model);
+  setup.shape = shape;
+  setup.pinned = train_loader.pin_memory_active();
+  setup.batches_per_epoch = train_loader.batches_per_epoch();
+  if (resume_at) {
+    setup.resume_at = std::make_pair(resume_at->epoch, resume_at->step);
+    setup.resume_file = checkpoint_path(o.resume_dir);
+  }
+  if (callbacks.on_ready) callbacks.on_ready(setup);
+
+  TrainOptions topts = train_options(o, device, lead, train_loader.batches_per_epoch());
+  if (parallel) parallel->apply(topts);
+  TrainCallbacks tc;
+  tc.on_train_step = callbacks.on_train_step;
+  tc.on_epoch_end = [&](const EpochResult& r) {
+    const std::optional<double> allreduce =
+        parallel ? std::optional<double>(parallel->take_allreduce_seconds()) : std::nullopt;
+    if (callbacks.on_epoch_end) callbacks.on_epoch_end(r, allreduce);
+  };
+  if (callbacks.on_checkpoint) {
+    tc.on_checkpoint = [&](const CheckpointInfo& c) { callbacks.on_checkpoint(c, checkpoint_path(o.checkpoint_dir)); };
+  }
+  TrainJobResult result;
+  result.epochs = train_model(model, train_loader, test_loader, topts, tc);
+  if (const auto* stream = dynamic_cast<const ParquetStreamDataset*>(data.train.dataset.get())) {
+    result.streamed = true;
+    result.row_group_reads = stream->row_group_reads();
+    result.row_groups = static_cast<int64_t>(stream->shuffle_blocks().size());
+    result.files = static_cast<int64_t>(stream->num_files());
+  }
+  if (!o.save.empty() && lead) {
+    save_module(*model, o.save);
+    result.saved_to = o.save;
+  }
+  return result;
+}
+
+}  // namespace
+
+TrainJobResult run_train_job(const TrainJobOptions& o, const TrainJobCallbacks& callbacks) {
+  const auto world = world_from_environment();
+  if (!world || world->world_size == 1) {
+    torch::set_num_threads(rank_threads(o, world));
+    return train_rank(o, world, nullptr, callbacks);
+  }
+  if (o.batch_size % world->world_size != 0) {
+    throw InvalidArgument("--batch-size " + std::to_string(o.batch_size) + " is the global batch, and it does not "
+                          "split evenly between " + std::to_string(world->world_size) + " ranks");
+  }
+  torch::set_num_threads(rank_threads(o, world));
+  GroupOptions go;
+  const torch::Device device = rank_device(o, world);
+  go.backend = rank_backend(o, device);
+  go.timeout = std::chrono::milliseconds(static_cast<int64_t>(o.dist_timeout * 1000.0));
+  ProcessGroup group(*world, device, go);
+  try {
+    TrainJobResult result = train_rank(o, world, &group, callbacks);
+    group.barrier();  // no rank leaves while another may still need it
+    return result;
+  } catch (const DistError&) {
+    throw;  // a peer's failure, named in the message: nothing of ours to report
+  } catch (const std::exception& e) {
+    group.report_failure(e.what());
+    throw;
+  }
+}
+
+}  // namespace feedline::dist
