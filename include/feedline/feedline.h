@@ -13,6 +13,7 @@
 #include "feedline/io/file.h"
 #include "feedline/io/idx.h"
 #include "feedline/io/inspect.h"
+#include "feedline/io/parallel.h"
 #include "feedline/io/parquet.h"
 #include "feedline/io/parquet_dataset.h"
 #include "feedline/io/table.h"
@@ -40,8 +41,12 @@
 #include "feedline/train/process_settings.h"
 #include "feedline/train/train.h"
 
-// lab: the benchmark lab (`feedline bench`) as a library.
+// dist: data-parallel training on c10d, the one-host launcher, a whole training job as the tool runs it.
 #include "feedline/dist/data_parallel.h"
 #include "feedline/dist/dist.h"
 #include "feedline/dist/launch.h"
+#include "feedline/dist/train_job.h"
+
+// lab: the benchmark lab (`feedline bench`) as a library, its results as plain structs.
 #include "feedline/lab/lab.h"
+#include "feedline/lab/results.h"

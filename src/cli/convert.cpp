@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/progress.h"
+#include "cli/progress.h"
 
 #include "feedline/io/convert.h"
 #include "feedline/io/error.h"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "feedline/lab/lab.h"
-#include "io/progress.h"
+#include "cli/progress.h"
 
 namespace feedline::cli {
 

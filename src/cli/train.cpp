@@ -10,7 +10,7 @@
 #include "feedline/dist/train_job.h"
 #include "feedline/io/error.h"
 #include "feedline/train/train.h"
-#include "io/progress.h"
+#include "cli/progress.h"
 
 namespace feedline::cli {
 namespace {

@@ -1,6 +1,8 @@
 // The layers stay one-way: io -> catalog -> dataset -> loader -> train -> dist -> lab -> cli, and the Python binding
 // (python/) beside cli. A file of a layer, under src/<layer>/ or include/feedline/<layer>/ (python/ for the binding), includes
-// only headers of its own layer or the ones before it, and io and catalog include no LibTorch. Read from the sources themselves, so a wrong include fails here before it tangles the build.
+// only headers of its own layer or the ones before it, and io and catalog include no LibTorch; the front ends (cli, python)
+// include the library's public headers only (feedline/...), never its internal ones. Read from the sources
+// themselves, so a wrong include fails here before it tangles the build.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -84,6 +86,10 @@ TEST(Layers, EachLayerIncludesOnlyItselfAndTheLayersBefore) {
           EXPECT_LE(to, layer) << where << ": " << kLayers[static_cast<size_t>(layer)]
                                << " may not depend on a later layer";
           if (layer == kPython) EXPECT_NE(to, kCli) << where << ": the binding sits beside cli, not on it";
+          // The front ends use the library as its users do: through the installed headers alone.
+          if ((layer == kCli || layer == kPython) && to >= 0 && to != kCli) {
+            EXPECT_EQ(inc.target.rfind("feedline/", 0), 0u) << where << ": a front end includes public headers only";
+          }
         } else if (layer <= kCatalog) {
           for (const char* torch : {"torch/", "ATen/", "c10/"}) {
             EXPECT_NE(inc.target.rfind(torch, 0), 0u) << where << ": " << kLayers[static_cast<size_t>(layer)]

@@ -1,11 +1,11 @@
-#include "io/progress.h"
+#include "cli/progress.h"
 
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 
-namespace feedline {
+namespace feedline::cli {
 
 ProgressBar::ProgressBar() : enabled_(::isatty(STDERR_FILENO) == 1) {}
 
@@ -33,4 +33,4 @@ void ProgressBar::clear() {
   drawn_ = false;
 }
 
-}  // namespace feedline
+}  // namespace feedline::cli

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-namespace feedline {
+namespace feedline::cli {
 
 class ProgressBar {
  public:
@@ -22,4 +22,4 @@ class ProgressBar {
   int64_t last_draw_ns_ = 0;
 };
 
-}  // namespace feedline
+}  // namespace feedline::cli
