@@ -1,8 +1,8 @@
-// The layers stay one-way: io -> catalog -> dataset -> loader -> train -> dist -> lab -> cli, and the Python binding
-// (python/) beside cli. A file of a layer, under src/<layer>/ or include/feedline/<layer>/ (python/ for the binding), includes
-// only headers of its own layer or the ones before it, and io and catalog include no LibTorch; the front ends (cli, python)
-// include the library's public headers only (feedline/...), never its internal ones. Read from the sources
-// themselves, so a wrong include fails here before it tangles the build.
+// The layers stay one-way: io -> catalog -> dataset -> loader -> train -> dist -> lab -> cli, and the Python
+// binding (python/) beside cli. A file of a layer, under src/<layer>/ or include/feedline/<layer>/ (python/ for the
+// binding), includes only headers of its own layer or the ones before it, and io and catalog include no LibTorch;
+// the front ends (cli, python) include the library's public headers only (feedline/...), never its internal ones.
+// Read from the sources themselves, so a wrong include fails here before it tangles the build.
 #include <gtest/gtest.h>
 
 #include <filesystem>
