@@ -30,6 +30,7 @@
 #include "feedline/dataset/encoded.h"
 #include "feedline/dataset/image.h"
 #include "feedline/dataset/image_file.h"
+#include "feedline/dataset/image_sources.h"
 #include "feedline/dataset/sample_rng.h"
 #include "feedline/dataset/stream_dataset.h"
 
