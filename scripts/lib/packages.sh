@@ -4,7 +4,7 @@
 # libgloo-dev: the Gloo headers that c10d's ProcessGroupGloo header includes (the library itself is inside LibTorch).
 # shellcheck shell=bash
 feedline_library_packages=(
-  libcli11-dev libfmt-dev nlohmann-json3-dev libfast-float-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev libfast-float-dev libarchive-dev
   libsnappy-dev libzstd-dev zlib1g-dev libdeflate-dev liblz4-dev libbrotli-dev libspng-dev
   libgtest-dev libgmock-dev
   libgloo-dev

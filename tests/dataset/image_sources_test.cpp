@@ -1,10 +1,12 @@
 // The sources of encoded images: a class-folder tree read in torchvision ImageFolder's order (classes, class
 // numbers and samples as `torchvision.datasets.ImageFolder(root)` lists them, worked out by hand from its rules),
-// and the bytes they hand to the loader.
+// WebDataset tar shards grouped into samples as webdataset's tariterators groups them, with every error naming shard
+// and member; and the bytes both hand to the loader.
 #include "feedline/dataset/image_sources.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
+
+#include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
@@ -176,6 +178,149 @@ void expect_loader_follows_sampler(const std::shared_ptr<const SampleSource>& so
 
 TEST(ImageFolderSource, FeedsTheLoaderInSamplerOrder) {
   expect_loader_follows_sampler(std::make_shared<ImageFolderSource>(make_tree()), "image folder");
+}
+
+TEST(ShardPattern, ExpandsRangesListsAndSeveralBracesAsBraceexpandDoes) {
+  EXPECT_EQ(expand_shard_pattern("train-{000000..000002}.tar"),
+            (std::vector<std::string>{"train-000000.tar", "train-000001.tar", "train-000002.tar"}));
+  EXPECT_EQ(expand_shard_pattern("{a,b}-{1..2}.tar"),
+            (std::vector<std::string>{"a-1.tar", "a-2.tar", "b-1.tar", "b-2.tar"}));
+  EXPECT_EQ(expand_shard_pattern("s{8..10}"), (std::vector<std::string>{"s8", "s9", "s10"}));
+  EXPECT_EQ(expand_shard_pattern("s{08..10}"), (std::vector<std::string>{"s08", "s09", "s10"}));
+  EXPECT_EQ(expand_shard_pattern("s{3..1}"), (std::vector<std::string>{"s3", "s2", "s1"}));
+  EXPECT_EQ(expand_shard_pattern("{a,b{1,2}}.tar"), (std::vector<std::string>{"a.tar", "b1.tar", "b2.tar"}));
+  EXPECT_EQ(expand_shard_pattern("plain.tar"), (std::vector<std::string>{"plain.tar"}));
+  expect_error<InvalidArgument>([] { expand_shard_pattern("x-{1..2.tar"); }, "shard pattern x-{1..2.tar: a '{'");
+  expect_error<InvalidArgument>([] { expand_shard_pattern("x-1}.tar"); }, "shard pattern x-1}.tar: a '}'");
+  expect_error<InvalidArgument>([] { expand_shard_pattern("x-{abc}.tar"); }, "{abc} is neither a list");
+  expect_error<InvalidArgument>([] { expand_shard_pattern("x-{1..a}.tar"); }, "{1..a} is neither a list");
+}
+
+// A tar made by /usr/bin/tar from (member name, bytes) pairs, in that order; a name ending in '/' is a folder.
+std::string make_tar(const std::string& dir, const std::string& name,
+                     const std::vector<std::pair<std::string, std::string>>& members, const std::string& flags = "") {
+  const std::string staging = dir + "/" + name + ".d";
+  std::string list;
+  for (const auto& [member, bytes] : members) {
+    if (member.back() == '/') {
+      fs::create_directories(fs::path(staging) / member);
+    } else {
+      put(staging, member, bytes);
+    }
+    list += " '" + member + "'";
+  }
+  const std::string path = dir + "/" + name;
+  const std::string command = "tar --no-recursion -c" + flags + "f '" + path + "' -C '" + staging + "'" + list;
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return path;
+}
+
+// Bytes that show where they were read from: `n` bytes counting from `seed`.
+std::string pattern_bytes(size_t n, int seed) {
+  std::string out(n, '\0');
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<char>((seed + static_cast<int>(i) * 7) % 256);
+  return out;
+}
+
+struct TwoShards {
+  std::vector<std::string> paths;
+  std::vector<std::string> images;  // each sample's bytes, in sample order
+};
+
+// Two shards in WebDataset's layout with what WebDataset passes over (metadata, folders, a name without a dot,
+// other suffixes) between the samples; key k ends the first shard and begins the second.
+TwoShards make_shards(const std::string& dir) {
+  TwoShards t;
+  t.images = {pattern_bytes(1500, 1), pattern_bytes(10, 2), pattern_bytes(513, 3),
+              pattern_bytes(700, 4),  pattern_bytes(1, 5),  pattern_bytes(4000, 6), pattern_bytes(512, 7)};
+  // A name past the 100 bytes of a tar header: the member's data follows an extra header.
+  const std::string long_folder = "s0-" + std::string(110, 'x');
+  t.paths.push_back(make_tar(dir, "data-0.tar",
+                             {{"__meta__", "{}"},
+                              {long_folder + "/a.jpg", t.images[0]},
+                              {long_folder + "/a.cls", "3\n"},
+                              {"b.PNG", t.images[1]},
+                              {"b.cls", "1"},
+                              {"b.json", "{\"x\": 1}"},
+                              {"README", "no dot"},
+                              {"folder.d/", ""},
+                              {"c.txt", "a caption"},
+                              {"c.webp", t.images[2]},
+                              {"c.cls", " 0 "},
+                              {"k.jpg", t.images[3]},
+                              {"k.cls", "2"}}));
+  t.paths.push_back(make_tar(dir, "data-1.tar",
+                             {{"k.cls", "5"},
+                              {"k.png", t.images[4]},
+                              {"d.jpeg", t.images[5]},
+                              {"d.cls", "2"},
+                              {"e.cls", "4"},
+                              {"e.JPG", t.images[6]}}));
+  return t;
+}
+
+TEST(TarShardSource, GroupsMembersByKeyWithinEachShard) {
+  const std::string dir = testing::scratch_dir("tar_shards");
+  const TwoShards t = make_shards(dir);
+  const TarShardSource source(expand_shard_pattern(dir + "/data-{0..1}.tar"));
+  EXPECT_EQ(source.shards(), t.paths);
+  ASSERT_EQ(source.size(), 7);
+  const std::vector<int64_t> labels{3, 1, 0, 2, 5, 2, 4};
+  const std::string long_member = "s0-" + std::string(110, 'x') + "/a.jpg";
+  const std::vector<std::string> names{t.paths[0] + ":" + long_member, t.paths[0] + ":b.PNG", t.paths[0] + ":c.webp",
+                                       t.paths[0] + ":k.jpg", t.paths[1] + ":k.png", t.paths[1] + ":d.jpeg",
+                                       t.paths[1] + ":e.JPG"};
+  for (int64_t i = 0; i < source.size(); ++i) {
+    const EncodedSample sample = source.get(i);
+    EXPECT_EQ(sample.label, labels[static_cast<size_t>(i)]) << i;
+    EXPECT_EQ(sample.name, names[static_cast<size_t>(i)]) << i;
+    EXPECT_EQ(sample.bytes, t.images[static_cast<size_t>(i)]) << sample.name;
+  }
+  EXPECT_EQ(source.classes(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_THROW(source.get(7), InvalidArgument);
+}
+
+TEST(TarShardSource, FeedsTheLoaderInSamplerOrder) {
+  const std::string dir = testing::scratch_dir("tar_shards_loader");
+  expect_loader_follows_sampler(std::make_shared<TarShardSource>(make_shards(dir).paths), "tar shards");
+}
+
+TEST(TarShardSource, ABadSampleIsAnErrorNamingShardAndMember) {
+  const std::string dir = testing::scratch_dir("tar_shards_bad");
+  const auto source_of = [&](const std::string& name, const std::vector<std::pair<std::string, std::string>>& m) {
+    const std::string path = make_tar(dir, name, m);
+    return [path] { TarShardSource s({path}); };
+  };
+  expect_error<InvalidFile>(source_of("nolabel.tar", {{"a.cls", "1"}, {"a.jpg", "x"}, {"b.jpg", "y"}}),
+                            dir + "/nolabel.tar: member b.jpg: sample b has no .cls label");
+  expect_error<InvalidFile>(source_of("badlabel.tar", {{"a.jpg", "x"}, {"a.cls", "cat"}}),
+                            dir + "/badlabel.tar: member a.cls: label \"cat\" is no class number");
+  expect_error<InvalidFile>(source_of("signed.tar", {{"a.jpg", "x"}, {"a.cls", "-1"}}),
+                            dir + "/signed.tar: member a.cls: label \"-1\" is no class number");
+  expect_error<InvalidFile>(source_of("noimage.tar", {{"a.cls", "1"}, {"a.txt", "t"}}),
+                            dir + "/noimage.tar: member a.cls: sample a has no image");
+  expect_error<InvalidFile>(source_of("twice.tar", {{"a.jpg", "x"}, {"a.JPG", "y"}, {"a.cls", "1"}}),
+                            dir + "/twice.tar: member a.JPG: a second .jpg member for key a");
+  expect_error<InvalidFile>(source_of("twoimages.tar", {{"a.jpg", "x"}, {"a.png", "y"}, {"a.cls", "1"}}),
+                            dir + "/twoimages.tar: member a.png: a second image for key a");
+  expect_error<InvalidArgument>(source_of("nosample.tar", {{"README", "r"}, {"__meta__", "m"}}),
+                                dir + "/nosample.tar: not a single sample");
+}
+
+TEST(TarShardSource, ATruncatedOrForeignShardIsAnErrorNamingIt) {
+  const std::string dir = testing::scratch_dir("tar_shards_broken");
+  const std::string whole = make_tar(dir, "whole.tar", {{"a.jpg", pattern_bytes(3000, 1)}, {"a.cls", "1"}});
+  std::ifstream in(whole, std::ios::binary);
+  const std::string bytes(std::istreambuf_iterator<char>(in), {});
+  put(dir, "cut.tar", bytes.substr(0, 512 + 1000));
+  expect_error<InvalidFile>([&] { TarShardSource s({dir + "/cut.tar"}); }, dir + "/cut.tar");
+  expect_error<InvalidFile>([&] { TarShardSource s({dir + "/cut.tar"}); }, "a.jpg");
+  put(dir, "text.tar", "this is no tar file, only some text that is long enough to look at");
+  expect_error<InvalidFile>([&] { TarShardSource s({dir + "/text.tar"}); }, dir + "/text.tar: not a readable tar");
+  const std::string gz = make_tar(dir, "whole.tar.gz", {{"a.jpg", "x"}, {"a.cls", "1"}}, "z");
+  expect_error<Unsupported>([&] { TarShardSource s({gz}); }, gz + ": a gzip-compressed shard");
+  expect_error<IoError>([&] { TarShardSource s({dir + "/missing.tar"}); }, dir + "/missing.tar");
+  expect_error<InvalidArgument>([] { TarShardSource s(std::vector<std::string>{}); }, "no shards given");
 }
 
 }  // namespace

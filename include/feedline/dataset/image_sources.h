@@ -16,6 +16,8 @@
 
 namespace feedline {
 
+class RandomAccessFile;
+
 // The extensions torchvision's ImageFolder accepts (IMG_EXTENSIONS), matched case-insensitively at a name's end.
 extern const std::vector<std::string> kImageFolderExtensions;
 
@@ -51,6 +53,57 @@ class ImageFolderSource : public SampleSource {
   std::vector<std::string> classes_;
   std::map<std::string, int64_t> class_to_idx_;
   std::vector<std::pair<std::string, int64_t>> samples_;
+};
+
+// The shard paths a WebDataset brace pattern names, in braceexpand's order: `train-{000000..000099}.tar` (a
+// numeric range, zero-padded to its bounds' width when a bound has a leading zero; descending too), `{a,b}` (a
+// list), several braces (every combination, the leftmost varying slowest) and braces inside a list. A pattern
+// without braces is itself. InvalidArgument naming the pattern for an unbalanced brace or a `{...}` that is
+// neither a list nor a numeric range.
+std::vector<std::string> expand_shard_pattern(const std::string& pattern);
+
+// WebDataset tar shards as a random-access source. Members are grouped into samples as WebDataset does
+// (webdataset.tariterators): only regular files count, names starting `__...__` are metadata and skipped; a
+// member's key is its path up to the first dot of its file name and the rest its suffix (base_plus_ext), a name
+// without that dot is skipped; consecutive members with one key form one sample, and a sample never spans two
+// shards. Each sample needs exactly one image member (suffix jpg, jpeg, png or webp, in any case) and a `cls`
+// member holding its label as decimal text (surrounding white space allowed, no sign); other suffixes (txt, json,
+// ...) are ignored. Sample order is shard order, then member order.
+// Shards are read once at construction, recording where each image's bytes lie; get() reads them with pread.
+// So shards must be plain, uncompressed tar files: a compressed one (.tar.gz, ...) is refused as Unsupported
+// rather than held in memory or decompressed again for every sample.
+// Errors name the shard and, where one is at fault, the member: InvalidFile for a file that is no tar or is
+// truncated, a sample without an image or without a label, two members with one suffix in a sample, a label that
+// is no class number; IoError for a shard that cannot be opened; InvalidArgument for an empty list of shards or
+// shards without a single sample.
+class TarShardSource : public SampleSource {
+ public:
+  explicit TarShardSource(std::vector<std::string> shards);
+  ~TarShardSource() override;
+
+  int64_t size() const override { return static_cast<int64_t>(samples_.size()); }
+  // The image member's bytes, the label, and "<shard>:<member>" as the name.
+  EncodedSample get(int64_t index) const override;
+
+  const std::vector<std::string>& shards() const { return shards_; }
+  // The distinct labels, sorted.
+  const std::vector<int64_t>& classes() const { return classes_; }
+
+  // Where one sample's image lies.
+  struct Entry {
+    int32_t shard = 0;
+    int64_t offset = 0;  // of the member's data in the shard
+    int64_t size = 0;
+    int64_t label = 0;
+    std::string member;  // the image member's name
+  };
+  const std::vector<Entry>& entries() const { return samples_; }
+
+ private:
+  std::vector<std::string> shards_;
+  std::vector<std::unique_ptr<RandomAccessFile>> files_;
+  std::vector<Entry> samples_;
+  std::vector<int64_t> classes_;
 };
 
 }  // namespace feedline
