@@ -12,6 +12,7 @@
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
 #include "feedline/io/idx.h"
+#include "feedline/io/image_decode.h"
 #include "feedline/io/inspect.h"
 #include "feedline/io/parallel.h"
 #include "feedline/io/parquet.h"

@@ -1,0 +1,61 @@
+// Decoding compressed colour images (JPEG, PNG, WebP) held in memory, one sample at a time, into 8-bit RGB or
+// gray pixels in height x width x channels order. The output follows Pillow's Image.open(f).convert("RGB") (and
+// convert("L")), which torchvision's default loader gives, so that a model trained on either sees the same pixels.
+// Every function is pure (a TurboJPEG handle per thread): safe to call from many threads at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace feedline {
+
+enum class ImageFormat { kJpeg, kPng, kWebp };
+
+// "JPEG", "PNG" or "WebP".
+const char* image_format_name(ImageFormat format);
+
+// The format the bytes' magic number says, whatever the file's name; nullopt for anything else.
+std::optional<ImageFormat> sniff_image_format(std::string_view bytes);
+
+struct ImageInfo {
+  ImageFormat format = ImageFormat::kJpeg;
+  int width = 0, height = 0;
+  // As stored: 1 gray, 2 gray and alpha, 3 colour (palette, RGB, YCbCr), 4 colour and alpha, or CMYK/YCCK.
+  int channels = 0;
+};
+
+// Reads the header alone. Throws InvalidFile naming `name` (the sample, for messages) when the bytes are empty,
+// not one of the three formats or the header is corrupt; Unsupported for an animated WebP.
+ImageInfo probe_image(std::string_view bytes, const std::string& name);
+
+// Pillow's Image.MAX_IMAGE_PIXELS: the size past which Pillow, too, suspects a decompression bomb.
+constexpr int64_t kDefaultMaxImagePixels = 89478485;
+
+struct DecodeOptions {
+  // One channel of ITU-R 601-2 luma (Pillow's convert("L")) in place of RGB.
+  bool gray = false;
+  // A header that declares more pixels (width * height) is refused before any pixel is allocated.
+  int64_t max_pixels = kDefaultMaxImagePixels;
+};
+
+struct DecodedImage {
+  int width = 0, height = 0, channels = 0;  // channels: 3, or 1 with DecodeOptions::gray
+  std::vector<uint8_t> pixels;              // height * width * channels, row-major, channels last
+};
+
+// Decodes a whole image: gray is replicated to RGB, a palette expanded, alpha dropped (not composited), CMYK and
+// YCCK JPEGs converted as Pillow does (Adobe polarity), 16-bit samples cut to their high byte. Throws InvalidFile
+// naming `name` for empty, unknown, truncated or corrupt data and for more than options.max_pixels pixels (before
+// allocating them); Unsupported for what is valid but not decoded here (an animated WebP).
+DecodedImage decode_image(std::string_view bytes, const std::string& name, const DecodeOptions& options = {});
+
+// decode_image into the caller's buffer, which must hold exactly width * height * channels bytes (probe_image
+// says the size; channels as DecodeOptions asks): InvalidArgument otherwise. The same errors as decode_image.
+void decode_image_into(std::string_view bytes, const std::string& name, const DecodeOptions& options, uint8_t* out,
+                       size_t out_size);
+
+}  // namespace feedline
