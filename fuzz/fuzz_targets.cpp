@@ -11,6 +11,7 @@
 #include "feedline/io/csv.h"
 #include "feedline/io/error.h"
 #include "feedline/io/idx.h"
+#include "feedline/io/image_decode.h"
 #include "feedline/io/parquet.h"
 #include "feedline/io/table.h"
 #include "io/parquet/reader_internal.h"
@@ -299,6 +300,39 @@ std::string read_idx_file(const uint8_t* data, size_t size) {
   return feed(".idx", data, size, [](const std::string& path) { read_idx(path); });
 }
 
+// Bytes straight to the decoders, as samples reach them from memory; messages name the sample "input".
+std::string decode_image_bytes(const uint8_t* data, size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  DecodeOptions options;
+  options.max_pixels = int64_t{1} << 22;  // within what a fuzzer's memory limit leaves, and quick to decode
+  std::string rgb_error;
+  DecodedImage rgb;
+  try {
+    rgb = decode_image(bytes, "input", options);
+  } catch (const Error& e) {
+    rgb_error = e.what();
+  }
+  options.gray = true;
+  DecodedImage gray;
+  try {
+    gray = decode_image(bytes, "input", options);
+  } catch (const Error& e) {
+    if (rgb_error != e.what()) {
+      throw std::logic_error("fuzz: as RGB '" + (rgb_error.empty() ? "decoded" : rgb_error) + "', as gray '" +
+                             e.what() + "'");
+    }
+    return rgb_error;
+  }
+  if (!rgb_error.empty()) throw std::logic_error("fuzz: decoded as gray, as RGB '" + rgb_error + "'");
+  const ImageInfo info = probe_image(bytes, "input");
+  const size_t pixels = static_cast<size_t>(info.width) * static_cast<size_t>(info.height);
+  if (rgb.width != info.width || rgb.height != info.height || rgb.pixels.size() != pixels * 3 ||
+      gray.width != info.width || gray.height != info.height || gray.pixels.size() != pixels) {
+    throw std::logic_error("fuzz: decoded sizes differ from the header's");
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string csv_first_records(const std::string& text, int64_t n) {
@@ -319,12 +353,14 @@ std::string csv_first_records(const std::string& text, int64_t n) {
 void parquet(const uint8_t* data, size_t size) { read_parquet(data, size); }
 void csv(const uint8_t* data, size_t size) { read_csv_file(data, size); }
 void idx(const uint8_t* data, size_t size) { read_idx_file(data, size); }
+void image(const uint8_t* data, size_t size) { decode_image_bytes(data, size); }
 
 std::string run(const std::string& target, const std::string& bytes) {
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
   if (target == "parquet") return read_parquet(data, bytes.size());
   if (target == "csv") return read_csv_file(data, bytes.size());
   if (target == "idx") return read_idx_file(data, bytes.size());
+  if (target == "image") return decode_image_bytes(data, bytes.size());
   throw std::invalid_argument("unknown fuzz target '" + target + "'");
 }
 

@@ -17,12 +17,15 @@ void parquet(const uint8_t* data, size_t size);
 void csv(const uint8_t* data, size_t size);
 // The IDX reader, plain or gzip.
 void idx(const uint8_t* data, size_t size);
+// The image decoders (JPEG, PNG, WebP) with a small pixel limit: RGB and gray must both decode or both fail
+// alike, in the sizes probe_image reads from the header.
+void image(const uint8_t* data, size_t size);
 
 // A CSV file's text cut after its header and first `n` records (whole when it holds fewer): what
 // CsvStreamOptions::limit = n reads of it. Records end at a line end outside quotes; empty lines are not records.
 std::string csv_first_records(const std::string& text, int64_t n);
 
-// Runs `target` ("parquet", "csv" or "idx") on the bytes; returns the feedline::Error message, or "" when
+// Runs `target` ("parquet", "csv", "idx" or "image") on the bytes; returns the feedline::Error message, or "" when
 // the input was read.
 std::string run(const std::string& target, const std::string& bytes);
 

@@ -3,14 +3,14 @@
 # seeded with the Parquet test corpus, DuckDB's test folder and tests/fuzz/seeds. A crash, leak or sanitizer report stops it with a
 # non-zero exit, leaving the input in build-fuzz/findings/<target>/; put it in tests/fuzz/regressions/ with its
 # expected message once fixed.
-#   scripts/fuzz.sh [SECONDS_PER_TARGET (default 60)] [TARGET...]   (targets: parquet csv idx)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET (default 60)] [TARGET...]   (targets: parquet csv idx image)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 seconds=${1:-60}
 shift $(( $# > 0 ? 1 : 0 ))
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(parquet csv idx); fi
+if [ ${#targets[@]} -eq 0 ]; then targets=(parquet csv idx image); fi
 cxx=$(command -v clang++ || command -v clang++-14 || true)
 cc=$(command -v clang || command -v clang-14 || true)
 if [ -z "$cxx" ]; then echo "fuzz.sh: clang++ not found (scripts/install-deps.sh installs it)" >&2; exit 1; fi

@@ -37,7 +37,9 @@ inline uint8_t cmyk_channel(uint8_t stored_c, uint8_t stored_k) {
 void convert_pixels(const uint8_t* in, int in_channels, size_t pixels, bool gray, uint8_t* out) {
   for (size_t i = 0; i < pixels; ++i, in += in_channels) {
     uint8_t r = in[0], g = in[1], b = in[2];
-    if (in_channels == 4) r = cmyk_channel(in[0], in[3]), g = cmyk_channel(in[1], in[3]), b = cmyk_channel(in[2], in[3]);
+    if (in_channels == 4) {
+      r = cmyk_channel(in[0], in[3]), g = cmyk_channel(in[1], in[3]), b = cmyk_channel(in[2], in[3]);
+    }
     if (gray) {
       *out++ = luma(r, g, b);
     } else {

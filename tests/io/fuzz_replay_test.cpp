@@ -43,7 +43,7 @@ std::string normalise(std::string message) {
 
 TEST(FuzzReplay, SeedsReadOrFailCleanly) {
   int inputs = 0;
-  for (const char* target : {"parquet", "csv", "idx"}) {
+  for (const char* target : {"parquet", "csv", "idx", "image"}) {
     const fs::path dir = kFuzzDir / "seeds" / target;
     if (!fs::is_directory(dir)) continue;
     for (const auto& entry : fs::directory_iterator(dir)) {
@@ -56,9 +56,12 @@ TEST(FuzzReplay, SeedsReadOrFailCleanly) {
   // Well-formed seeds read without complaint.
   EXPECT_EQ(fuzz::run("csv", slurp(kFuzzDir / "seeds" / "csv" / "ints.csv")), "");
   EXPECT_EQ(fuzz::run("idx", slurp(kFuzzDir / "seeds" / "idx" / "images.idx3.gz")), "");
+  EXPECT_EQ(fuzz::run("image", slurp(kFuzzDir / "seeds" / "image" / "rgb.jpg")), "");
+  EXPECT_EQ(fuzz::run("image", slurp(kFuzzDir / "seeds" / "image" / "lossless.webp")), "");
   // And broken input gives the reader's message, naming the file.
   EXPECT_EQ(normalise(fuzz::run("idx", std::string("\0\0\x08\x03", 4))),
             "{path}: truncated IDX header");
+  EXPECT_EQ(fuzz::run("image", "GIF89a"), "input: not a JPEG, PNG or WebP image (6 bytes starting 47 49 46 38 39 61)");
 }
 
 // The files the Parquet fuzzer is seeded with beside tests/fuzz/seeds (scripts/fuzz.sh): those of the Apache
@@ -98,7 +101,7 @@ TEST(FuzzReplay, EveryFindingGivesItsExactMessage) {
   }
   // Every input in the folder is listed.
   int files = 0;
-  for (const char* target : {"parquet", "csv", "idx"}) {
+  for (const char* target : {"parquet", "csv", "idx", "image"}) {
     const fs::path dir = kFuzzDir / "regressions" / target;
     if (fs::is_directory(dir)) files += static_cast<int>(std::distance(fs::directory_iterator(dir), {}));
   }

@@ -35,9 +35,10 @@ bool have_pillow() { return std::system("/usr/bin/python3 -W ignore -c 'import P
 std::string pillow_pixels(const std::string& file, const char* mode) {
   static const std::string dir = feedline::testing::scratch_dir("image_decode_pillow");
   const std::string out = dir + "/" + file + "." + mode + ".raw";
-  const std::string command = "/usr/bin/python3 -W ignore -c 'import sys; from PIL import Image; "
-                              "open(sys.argv[2], \"wb\").write(Image.open(sys.argv[1]).convert(sys.argv[3]).tobytes())' '" +
-                              images_dir() + "/" + file + "' '" + out + "' " + mode;
+  const std::string command =
+      "/usr/bin/python3 -W ignore -c 'import sys; from PIL import Image; "
+      "open(sys.argv[2], \"wb\").write(Image.open(sys.argv[1]).convert(sys.argv[3]).tobytes())' '" +
+      images_dir() + "/" + file + "' '" + out + "' " + mode;
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   return slurp(out);
 }
