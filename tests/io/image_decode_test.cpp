@@ -123,6 +123,16 @@ TEST(ImageDecode, SixteenBitSamplesKeepTheirHighByte) {
   EXPECT_EQ(wide.pixels, narrow.pixels);
 }
 
+TEST(ImageDecode, SixteenBitGrayKeepsItsHighByteWherePillowClips) {
+  // Pillow opens 16-bit gray as mode I and its convert("L") clips to 255 (1000 -> 255); the high byte keeps the
+  // image's shape, as for 16-bit colour.
+  const DecodedImage rgb = decode_image(image_bytes("gray16.png"), "gray16.png");
+  EXPECT_EQ(rgb.pixels, (std::vector<uint8_t>{3, 3, 3, 1, 1, 1, 255, 255, 255, 0, 0, 0}));
+  DecodeOptions gray;
+  gray.gray = true;
+  EXPECT_EQ(decode_image(image_bytes("gray16.png"), "gray16.png", gray).pixels, (std::vector<uint8_t>{3, 1, 255, 0}));
+}
+
 TEST(ImageDecode, IntoACallersBufferOfTheRightSize) {
   const std::string bytes = image_bytes("chelsea_lossless.webp");
   const DecodedImage whole = decode_image(bytes, "a.webp");

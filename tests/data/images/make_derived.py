@@ -70,6 +70,8 @@ def main():
     base.convert("P", palette=Image.ADAPTIVE, colors=64).save(path("chelsea_palette_trns.png"), transparency=0)
     small = base.resize((64, 48), Image.LANCZOS)
     write_png("chelsea_rgb16.png", small.width, small.height, 16, 2, rgb16_rows(small))
+    # 16-bit gray, which Pillow opens as mode I and clips to 255 where we keep the high byte.
+    write_png("gray16.png", 4, 1, 16, 0, [struct.pack(">HHHH", 1000, 300, 65535, 200)])
     # WebP: lossy, lossless, lossy with alpha.
     base.save(path("chelsea_lossy.webp"), "WEBP", quality=80)
     base.save(path("chelsea_lossless.webp"), "WEBP", lossless=True)
