@@ -88,9 +88,8 @@ int jpeg_channels(int colorspace) {
   return colorspace == TJCS_CMYK || colorspace == TJCS_YCCK ? 4 : 3;
 }
 
-void decode_jpeg(std::string_view bytes, const std::string& name, const ImageInfo& info, bool gray, uint8_t* out) {
-  const TjHandle handle = tj_decompressor();
-  tjhandle tj = handle.get();
+void decode_jpeg(std::string_view bytes, const std::string& name, tjhandle tj, const ImageInfo& info, bool gray,
+                 uint8_t* out) {
   // Any warning stops the decoder: a truncated or corrupt stream would otherwise come back as grey blocks.
   // LIMITSCANS refuses progressive files of absurdly many scans, each a full pass over the image.
   const int flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS;
@@ -142,13 +141,11 @@ int png_channels(const spng_ihdr& ihdr) {
 
 // libspng's RGB8 expands palettes and gray (low bit depths scaled to 0..255), cuts 16-bit samples to their high
 // byte and leaves alpha and transparency out: Pillow's convert("RGB"). Gamma is not applied, as Pillow does not.
-void decode_png(std::string_view bytes, const std::string& name, const ImageInfo& info, bool gray, uint8_t* out) {
-  spng_ihdr ihdr{};
-  SpngContext ctx = png_context(bytes, name, &ihdr);
+void decode_png(const std::string& name, spng_ctx* ctx, const ImageInfo& info, bool gray, uint8_t* out) {
   const size_t pixels = static_cast<size_t>(info.width) * static_cast<size_t>(info.height);
   // Gray replicated to RGB gives its own value back as luma, so L of any PNG is exactly Pillow's.
   rgb_or_gray(pixels, gray, out, [&](uint8_t* rgb) {
-    const int err = spng_decode_image(ctx.get(), rgb, pixels * 3, SPNG_FMT_RGB8, 0);
+    const int err = spng_decode_image(ctx, rgb, pixels * 3, SPNG_FMT_RGB8, 0);
     if (err != 0) corrupt(name, ImageFormat::kPng, spng_strerror(err));
   });
 }
@@ -193,8 +190,19 @@ void decode_webp(std::string_view bytes, const std::string& name, const ImageInf
 
 // --- Shared
 
-ImageInfo probe_checked(std::string_view bytes, const std::string& name, const DecodeOptions& options) {
-  const ImageInfo info = probe_image(bytes, name);
+// A header read, with the decoder that read it kept for the decode (a JPEG's TurboJPEG handle, a PNG's libspng
+// context), so that a decode starts neither a second decoder nor a second parse of the header.
+struct Probe {
+  ImageInfo info;
+  TjHandle tj;
+  SpngContext png;
+};
+
+Probe probe(std::string_view bytes, const std::string& name);
+
+Probe probe_checked(std::string_view bytes, const std::string& name, const DecodeOptions& options) {
+  Probe probed = probe(bytes, name);
+  const ImageInfo& info = probed.info;
   const int64_t pixels = static_cast<int64_t>(info.width) * info.height;
   if (pixels > options.max_pixels) {
     throw InvalidFile(name + ": the " + image_format_name(info.format) + " header declares " +
@@ -202,14 +210,14 @@ ImageInfo probe_checked(std::string_view bytes, const std::string& name, const D
                       std::to_string(pixels) + " pixels, more than the limit of " +
                       std::to_string(options.max_pixels) + " (DecodeOptions::max_pixels)");
   }
-  return info;
+  return probed;
 }
 
-void decode_checked(std::string_view bytes, const std::string& name, const ImageInfo& info, bool gray,
-                    uint8_t* out) {
+void decode_checked(std::string_view bytes, const std::string& name, const Probe& probed, bool gray, uint8_t* out) {
+  const ImageInfo& info = probed.info;
   switch (info.format) {
-    case ImageFormat::kJpeg: return decode_jpeg(bytes, name, info, gray, out);
-    case ImageFormat::kPng: return decode_png(bytes, name, info, gray, out);
+    case ImageFormat::kJpeg: return decode_jpeg(bytes, name, probed.tj.get(), info, gray, out);
+    case ImageFormat::kPng: return decode_png(name, probed.png.get(), info, gray, out);
     case ImageFormat::kWebp: return decode_webp(bytes, name, info, gray, out);
   }
 }
@@ -246,22 +254,25 @@ std::optional<ImageFormat> sniff_image_format(std::string_view bytes) {
   return std::nullopt;
 }
 
-ImageInfo probe_image(std::string_view bytes, const std::string& name) {
+namespace {
+
+Probe probe(std::string_view bytes, const std::string& name) {
   if (bytes.empty()) throw InvalidFile(name + ": empty image data (0 bytes)");
   const std::optional<ImageFormat> format = sniff_image_format(bytes);
   if (!format) {
     throw InvalidFile(name + ": not a JPEG, PNG or WebP image (" + std::to_string(bytes.size()) +
                       " bytes starting " + hex_start(bytes) + ")");
   }
-  ImageInfo info;
+  Probe probed;
+  ImageInfo& info = probed.info;
   info.format = *format;
   if (*format == ImageFormat::kJpeg) {
-    const TjHandle tj = tj_decompressor();
-    const JpegHeader h = jpeg_header(tj.get(), bytes, name);
+    probed.tj = tj_decompressor();
+    const JpegHeader h = jpeg_header(probed.tj.get(), bytes, name);
     info.width = h.width, info.height = h.height, info.channels = jpeg_channels(h.colorspace);
   } else if (*format == ImageFormat::kPng) {
     spng_ihdr ihdr{};
-    png_context(bytes, name, &ihdr);
+    probed.png = png_context(bytes, name, &ihdr);
     info.width = static_cast<int>(ihdr.width), info.height = static_cast<int>(ihdr.height);
     info.channels = png_channels(ihdr);
   } else {
@@ -269,22 +280,28 @@ ImageInfo probe_image(std::string_view bytes, const std::string& name) {
     info.width = features.width, info.height = features.height, info.channels = features.has_alpha ? 4 : 3;
   }
   if (info.width <= 0 || info.height <= 0) corrupt(name, info.format, "the header declares no pixels");
-  return info;
+  return probed;
 }
 
+}  // namespace
+
+ImageInfo probe_image(std::string_view bytes, const std::string& name) { return probe(bytes, name).info; }
+
 DecodedImage decode_image(std::string_view bytes, const std::string& name, const DecodeOptions& options) {
-  const ImageInfo info = probe_checked(bytes, name, options);
+  const Probe probed = probe_checked(bytes, name, options);
+  const ImageInfo& info = probed.info;
   DecodedImage image;
   image.width = info.width, image.height = info.height, image.channels = options.gray ? 1 : 3;
   image.pixels.resize(static_cast<size_t>(info.width) * static_cast<size_t>(info.height) *
                       static_cast<size_t>(image.channels));
-  decode_checked(bytes, name, info, options.gray, image.pixels.data());
+  decode_checked(bytes, name, probed, options.gray, image.pixels.data());
   return image;
 }
 
 void decode_image_into(std::string_view bytes, const std::string& name, const DecodeOptions& options, uint8_t* out,
                        size_t out_size) {
-  const ImageInfo info = probe_checked(bytes, name, options);
+  const Probe probed = probe_checked(bytes, name, options);
+  const ImageInfo& info = probed.info;
   const size_t channels = options.gray ? 1 : 3;
   const size_t need = static_cast<size_t>(info.width) * static_cast<size_t>(info.height) * channels;
   if (out_size != need || out == nullptr) {
@@ -292,7 +309,7 @@ void decode_image_into(std::string_view bytes, const std::string& name, const De
                           std::to_string(channels) + " image needs a buffer of " + std::to_string(need) +
                           " bytes, not " + std::to_string(out_size));
   }
-  decode_checked(bytes, name, info, options.gray, out);
+  decode_checked(bytes, name, probed, options.gray, out);
 }
 
 }  // namespace feedline
