@@ -32,9 +32,15 @@ namespace {
 
 }  // namespace
 
+std::vector<int64_t> SampleSource::labels() const {
+  std::vector<int64_t> out(static_cast<size_t>(size()));
+  for (int64_t i = 0; i < size(); ++i) out[static_cast<size_t>(i)] = get(i).label;
+  return out;
+}
+
 EncodedDataset::EncodedDataset(std::shared_ptr<const SampleSource> source,
-                               std::shared_ptr<const SampleTransform> transform)
-    : source_(std::move(source)), transform_(std::move(transform)) {
+                               std::shared_ptr<const SampleTransform> transform, OnError on_error)
+    : source_(std::move(source)), transform_(std::move(transform)), on_error_(on_error) {
   if (!source_) throw InvalidArgument("EncodedDataset: no sample source");
   if (!transform_) throw InvalidArgument("EncodedDataset: no sample transform");
   for (const int64_t size : transform_->layout().sizes) {

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,14 @@ class SampleSource {
   virtual int64_t size() const = 0;
   // Sample `index`, in [0, size()). Throws a feedline::Error naming the file when it cannot be read.
   virtual EncodedSample get(int64_t index) const = 0;
+  // Every sample's label, in sample order, without reading an image (class counts, the number of classes).
+  virtual std::vector<int64_t> labels() const;  // this default reads every sample: sources override it
+  // The names of the classes, by class number, where the source has them (folder names, a Parquet file's
+  // Hugging Face ClassLabel names); empty where it has only numbers.
+  virtual std::vector<std::string> class_names() const { return {}; }
+  // The lengths of consecutive runs of samples best read together (Dataset::shuffle_blocks()): a Parquet row
+  // group, a tar shard. Empty: any order reads as well as another.
+  virtual std::vector<int64_t> shuffle_blocks() const { return {}; }
 };
 
 // What a transform makes of every sample: a tensor of `sizes` and `dtype` (the batch is [batch, sizes...]).
@@ -60,12 +69,30 @@ class SampleTransform {
   virtual void apply(const EncodedSample& sample, SampleRng& rng, const torch::Tensor& out) const = 0;
 };
 
+// What a dataset does with a sample it cannot make (a corrupt image, a file gone, a label that is no class).
+enum class OnError {
+  kRaise,  // the batch fails with the sample's error
+  kSkip,   // the sample is left out of its batch, which is one shorter, and counted
+};
+
+// "raise" or "skip"; InvalidArgument naming the value otherwise.
+OnError parse_on_error(const std::string& name);
+
+// The samples an OnError::kSkip dataset left out.
+struct SkippedSamples {
+  int64_t count = 0;
+  // "<name>: <message>" of the first kMaxNames, in the order they failed.
+  std::vector<std::string> first;
+  static constexpr size_t kMaxNames = 5;
+};
+
 // A SampleSource made whole by a SampleTransform, batch by batch (see the file's comment). Targets are int64
-// labels, [batch]. Thread-safety: as its source and transform; it holds nothing else.
+// labels, [batch]. Thread-safety: as its source and transform; its count of skipped samples is locked.
 class EncodedDataset : public Dataset {
  public:
   // InvalidArgument for a missing source or transform, or a layout with a negative size.
-  EncodedDataset(std::shared_ptr<const SampleSource> source, std::shared_ptr<const SampleTransform> transform);
+  EncodedDataset(std::shared_ptr<const SampleSource> source, std::shared_ptr<const SampleTransform> transform,
+                 OnError on_error = OnError::kRaise);
 
   int64_t size() const override { return source_->size(); }
   // Sample `index` as epoch 0 of seed 0 makes it (data: layout()'s sizes; target: a 0-d label).
@@ -77,14 +104,25 @@ class EncodedDataset : public Dataset {
   // Sample i of the batch is indices[i], transformed with SampleRng(context.seed, context.epoch, indices[i]). A
   // transform's error is rethrown with its type (feedline's, else Error), its message prefixed by the sample's name
   // ("sample <index>" when the source gave none); a source's passes as it is (the source names its file).
+  // With OnError::kSkip, a sample whose read or transform throws a feedline::Error is left out: the batch holds
+  // the others, in order (possibly none), and the sample is counted in skipped().
   Example make_batch(const std::vector<int64_t>& indices, const BatchContext& context) const override;
+  std::vector<int64_t> shuffle_blocks() const override { return source_->shuffle_blocks(); }
 
   const SampleSource& source() const { return *source_; }
   const SampleTransform& transform() const { return *transform_; }
+  OnError on_error() const { return on_error_; }
+  // The samples skipped since construction or the last take_skipped(); take_skipped() also starts the count
+  // again (at an epoch's end).
+  SkippedSamples skipped() const;
+  SkippedSamples take_skipped() const;
 
  private:
   std::shared_ptr<const SampleSource> source_;
   std::shared_ptr<const SampleTransform> transform_;
+  OnError on_error_;
+  mutable std::mutex skipped_mutex_;
+  mutable SkippedSamples skipped_;
 };
 
 }  // namespace feedline
