@@ -48,8 +48,15 @@ EncodedDataset::EncodedDataset(std::shared_ptr<const SampleSource> source,
   }
 }
 
+OnError parse_on_error(const std::string& name) {
+  if (name == "raise") return OnError::kRaise;
+  if (name == "skip") return OnError::kSkip;
+  throw InvalidArgument("on_error must be \"raise\" or \"skip\", got \"" + name + "\"");
+}
+
+// A sample that cannot be made raises here whatever on_error says: there is no batch to leave it out of.
 Example EncodedDataset::get(int64_t index) const {
-  Example batch = get_batch({index});
+  Example batch = make(std::vector<int64_t>{index}, BatchContext{}, OnError::kRaise);
   return {batch.data[0], batch.target[0]};
 }
 
@@ -58,6 +65,11 @@ Example EncodedDataset::get_batch(const std::vector<int64_t>& indices) const {
 }
 
 Example EncodedDataset::make_batch(const std::vector<int64_t>& indices, const BatchContext& context) const {
+  return make(indices, context, on_error_);
+}
+
+Example EncodedDataset::make(const std::vector<int64_t>& indices, const BatchContext& context,
+                             OnError on_error) const {
   const SampleLayout layout = transform_->layout();
   const auto n = static_cast<int64_t>(indices.size());
   std::vector<int64_t> sizes{n};
@@ -67,22 +79,58 @@ Example EncodedDataset::make_batch(const std::vector<int64_t>& indices, const Ba
   Example batch{torch::empty(sizes, options.dtype(layout.dtype)), torch::empty({n}, options.dtype(torch::kInt64))};
   int64_t* labels = batch.target.data_ptr<int64_t>();
   const int64_t count = size();
+  int64_t kept = 0;  // samples written so far, in slots 0..kept-1
   for (int64_t i = 0; i < n; ++i) {
     const int64_t index = indices[static_cast<size_t>(i)];
     if (index < 0 || index >= count) {
       throw InvalidArgument("EncodedDataset: index " + std::to_string(index) + " outside 0.." +
                             std::to_string(count - 1));
     }
-    const EncodedSample sample = source_->get(index);
+    EncodedSample sample;
+    try {
+      sample = source_->get(index);
+    } catch (const Error& e) {
+      if (on_error != OnError::kSkip) throw;
+      skip("sample " + std::to_string(index), e.what());
+      continue;
+    }
+    const std::string name = sample.name.empty() ? "sample " + std::to_string(index) : sample.name;
     SampleRng rng(context.seed, context.epoch, index);
     try {
-      transform_->apply(sample, rng, batch.data[i]);
+      transform_->apply(sample, rng, batch.data[kept]);
+    } catch (const Error& e) {
+      if (on_error != OnError::kSkip) rethrow_naming(name);
+      skip(name, e.what());
+      continue;
     } catch (...) {
-      rethrow_naming(sample.name.empty() ? "sample " + std::to_string(index) : sample.name);
+      rethrow_naming(name);
     }
-    labels[i] = sample.label;
+    labels[kept++] = sample.label;
+  }
+  if (kept < n) {
+    // Views of the allocation: still contiguous (the first rows) and still page-locked.
+    batch.data = batch.data.narrow(0, 0, kept);
+    batch.target = batch.target.narrow(0, 0, kept);
   }
   return batch;
+}
+
+void EncodedDataset::skip(const std::string& name, const std::string& message) const {
+  std::lock_guard<std::mutex> lock(skipped_mutex_);
+  ++skipped_.count;
+  if (skipped_.first.size() < SkippedSamples::kMaxNames) skipped_.first.push_back(name + ": " + message);
+}
+
+SkippedSamples EncodedDataset::skipped() const {
+  std::lock_guard<std::mutex> lock(skipped_mutex_);
+  return skipped_;
+}
+
+SkippedSamples EncodedDataset::take_skipped() const {
+  std::lock_guard<std::mutex> lock(skipped_mutex_);
+  SkippedSamples out = std::move(skipped_);
+  skipped_ = SkippedSamples{};
+  return out;
 }
 
 }  // namespace feedline

@@ -138,4 +138,11 @@ EncodedSample ImageFolderSource::get(int64_t index) const {
   return sample;
 }
 
+std::vector<int64_t> ImageFolderSource::labels() const {
+  std::vector<int64_t> out;
+  out.reserve(samples_.size());
+  for (const auto& sample : samples_) out.push_back(sample.second);
+  return out;
+}
+
 }  // namespace feedline

@@ -261,4 +261,23 @@ EncodedSample TarShardSource::get(int64_t index) const {
   return sample;
 }
 
+std::vector<int64_t> TarShardSource::labels() const {
+  std::vector<int64_t> out;
+  out.reserve(samples_.size());
+  for (const Entry& e : samples_) out.push_back(e.label);
+  return out;
+}
+
+std::vector<int64_t> TarShardSource::shuffle_blocks() const {
+  std::vector<int64_t> out;
+  for (size_t at = 0; at < samples_.size();) {
+    // Samples are in shard order, so each shard's are one run.
+    size_t end = at;
+    while (end < samples_.size() && samples_[end].shard == samples_[at].shard) ++end;
+    out.push_back(static_cast<int64_t>(end - at));
+    at = end;
+  }
+  return out;
+}
+
 }  // namespace feedline

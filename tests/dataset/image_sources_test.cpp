@@ -96,6 +96,10 @@ TEST(ImageFolderSource, ListsClassesAndSamplesInTorchvisionsOrder) {
   }
   EXPECT_EQ(source.get(4).bytes, "cat-a");
   EXPECT_THROW(source.get(13), InvalidArgument);
+  // Labels without reading a file, class names by class number, any order as good as another.
+  EXPECT_EQ(source.labels(), (std::vector<int64_t>{0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3}));
+  EXPECT_EQ(source.class_names(), source.classes());
+  EXPECT_TRUE(source.shuffle_blocks().empty());
 }
 
 TEST(ImageFolderSource, JoinsPathsAsOsPathJoinDoes) {
@@ -278,6 +282,14 @@ TEST(TarShardSource, GroupsMembersByKeyWithinEachShard) {
   }
   EXPECT_EQ(source.classes(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
   EXPECT_THROW(source.get(7), InvalidArgument);
+  EXPECT_EQ(source.labels(), labels);
+  EXPECT_TRUE(source.class_names().empty());
+  EXPECT_EQ(source.shuffle_blocks(), (std::vector<int64_t>{4, 3}));  // samples per shard
+  // A shard with no sample in it is no block.
+  const std::string empty = make_tar(dir, "empty.tar", {{"README", "no sample"}});
+  const TarShardSource three({t.paths[0], empty, t.paths[1]});
+  EXPECT_EQ(three.shuffle_blocks(), (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(three.labels(), labels);
 }
 
 TEST(TarShardSource, FeedsTheLoaderInSamplerOrder) {

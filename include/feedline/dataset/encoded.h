@@ -95,7 +95,8 @@ class EncodedDataset : public Dataset {
                  OnError on_error = OnError::kRaise);
 
   int64_t size() const override { return source_->size(); }
-  // Sample `index` as epoch 0 of seed 0 makes it (data: layout()'s sizes; target: a 0-d label).
+  // Sample `index` as epoch 0 of seed 0 makes it (data: layout()'s sizes; target: a 0-d label). A sample that
+  // cannot be made raises, whatever on_error() says.
   Example get(int64_t index) const override;
   bool has_batch_fetch() const override { return true; }
   // make_batch() for epoch 0 of seed 0.
@@ -118,6 +119,9 @@ class EncodedDataset : public Dataset {
   SkippedSamples take_skipped() const;
 
  private:
+  Example make(const std::vector<int64_t>& indices, const BatchContext& context, OnError on_error) const;
+  void skip(const std::string& name, const std::string& message) const;
+
   std::shared_ptr<const SampleSource> source_;
   std::shared_ptr<const SampleTransform> transform_;
   OnError on_error_;

@@ -41,6 +41,10 @@ class ImageFolderSource : public SampleSource {
   // The file's bytes, its class number, and its path as the name. IoError naming the file when it is gone or
   // cannot be read; InvalidArgument for an index outside [0, size()).
   EncodedSample get(int64_t index) const override;
+  // Each sample's class number, from samples().
+  std::vector<int64_t> labels() const override;
+  // classes(): the class folders' names.
+  std::vector<std::string> class_names() const override { return classes_; }
 
   const std::string& root() const { return root_; }
   const std::vector<std::string>& classes() const { return classes_; }
@@ -84,6 +88,10 @@ class TarShardSource : public SampleSource {
   int64_t size() const override { return static_cast<int64_t>(samples_.size()); }
   // The image member's bytes, the label, and "<shard>:<member>" as the name.
   EncodedSample get(int64_t index) const override;
+  // Each sample's label, from entries(). Class names: none (a shard holds numbers only).
+  std::vector<int64_t> labels() const override;
+  // The samples of each shard, in shard order (a shard is best read whole), leaving out shards without samples.
+  std::vector<int64_t> shuffle_blocks() const override;
 
   const std::vector<std::string>& shards() const { return shards_; }
   // The distinct labels, sorted.
