@@ -60,8 +60,8 @@ enum class ImageSourceKind { kFolder, kParquet, kTarShards };
 const char* image_source_kind_name(ImageSourceKind kind);
 
 // Which layout `spec` names:
-//   - tar shards: a path ending in .tar, a brace pattern (train-{000000..000099}.tar), or a comma-separated list
-//     of .tar files;
+//   - tar shards: a path ending in .tar, a brace pattern (train-{000000..000099}.tar), a wildcard pattern
+//     (train-*.tar, its matches sorted), or a comma-separated list of them;
 //   - Parquet: a .parquet file, a pattern or list of them, or a folder holding .parquet files and no class
 //     folders of images;
 //   - a folder of class folders otherwise.
