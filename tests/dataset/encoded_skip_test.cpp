@@ -3,6 +3,7 @@
 // all too) with any number of workers, every good sample once per epoch, and the dataset counts what it left out.
 // With OnError::kRaise the same samples fail their batch, naming the sample.
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 
 #include <algorithm>
 #include <set>
@@ -177,6 +178,18 @@ TEST(EncodedSkip, ABatchOfOnlyBadSamplesComesOutEmptyAndAResumeCountsIt) {
     const auto next = rest.next();
     ASSERT_TRUE(next.has_value());
     EXPECT_EQ(next->data[0][0].item<int32_t>(), 12) << workers << " workers";
+  }
+}
+
+TEST(EncodedSkip, ShortenedBatchesStayPageLocked) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "pinned memory needs CUDA";
+  Loader loader(faulty_dataset(OnError::kSkip), LoaderOptions(4).num_workers(2).pin_memory(true));
+  ASSERT_TRUE(loader.pin_memory_active());
+  Epoch epoch = loader.epoch();
+  while (auto batch = epoch.next()) {
+    if (batch->data.size(0) == 0) continue;  // nothing to page-lock
+    EXPECT_TRUE(batch->data.is_pinned());
+    EXPECT_TRUE(batch->target.is_pinned());
   }
 }
 
