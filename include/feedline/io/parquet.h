@@ -6,8 +6,9 @@
 // field as a column (`s.x`), a list of structs' field as a list (`objects.bbox`, one entry per struct, null
 // where the struct is), a map as lists of its keys and values (`m.key`, `m.value`). A VARIANT, shredded or not,
 // reads as one STRING column of its values' JSON text (LogicalKind::kVariant).
-// The writer makes data page v1 with PLAIN and RLE_DICTIONARY; the reader also takes data page v2 and the
-// DELTA_* and BYTE_STREAM_SPLIT encodings.
+// The writer makes data page v1 with PLAIN and RLE_DICTIONARY, and writes structs of one level where asked
+// (WriteOptions::dotted_names_as_structs); the reader also takes data page v2 and the DELTA_* and
+// BYTE_STREAM_SPLIT encodings.
 // Every function is safe to call from several threads on different files; the reader parallelises itself.
 #pragma once
 
@@ -44,6 +45,15 @@ struct WriteOptions {
   int num_threads = 0;                // 0: every core
   std::vector<std::pair<std::string, std::string>> key_value_metadata;
   bool page_checksums = true;         // CRC-32 of each page, checked by readers that check (feedline does)
+  // Columns named `prefix.field` (split at the first dot; both parts non-empty) are written as the fields of
+  // one optional struct group `prefix`, the layout Hugging Face's image datasets use (`image.bytes` and
+  // `image.path` as a column `image` of struct<bytes: binary, path: string>); feedline's reader reads them
+  // back by the same dotted names. The columns of one prefix must stand next to each other in the table (the
+  // struct's fields keep their order); a name that is both a column and a prefix is refused (InvalidArgument).
+  // The struct is present in every row (never a null struct): a field is null or required as its column says
+  // (a required field reads back as a nullable column without nulls, its struct being optional).
+  // Off: every column is a top-level field, its name dots and all.
+  bool dotted_names_as_structs = false;
 };
 
 // Writes `table` to `path` (through a temporary file and a rename). Throws InvalidArgument for tables it

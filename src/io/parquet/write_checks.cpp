@@ -206,6 +206,40 @@ void validate_options(const WriteOptions& options) {
   }
 }
 
+// With WriteOptions::dotted_names_as_structs: every dotted name a struct's name and a field's, the columns of one
+// struct side by side (its fields in the table's order), and no name both a top-level column's and a struct's.
+void validate_structs(const Table& table, const WriteOptions& options) {
+  std::set<std::string> top_level, done;  // top-level columns; structs whose columns are all behind us
+  std::string open;                       // the struct of the column before, if any
+  for (const Column& col : table.columns) {
+    const std::string& name = col.schema.name;
+    const size_t dot = name.find('.');
+    if (dot != std::string::npos && (dot == 0 || dot + 1 == name.size())) {
+      throw InvalidArgument(column_where(col) + ": with dotted_names_as_structs a dotted name must be "
+                            "<struct>.<field>, both parts non-empty");
+    }
+    const size_t n = struct_name_length(name, options);
+    const std::string group = name.substr(0, n);
+    if (group != open && !open.empty()) done.insert(open);
+    if (n == 0) {
+      top_level.insert(name);
+    } else if (done.count(group) != 0) {
+      throw InvalidArgument(column_where(col) + " is a field of struct '" + group +
+                            "' but does not follow that struct's other columns: with dotted_names_as_structs a "
+                            "struct's columns must stand next to each other");
+    }
+    open = group;
+  }
+  for (const Column& col : table.columns) {
+    const size_t n = struct_name_length(col.schema.name, options);
+    const std::string group = col.schema.name.substr(0, n);
+    if (n > 0 && top_level.count(group) != 0) {
+      throw InvalidArgument("column '" + group + "' is also the name of the struct that " + column_where(col) +
+                            " makes with dotted_names_as_structs");
+    }
+  }
+}
+
 }  // namespace
 
 void validate(const Table& table, const WriteOptions& options) {
@@ -227,6 +261,7 @@ void validate(const Table& table, const WriteOptions& options) {
     validate_validity(col, table.num_rows, where);
     validate_annotations(s, where);
   }
+  if (options.dotted_names_as_structs) validate_structs(table, options);
   validate_options(options);
 }
 

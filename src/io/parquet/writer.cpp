@@ -1,6 +1,7 @@
 // Writes a Table as a Parquet file of flat and list columns (a list, and each level of a list of lists, as the
-// three-level LIST form): each row group's column chunks are encoded (dictionary or PLAIN, repetition and
-// definition levels, compression) on a pool of threads, then written in order with the footer.
+// three-level LIST form), top-level or, with WriteOptions::dotted_names_as_structs, fields of a struct: each row
+// group's column chunks are encoded (dictionary or PLAIN, repetition and definition levels, compression) on a
+// pool of threads, then written in order with the footer.
 #include <zlib.h>
 
 #include <algorithm>
@@ -183,12 +184,12 @@ void check_int_range(const Column& col, int64_t lo, int64_t hi) {
 }
 
 
-// The shape of rows [r0, r1) of `col`. Flat: no levels for a required column, the validity bytes when there
-// are nulls, else all ones. A list: repetition level 0 starts each row, k continues a list at level k (1 the
-// rows' lists); definition levels as ListLevels says. For a list of values, with list_def 1 for an optional list
-// (else 0): a null list is 0, an empty list list_def, a null element list_def + 1 and a present element max_def
-// (list_def + 1, + 1 when elements are optional).
-void make_shape(const Column& col, int64_t r0, int64_t r1, ChunkShape* shape) {
+// The shape of rows [r0, r1) of `col` as a top-level column. Flat: no levels for a required column, the
+// validity bytes when there are nulls, else all ones. A list: repetition level 0 starts each row, k continues a
+// list at level k (1 the rows' lists); definition levels as ListLevels says. For a list of values, with list_def
+// 1 for an optional list (else 0): a null list is 0, an empty list list_def, a null element list_def + 1 and a
+// present element max_def (list_def + 1, + 1 when elements are optional).
+void make_column_shape(const Column& col, int64_t r0, int64_t r1, ChunkShape* shape) {
   ChunkShape& sh = *shape;
   if (!col.schema.is_list) {
     sh.s0 = r0;
@@ -218,6 +219,23 @@ void make_shape(const Column& col, int64_t r0, int64_t r1, ChunkShape* shape) {
   sh.entries = static_cast<int64_t>(sh.own_def.size());
   sh.def = sh.own_def.data();
   sh.rep = sh.own_rep.data();
+}
+
+// The shape of rows [r0, r1) of `col`, a field of a struct when in_struct: then every entry's definition level
+// is one higher than make_column_shape's, the optional struct group being present in every row.
+void make_shape(const Column& col, int64_t r0, int64_t r1, bool in_struct, ChunkShape* shape) {
+  ChunkShape& sh = *shape;
+  make_column_shape(col, r0, r1, &sh);
+  if (!in_struct) return;
+  if (sh.def != nullptr && sh.def == sh.own_def.data()) {
+    for (uint8_t& d : sh.own_def) ++d;
+  } else {
+    std::vector<uint8_t> def(static_cast<size_t>(sh.entries));
+    for (size_t i = 0; i < def.size(); ++i) def[i] = static_cast<uint8_t>((sh.def != nullptr ? sh.def[i] : 0) + 1);
+    sh.own_def = std::move(def);
+  }
+  sh.def = sh.own_def.data();
+  ++sh.max_def;
 }
 
 // Appends levels[0..n) with their 4-byte length prefix, as data page v1 stores repetition and definition levels.
@@ -478,9 +496,18 @@ EncodedChunk encode_byte_arrays(const Column& col, const ChunkShape& shape, cons
   return chunk;
 }
 
+// A column's schema as its struct's field (WriteOptions::dotted_names_as_structs): named by what follows the
+// struct's name and its dot.
+ColumnSchema field_schema(const ColumnSchema& column, size_t struct_name_length) {
+  ColumnSchema field = column;
+  field.name = column.name.substr(struct_name_length + 1);
+  return field;
+}
+
 EncodedChunk encode_chunk(const Column& col, int64_t r0, int64_t r1, const WriteOptions& options) {
+  const size_t in_struct = struct_name_length(col.schema.name, options);
   ChunkShape shape;
-  make_shape(col, r0, r1, &shape);
+  make_shape(col, r0, r1, in_struct > 0, &shape);
   EncodedChunk chunk;
   switch (col.schema.type) {
     case PhysicalType::kBoolean: chunk = encode_fixed<bool>(col, shape, options); break;
@@ -493,7 +520,12 @@ EncodedChunk encode_chunk(const Column& col, int64_t r0, int64_t r1, const Write
   }
   format::ColumnMetaData& md = chunk.md;
   md.type = *to_schema_element(col.schema).type;
-  md.path_in_schema = path_in_schema(col.schema);
+  if (in_struct > 0) {
+    md.path_in_schema = path_in_schema(field_schema(col.schema, in_struct));
+    md.path_in_schema.insert(md.path_in_schema.begin(), col.schema.name.substr(0, in_struct));
+  } else {
+    md.path_in_schema = path_in_schema(col.schema);
+  }
   md.codec = codec_to_thrift(options.codec);
   md.num_values = shape.entries;  // level entries: for a list, its elements, null lists and empty lists
   return chunk;
@@ -557,14 +589,39 @@ FileWriter::FileWriter(std::string path, std::vector<ColumnSchema> schema, Write
   format::FileMetaData& md = impl_->md;
   md.version = 2;
   md.created_by = kCreatedBy;
-  format::SchemaElement root;
-  root.name = "schema";
-  root.num_children = static_cast<int32_t>(impl_->schema.size());
-  md.schema.push_back(root);
-  for (const ColumnSchema& s : impl_->schema) {
-    for (format::SchemaElement& e : to_schema_elements(s)) md.schema.push_back(std::move(e));
+  md.schema.emplace_back();
+  md.schema[0].name = "schema";
+  int32_t top_level = 0;  // the root's children: top-level columns and structs
+  const std::vector<ColumnSchema>& columns = impl_->schema;
+  // The prefix `struct.` that puts column c in a struct; empty for a top-level column.
+  const auto struct_of = [&](size_t c) {
+    const size_t n = struct_name_length(columns[c].name, impl_->options);
+    return n == 0 ? std::string() : columns[c].name.substr(0, n + 1);
+  };
+  for (size_t c = 0; c < columns.size(); ++c) {
+    const std::string prefix = struct_of(c);
+    if (prefix.empty()) {
+      for (format::SchemaElement& e : to_schema_elements(columns[c])) md.schema.push_back(std::move(e));
+      ++top_level;
+    } else {
+      if (c == 0 || struct_of(c - 1) != prefix) {
+        // A struct's first field (validate() saw that its fields stand together): the struct's group first.
+        format::SchemaElement group;
+        group.name = prefix.substr(0, prefix.size() - 1);
+        group.repetition_type = format::repetition::kOptional;
+        int32_t fields = 0;
+        for (size_t f = c; f < columns.size() && struct_of(f) == prefix; ++f) ++fields;
+        group.num_children = fields;
+        md.schema.push_back(std::move(group));
+        ++top_level;
+      }
+      for (format::SchemaElement& e : to_schema_elements(field_schema(columns[c], prefix.size() - 1))) {
+        md.schema.push_back(std::move(e));
+      }
+    }
     md.column_orders.push_back(1);  // TYPE_ORDER: min_value/max_value follow each type's order
   }
+  md.schema[0].num_children = top_level;
   for (const auto& [key, value] : impl_->options.key_value_metadata) md.key_value_metadata.push_back({key, value});
   impl_->out.write("PAR1", 4);
 }

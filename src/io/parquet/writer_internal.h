@@ -110,6 +110,15 @@ struct ListLevels {
   }
 };
 
+// Where WriteOptions::dotted_names_as_structs puts a column named `name`: the length of the struct's name (the
+// part before the first dot), or 0 for a top-level column (the option off, or no dot in the name). A name whose
+// part before or after the first dot is empty is refused by validate().
+inline size_t struct_name_length(const std::string& name, const WriteOptions& options) {
+  if (!options.dotted_names_as_structs) return 0;
+  const size_t dot = name.find('.');
+  return dot == std::string::npos ? 0 : dot;
+}
+
 void validate(const Table& table, const WriteOptions& options);
 
 // A column of the table handed to FileWriter::write() must be the writer's column: the same name, type,
