@@ -162,6 +162,40 @@ TEST(ParquetImageSource, ErrorsNameTheFileTheRowAndTheColumn) {
   expect_error<IoError>([&] { ParquetImageSource{hf_dir() + "/missing.parquet"}; }, {"missing.parquet"});
 }
 
+TEST(ParquetImageSource, ReadsTheImageStructsFeedlineWrites) {
+  // image.bytes and image.path as one struct column `image`, with Hugging Face's footer key, as feedline writes them.
+  Table table;
+  table.num_rows = 3;
+  Column bytes = make_column(ColumnSchema{"image.bytes", PhysicalType::kByteArray, true});
+  ColumnSchema path_schema{"image.path", PhysicalType::kByteArray, true};
+  path_schema.is_string = true;
+  Column paths = make_column(path_schema);
+  Column label = make_column(ColumnSchema{"label", PhysicalType::kInt64, false});
+  const std::vector<std::string> files{"gray16.png", "foo3x5x4indexed.png", "green_palette.png"};
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::get<ByteArrays>(bytes.values).push_back(read_file(images_dir() + "/" + files[i]));
+    std::get<ByteArrays>(paths.values).push_back(files[i]);
+    label.as<int64_t>().push_back(static_cast<int64_t>(2 - i));
+  }
+  table.columns = {std::move(bytes), std::move(paths), std::move(label)};
+  parquet::WriteOptions options;
+  options.dotted_names_as_structs = true;
+  options.row_group_rows = 2;
+  options.key_value_metadata = {
+      {"huggingface", R"({"info": {"features": {"image": {"_type": "Image"},
+                          "label": {"names": ["a", "b", "c"], "_type": "ClassLabel"}}}})"}};
+  const std::string path = testing::scratch_dir("parquet_image_struct") + "/written.parquet";
+  parquet::write_table(path, table, options);
+  const ParquetImageSource source(path);
+  ASSERT_EQ(source.size(), 3);
+  EXPECT_EQ(source.shuffle_blocks(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(source.labels(), (std::vector<int64_t>{2, 1, 0}));
+  EXPECT_EQ(source.class_names(), (std::vector<std::string>{"a", "b", "c"}));
+  for (int64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(source.get(i).bytes, read_file(images_dir() + "/" + files[static_cast<size_t>(i)]));
+  }
+}
+
 // Writes each sample's byte length into its slot, so that a batch shows which samples made it.
 class LengthTransform : public SampleTransform {
  public:
