@@ -16,7 +16,7 @@ debian_packages=(
   dataset-fashion-mnist
   gnuplot-nox
   python3 python3-dev python3-torch python3-numpy python3-pytest pybind11-dev python3-pip python3-venv
-  python3-pandas python3-pil
+  python3-pandas python3-pil python3-torchvision python3-skimage python3-sklearn
   clang libclang-rt-14-dev
   nodejs npm
 )

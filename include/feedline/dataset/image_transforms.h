@@ -46,8 +46,9 @@ namespace image_ops {
 std::pair<int, int> resize_size(int height, int width, const std::vector<int64_t>& size, int64_t max_size = 0);
 
 // torchvision's F.center_crop box for an output of out_height x out_width: top = int(round((height -
-// out_height) / 2.0)), left likewise (Python's round, half to even); negative when the image is smaller, which
-// pads with zeros as torchvision does.
+// out_height) / 2.0)), left likewise (Python's round, half to even); where the image is smaller than the crop,
+// torchvision pads (out_height - height) // 2 zero rows above (columns to the left), so top = -((out_height -
+// height) // 2): negative, the box reaching outside.
 CropBox center_crop_box(int height, int width, int out_height, int out_width);
 
 // transforms.RandomResizedCrop.get_params, with `rng` in place of torch's generator: up to 10 tries of an area
@@ -65,7 +66,7 @@ DecodedImage resized_crop(const DecodedImage& image, const CropBox& box, int out
 void resized_crop_planes(const DecodedImage& image, const CropBox& box, int out_height, int out_width,
                          uint8_t* out);
 
-// F.hflip of planar or interleaved pixels, in place.
+// F.hflip of a decoded (interleaved) image, in place.
 void hflip(DecodedImage& image);
 
 }  // namespace image_ops
@@ -131,6 +132,7 @@ class ImageTransform : public SampleTransform {
  private:
   std::vector<ImageStep> steps_;
   ImageTransformOptions options_;
+  std::vector<float> float_table_;  // with ToTensor: each channel's output for each pixel value (256 a channel)
 };
 
 }  // namespace feedline
