@@ -9,12 +9,15 @@
 //                    slot of the batch, uint8 or float32.
 // Resampling is libswscale's SWS_BILINEAR: a triangle filter widened by the scale factor when shrinking, which is
 // what Pillow's resize(BILINEAR) does (and torchvision's antialiased bilinear on tensors); on the same decoded
-// image and box the two differ by at most a few levels (a mean difference of about 0.2 on photos). OpenCV's
-// INTER_LINEAR does not antialias (mean differences of 1-4 levels, up to 78, when shrinking) and its INTER_AREA
-// is a box filter; libvips matches Pillow when shrinking but not when enlarging, at 10-30x libswscale's time per
-// call for the sizes of a training crop.
+// image and box the two differ by at most a few levels (a mean difference of about 0.2 on photos) for shrinks of
+// up to about 5 times, and part further past that (up to about 10 levels at 20 times). Crops and flips copy
+// pixels, and ToTensor and Normalize compute in float32 as torchvision does: without a resize, exactly
+// torchvision's values. OpenCV's INTER_LINEAR does not antialias (mean differences of 1-4 levels, up to 78, when
+// shrinking) and its INTER_AREA is a box filter; libvips matches Pillow when shrinking but not when enlarging, at
+// 10-30x libswscale's time per call for the sizes of a training crop.
 // Random draws come from the SampleRng that the dataset seeds from (seed, epoch, sample index) alone.
-// Thread-safety: every function is pure, and an ImageTransform is immutable after construction.
+// Thread-safety: every function is pure (scratch buffers and libswscale contexts are per thread), and an
+// ImageTransform is immutable after construction.
 #pragma once
 
 #include <torch/types.h>
@@ -99,7 +102,9 @@ using ImageStep = std::variant<image_steps::Resize, image_steps::CenterCrop, ima
                                image_steps::RandomHorizontalFlip, image_steps::ToTensor, image_steps::PILToTensor,
                                image_steps::Normalize>;
 
-// torchvision's repr of a step, "RandomResizedCrop(size=(224, 224), scale=(0.08, 1.0), ratio=(0.75, 1.3333))".
+// torchvision's repr of a step, less the interpolation and antialias fields (always antialiased bilinear):
+// "RandomResizedCrop(size=(224, 224), scale=(0.08, 1.0), ratio=(0.75, 1.3333))", "Resize(size=256, max_size=None)",
+// "Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])".
 std::string describe(const ImageStep& step);
 
 struct ImageTransformOptions {
