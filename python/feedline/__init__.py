@@ -8,6 +8,9 @@ cross into Python without copies. See docs/python.md.
     >>> loader = feedline.DataLoader("train.parquet", batch_size=512, shuffle=True, num_workers=2)
     >>> for features, labels in loader:
     ...     ...
+    >>> from feedline import transforms as T
+    >>> images = feedline.ImageFolder("train/", transform=T.Compose([T.RandomResizedCrop(224), T.ToTensor()]))
+    >>> loader = feedline.DataLoader(images, batch_size=256, shuffle=True, num_workers=8)
 """
 
 import inspect as _inspect_module
@@ -18,9 +21,12 @@ import warnings as _warnings
 import torch as _torch  # first: the extension module needs torch's own library loaded
 
 from . import _feedline
+from . import transforms
 
 __all__ = [
     "DataLoader",
+    "ImageDataset",
+    "ImageFolder",
     "InvalidArgumentError",
     "InvalidFileError",
     "UnsupportedError",
@@ -28,6 +34,7 @@ __all__ = [
     "inspect",
     "read_csv",
     "read_parquet",
+    "transforms",
 ]
 __version__ = _feedline.__version__
 
@@ -216,6 +223,183 @@ def convert(input, output, columns=None, limit=0, pack=None, pack_as="bytes", na
                              _whole(row_group_rows, "row_group_rows", 0), bool(dictionary), _threads(threads))
 
 
+_ON_ERROR = ("raise", "skip")
+
+
+def _image_spec(source):
+    """An image source as the C++ spec takes it: a path or pattern, or a list of them joined by commas."""
+    if isinstance(source, (str, bytes, _os.PathLike)):
+        return _os.fsdecode(source)
+    if isinstance(source, (list, tuple)):
+        paths = [_path(p, "source") for p in source]
+        if not paths:
+            raise ValueError("source: an empty list of files")
+        for p in paths:
+            if "," in p:
+                raise ValueError(f"source: {p!r} holds a comma, which separates the files of a list")
+        return ",".join(paths)
+    raise TypeError("source must be a folder, a Parquet file or dataset, or tar shards (a path, a pattern or a list "
+                    f"of paths), not {type(source).__name__}")
+
+
+def _image_transform(transform):
+    """(feedline steps, Python callable or None) for ImageDataset's transform argument."""
+    if transform is None:
+        return [], None
+    if isinstance(transform, transforms._Step):
+        return transform._feedline_steps(), None
+    if type(transform).__module__.startswith("torchvision.transforms"):
+        step = transforms._torchvision_step(transform)
+        if not isinstance(step, str):
+            return step._feedline_steps(), None
+    if not callable(transform):
+        raise TypeError(f"transform must be a feedline.transforms transform or a callable, not "
+                        f"{type(transform).__name__}")
+    return [], transform
+
+
+class ImageDataset(_torch.utils.data.Dataset):
+    """Labelled images decoded in C++: a folder of class folders, a Parquet file or dataset, or tar shards.
+
+    ``ds[i]`` is ``(image, label)``: without a transform, the image as a uint8 tensor, channels x height x width,
+    RGB, with the values Pillow's ``convert("RGB")`` gives (torchvision's ``PILToTensor()(default_loader(path))``);
+    with one, what the transform makes of it. ``feedline.DataLoader(ds, ...)`` makes batches of it on C++ worker
+    threads.
+
+    Args:
+        source: where the images are, told apart by what it names:
+
+            - a folder of class folders, ``root/<class>/**/<image>``, read as torchvision's ImageFolder reads it
+              (``classes``, ``class_to_idx`` and ``samples`` are the same);
+            - a ``.parquet`` file, a pattern or list of them, or a folder of ``.parquet`` files: an image column
+              (Hugging Face's ``{bytes, path}`` struct, or binary) and an integer label column;
+            - WebDataset tar shards: a ``.tar`` file, a brace pattern (``"train-{000000..000099}.tar"``) or a
+              list of ``.tar`` files; each sample a ``<key>.jpg`` (png, webp) and a ``<key>.cls`` label.
+        transform: a feedline.transforms transform (or a torchvision.transforms.Compose of the same classes,
+            translated). Any other callable is called by ``ds[i]`` on the uint8 tensor, but cannot be used by
+            feedline.DataLoader, whose batches are made without Python.
+        label_column, image_column: the Parquet columns.
+        on_error: ``"raise"``: a sample that cannot be read or decoded fails its batch; ``"skip"``: the loader
+            leaves it out of its batch (which is one shorter), counts it (``DataLoader.skipped``) and warns at
+            the end of the epoch. ``ds[i]`` of such a sample raises either way: there is nothing to return.
+
+    Raises:
+        FileNotFoundError, OSError: the source does not exist or cannot be read.
+        InvalidFileError (a ValueError): a tar shard or Parquet file that is not valid, naming it.
+        ValueError: a transform torchvision would refuse, an unknown on_error.
+    """
+
+    def __init__(self, source, transform=None, label_column="label", image_column="image", on_error="raise"):
+        if on_error not in _ON_ERROR:
+            raise ValueError(f"on_error={on_error!r}: use 'raise' or 'skip'")
+        for name, value in (("label_column", label_column), ("image_column", image_column)):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+        self._spec = _image_spec(source)
+        steps, self._python_transform = _image_transform(transform)
+        self.transform = transform
+        self.on_error = on_error
+        self._core = _feedline._ImageDataset(self._spec, steps, label_column, image_column, on_error)
+
+    @property
+    def kind(self):
+        """``"folder"``, ``"parquet"`` or ``"tar shards"``."""
+        return self._core.kind()
+
+    @property
+    def root(self):
+        """The source as given (paths of a list joined by commas)."""
+        return self._spec
+
+    @property
+    def classes(self):
+        """A folder's class names, sorted, as torchvision's ImageFolder has them; None for other sources."""
+        return self._core.folder_attribute("classes")
+
+    @property
+    def class_to_idx(self):
+        """A folder's ``{class name: class number}``; None for other sources."""
+        return self._core.folder_attribute("class_to_idx")
+
+    @property
+    def samples(self):
+        """A folder's ``[(path, class number)]`` in sample order; None for other sources."""
+        return self._core.folder_attribute("samples")
+
+    @property
+    def imgs(self):
+        """The same as ``samples`` (torchvision's ImageFolder has both)."""
+        return self.samples
+
+    @property
+    def targets(self):
+        """Every sample's class number, in sample order (read without decoding an image)."""
+        return self._core.targets()
+
+    @property
+    def class_names(self):
+        """The class names by class number where the source has them (a folder's classes, a Parquet file's
+        Hugging Face ClassLabel names); None where it has numbers only (tar shards)."""
+        names = self._core.class_names()
+        return names if names else None
+
+    @property
+    def shards(self):
+        """The tar shards, in order; None for other sources."""
+        return self._core.shards()
+
+    def __len__(self):
+        return len(self._core)
+
+    def __getitem__(self, index):
+        if isinstance(index, bool) or not isinstance(index, int):
+            index = _operator_index(index)
+        n = len(self._core)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(f"index {index} out of range for {n} samples")
+        image, label = self._core.get(index)
+        if self._python_transform is not None:
+            image = self._python_transform(image)
+        return image, label
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__}({self.kind} {self._spec!r}, {len(self)} samples"
+                 + (f", {len(self.class_names)} classes" if self.class_names else "")
+                 + (f", on_error={self.on_error!r}" if self.on_error != "raise" else "") + ")"]
+        if self.transform is not None:
+            lines.append("    transform: " + repr(self.transform).replace("\n", "\n    "))
+        return "\n".join(lines)
+
+
+def _operator_index(index):
+    import operator
+    try:
+        return operator.index(index)
+    except TypeError:
+        raise TypeError(f"indices must be integers, not {type(index).__name__}") from None
+
+
+class ImageFolder(ImageDataset):
+    """A folder of class folders, ``root/<class>/**/<image>``, as torchvision.datasets.ImageFolder reads it: the
+    same ``classes``, ``class_to_idx``, ``samples`` and ``targets``. ImageDataset for folders only; see it for
+    ``transform`` and ``on_error``.
+
+    Raises:
+        FileNotFoundError: root does not exist, has no class folder, or a class folder has no image.
+        ValueError: root names Parquet files or tar shards (use feedline.ImageDataset).
+    """
+
+    def __init__(self, root, transform=None, on_error="raise"):
+        spec = _path(root, "root")
+        kind = _feedline.image_source_kind(spec)
+        if kind != "folder":
+            raise ValueError(f"ImageFolder: {spec!r} names {kind}, not a folder of class folders; "
+                             "read it with feedline.ImageDataset")
+        super().__init__(spec, transform=transform, on_error=on_error)
+
+
 def _distributed_default(rank, world_size):
     """rank and world_size as given, else torch.distributed's when it is initialised, else 0 and 1."""
     if rank is not None and world_size is not None:
@@ -242,8 +426,9 @@ class DataLoader:
     """Shuffled batches made by C++ worker threads, as torch.utils.data.DataLoader makes them.
 
     ``source`` is a file path (Parquet or CSV: an image table as ``feedline train`` reads it), a pair
-    ``(features, labels)`` of tensors, or a torch.utils.data.TensorDataset of two tensors. Iterating yields
-    ``(features, labels)`` batches.
+    ``(features, labels)`` of tensors, a torch.utils.data.TensorDataset of two tensors, or an
+    :class:`ImageDataset` whose transform (feedline.transforms) ends in one size: its images are decoded and
+    transformed by the workers. Iterating yields ``(features, labels)`` batches.
 
     The arguments that torch's DataLoader also has mean what they mean there: batch_size, shuffle, drop_last,
     num_workers (threads here, not processes: 0 makes batches in the calling thread), pin_memory (a no-op
@@ -316,7 +501,14 @@ class DataLoader:
         self.rank = rank
         self.world_size = world_size
         self._iterator = None
-        if isinstance(source, (str, bytes, _os.PathLike)):
+        if isinstance(source, ImageDataset):
+            if source._python_transform is not None:
+                raise TypeError(
+                    f"DataLoader: the dataset's transform {source._python_transform!r} is a Python callable; batches "
+                    "are made in C++ threads without the GIL, so give the dataset feedline.transforms (Compose, "
+                    "RandomResizedCrop, Resize, CenterCrop, RandomHorizontalFlip, ToTensor, PILToTensor, Normalize)")
+            self._loader = _feedline.loader_from_images(source._core, options)
+        elif isinstance(source, (str, bytes, _os.PathLike)):
             path = _path(source, "source")
             shape = tuple(int(d) for d in shape)
             if len(shape) != 3:
@@ -374,6 +566,12 @@ class DataLoader:
         seed, world size, batch size or dataset size, naming what differs."""
         self.close()
         self._loader.load_state_dict(dict(state))
+
+    @property
+    def skipped(self):
+        """For an ImageDataset with on_error="skip": the samples left out of the epoch in progress so far, or of
+        the last epoch once it ended (0 otherwise)."""
+        return self._loader.skipped()
 
     @property
     def num_samples(self):

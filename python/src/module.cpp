@@ -1,5 +1,5 @@
 // feedline._feedline: the C++ core for Python. The Python package (feedline/__init__.py) wraps these in the
-// public API; nothing here is meant to be called directly.
+// public API; nothing here is meant to be called directly. Image datasets' core is in images.cpp.
 //
 // Tensors cross with torch's own conversion (THPVariable): a torch::Tensor made here is the torch.Tensor Python
 // sees, the same storage. Columns read from a file become tensors without a copy where the stored type is the
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "feedline/dataset/dataset.h"
+#include "feedline/dataset/encoded.h"
 #include "feedline/dataset/image_file.h"
 #include "feedline/io/csv.h"
 #include "feedline/io/column_choice.h"
@@ -30,6 +31,7 @@
 #include "feedline/io/table.h"
 #include "feedline/io/value_text.h"
 #include "feedline/loader/loader.h"
+#include "images.h"
 
 namespace py = pybind11;
 
@@ -503,11 +505,25 @@ LoaderOptions loader_options(py::dict o) {
   return options;
 }
 
+// The warning an epoch of an on_error="skip" image dataset ends with when it left samples out; nothing when it
+// left none. Raises when warnings are errors.
+void warn_skipped(const EncodedDataset& dataset) {
+  const SkippedSamples skipped = dataset.skipped();
+  if (skipped.count == 0) return;
+  const bool all = skipped.first.size() == static_cast<size_t>(skipped.count);
+  std::string text = "feedline.DataLoader skipped " + std::to_string(skipped.count) + " sample" +
+                     (skipped.count == 1 ? "" : "s") + " this epoch (on_error='skip'), which could not be made" +
+                     (all ? ": " : "; the first " + std::to_string(skipped.first.size()) + ": ");
+  for (size_t i = 0; i < skipped.first.size(); ++i) text += (i ? "; " : "") + skipped.first[i];
+  if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) < 0) throw py::error_already_set();
+}
+
 // One pass, as a Python iterator. Dropped early (a `break`), it stops its workers without waiting for the GIL
-// they may need.
+// they may need. For an image dataset (`encoded`), the end of the pass warns of the samples it skipped.
 class PyEpoch {
  public:
-  explicit PyEpoch(Epoch epoch) : epoch_(std::make_unique<Epoch>(std::move(epoch))) {}
+  explicit PyEpoch(Epoch epoch, std::shared_ptr<const EncodedDataset> encoded = nullptr)
+      : epoch_(std::make_unique<Epoch>(std::move(epoch))), encoded_(std::move(encoded)) {}
   ~PyEpoch() { close(); }
 
   py::tuple next() {
@@ -519,6 +535,7 @@ class PyEpoch {
     }
     if (!batch) {
       close();
+      if (encoded_) warn_skipped(*encoded_);
       throw py::stop_iteration();
     }
     return py::make_tuple(std::move(batch->data), std::move(batch->target));
@@ -547,12 +564,15 @@ class PyEpoch {
 
  private:
   std::unique_ptr<Epoch> epoch_;
+  std::shared_ptr<const EncodedDataset> encoded_;
 };
 
 class PyLoader {
  public:
-  PyLoader(std::shared_ptr<const Dataset> dataset, const LoaderOptions& options)
-      : loader_(std::make_unique<Loader>(std::move(dataset), options)) {}
+  // `encoded`: the dataset when it is an image dataset, whose skipped samples each epoch counts and reports.
+  PyLoader(std::shared_ptr<const Dataset> dataset, const LoaderOptions& options,
+           std::shared_ptr<const EncodedDataset> encoded = nullptr)
+      : loader_(std::make_unique<Loader>(std::move(dataset), options)), encoded_(std::move(encoded)) {}
   ~PyLoader() {
     if (PyGILState_Check()) {
       py::gil_scoped_release release;
@@ -562,7 +582,12 @@ class PyLoader {
     }
   }
 
-  std::unique_ptr<PyEpoch> epoch() { return std::make_unique<PyEpoch>(loader_->epoch()); }
+  std::unique_ptr<PyEpoch> epoch() {
+    if (encoded_) encoded_->take_skipped();  // the count starts again with every epoch
+    return std::make_unique<PyEpoch>(loader_->epoch(), encoded_);
+  }
+  // Samples left out of the epoch in progress so far, or of the last one once it ended.
+  int64_t skipped() const { return encoded_ ? encoded_->skipped().count : 0; }
   int64_t len() const { return loader_->batches_per_epoch(); }
   void set_epoch(int64_t e) { loader_->set_epoch(e); }
   int64_t samples() const { return loader_->dataset().size(); }
@@ -604,6 +629,7 @@ class PyLoader {
 
  private:
   std::unique_ptr<Loader> loader_;
+  std::shared_ptr<const EncodedDataset> encoded_;
 };
 
 std::unique_ptr<PyLoader> loader_from_tensors(torch::Tensor features, torch::Tensor labels, py::dict options) {
@@ -650,6 +676,14 @@ std::unique_ptr<PyLoader> loader_from_file(const std::string& path, const std::s
     file = load_image_file(path, file_options);
   }
   return std::make_unique<PyLoader>(file.dataset, o);
+}
+
+// An _ImageDataset (images.cpp) served as the C++ EncodedDataset its source and steps make: decoded and
+// transformed on the workers without the GIL; its shuffle blocks (row groups, shards) come with it.
+std::unique_ptr<PyLoader> loader_from_images(py::object dataset, py::dict options) {
+  const LoaderOptions o = loader_options(options);
+  std::shared_ptr<EncodedDataset> encoded = image_loader_dataset(dataset);
+  return std::make_unique<PyLoader>(encoded, o, encoded);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -718,7 +752,11 @@ PYBIND11_MODULE(_feedline, m) {
       .def("pin_memory_active", &PyLoader::pin_memory_active)
       .def("epoch_indices", &PyLoader::epoch_indices)
       .def("state_dict", &PyLoader::state_dict)
-      .def("load_state_dict", &PyLoader::load_state_dict);
+      .def("load_state_dict", &PyLoader::load_state_dict)
+      .def("skipped", &PyLoader::skipped);
+
+  bind_images(m);
+  m.def("loader_from_images", &loader_from_images, py::arg("dataset"), py::arg("options"));
 
   m.def("loader_from_tensors", &loader_from_tensors, py::arg("features"), py::arg("labels"), py::arg("options"));
   m.def("loader_from_file", &loader_from_file, py::arg("path"), py::arg("label_column"), py::arg("feature_columns"),
