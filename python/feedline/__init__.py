@@ -15,6 +15,7 @@ cross into Python without copies. See docs/python.md.
 
 import inspect as _inspect_module
 import json as _json
+import operator as _operator
 import os as _os
 import warnings as _warnings
 
@@ -353,7 +354,10 @@ class ImageDataset(_torch.utils.data.Dataset):
 
     def __getitem__(self, index):
         if isinstance(index, bool) or not isinstance(index, int):
-            index = _operator_index(index)
+            try:
+                index = _operator.index(index)
+            except TypeError:
+                raise TypeError(f"indices must be integers, not {type(index).__name__}") from None
         n = len(self._core)
         if index < 0:
             index += n
@@ -371,14 +375,6 @@ class ImageDataset(_torch.utils.data.Dataset):
         if self.transform is not None:
             lines.append("    transform: " + repr(self.transform).replace("\n", "\n    "))
         return "\n".join(lines)
-
-
-def _operator_index(index):
-    import operator
-    try:
-        return operator.index(index)
-    except TypeError:
-        raise TypeError(f"indices must be integers, not {type(index).__name__}") from None
 
 
 class ImageFolder(ImageDataset):
