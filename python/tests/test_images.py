@@ -258,6 +258,21 @@ def test_loader_resume_gives_the_rest_of_the_epoch(folder):
         assert torch.equal(a, c) and torch.equal(b, d)
 
 
+def test_loader_ranks_and_batch_transform(folder):
+    ds = feedline.ImageFolder(folder, transform=T.Compose([T.CenterCrop(8), T.ToTensor()]))
+    seen = []
+    for rank in (0, 1):
+        loader = feedline.DataLoader(ds, batch_size=2, shuffle=True, seed=11, rank=rank, world_size=2,
+                                     transform=lambda x, y: (x * 2, y + 100))
+        loader.set_epoch(3)
+        got = batches(loader)
+        assert len(got) == len(loader) == 2
+        for x, y in got:
+            assert x.max() <= 2 and x.max() > 1 and y.min() >= 100  # the batch transform ran
+        seen += loader.epoch_indices(3)
+    assert sorted(seen) == list(range(len(ds)))  # the two shares cover the epoch
+
+
 def test_loader_needs_a_fixed_size(folder):
     ds = feedline.ImageFolder(folder, transform=T.Resize(32))
     assert ds[0][0].shape[1] == 32  # one sample has a size
