@@ -20,8 +20,8 @@ help_block() {
 # The command line
 
 `feedline` is one command with subcommands. `prepare`, `inspect`, `cat` and `convert` need no LibTorch and start
-in milliseconds; `train` and `bench` load LibTorch (the tool hands them to its companion program `feedline-torch`,
-installed in `libexec/feedline/`, with the same arguments). Every command answers `--help`; `feedline --version`
+in milliseconds; `train`, `bench` and `inspect` of image files load LibTorch (the tool hands them to its companion
+program `feedline-torch`, installed in `libexec/feedline/`, with the same arguments). Every command answers `--help`; `feedline --version`
 prints the version and the LibTorch it was built with.
 
 Conventions for every command:

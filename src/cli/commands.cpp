@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include "feedline/dataset/dataset_mode.h"
 #include "feedline/io/error.h"
 #include "feedline/io/parallel.h"
+#include "feedline/io/parquet.h"
 #include "feedline/io/parquet_dataset.h"
 
 #ifndef FEEDLINE_TORCH_VERSION
@@ -89,6 +91,18 @@ CLI::Validator positive_number() {
       "above 0");
 }
 
+// A share above 0 and at most 1.
+CLI::Validator share() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        if (!finite_number(text, &value)) return in_quotes(text) + " is not a number";
+        if (value <= 0 || value > 1) return "must be above 0 and at most 1, not " + text;
+        return "";
+      },
+      "(0, 1]");
+}
+
 // A duration in seconds, 0 or more.
 CLI::Validator seconds() {
   return CLI::Validator(
@@ -145,7 +159,55 @@ const std::string kManyFiles =
     "a folder (its Parquet files at any depth), a quoted glob ('data/train-*.parquet') or a comma-separated "
     "list; key=value folders add Hive columns";
 
+// ------------------------------------------------------------------------------------------ image files
+
+bool ends_with_tar(const std::string& path) {
+  if (path.size() < 4) return false;
+  std::string tail = path.substr(path.size() - 4);
+  std::transform(tail.begin(), tail.end(), tail.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return tail == ".tar";
+}
+
+// A folder of class folders of images (torchvision's ImageFolder extensions), rather than of Parquet files or of
+// nothing: an image file below it, in a class folder, and no Parquet file (8 levels, 100000 entries looked at).
+bool holds_class_folders(const std::string& folder) {
+  namespace fs = std::filesystem;
+  static const char* const kExtensions[] = {".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp"};
+  std::error_code ec;
+  fs::recursive_directory_iterator it(folder, fs::directory_options::skip_permission_denied, ec), end;
+  bool image = false;
+  for (int64_t seen = 0; !ec && it != end && seen < 100000; it.increment(ec), ++seen) {
+    if (it.depth() > 8) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    std::string ext = it->path().extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    if (ext == ".parquet") return false;
+    if (it.depth() >= 1 && !image) {
+      image = std::find(std::begin(kExtensions), std::end(kExtensions), ext) != std::end(kExtensions);
+    }
+  }
+  return image;
+}
+
 }  // namespace
+
+bool names_images(const std::string& path) {
+  const std::string first = path.substr(0, path.find(','));
+  if (ends_with_tar(first) || ends_with_tar(path)) return true;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec) && holds_class_folders(path)) return true;
+  // Parquet: Hugging Face's image struct, which the table readers show as `image.bytes`.
+  try {
+    const std::vector<ColumnSchema> schema = parquet::is_dataset_spec(path)
+                                                 ? parquet::DatasetReader(path).schema()
+                                                 : parquet::read_file_info(path).schema;
+    return std::any_of(schema.begin(), schema.end(), [](const ColumnSchema& c) { return c.name == "image.bytes"; });
+  } catch (const Error&) {
+    return false;  // not Parquet, or not readable: inspect of a table says why
+  }
+}
 
 Commands::Commands(int argc, const char* const* argv)
     : app_("feedline: keeps a LibTorch training loop fed (Parquet, CSV and IDX datasets, a multi-threaded loader, "
@@ -164,7 +226,8 @@ Commands::Commands(int argc, const char* const* argv)
 
 void Commands::define_prepare() {
   auto* c = prepare_cmd_ =
-      app_.add_subcommand("prepare", "Write MNIST and FashionMNIST as CSV and Parquet from the packaged IDX files");
+      app_.add_subcommand("prepare", "Write MNIST and FashionMNIST as CSV and Parquet from the packaged IDX files "
+                                     "(with --images, as image files too)");
   c->add_option("--data-dir", prepare.data_dir,
                 "Output folder (files go to <dir>/<MNIST|FashionMNIST>/{train,test}.{csv,parquet})")
       ->capture_default_str();
@@ -174,6 +237,12 @@ void Commands::define_prepare() {
                 "Folder with FashionMNIST's IDX files (default: /usr/share/datasets/fashion-mnist)");
   c->add_option("--codec", prepare.codec, "Parquet codec")->check(one_of(kCodecs))->capture_default_str();
   c->add_option("--threads", prepare.threads, "Threads (default: every core)")->check(whole(1));
+  c->add_flag("--images", prepare.images,
+              "Also write each split as image files under <dir>/<MNIST|FashionMNIST>/images: PNG and JPEG class "
+              "folders (png/<split>/<class>/<index>.png, jpeg/.../<index>.jpg; JPEG quality 90, one gray component), "
+              "Hugging Face Parquet (parquet/<split>.parquet: image{bytes, path} as PNG, label) and WebDataset tar "
+              "shards of 10000 samples (shards/<split>-NNNNNN.tar: <key>.png, <key>.cls); class folders are the "
+              "class numbers. The CSV and Parquet tables are then written only where one is missing");
 }
 
 void Commands::define_train() {
@@ -233,8 +302,34 @@ void Commands::define_train() {
                 "Channels x height x width of each image (the features, in row-major order)")
       ->capture_default_str();
   c->add_option("--num-classes", tr.num_classes,
-                "Classes (labels 0..N-1; default: 10 for --dataset, the largest label + 1 for --data)")
+                "Classes (labels 0..N-1; default: 10 for --dataset; for --data the class folders or the Parquet "
+                "file's ClassLabel names, else the largest label + 1)")
       ->check(whole(2, int64_t{1} << 24));
+  auto* image_size = c->add_option(
+      "--image-size", tr.image_size,
+      "Read --data and --test-data as image files (a folder of class folders, tar shards: a .tar, a brace pattern "
+      "or a comma-separated list, or Parquet with an image{bytes, path} column), decoded as RGB on the loader's "
+      "workers and made NxN: SimpleCNN takes 3xNxN. Test images: Resize(N), CenterCrop(N); train images as "
+      "--augment says. --image-shape, --dataset-mode and the column flags do not apply, --limit is refused");
+  image_size->check(whole(4, 4096))->needs(data)->excludes("--image-shape");
+  c->add_option("--augment", tr.augment,
+                "With --image-size, the train images: crop-flip (RandomResizedCrop(N, scale=(--crop-scale, 1)), "
+                "RandomHorizontalFlip()) or none (as the test images)")
+      ->check(one_of({"crop-flip", "none"}))
+      ->needs(image_size)
+      ->capture_default_str();
+  c->add_option("--crop-scale", tr.crop_scale_min,
+                "With --augment crop-flip: the smallest share of the image's area a crop keeps (torchvision's "
+                "default 0.08; small images such as 28x28 digits keep more of their class with a larger one)")
+      ->check(share())
+      ->needs(image_size)
+      ->capture_default_str();
+  c->add_option("--on-error", tr.on_error,
+                "With --image-size, an image that cannot be read or decoded: raise (stop) or skip (left out of its "
+                "batch; after each epoch the count and the first names are printed)")
+      ->check(one_of({"raise", "skip"}))
+      ->needs(image_size)
+      ->capture_default_str();
   c->add_option("--nproc", tr.nproc,
                 "Train data-parallel in N processes on this host, one rank each (as torchrun --standalone "
                 "--nproc-per-node N does); --batch-size is the global batch, split between them")
@@ -380,10 +475,22 @@ void Commands::define_bench_dist(CLI::App* bench) {
 void Commands::define_inspect_and_cat() {
   auto* i = inspect_cmd_ = app_.add_subcommand(
       "inspect", "Show a Parquet file's schema, row groups, encodings, codecs, sizes, statistics and key-value "
-                 "metadata, or a CSV file's columns and their types");
-  i->add_option("file", inspect.path, "Parquet or CSV file, or Parquet files (their schema and files): " + kManyFiles)
+                 "metadata, or a CSV file's columns and their types; of image files (class folders, tar shards, "
+                 "Hugging Face image Parquet): the layout, samples, classes with their counts, formats, image "
+                 "sizes and the files that cannot be read");
+  i->add_option("file", inspect.path,
+                "Parquet or CSV file, or Parquet files (their schema and files): " + kManyFiles +
+                    "; or image files: a folder of class folders, tar shards (a .tar, a brace pattern "
+                    "'train-{000000..000005}.tar' or a comma-separated list) or Parquet with an image{bytes, path} "
+                    "column")
       ->required();
-  i->add_flag("--json", inspect.json, "One JSON document instead of text");
+  i->add_flag("--json", inspect.json, "One JSON document instead of text (tables only)");
+  i->add_option("--sample", inspect.sample,
+                "Image files: read and probe at most N images, spread evenly over the set (0: every one)")
+      ->check(whole(0))
+      ->capture_default_str();
+  i->add_option("--threads", inspect.threads, "Image files: threads reading and probing (default: every core)")
+      ->check(whole(1));
 
   auto* c = cat_cmd_ = app_.add_subcommand("cat", "Print a Parquet or CSV file's rows as CSV or JSON lines");
   c->add_option("file", cat.path, "Parquet or CSV file, or Parquet files read as one table: " + kManyFiles)
@@ -464,7 +571,7 @@ void Commands::finish() {
     lab.shape = parse_image_shape(bench_shape_);
     apply_full_protocol();
   } else if (*inspect_cmd_) {
-    command_ = Command::kInspect;
+    command_ = names_images(inspect.path) ? Command::kInspectImages : Command::kInspect;
   } else if (*cat_cmd_) {
     command_ = Command::kCat;
   } else {
@@ -483,7 +590,7 @@ void Commands::apply_full_protocol() {
 
 bool Commands::needs_torch() const {
   return command_ == Command::kTrain || command_ == Command::kBench || command_ == Command::kBenchFrom ||
-         command_ == Command::kBenchLoader || command_ == Command::kBenchDist;
+         command_ == Command::kBenchLoader || command_ == Command::kBenchDist || command_ == Command::kInspectImages;
 }
 
 }  // namespace feedline::cli

@@ -24,6 +24,7 @@ struct PrepareArgs {
   std::string mnist_idx, fashion_idx;
   std::string codec = "zstd";
   int threads = default_threads();
+  bool images = false;  // also the image layouts (PNG and JPEG class folders, Parquet, tar shards)
 };
 
 // The job's options, which the flags fill, and the ranks to start.
@@ -36,7 +37,14 @@ struct TrainArgs : dist::TrainJobOptions {
 struct InspectArgs {
   std::string path;
   bool json = false;
+  int64_t sample = 10000;  // image sets: images probed at most (0: every one)
+  int threads = default_threads();
 };
+
+// Whether `inspect PATH` names image files rather than a table: tar shards (a .tar, a brace pattern or a list of
+// them), a folder holding no Parquet file (class folders), or Parquet whose schema has Hugging Face's image
+// struct (an `image.bytes` column). feedline-torch inspects those, with the dataset layer's sources.
+bool names_images(const std::string& path);
 
 struct CatArgs {
   std::string path;
@@ -62,7 +70,9 @@ struct ConvertArgs {
 };
 
 // The subcommand a parsed line chose.
-enum class Command { kPrepare, kTrain, kBench, kBenchFrom, kBenchLoader, kBenchDist, kInspect, kCat, kConvert };
+enum class Command {
+  kPrepare, kTrain, kBench, kBenchFrom, kBenchLoader, kBenchDist, kInspect, kInspectImages, kCat, kConvert
+};
 
 // Every command's arguments and the parser that fills them. After parse(), command() says which ran, and the
 // arguments are complete (flags that depend on others, such as --full or --level, already applied).
@@ -76,7 +86,7 @@ class Commands {
   // else returns -1 and command() is set.
   int parse(int argc, const char* const* argv);
   Command command() const { return command_; }
-  // Whether the command needs LibTorch (train, bench): run by feedline-torch.
+  // Whether the command needs LibTorch (train, bench, inspect of image files): run by feedline-torch.
   bool needs_torch() const;
   CLI::App& app() { return app_; }
 

@@ -1,7 +1,7 @@
 // The `feedline` tool: the only place, with feedline-torch, that prints and chooses exit codes. It parses every
 // command's flags and runs those that need no LibTorch (prepare, inspect, cat, convert, --help, --version) itself,
-// so they start in milliseconds; train and bench, which need LibTorch, it hands to feedline-torch by exec, with
-// the same arguments (exit codes and signals are then that program's).
+// so they start in milliseconds; train, bench and inspect of image files, which need LibTorch, it hands to
+// feedline-torch by exec, with the same arguments (exit codes and signals are then that program's).
 #include <unistd.h>
 
 #include <cerrno>

@@ -1,12 +1,14 @@
 #include "cli/prepare.h"
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "cli/prepare_images.h"
 #include "feedline/catalog/catalog.h"
 #include "feedline/io/csv.h"
 #include "feedline/io/error.h"
@@ -31,6 +33,23 @@ struct StorageRow {
   double csv_write = 0, parquet_write = 0, csv_read = 0, parquet_read = 0;
 };
 
+bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+struct ImageRow {
+  std::string dataset, split;
+  ImageLayoutResult layout;
+};
+
+void print_images_table(const std::vector<ImageRow>& rows, int threads) {
+  fmt::print("\nImages ({} threads; PNG and JPEG times include encoding)\n", threads);
+  fmt::print("{:<13} {:<5} {:<8} {:>8} {:>10} {:>9}  {}\n", "Dataset", "Split", "Layout", "Files", "MB", "Write",
+             "Path");
+  for (const auto& r : rows) {
+    fmt::print("{:<13} {:<5} {:<8} {:>8} {:>10.1f} {:>8.2f}s  {}\n", r.dataset, r.split, r.layout.layout,
+               r.layout.files, megabytes(r.layout.bytes), r.layout.seconds, r.layout.path);
+  }
+}
+
 }  // namespace
 
 int run_prepare(const PrepareArgs& args) {
@@ -38,6 +57,10 @@ int run_prepare(const PrepareArgs& args) {
   wopts.codec = parquet::parse_codec(args.codec);
   wopts.num_threads = args.threads;
   std::vector<StorageRow> rows;
+  std::vector<ImageRow> image_rows;
+  ImageLayoutOptions image_options;
+  image_options.codec = args.codec;
+  image_options.threads = args.threads;
   for (const auto& name : args.datasets) {
     const DatasetSpec spec = dataset_spec(name);
     const std::string src = idx_dir(spec, spec.flag == "mnist" ? args.mnist_idx : args.fashion_idx);
@@ -47,8 +70,19 @@ int run_prepare(const PrepareArgs& args) {
       const std::string labels = idx_file(src, prefix + "-labels-idx1-ubyte", install_hint(spec));
       fmt::print("{} {}: reading {}\n", spec.folder, split, images);
       std::fflush(stdout);
-      const Table table = image_split_to_table(read_idx_split(images, labels));
+      const ImageSplit idx = read_idx_split(images, labels);
       const std::string base = args.data_dir + "/" + spec.folder + "/" + split;
+      if (args.images) {
+        const std::string images_dir = args.data_dir + "/" + spec.folder + "/images";
+        const auto results = write_image_layouts(idx, images_dir, split, image_options, [&](const std::string& line) {
+          fmt::print("{} {}: {}\n", spec.folder, split, line);
+          std::fflush(stdout);
+        });
+        for (const auto& r : results) image_rows.push_back({spec.folder, split, r});
+        // The tables are written once: --images adds the image layouts beside them.
+        if (exists(base + ".csv") && exists(base + ".parquet")) continue;
+      }
+      const Table table = image_split_to_table(idx);
       StorageRow row{spec.folder, split};
 
       fmt::print("{} {}: writing {}.csv and {}.parquet ({} rows)\n", spec.folder, split, base, base, table.num_rows);
@@ -79,6 +113,8 @@ int run_prepare(const PrepareArgs& args) {
       rows.push_back(row);
     }
   }
+  if (!image_rows.empty()) print_images_table(image_rows, args.threads);
+  if (rows.empty()) return 0;
   fmt::print("\nStorage ({} threads for reading)\n", args.threads);
   fmt::print("{:<13} {:<5} {:>10} {:>12} {:>7} {:>10} {:>12} {:>10} {:>12}\n", "Dataset", "Split", "CSV MB",
              "Parquet MB", "Ratio", "CSV write", "Parquet wr.", "CSV read", "Parquet rd.");

@@ -1,6 +1,6 @@
-// feedline-torch: the `feedline` commands that need LibTorch (train, bench), run by the feedline tool with the
-// command line it was given. Parses it with the same definitions, applies the process-wide CPU settings and runs
-// the command. Also runs those commands when started directly.
+// feedline-torch: the `feedline` commands that need LibTorch (train, bench, inspect of image files), run by the
+// feedline tool with the command line it was given. Parses it with the same definitions, applies the process-wide
+// CPU settings and runs the command. Also runs those commands when started directly.
 #include <fmt/core.h>
 #include <torch/types.h>
 
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/inspect_images.h"
 #include "cli/train.h"
 #include "cli/terminal_reporter.h"
 #include "feedline/dist/dist.h"
@@ -74,7 +75,7 @@ int run(int argc, char** argv) {
   Commands commands(argc, argv);
   if (const int exit_code = commands.parse(argc, argv); exit_code >= 0) return exit_code;
   if (!commands.needs_torch()) {
-    throw InvalidArgument("feedline-torch runs train and bench; run the others with feedline");
+    throw InvalidArgument("feedline-torch runs train, bench and inspect of image files; run the others with feedline");
   }
   // After parsing, so that --help and --version answer whatever the environment says; before any thread starts.
   const ProcessSettings settings = apply_process_settings();
@@ -85,6 +86,7 @@ int run(int argc, char** argv) {
     case Command::kTrain:
       if (commands.train.nproc > 0) return launch_ranks(commands, argc, argv, commands.train.nproc);
       return run_train(commands.train);
+    case Command::kInspectImages: return run_inspect_images(commands.inspect);
     case Command::kBenchLoader: lab::run_loader_bench(commands.loader_bench, reporter); break;
     case Command::kBenchDist: lab::run_dist_bench(commands.dist_bench, self_path(), reporter); break;
     case Command::kBenchFrom:

@@ -5,7 +5,10 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "feedline/dataset/encoded.h"
 #include "feedline/dist/dist.h"
 #include "feedline/dist/train_job.h"
 #include "feedline/io/error.h"
@@ -15,8 +18,20 @@
 namespace feedline::cli {
 namespace {
 
+std::string joined(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
 // The job's log lines up to the first epoch, as the data is loaded and the model made.
 void print_loaded(const dist::TrainJobSetup& s) {
+  if (!s.image_source.empty()) {
+    fmt::print("Loaded {} (test: {}; image files, {}): {} train, {} test samples in {:.2f}s\n", s.train_path,
+               s.test_path, s.image_source, s.train_samples, s.test_samples, s.load_seconds);
+    fmt::print("Train transform: {}\nTest transform: {}\n", joined(s.train_transform), joined(s.test_transform));
+    return;
+  }
   const std::string what = s.dataset.empty() ? s.train_path + " (test: " + s.test_path : s.dataset + " (" + s.format;
   fmt::print("Loaded {}, {} dataset): {} train, {} test samples in {:.2f}s\n", what, dataset_mode_name(s.mode),
              s.train_samples, s.test_samples, s.load_seconds);
@@ -88,6 +103,20 @@ void print_summary(const TrainArgs& args, const dist::TrainJobSetup& s, const di
   }
 }
 
+// --on-error skip: what each phase of the epoch left out.
+void print_skipped(const SkippedSamples& train, const SkippedSamples& test) {
+  using Phase = std::pair<const char*, const SkippedSamples*>;
+  for (const auto& [phase, skipped] : {Phase{"train", &train}, Phase{"test", &test}}) {
+    if (skipped->count == 0) continue;
+    fmt::print("Skipped {} {} sample{} this epoch:\n", skipped->count, phase, skipped->count == 1 ? "" : "s");
+    for (const std::string& line : skipped->first) fmt::print("  {}\n", line);
+    if (skipped->count > static_cast<int64_t>(skipped->first.size())) {
+      fmt::print("  ... and {} more\n", skipped->count - static_cast<int64_t>(skipped->first.size()));
+    }
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int run_train(const TrainArgs& args) {
@@ -114,6 +143,7 @@ int run_train(const TrainArgs& args) {
     bar.clear();
     print_epoch(args, r, allreduce_seconds);
   };
+  callbacks.on_skipped = print_skipped;
   callbacks.on_checkpoint = [&](const CheckpointInfo& c, const std::string& file) {
     if (bar.enabled()) return;
     fmt::print("Checkpoint: epoch {}, step {} -> {}\n", c.epoch, c.step, file);

@@ -11,6 +11,8 @@
 #include <string>
 
 #include "feedline/catalog/catalog.h"
+#include "feedline/dataset/encoded.h"
+#include "feedline/dataset/image_dataset.h"
 #include "feedline/dataset/image_file.h"
 #include "feedline/dataset/stream_dataset.h"
 #include "feedline/dist/data_parallel.h"
@@ -91,6 +93,13 @@ void check_save_path(const std::string& path) {
 }
 
 ImageShape checked_shape(const TrainJobOptions& o) {
+  if (o.image_size > 0) {
+    if (o.image_size < 4) {
+      throw InvalidArgument("--image-size " + std::to_string(o.image_size) + ": SimpleCNN needs images of at least "
+                            "4x4 pixels");
+    }
+    return ImageShape{3, o.image_size, o.image_size};
+  }
   const ImageShape shape = parse_image_shape(o.image_shape);
   if (shape.height < 4 || shape.width < 4) {
     throw InvalidArgument("--image-shape " + o.image_shape + ": SimpleCNN needs images of at least 4x4 pixels");
@@ -101,7 +110,61 @@ ImageShape checked_shape(const TrainJobOptions& o) {
 // Both splits, as datasets on `device`; fills the setup's data fields.
 struct JobData {
   ImageFile train, test;
+  int64_t named_classes = 0;  // image files: the classes the train source names (folders, ClassLabel names)
 };
+
+std::vector<std::string> step_texts(const std::vector<ImageStep>& steps) {
+  std::vector<std::string> out;
+  for (const ImageStep& step : steps) out.push_back(describe(step));
+  return out;
+}
+
+// One split of image files, decoded and transformed by `steps` on the loader's workers.
+ImageFile load_image_split(const std::string& spec, const char* flag, const std::vector<ImageStep>& steps,
+                           OnError on_error, std::shared_ptr<const SampleSource>* source) {
+  try {
+    *source = open_image_source(spec);
+  } catch (const IoError& e) {
+    throw IoError(std::string(flag) + " " + spec + ": " + e.what());
+  }
+  ImageFile f;
+  f.dataset = make_image_dataset(*source, steps, {}, on_error);
+  for (const int64_t label : (*source)->labels()) f.max_label = std::max(f.max_label, label);
+  return f;
+}
+
+// Image files (TrainJobOptions::image_size): uint8 batches, which the training loop normalises on the device.
+JobData load_images(const TrainJobOptions& o, TrainJobSetup& setup) {
+  if (o.augment != "crop-flip" && o.augment != "none") {
+    throw InvalidArgument("--augment " + o.augment + ": not one of crop-flip, none");
+  }
+  if (!(o.crop_scale_min > 0 && o.crop_scale_min <= 1)) {
+    throw InvalidArgument("--crop-scale " + std::to_string(o.crop_scale_min) + ": must be above 0 and at most 1");
+  }
+  if (o.limit > 0) {
+    throw InvalidArgument("--limit keeps the first rows of a table; with --image-size, pass fewer images");
+  }
+  const OnError on_error = parse_on_error(o.on_error);
+  const int64_t n = o.image_size;
+  const std::vector<ImageStep> test_steps{image_steps::Resize{{n}}, image_steps::CenterCrop{n, n},
+                                          image_steps::PILToTensor{}};
+  std::vector<ImageStep> train_steps = test_steps;
+  if (o.augment == "crop-flip") {
+    image_steps::RandomResizedCrop crop;
+    crop.height = crop.width = n;
+    crop.scale_min = o.crop_scale_min;
+    train_steps = {crop, image_steps::RandomHorizontalFlip{}, image_steps::PILToTensor{}};
+  }
+  JobData d;
+  std::shared_ptr<const SampleSource> train_source, test_source;
+  d.train = load_image_split(o.train_file, "--data", train_steps, on_error, &train_source);
+  d.test = load_image_split(o.test_file, "--test-data", test_steps, on_error, &test_source);
+  d.named_classes = static_cast<int64_t>(train_source->class_names().size());
+  setup.image_source = image_source_kind_name(image_source_kind(o.train_file));
+  setup.train_transform = step_texts(train_steps);
+  setup.test_transform = step_texts(test_steps);
+  return d;
+}
 
 JobData load_data(const TrainJobOptions& o, const ImageShape& shape, torch::Device device, TrainJobSetup& setup) {
   std::string train_path = o.train_file, test_path = o.test_file;
@@ -113,6 +176,15 @@ JobData load_data(const TrainJobOptions& o, const ImageShape& shape, torch::Devi
     setup.format = o.format;
   }
   const auto start = Clock::now();
+  if (o.image_size > 0) {
+    JobData d = load_images(o, setup);
+    setup.train_path = train_path;
+    setup.test_path = test_path;
+    setup.train_samples = d.train.dataset->size();
+    setup.test_samples = d.test.dataset->size();
+    setup.load_seconds = seconds_since(start);
+    return d;
+  }
   ImageFileOptions file;
   file.columns = o.columns;
   file.shape = shape;
@@ -134,9 +206,10 @@ JobData load_data(const TrainJobOptions& o, const ImageShape& shape, torch::Devi
   return d;
 }
 
-// The experiment's datasets have 10 classes whatever the limit keeps; other files as many as their labels say.
+// The experiment's datasets have 10 classes whatever the limit keeps; image files as many as their class folders
+// or ClassLabel names, where they have them; other files as many as their labels say.
 int64_t classes_of(const TrainJobOptions& o, const JobData& d, const TrainJobSetup& setup) {
-  return class_count(o.num_classes, o.train_file.empty() ? 10 : 0,
+  return class_count(o.num_classes, o.train_file.empty() ? 10 : d.named_classes,
                      {{setup.train_path, d.train.max_label}, {setup.test_path, d.test.max_label}});
 }
 
@@ -222,6 +295,11 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
     const std::optional<double> allreduce =
         parallel ? std::optional<double>(parallel->take_allreduce_seconds()) : std::nullopt;
     if (callbacks.on_epoch_end) callbacks.on_epoch_end(r, allreduce);
+    const auto* train_images = dynamic_cast<const EncodedDataset*>(data.train.dataset.get());
+    const auto* test_images = dynamic_cast<const EncodedDataset*>(data.test.dataset.get());
+    if (callbacks.on_skipped && train_images != nullptr && test_images != nullptr) {
+      callbacks.on_skipped(train_images->take_skipped(), test_images->take_skipped());
+    }
   };
   if (callbacks.on_checkpoint) {
     tc.on_checkpoint = [&](const CheckpointInfo& c) { callbacks.on_checkpoint(c, checkpoint_path(o.checkpoint_dir)); };

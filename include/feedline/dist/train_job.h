@@ -22,6 +22,7 @@ namespace feedline {
 
 struct EpochResult;     // feedline/train/train.h
 struct CheckpointInfo;  // feedline/train/train.h
+struct SkippedSamples;  // feedline/dataset/encoded.h
 
 namespace dist {
 
@@ -54,6 +55,17 @@ struct TrainJobOptions {
   double dist_timeout = 300;  // seconds
   std::string checkpoint_dir, resume_dir;
   int64_t checkpoint_every = 0;  // 0 with a checkpoint_dir: once an epoch
+
+  // Image files in place of a table (feedline/dataset/image_dataset.h: a folder of class folders, Parquet with an
+  // image column, tar shards): above 0, train_file and test_file are read as images, decoded as RGB on the
+  // loader's workers and made image_size x image_size; SimpleCNN takes 3 x image_size x image_size, and
+  // image_shape, columns, mode and limit do not apply. Test images: Resize(image_size), CenterCrop(image_size).
+  int64_t image_size = 0;
+  // Train images: "crop-flip" (RandomResizedCrop(image_size, scale=(crop_scale_min, 1)), RandomHorizontalFlip())
+  // or "none" (as the test images).
+  std::string augment = "crop-flip";
+  double crop_scale_min = 0.08;  // torchvision's default
+  std::string on_error = "raise";  // images that cannot be read or decoded: "raise" or "skip" (counted)
 };
 
 // Where the job stands once its data is loaded (the fields up to load_seconds) and once its model is made.
@@ -77,6 +89,10 @@ struct TrainJobSetup {
   // Resuming: where the checkpoint stood (epoch, step) and its file.
   std::optional<std::pair<int64_t, int64_t>> resume_at;
   std::string resume_file;
+  // Image files: the source's layout ("folder", "parquet", "tar shards"; empty for a table) and each split's
+  // transform, in torchvision's words.
+  std::string image_source;
+  std::vector<std::string> train_transform, test_transform;
 };
 
 struct TrainJobCallbacks {
@@ -91,6 +107,9 @@ struct TrainJobCallbacks {
   std::function<void(const EpochResult&, std::optional<double> allreduce_seconds)> on_epoch_end;
   // After a checkpoint was written, with its file.
   std::function<void(const CheckpointInfo&, const std::string& file)> on_checkpoint;
+  // Image files with on_error "skip": after each epoch's on_epoch_end, the samples this rank left out of the train
+  // and the test phase.
+  std::function<void(const SkippedSamples& train, const SkippedSamples& test)> on_skipped;
 };
 
 struct TrainJobResult {
