@@ -30,8 +30,9 @@ std::string torch_program() {
   for (const auto& c : candidates) {
     if (::access(c.c_str(), X_OK) == 0) return c.string();
   }
-  throw IoError("train and bench run in feedline-torch, which is not at " + candidates[0].string() + " nor at " +
-                candidates[1].lexically_normal().string() + " (build or install feedline again)");
+  throw IoError("train, bench and inspect of image files run in feedline-torch, which is not at " +
+                candidates[0].string() + " nor at " + candidates[1].lexically_normal().string() +
+                " (build or install feedline again)");
 }
 
 int run(int argc, char** argv) {
