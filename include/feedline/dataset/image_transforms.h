@@ -109,6 +109,12 @@ std::string describe(const ImageStep& step);
 
 struct ImageTransformOptions {
   DecodeOptions decode;  // gray, max_pixels
+  // JPEGs decoded only as far as the output needs: when the first step that changes the picture is a
+  // RandomResizedCrop or Resize, at the smallest DCT scale (1/2, 1/4 or 1/8 of the size, libjpeg-turbo's scaled
+  // decoding) that still leaves the crop box at least the output's size, and only the rows and columns (in whole
+  // DCT blocks) that hold the box. Faster, and no longer torchvision's values: the DCT scaling filters as a box
+  // does where the resize would have filtered as a triangle. Off: every pixel is decoded, as Pillow decodes it.
+  bool reduced_decode = false;
 };
 
 // Decoding and `steps` as one transform: the steps that change the picture (Resize, CenterCrop,
