@@ -6,7 +6,7 @@
 feedline_library_packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libfast-float-dev libarchive-dev
   libsnappy-dev libzstd-dev zlib1g-dev libdeflate-dev liblz4-dev libbrotli-dev libspng-dev
-  libturbojpeg0-dev libwebp-dev libswscale-dev
+  libturbojpeg0-dev libjpeg62-turbo-dev libwebp-dev libswscale-dev
   libgtest-dev libgmock-dev
   libgloo-dev
 )

@@ -4,8 +4,13 @@
 #include <turbojpeg.h>
 #include <webp/decode.h>
 
+#include <algorithm>
+#include <csetjmp>
+#include <cstdio>  // jpeglib.h's FILE
 #include <cstring>
 #include <memory>
+
+#include <jpeglib.h>
 
 #include "feedline/io/error.h"
 
@@ -109,6 +114,98 @@ void decode_jpeg(std::string_view bytes, const std::string& name, tjhandle tj, c
     convert_pixels(cmyk.data(), 4, pixels, gray, out);
   }
 }
+
+// --- JPEG regions (the libjpeg API of libjpeg-turbo, which TurboJPEG wraps and which alone crops). libjpeg
+// reports errors by longjmp: the functions between setjmp and libjpeg hold nothing with a destructor.
+
+constexpr int kMaxProgressiveScans = 500;  // TurboJPEG's TJFLAG_LIMITSCANS
+
+struct JpegErrors {
+  jpeg_error_mgr mgr;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+[[noreturn]] void jpeg_fail(j_common_ptr cinfo) {
+  auto* errors = reinterpret_cast<JpegErrors*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, errors->message);
+  std::longjmp(errors->jump, 1);
+}
+
+// A warning (level -1) is an error, as TJFLAG_STOPONWARNING makes it; trace messages are dropped.
+void jpeg_warning(j_common_ptr cinfo, int level) {
+  if (level < 0) jpeg_fail(cinfo);
+}
+
+void jpeg_limit_scans(j_common_ptr cinfo) {
+  const auto* d = reinterpret_cast<j_decompress_ptr>(cinfo);
+  if (d->progressive_mode && d->input_scan_number > kMaxProgressiveScans) {
+    auto* errors = reinterpret_cast<JpegErrors*>(cinfo->err);
+    std::snprintf(errors->message, sizeof(errors->message), "Progressive JPEG image has more than %d scans",
+                  kMaxProgressiveScans);
+    std::longjmp(errors->jump, 1);
+  }
+}
+
+struct JpegDecompress {
+  jpeg_decompress_struct cinfo;
+  JpegErrors errors;
+  jpeg_progress_mgr progress;
+  bool created = false;
+};
+
+// Starts the decompressor on `bytes` at 1/scale_denom, out_color_space `space`. False (errors.message says why)
+// on a libjpeg error.
+bool jpeg_region_start(JpegDecompress& d, std::string_view bytes, int scale_denom, J_COLOR_SPACE space) {
+  d.cinfo.err = jpeg_std_error(&d.errors.mgr);
+  d.errors.mgr.error_exit = jpeg_fail;
+  d.errors.mgr.emit_message = jpeg_warning;
+  d.errors.message[0] = '\0';
+  if (setjmp(d.errors.jump)) return false;
+  jpeg_create_decompress(&d.cinfo);
+  d.created = true;
+  d.progress.progress_monitor = jpeg_limit_scans;
+  d.cinfo.progress = &d.progress;
+  jpeg_mem_src(&d.cinfo, ubytes(bytes), static_cast<unsigned long>(bytes.size()));
+  jpeg_read_header(&d.cinfo, TRUE);
+  d.cinfo.out_color_space = space;
+  d.cinfo.scale_num = 1;
+  d.cinfo.scale_denom = static_cast<unsigned>(scale_denom);
+  jpeg_calc_output_dimensions(&d.cinfo);
+  return true;
+}
+
+// Decodes rows [top, top + height) of columns [*left, *left + *width) (widened by libjpeg to whole blocks, which
+// it writes back) into `out`, `row_bytes` a row, which must hold the widened width; then reads the rest of the
+// data to its end, through `spare_row` (as many bytes). False (errors.message says why) on a libjpeg error.
+bool jpeg_region_read(JpegDecompress& d, int top, int height, JDIMENSION* left, JDIMENSION* width,
+                      size_t row_bytes, uint8_t* out, uint8_t* spare_row) {
+  if (setjmp(d.errors.jump)) return false;
+  jpeg_start_decompress(&d.cinfo);
+  jpeg_crop_scanline(&d.cinfo, left, width);
+  if (top > 0) jpeg_skip_scanlines(&d.cinfo, static_cast<JDIMENSION>(top));
+  for (int y = 0; y < height; ++y) {
+    JSAMPROW row = out + static_cast<size_t>(y) * row_bytes;
+    jpeg_read_scanlines(&d.cinfo, &row, 1);
+  }
+  // Skipping to the end would take libjpeg's word for the rest: skip all but the last row (entropy-decoded, not
+  // transformed) and read that, so that a truncated or corrupt tail is found as a whole decode finds it.
+  const JDIMENSION rows = d.cinfo.output_height;
+  if (d.cinfo.output_scanline < rows) {
+    if (d.cinfo.output_scanline + 1 < rows) jpeg_skip_scanlines(&d.cinfo, rows - 1 - d.cinfo.output_scanline);
+    JSAMPROW row = spare_row;
+    jpeg_read_scanlines(&d.cinfo, &row, 1);
+  }
+  jpeg_finish_decompress(&d.cinfo);
+  return true;
+}
+
+struct JpegDestroy {
+  JpegDecompress* d;
+  ~JpegDestroy() {
+    if (d->created) jpeg_destroy_decompress(&d->cinfo);
+  }
+};
 
 // --- PNG (libspng)
 
@@ -310,6 +407,84 @@ void decode_image_into(std::string_view bytes, const std::string& name, const De
                           " bytes, not " + std::to_string(out_size));
   }
   decode_checked(bytes, name, probed, options.gray, out);
+}
+
+}  // namespace feedline
+
+namespace feedline {
+
+int jpeg_scaled_size(int size, int scale_denom) {
+  return static_cast<int>((static_cast<int64_t>(size) + scale_denom - 1) / scale_denom);
+}
+
+JpegRegion decode_jpeg_region(std::string_view bytes, const std::string& name, const DecodeOptions& options,
+                              int scale_denom, const ImageRegion& region) {
+  if (scale_denom != 1 && scale_denom != 2 && scale_denom != 4 && scale_denom != 8) {
+    throw InvalidArgument(name + ": a JPEG region decodes at 1/1, 1/2, 1/4 or 1/8 of the size, not at 1/" +
+                          std::to_string(scale_denom));
+  }
+  const Probe probed = probe_checked(bytes, name, options);
+  const ImageInfo& info = probed.info;
+  if (info.format != ImageFormat::kJpeg) {
+    throw InvalidArgument(name + ": decode_jpeg_region decodes JPEG data, not " + image_format_name(info.format));
+  }
+  JpegRegion result;
+  result.scaled_height = jpeg_scaled_size(info.height, scale_denom);
+  result.scaled_width = jpeg_scaled_size(info.width, scale_denom);
+  if (region.height <= 0 || region.width <= 0 || region.top < 0 || region.left < 0 ||
+      region.top > result.scaled_height - region.height || region.left > result.scaled_width - region.width) {
+    throw InvalidArgument(name + ": the region (top " + std::to_string(region.top) + ", left " +
+                          std::to_string(region.left) + ", height " + std::to_string(region.height) + ", width " +
+                          std::to_string(region.width) + ") is not a part of the picture's " +
+                          std::to_string(result.scaled_height) + " x " + std::to_string(result.scaled_width) +
+                          " pixels at 1/" + std::to_string(scale_denom));
+  }
+  // The colour spaces decode_jpeg asks TurboJPEG for.
+  const J_COLOR_SPACE space = info.channels == 1 ? (options.gray ? JCS_GRAYSCALE : JCS_RGB)
+                              : info.channels == 3 ? JCS_RGB
+                                                   : JCS_CMYK;
+  const int components = space == JCS_GRAYSCALE ? 1 : space == JCS_RGB ? 3 : 4;
+  JpegDecompress d;
+  const JpegDestroy destroy{&d};
+  if (!jpeg_region_start(d, bytes, scale_denom, space)) corrupt(name, ImageFormat::kJpeg, d.errors.message);
+  if (static_cast<int>(d.cinfo.output_height) != result.scaled_height ||
+      static_cast<int>(d.cinfo.output_width) != result.scaled_width) {
+    throw Error(name + ": libjpeg scales the JPEG to " + std::to_string(d.cinfo.output_height) + " x " +
+                std::to_string(d.cinfo.output_width) + " pixels at 1/" + std::to_string(scale_denom) + ", not " +
+                std::to_string(result.scaled_height) + " x " + std::to_string(result.scaled_width));
+  }
+  // libjpeg moves the left edge back to an iMCU's (at most one iMCU's width, less a pixel, to the left).
+  const int imcu = d.cinfo.max_h_samp_factor * d.cinfo.min_DCT_scaled_size;
+  const int room = std::min(result.scaled_width, region.width + imcu);
+  const size_t row_bytes = static_cast<size_t>(room) * static_cast<size_t>(components);
+  DecodedImage& image = result.image;
+  image.pixels.resize(row_bytes * static_cast<size_t>(region.height));
+  std::vector<uint8_t> spare_row(row_bytes);
+  auto left = static_cast<JDIMENSION>(region.left), width = static_cast<JDIMENSION>(region.width);
+  if (!jpeg_region_read(d, region.top, region.height, &left, &width, row_bytes, image.pixels.data(),
+                        spare_row.data())) {
+    corrupt(name, ImageFormat::kJpeg, d.errors.message);
+  }
+  if (static_cast<int>(width) > room || static_cast<int>(left) > region.left ||
+      static_cast<int>(left + width) < region.left + region.width) {
+    throw Error(name + ": libjpeg widened the JPEG region's columns [" + std::to_string(region.left) + ", " +
+                std::to_string(region.left + region.width) + ") to [" + std::to_string(left) + ", " +
+                std::to_string(left + width) + ")");
+  }
+  // Rows packed (each to its width), then converted in place: the output never outruns the input.
+  const size_t packed = static_cast<size_t>(width) * static_cast<size_t>(components);
+  for (int y = 1; y < region.height; ++y) {
+    std::memmove(image.pixels.data() + y * packed, image.pixels.data() + y * row_bytes, packed);
+  }
+  const size_t pixels = static_cast<size_t>(width) * static_cast<size_t>(region.height);
+  image.channels = options.gray ? 1 : 3;
+  if (components != image.channels) {
+    convert_pixels(image.pixels.data(), components, pixels, options.gray, image.pixels.data());
+  }
+  image.pixels.resize(pixels * static_cast<size_t>(image.channels));
+  image.width = static_cast<int>(width), image.height = region.height;
+  result.region = ImageRegion{region.top, static_cast<int>(left), region.height, static_cast<int>(width)};
+  return result;
 }
 
 }  // namespace feedline
