@@ -425,6 +425,7 @@ void Commands::define_bench() {
   c->add_option("--fashion-mnist-idx", o.fashion_idx, "Folder with FashionMNIST's IDX files, for the storage table");
   define_bench_loader(c);
   define_bench_dist(c);
+  define_bench_images(c);
 }
 
 void Commands::define_bench_loader(CLI::App* bench) {
@@ -470,6 +471,40 @@ void Commands::define_bench_dist(CLI::App* bench) {
       ->capture_default_str();
   d->add_option("--repeat", db.repeat, "Runs of each configuration, in turns")->check(whole(1))->capture_default_str();
   d->add_option("--out", db.out_dir, "Results folder (dist.json, dist.md)")->capture_default_str();
+}
+
+void Commands::define_bench_images(CLI::App* bench) {
+  lab::ImageBenchOptions& ib = image_bench;
+  auto* i = bench_images_cmd_ = bench->add_subcommand(
+      "images", "Images/s of the same augmentation (RandomResizedCrop, RandomHorizontalFlip, PILToTensor) over the "
+                "same JPEGs on the same cores: torchvision's ImageFolder in torch's DataLoader, feedline.DataLoader "
+                "in Python, feedline's Loader in C++ (also with reduced decoding), and libjpeg-turbo decoding the "
+                "whole files as the limit; then where the C++ pipeline's time goes");
+  i->add_option("--data", ib.data_dir, "A folder of class folders of images (`prepare --photos` writes "
+                "<data-dir>/photos/jpeg/train)")->capture_default_str();
+  i->add_option("--workers", ib.workers, "Workers of each pipeline and decoding threads (default: every core)")
+      ->check(whole(1));
+  i->add_option("--batch-size", ib.batch_size, "Images per batch")->check(whole(1))->capture_default_str();
+  i->add_option("--image-size", ib.image_size, "RandomResizedCrop's output size")->check(whole(1))
+      ->capture_default_str();
+  i->add_option("--images", ib.images, "Only N images, spread evenly over the folder (0: all)")->check(whole(0))
+      ->capture_default_str();
+  i->add_option("--epochs", ib.epochs, "Timed epochs a run, after one warm-up epoch")->check(whole(1))
+      ->capture_default_str();
+  i->add_option("--repeat", ib.repeat, "Runs of each pipeline; the median counts")->check(whole(1))
+      ->capture_default_str();
+  i->add_option("--sample", ib.sample, "Images timed piece by piece on one thread for the breakdown")
+      ->check(whole(0))
+      ->capture_default_str();
+  i->add_flag("!--no-to-tensor", ib.to_tensor, "Leave out torchvision with ToTensor (float32)");
+  i->add_flag("!--no-python", ib.python, "Leave out the Python rows");
+  i->add_option("--python", ib.python_program, "The Python that runs the Python rows")->capture_default_str();
+  i->add_option("--script", ib.script, "scripts/python/image_bench.py (default: looked for in the current folder "
+                "and beside the program)");
+  i->add_option("--python-path", ib.python_path, "The folder holding the feedline Python package (default: "
+                "<program's folder>/python where it is)");
+  i->add_option("--seed", ib.seed, "Seed of the shuffles and crops")->check(unsigned_whole())->capture_default_str();
+  i->add_option("--json", ib.json_path, "Also write the results to this JSON file");
 }
 
 void Commands::define_inspect_and_cat() {
@@ -556,6 +591,8 @@ void Commands::finish() {
     command_ = Command::kBenchLoader;
   } else if (*bench_dist_cmd_) {
     command_ = Command::kBenchDist;
+  } else if (*bench_images_cmd_) {
+    command_ = Command::kBenchImages;
   } else if (*bench_cmd_ && bench_from_->count() > 0) {
     for (const CLI::Option* o : bench_cmd_->get_options()) {
       const std::string name = o->get_name();
@@ -590,7 +627,8 @@ void Commands::apply_full_protocol() {
 
 bool Commands::needs_torch() const {
   return command_ == Command::kTrain || command_ == Command::kBench || command_ == Command::kBenchFrom ||
-         command_ == Command::kBenchLoader || command_ == Command::kBenchDist || command_ == Command::kInspectImages;
+         command_ == Command::kBenchLoader || command_ == Command::kBenchDist || command_ == Command::kBenchImages ||
+         command_ == Command::kInspectImages;
 }
 
 }  // namespace feedline::cli

@@ -71,7 +71,8 @@ struct ConvertArgs {
 
 // The subcommand a parsed line chose.
 enum class Command {
-  kPrepare, kTrain, kBench, kBenchFrom, kBenchLoader, kBenchDist, kInspect, kInspectImages, kCat, kConvert
+  kPrepare, kTrain, kBench, kBenchFrom, kBenchLoader, kBenchDist, kBenchImages, kInspect, kInspectImages, kCat,
+  kConvert
 };
 
 // Every command's arguments and the parser that fills them. After parse(), command() says which ran, and the
@@ -96,6 +97,7 @@ class Commands {
   std::string bench_from;
   lab::LoaderBenchOptions loader_bench;
   lab::DistBenchOptions dist_bench;
+  lab::ImageBenchOptions image_bench;
   InspectArgs inspect;
   CatArgs cat;
   ConvertArgs convert;
@@ -106,6 +108,7 @@ class Commands {
   void define_bench();
   void define_bench_loader(CLI::App* bench);
   void define_bench_dist(CLI::App* bench);
+  void define_bench_images(CLI::App* bench);
   void define_inspect_and_cat();
   void define_convert();
   void finish();
@@ -118,6 +121,7 @@ class Commands {
   CLI::App* prepare_cmd_ = nullptr;
   CLI::App* train_cmd_ = nullptr;
   CLI::App* bench_dist_cmd_ = nullptr;
+  CLI::App* bench_images_cmd_ = nullptr;
   CLI::App* bench_cmd_ = nullptr;
   CLI::App* bench_loader_cmd_ = nullptr;
   CLI::App* inspect_cmd_ = nullptr;

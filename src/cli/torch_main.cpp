@@ -89,6 +89,13 @@ int run(int argc, char** argv) {
     case Command::kInspectImages: return run_inspect_images(commands.inspect);
     case Command::kBenchLoader: lab::run_loader_bench(commands.loader_bench, reporter); break;
     case Command::kBenchDist: lab::run_dist_bench(commands.dist_bench, self_path(), reporter); break;
+    case Command::kBenchImages: {
+      std::string line;
+      for (int i = 0; i < argc; ++i) line += (i > 0 ? " " : "") + std::string(i == 0 ? "feedline" : argv[i]);
+      commands.image_bench.command = line;
+      lab::run_image_bench(commands.image_bench, self_path(), reporter);
+      break;
+    }
     case Command::kBenchFrom:
       lab::run_lab_from(commands.bench_from, commands.lab.out_dir, !commands.lab.skip_plots, reporter);
       break;

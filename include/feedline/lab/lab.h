@@ -131,4 +131,54 @@ struct DistBenchResult {
 };
 DistBenchResult run_dist_bench(const DistBenchOptions& options, const std::string& program, Reporter& reporter);
 
+// `feedline bench images`: images per second of the same augmentation (RandomResizedCrop, RandomHorizontalFlip,
+// PILToTensor) over the same folder of JPEGs on the same cores, side by side in one run: torchvision's ImageFolder
+// in torch's DataLoader and feedline.DataLoader over feedline.ImageFolder (Python, scripts/python/image_bench.py,
+// each in a process of its own), feedline's Loader in C++ with and without reduced decoding, and the limit:
+// libjpeg-turbo decoding the whole files on as many threads. Then where the C++ pipeline's time goes, piece by
+// piece on one thread. Reports a table (images/s, against torchvision and against the decoding limit) and writes
+// JSON when asked.
+struct ImageBenchOptions {
+  std::string data_dir = "data/photos/jpeg/train";  // a folder of class folders of images
+  int64_t workers = 0;      // worker threads (processes for torchvision) and decoding threads; 0: every core
+  int64_t batch_size = 256;
+  int64_t image_size = 224;
+  int64_t images = 0;       // 0: every image of the folder; else this many, spread evenly over it
+  int64_t epochs = 2;       // timed epochs a run, after one untimed warm-up epoch of each pipeline
+  int64_t repeat = 1;       // runs of each pipeline; a row's figure is the median run
+  int64_t sample = 200;     // images timed piece by piece for the breakdown
+  bool to_tensor = true;    // also torchvision with ToTensor (float32)
+  bool python = true;       // the Python rows (false: C++ rows only)
+  std::string python_program = "/usr/bin/python3";
+  std::string script;       // image_bench.py; empty: looked for beside the checkout or the program
+  std::string python_path;  // the folder holding the feedline package; empty: <program's folder>/python if there
+  std::string json_path;    // empty: no JSON
+  uint64_t seed = 42;
+  std::string command;      // the command line, for the record
+};
+struct ImageBenchRow {
+  std::string key;   // a, a-totensor, b, c, d, e
+  std::string name;
+  bool skipped = false;
+  std::string note;  // why skipped, or what to know
+  std::vector<double> rates;  // images/s of each run
+  int64_t images_per_run = 0;
+  double images_per_second = 0;  // the median run
+  double peak_rss_mib = 0;       // Python rows: the main process (0: not measured)
+  double worker_peak_rss_mib = 0;  // torchvision: its largest worker process
+};
+// Mean seconds per image of each piece of the C++ pipeline, on one thread.
+struct ImageBreakdown {
+  int64_t sample = 0;
+  double read = 0, decode = 0, resize = 0, rest = 0, assembly = 0;
+  double total() const { return read + decode + resize + rest + assembly; }
+};
+struct ImageBenchResult {
+  std::vector<ImageBenchRow> rows;
+  ImageBreakdown breakdown;
+  int64_t images = 0;  // in the folder measured
+  int64_t workers = 0;
+};
+ImageBenchResult run_image_bench(const ImageBenchOptions& options, const std::string& program, Reporter& reporter);
+
 }  // namespace feedline::lab

@@ -1,0 +1,517 @@
+// `feedline bench images`: the image pipelines side by side on the same files and cores, and where the C++
+// pipeline's time goes.
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "feedline/dataset/image_dataset.h"
+#include "feedline/dataset/image_sources.h"
+#include "feedline/io/error.h"
+#include "feedline/io/file.h"
+#include "feedline/io/image_decode.h"
+#include "feedline/io/parallel.h"
+#include "feedline/lab/lab.h"
+#include "feedline/loader/loader.h"
+
+namespace feedline::lab {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string first_line_of(const std::string& path, const std::string& key) {
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind(key, 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  }
+  return "";
+}
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  double a = 0, b = 0, c = 0;
+  if (!(f >> a >> b >> c)) return "unknown";
+  return fmt::format("{:.2f} {:.2f} {:.2f}", a, b, c);
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// The source's samples, `limit` of them spread evenly over it (0: every one).
+std::vector<int64_t> spread(int64_t size, int64_t limit) {
+  const int64_t n = limit > 0 ? std::min(limit, size) : size;
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = i * size / n;
+  return out;
+}
+
+// A folder of class folders of links to the chosen files, so that every pipeline, torchvision's too, reads the
+// same files. Removed with the object.
+class LinkFolder {
+ public:
+  LinkFolder(const ImageFolderSource& source, const std::vector<int64_t>& chosen) {
+    char pattern[] = "/tmp/feedline-bench-images-XXXXXX";
+    if (::mkdtemp(pattern) == nullptr) throw IoError("bench images: cannot make a scratch folder in /tmp");
+    root_ = pattern;
+    for (const int64_t i : chosen) {
+      const auto& [path, label] = source.samples()[static_cast<size_t>(i)];
+      const fs::path dir = fs::path(root_) / source.classes()[static_cast<size_t>(label)];
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      const fs::path target = fs::absolute(path, ec);
+      fs::create_symlink(target, dir / fmt::format("{:07d}-{}", i, fs::path(path).filename().string()), ec);
+      if (ec) throw IoError("bench images: cannot link " + path + " into " + root_ + ": " + ec.message());
+    }
+  }
+  ~LinkFolder() { remove_tree(root_); }
+  LinkFolder(const LinkFolder&) = delete;
+  LinkFolder& operator=(const LinkFolder&) = delete;
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string root_;
+};
+
+// Some samples of another source.
+class SubsetSource : public SampleSource {
+ public:
+  SubsetSource(std::shared_ptr<const SampleSource> base, std::vector<int64_t> indices)
+      : base_(std::move(base)), indices_(std::move(indices)) {}
+  int64_t size() const override { return static_cast<int64_t>(indices_.size()); }
+  EncodedSample get(int64_t index) const override { return base_->get(indices_.at(static_cast<size_t>(index))); }
+  std::vector<int64_t> labels() const override {
+    const std::vector<int64_t> all = base_->labels();
+    std::vector<int64_t> out;
+    for (const int64_t i : indices_) out.push_back(all[static_cast<size_t>(i)]);
+    return out;
+  }
+
+ private:
+  std::shared_ptr<const SampleSource> base_;
+  std::vector<int64_t> indices_;
+};
+
+std::vector<ImageStep> bench_steps(int64_t size) {
+  return {image_steps::RandomResizedCrop{size, size}, image_steps::RandomHorizontalFlip{},
+          image_steps::PILToTensor{}};
+}
+
+// The Python pipelines' environment: the process settings the feedline tool applies (unless the environment
+// chooses otherwise, as apply_process_settings() lets it), and the feedline package on the path.
+std::string python_environment(const std::string& python_path) {
+  std::string env;
+  const char* choice = std::getenv("FEEDLINE_MALLOC");
+  if (choice == nullptr || std::string(choice) != "system") {
+    env += "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=1073741824 ";
+  }
+  const char* blas = std::getenv("OPENBLAS_NUM_THREADS");
+  if (blas == nullptr || *blas == '\0') env += "OPENBLAS_NUM_THREADS=1 ";
+  if (!python_path.empty()) {
+    const char* old = std::getenv("PYTHONPATH");
+    env += "PYTHONPATH=" + quoted(python_path + (old != nullptr && *old != '\0' ? ":" + std::string(old) : "")) + " ";
+  }
+  return env;
+}
+
+std::string find_script(const ImageBenchOptions& o, const std::string& program) {
+  if (!o.script.empty()) {
+    if (!fs::is_regular_file(o.script)) throw IoError("bench images: --script " + o.script + ": not found");
+    return o.script;
+  }
+  const fs::path dir = fs::path(program).parent_path();
+  for (const fs::path& p : {fs::path("scripts/python/image_bench.py"), dir / "../scripts/python/image_bench.py",
+                            dir / "../share/feedline/scripts/image_bench.py"}) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
+  }
+  return "";
+}
+
+std::string find_python_path(const ImageBenchOptions& o, const std::string& program) {
+  if (!o.python_path.empty()) return o.python_path;
+  const fs::path dir = fs::path(program).parent_path() / "python";
+  std::error_code ec;
+  return fs::is_directory(dir / "feedline", ec) ? dir.string() : "";
+}
+
+// One Python pipeline in a process of its own.
+void run_python_row(const ImageBenchOptions& o, const std::string& script, const std::string& python_path,
+                    const std::string& root, int64_t workers, const std::string& pipeline, ImageBenchRow& row) {
+  const std::string json = root + ".python.json";
+  const std::string cmd = python_environment(python_path) + quoted(o.python_program) + " " + quoted(script) +
+                          " --data " + quoted(root) + " --pipeline " + pipeline + " --workers " +
+                          std::to_string(workers) + " --batch-size " + std::to_string(o.batch_size) +
+                          " --image-size " + std::to_string(o.image_size) + " --epochs " +
+                          std::to_string(o.epochs) + " --repeat " + std::to_string(o.repeat) + " --seed " +
+                          std::to_string(o.seed) + " --json " + quoted(json) + " 2>&1";
+  std::FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) throw IoError("bench images: cannot run " + o.python_program);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = ::pclose(p);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    row.skipped = true;
+    const auto end = out.find_last_not_of("\n ");
+    const auto start = out.rfind('\n', end == std::string::npos ? 0 : end);
+    row.note = "failed: " + (end == std::string::npos ? std::string("no output")
+                                                      : out.substr(start == std::string::npos ? 0 : start + 1,
+                                                                   end + 1 - (start == std::string::npos ? 0 : start + 1)));
+    return;
+  }
+  std::ifstream f(json);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  std::error_code ec;
+  fs::remove(json, ec);
+  row.rates = j.at("rates").get<std::vector<double>>();
+  row.images_per_run = j.at("images_per_run").get<int64_t>();
+  row.peak_rss_mib = j.value("peak_rss_mib", 0.0);
+  row.worker_peak_rss_mib = j.value("worker_peak_rss_mib", 0.0);
+  row.note = j.value("version", "");
+}
+
+// Images/s of the C++ Loader: one warm-up epoch, then o.repeat runs of o.epochs epochs.
+void run_loader_row(const ImageBenchOptions& o, std::shared_ptr<const SampleSource> source, int64_t workers,
+                    bool reduced, ImageBenchRow& row) {
+  ImageTransformOptions options;
+  options.reduced_decode = reduced;
+  const auto dataset = make_image_dataset(std::move(source), bench_steps(o.image_size), options);
+  Loader loader(dataset, LoaderOptions(o.batch_size).shuffle(true).seed(o.seed).num_workers(workers)
+                             .persistent_workers(true));
+  const auto epoch = [&loader] {
+    int64_t n = 0;
+    for (auto& batch : loader.epoch()) n += batch.target.size(0);
+    return n;
+  };
+  epoch();
+  for (int64_t r = 0; r < o.repeat; ++r) {
+    const auto start = Clock::now();
+    int64_t n = 0;
+    for (int64_t e = 0; e < o.epochs; ++e) n += epoch();
+    row.rates.push_back(static_cast<double>(n) / since(start));
+    row.images_per_run = n;
+  }
+}
+
+// The limit: every file read and decoded whole, on `workers` threads.
+void run_decode_row(const ImageBenchOptions& o, const SampleSource& source, int64_t workers, ImageBenchRow& row) {
+  const auto n = static_cast<size_t>(source.size());
+  const auto pass = [&] {
+    parallel_for(n, static_cast<int>(workers), [&](size_t i) {
+      const EncodedSample s = source.get(static_cast<int64_t>(i));
+      decode_image(s.bytes, s.name);
+    });
+  };
+  pass();
+  for (int64_t r = 0; r < o.repeat; ++r) {
+    const auto start = Clock::now();
+    for (int64_t e = 0; e < o.epochs; ++e) pass();
+    row.rates.push_back(static_cast<double>(n) * static_cast<double>(o.epochs) / since(start));
+    row.images_per_run = static_cast<int64_t>(n) * o.epochs;
+  }
+}
+
+// Where a sample's time goes, on one thread: reading the file, decoding it, the crop's resize, the rest of the
+// transform (the crop box, the flip, the copy into the batch), and the loader's own work (sampling, batch
+// allocation and assembly) from a loader with no workers over the same samples.
+ImageBreakdown measure_breakdown(const ImageBenchOptions& o, const std::shared_ptr<const SampleSource>& source) {
+  ImageBreakdown b;
+  const std::vector<int64_t> chosen = spread(source->size(), o.sample);
+  b.sample = static_cast<int64_t>(chosen.size());
+  if (chosen.empty()) return b;
+  const int size = static_cast<int>(o.image_size);
+  ImageTransform transform(bench_steps(o.image_size));
+  torch::Tensor out = torch::empty({3, o.image_size, o.image_size}, torch::kUInt8);
+  double read = 0, decode = 0, resize = 0, apply = 0;
+  for (size_t k = 0; k < chosen.size(); ++k) {
+    auto t = Clock::now();
+    const EncodedSample s = source->get(chosen[k]);
+    read += since(t);
+    t = Clock::now();
+    const DecodedImage image = decode_image(s.bytes, s.name);
+    decode += since(t);
+    SampleRng rng(o.seed, 0, static_cast<int64_t>(k));
+    const CropBox box = image_ops::random_resized_crop_box(image.height, image.width, 0.08, 1.0, 3.0 / 4.0,
+                                                           4.0 / 3.0, rng);
+    t = Clock::now();
+    const DecodedImage resized = image_ops::resized_crop(image, box, size, size);
+    resize += since(t);
+    SampleRng rng2(o.seed, 0, static_cast<int64_t>(k));
+    t = Clock::now();
+    transform.apply(s, rng2, out);
+    apply += since(t);
+  }
+  auto subset = std::make_shared<SubsetSource>(source, chosen);
+  Loader loader(make_image_dataset(subset, bench_steps(o.image_size)),
+                LoaderOptions(std::min<int64_t>(o.batch_size, b.sample)).shuffle(true).seed(o.seed));
+  const auto t = Clock::now();
+  for (auto& batch : loader.epoch()) (void)batch;
+  const double loader_seconds = since(t);
+  const auto per = [&b](double s) { return s / static_cast<double>(b.sample); };
+  b.read = per(read);
+  b.decode = per(decode);
+  b.resize = per(resize);
+  b.rest = std::max(0.0, per(apply - decode - resize));
+  b.assembly = std::max(0.0, per(loader_seconds - read - apply));
+  return b;
+}
+
+std::string mib(double v) { return v > 0 ? fmt::format("{:.0f} MiB", v) : "-"; }
+
+std::string ratio(double a, double b) { return a > 0 && b > 0 ? fmt::format("{:.2f}x", a / b) : "-"; }
+
+const ImageBenchRow* find_row(const std::vector<ImageBenchRow>& rows, const std::string& key) {
+  for (const auto& r : rows) {
+    if (r.key == key && !r.skipped) return &r;
+  }
+  return nullptr;
+}
+
+std::string results_table(const std::vector<ImageBenchRow>& rows) {
+  const ImageBenchRow* a = find_row(rows, "a");
+  const ImageBenchRow* d = find_row(rows, "d");
+  std::string t = "| | Pipeline | Images/s | vs (a) | vs (d) | Peak memory | Runs (images/s) |\n"
+                  "|---|---|---:|---:|---:|---:|---|\n";
+  for (const auto& r : rows) {
+    std::string runs;
+    for (const double x : r.rates) runs += (runs.empty() ? "" : ", ") + fmt::format("{:.0f}", x);
+    std::string memory = mib(r.peak_rss_mib);
+    if (r.worker_peak_rss_mib > 0) memory += fmt::format(" + workers of up to {:.0f} MiB", r.worker_peak_rss_mib);
+    t += r.skipped ? fmt::format("| ({}) | {} | skipped: {} | | | | |\n", r.key, r.name, r.note)
+                   : fmt::format("| ({}) | {} | {:.0f} | {} | {} | {} | {} |\n", r.key, r.name, r.images_per_second,
+                                 ratio(r.images_per_second, a ? a->images_per_second : 0),
+                                 ratio(r.images_per_second, d ? d->images_per_second : 0), memory, runs);
+  }
+  return t;
+}
+
+struct Goal {
+  std::string text;
+  double value = 0, target = 0;
+  bool known = false;
+};
+
+std::vector<Goal> goals(const std::vector<ImageBenchRow>& rows) {
+  const auto rate = [&rows](const std::string& k) {
+    const ImageBenchRow* r = find_row(rows, k);
+    return r ? r->images_per_second : 0.0;
+  };
+  const double a = rate("a"), b = rate("b"), c = rate("c"), d = rate("d"), e = rate("e");
+  return {{"(b) at least 3x (a)", a > 0 ? b / a : 0, 3.0, a > 0 && b > 0},
+          {"(c) at least 90% of (d)", d > 0 ? c / d : 0, 0.9, c > 0 && d > 0},
+          {"(e) above (d)", d > 0 ? e / d : 0, 1.0, e > 0 && d > 0},
+          {"(b) within 3% of (c)", c > 0 ? b / c : 0, 0.97, b > 0 && c > 0}};
+}
+
+nlohmann::json row_json(const ImageBenchRow& r, double a, double d) {
+  nlohmann::json j{{"key", r.key}, {"name", r.name}, {"skipped", r.skipped}, {"note", r.note},
+                   {"images_per_second", r.images_per_second}, {"rates", r.rates},
+                   {"images_per_run", r.images_per_run}};
+  j["vs_torchvision"] = a > 0 ? nlohmann::json(r.images_per_second / a) : nlohmann::json(nullptr);
+  j["vs_decode"] = d > 0 ? nlohmann::json(r.images_per_second / d) : nlohmann::json(nullptr);
+  j["peak_rss_mib"] = r.peak_rss_mib;
+  j["worker_peak_rss_mib"] = r.worker_peak_rss_mib;
+  return j;
+}
+
+void write_json(const ImageBenchOptions& o, const ImageBenchResult& r, const nlohmann::json& context,
+                const std::vector<Goal>& gs) {
+  const ImageBenchRow* a = find_row(r.rows, "a");
+  const ImageBenchRow* d = find_row(r.rows, "d");
+  nlohmann::json j;
+  j["context"] = context;
+  j["rows"] = nlohmann::json::array();
+  for (const auto& row : r.rows) {
+    j["rows"].push_back(row_json(row, a ? a->images_per_second : 0, d ? d->images_per_second : 0));
+  }
+  const ImageBreakdown& b = r.breakdown;
+  const double total = b.total();
+  const auto share = [total](double x) { return total > 0 ? x / total : 0.0; };
+  j["breakdown"] = {{"sample", b.sample},
+                    {"seconds_per_image", {{"read", b.read}, {"decode", b.decode}, {"resize", b.resize},
+                                           {"rest", b.rest}, {"assembly", b.assembly}}},
+                    {"shares", {{"read", share(b.read)}, {"decode", share(b.decode)}, {"resize", share(b.resize)},
+                                {"rest", share(b.rest)}, {"assembly", share(b.assembly)}}}};
+  j["goals"] = nlohmann::json::array();
+  for (const Goal& g : gs) {
+    j["goals"].push_back({{"goal", g.text}, {"value", g.known ? nlohmann::json(g.value) : nlohmann::json(nullptr)},
+                          {"target", g.target}, {"met", g.known ? nlohmann::json(g.value >= g.target)
+                                                                : nlohmann::json(nullptr)}});
+  }
+  AtomicFile f(o.json_path);
+  f.write(j.dump(2) + "\n");
+  f.commit();
+}
+
+void check_options(const ImageBenchOptions& o) {
+  if (o.data_dir.empty()) throw InvalidArgument("bench images: give --data DIR, a folder of class folders of images");
+  std::error_code ec;
+  if (!fs::is_directory(o.data_dir, ec)) {
+    throw IoError("bench images: " + o.data_dir + ": no such folder; give --data DIR, a folder of class folders of "
+                  "images (`feedline prepare --photos N` writes <data-dir>/photos/jpeg/train)");
+  }
+  if (image_source_kind(o.data_dir) != ImageSourceKind::kFolder) {
+    throw InvalidArgument("bench images: " + o.data_dir + " is not a folder of class folders of images");
+  }
+  if (o.batch_size < 1 || o.image_size < 1 || o.epochs < 1 || o.repeat < 1 || o.workers < 0 || o.images < 0 ||
+      o.sample < 0) {
+    throw InvalidArgument("bench images: --batch-size, --image-size, --epochs and --repeat must be at least 1, "
+                          "--workers, --images and --sample 0 or more");
+  }
+}
+
+}  // namespace
+
+ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& program, Reporter& reporter) {
+  check_options(o);
+  ImageBenchResult result;
+  const int64_t workers = o.workers > 0 ? o.workers : resolve_threads(0);
+  result.workers = workers;
+  const std::string load_before = load_average();
+  const ImageFolderSource all(o.data_dir);
+  const LinkFolder folder(all, spread(all.size(), o.images));
+  const auto source = std::make_shared<const ImageFolderSource>(folder.root());
+  result.images = source->size();
+  const std::string script = o.python ? find_script(o, program) : "";
+  const std::string python_path = find_python_path(o, program);
+
+  reporter.section("Images: decoding and augmentation");
+  reporter.line(fmt::format("{}: {} of {} images in {} classes; RandomResizedCrop({}), RandomHorizontalFlip(), "
+                            "PILToTensor(), batch {}, shuffled, {} workers; each pipeline a warm-up epoch, then {} "
+                            "run{} of {} epoch{} (the median run counts)",
+                            o.data_dir, result.images, all.size(), source->classes().size(), o.image_size,
+                            o.batch_size, workers, o.repeat, o.repeat == 1 ? "" : "s", o.epochs,
+                            o.epochs == 1 ? "" : "s"));
+  reporter.line(fmt::format("Load average before: {}", load_before));
+  // The page cache: every pipeline reads files already in memory.
+  parallel_for(static_cast<size_t>(result.images), static_cast<int>(workers),
+               [&](size_t i) { (void)source->get(static_cast<int64_t>(i)); });
+
+  const std::string w = fmt::format("{} worker{}", workers, workers == 1 ? "" : "s");
+  std::vector<ImageBenchRow> rows{
+      {"a", "torchvision ImageFolder, torch DataLoader, PILToTensor (uint8), " + w + " (processes)"},
+      {"a-totensor", "the same with ToTensor (float32)"},
+      {"b", "feedline.ImageFolder, feedline.DataLoader (Python), " + w + " (threads)"},
+      {"c", "feedline Loader over make_image_dataset (C++), " + w},
+      {"d", "limit: read + decode_image of the whole files on " + std::to_string(workers) + " threads"},
+      {"e", "(c) with reduced_decode"}};
+  if (!o.to_tensor) rows.erase(rows.begin() + 1);
+  for (auto& row : rows) {
+    reporter.note(fmt::format("({}) {}", row.key, row.name));
+    if (row.key == "a" || row.key == "a-totensor" || row.key == "b") {
+      if (!o.python) {
+        row.skipped = true;
+        row.note = "the Python rows were left out";
+      } else if (script.empty()) {
+        row.skipped = true;
+        row.note = "scripts/python/image_bench.py not found: give --script";
+      } else {
+        const std::string pipeline = row.key == "a" ? "torchvision" : row.key == "b" ? "feedline"
+                                                                                     : "torchvision-totensor";
+        run_python_row(o, script, python_path, folder.root(), workers, pipeline, row);
+      }
+    } else if (row.key == "c" || row.key == "e") {
+      run_loader_row(o, source, workers, row.key == "e", row);
+    } else {
+      run_decode_row(o, *source, workers, row);
+    }
+    row.images_per_second = median(row.rates);
+    std::string runs;
+    for (const double x : row.rates) runs += (runs.empty() ? "" : ", ") + fmt::format("{:.0f}", x);
+    reporter.line(row.skipped ? "  skipped: " + row.note
+                              : fmt::format("  {:.0f} images/s (runs: {}; {} images a run)", row.images_per_second,
+                                            runs, row.images_per_run));
+  }
+  result.rows = rows;
+
+  reporter.note(fmt::format("Where the time of (c) goes, on one thread over {} images", std::min(o.sample,
+                                                                                                 result.images)));
+  result.breakdown = measure_breakdown(o, source);
+  const ImageBreakdown& b = result.breakdown;
+  const double total = b.total();
+  const auto piece = [total](const char* name, double s) {
+    return fmt::format("| {} | {:.2f} ms | {:.1f}% |\n", name, 1e3 * s, total > 0 ? 100.0 * s / total : 0.0);
+  };
+  reporter.table("| Piece | Per image | Share |\n|---|---:|---:|\n" + piece("read the file", b.read) +
+                 piece("decode_image (whole)", b.decode) + piece("resize (resized_crop)", b.resize) +
+                 piece("the rest of the transform (crop box, flip, copy)", b.rest) +
+                 piece("loader: sampling, batch assembly", b.assembly) +
+                 fmt::format("| total | {:.2f} ms | |\n", 1e3 * total));
+
+  const std::string load_after = load_average();
+  reporter.table(results_table(result.rows));
+  const std::vector<Goal> gs = goals(result.rows);
+  for (const Goal& g : gs) {
+    reporter.line(g.known ? fmt::format("{}: {:.2f} against {:.2f}, {}", g.text, g.value, g.target,
+                                        g.value >= g.target ? "met" : "not met")
+                          : g.text + ": not measured");
+  }
+  reporter.line(fmt::format("Load average after: {}", load_after));
+  const ImageBenchRow* e = find_row(result.rows, "e");
+  if (e != nullptr) {
+    reporter.line("(e) differs from (c) only where ImageTransformOptions::reduced_decode is implemented");
+  }
+  const std::string vm_peak = first_line_of("/proc/self/status", "VmHWM");
+  reporter.line("Peak memory of this process (rows c-e): " + (vm_peak.empty() ? "unknown" : vm_peak));
+
+  if (!o.json_path.empty()) {
+    const nlohmann::json context{{"date", utc_now()},
+                                 {"command", o.command},
+                                 {"cpu", first_line_of("/proc/cpuinfo", "model name")},
+                                 {"cores", resolve_threads(0)},
+                                 {"data", o.data_dir},
+                                 {"images", result.images},
+                                 {"workers", workers},
+                                 {"batch_size", o.batch_size},
+                                 {"image_size", o.image_size},
+                                 {"epochs", o.epochs},
+                                 {"repeat", o.repeat},
+                                 {"load_average_before", load_before},
+                                 {"load_average_after", load_after},
+                                 {"peak_rss_cpp", vm_peak}};
+    write_json(o, result, context, gs);
+    reporter.line("Wrote " + o.json_path);
+  }
+  return result;
+}
+
+}  // namespace feedline::lab
