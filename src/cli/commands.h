@@ -25,6 +25,10 @@ struct PrepareArgs {
   std::string codec = "zstd";
   int threads = default_threads();
   bool images = false;  // also the image layouts (PNG and JPEG class folders, Parquet, tar shards)
+  int64_t photos = 0;   // images of the photo set (prepare_photos.h); 0: none
+  uint64_t seed = 0;    // of the photo set
+  std::vector<std::string> photo_dirs;  // folders holding the photos in place of the packages' (tests)
+  bool tables = true;   // MNIST and FashionMNIST: false when --photos alone was asked for
 };
 
 // The job's options, which the flags fill, and the ranks to start.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/prepare_images.h"
+#include "cli/prepare_photos.h"
 #include "feedline/catalog/catalog.h"
 #include "feedline/io/csv.h"
 #include "feedline/io/error.h"
@@ -53,6 +54,25 @@ void print_images_table(const std::vector<ImageRow>& rows, int threads) {
 }  // namespace
 
 int run_prepare(const PrepareArgs& args) {
+  if (args.photos > 0) {
+    PhotoSetOptions photo_options;
+    photo_options.count = args.photos;
+    photo_options.seed = args.seed;
+    photo_options.source_dirs = args.photo_dirs;
+    photo_options.threads = args.threads;
+    const PhotoSetResult r = write_photo_set(args.data_dir, photo_options, [](const std::string& line) {
+      fmt::print("photos: {}\n", line);
+      std::fflush(stdout);
+    });
+    fmt::print("\nPhotos: {} images in {} classes, {:.1f} MB of JPEG (mean {:.1f} KB, {:.0f} x {:.0f} pixels), "
+               "{} shards of {:.1f} MB, in {:.2f}s ({} threads, seed {})\n",
+               r.images, r.classes.size(), megabytes(r.jpeg_bytes),
+               static_cast<double>(r.jpeg_bytes) / static_cast<double>(r.images) / 1e3, r.mean_width, r.mean_height,
+               r.shards, megabytes(r.shard_bytes), r.seconds, args.threads, args.seed);
+    fmt::print("  {}/jpeg/train\n  {}/shards/train-{{{:06d}..{:06d}}}.tar\n", r.dir, r.dir, 0, r.shards - 1);
+    if (!args.tables) return 0;
+    std::fflush(stdout);
+  }
   parquet::WriteOptions wopts;
   wopts.codec = parquet::parse_codec(args.codec);
   wopts.num_threads = args.threads;

@@ -37,56 +37,6 @@ std::string padded(int64_t value, int width) { return fmt::format("{:0{}d}", val
 
 int digits(int64_t value) { return static_cast<int>(std::to_string(std::max<int64_t>(value, 0)).size()); }
 
-void make_dirs(const std::string& path) {
-  std::error_code ec;
-  fs::create_directories(path, ec);
-  if (ec) throw IoError(path + ": cannot make the folder: " + ec.message());
-}
-
-void write_whole(const std::string& path, const std::string& bytes) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) throw IoError(path + ": cannot create: " + std::strerror(errno));
-  const size_t n = std::fwrite(bytes.data(), 1, bytes.size(), f);
-  const bool closed = std::fclose(f) == 0;
-  if (n != bytes.size() || !closed) throw IoError(path + ": cannot write: " + std::strerror(errno));
-}
-
-// A folder made beside its target and put in its place when whole: the old target, if any, is moved aside, the
-// new one renamed in and the old one removed. Destroyed before commit(), it removes what it made.
-class StagedFolder {
- public:
-  explicit StagedFolder(std::string target)
-      : target_(std::move(target)), staging_(target_ + ".tmp-" + std::to_string(::getpid())) {
-    remove_tree(staging_);
-    make_dirs(staging_);
-  }
-  ~StagedFolder() {
-    if (!committed_) remove_tree(staging_);
-  }
-  StagedFolder(const StagedFolder&) = delete;
-  StagedFolder& operator=(const StagedFolder&) = delete;
-
-  const std::string& path() const { return staging_; }
-  void commit() {
-    const std::string old = target_ + ".old-" + std::to_string(::getpid());
-    const bool had_old = ::access(target_.c_str(), F_OK) == 0;
-    if (had_old && std::rename(target_.c_str(), old.c_str()) != 0) {
-      throw IoError(target_ + ": cannot move the previous folder aside: " + std::strerror(errno));
-    }
-    if (std::rename(staging_.c_str(), target_.c_str()) != 0) {
-      const std::string why = std::strerror(errno);
-      if (had_old) std::rename(old.c_str(), target_.c_str());
-      throw IoError(target_ + ": cannot rename " + staging_ + " onto it: " + why);
-    }
-    committed_ = true;
-    if (had_old) remove_tree(old);
-  }
-
- private:
-  std::string target_, staging_;
-  bool committed_ = false;
-};
-
 // Class folders of one image format: <dir>/<class>/<index>.<ext>.
 ImageLayoutResult write_class_folders(const std::vector<std::string>& files, const std::vector<int64_t>& labels,
                                       const std::string& dir, const std::string& ext, int threads) {
@@ -168,35 +118,6 @@ struct EntryFree {
   void operator()(archive_entry* e) const { archive_entry_free(e); }
 };
 
-// One WebDataset shard: <key>.png and <key>.cls for samples [begin, end), as a plain ustar file.
-void write_shard(const std::string& path, const std::vector<std::string>& png, const std::vector<int64_t>& labels,
-                 int64_t begin, int64_t end, int key_width) {
-  std::unique_ptr<archive, ArchiveFree> a(archive_write_new());
-  auto check = [&](int rc, const std::string& what) {
-    if (rc != ARCHIVE_OK) throw IoError(path + ": " + what + ": " + archive_error_string(a.get()));
-  };
-  check(archive_write_set_format_ustar(a.get()), "cannot choose the tar format");
-  check(archive_write_open_filename(a.get(), path.c_str()), "cannot create");
-  auto add = [&](const std::string& name, const std::string& data) {
-    std::unique_ptr<archive_entry, EntryFree> e(archive_entry_new());
-    archive_entry_set_pathname(e.get(), name.c_str());
-    archive_entry_set_size(e.get(), static_cast<la_int64_t>(data.size()));
-    archive_entry_set_filetype(e.get(), AE_IFREG);
-    archive_entry_set_perm(e.get(), 0644);
-    archive_entry_set_mtime(e.get(), 0, 0);  // the same bytes on every run
-    check(archive_write_header(a.get(), e.get()), "cannot write the header of " + name);
-    if (archive_write_data(a.get(), data.data(), data.size()) != static_cast<la_ssize_t>(data.size())) {
-      throw IoError(path + ": cannot write " + name + ": " + archive_error_string(a.get()));
-    }
-  };
-  for (int64_t i = begin; i < end; ++i) {
-    const std::string key = padded(i, key_width);
-    add(key + ".png", png[i]);
-    add(key + ".cls", std::to_string(labels[i]));
-  }
-  check(archive_write_close(a.get()), "cannot finish");
-}
-
 // <dir>/<split>-NNNNNN.tar, written in a folder beside them and moved in when all are whole; the split's earlier
 // shards go first.
 ImageLayoutResult write_tar_shards(const std::vector<std::string>& png, const std::vector<int64_t>& labels,
@@ -211,8 +132,8 @@ ImageLayoutResult write_tar_shards(const std::vector<std::string>& png, const st
   auto name = [&](int64_t s) { return split + "-" + padded(s, 6) + ".tar"; };
   parallel_for(static_cast<size_t>(shards), options.threads, [&](size_t s) {
     const auto begin = static_cast<int64_t>(s) * per;
-    write_shard(staged.path() + "/" + name(static_cast<int64_t>(s)), png, labels, begin, std::min(n, begin + per),
-                key_width);
+    write_tar_shard(staged.path() + "/" + name(static_cast<int64_t>(s)), png.data() + begin, labels.data() + begin,
+                    std::min(n, begin + per) - begin, begin, key_width, "png");
   });
   // The split's shards of an earlier run, which a smaller split would leave behind.
   std::error_code ec;
@@ -231,6 +152,73 @@ ImageLayoutResult write_tar_shards(const std::vector<std::string>& png, const st
 }
 
 }  // namespace
+
+void make_dirs(const std::string& path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) throw IoError(path + ": cannot make the folder: " + ec.message());
+}
+
+void write_whole(const std::string& path, const std::string& bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) throw IoError(path + ": cannot create: " + std::strerror(errno));
+  const size_t n = std::fwrite(bytes.data(), 1, bytes.size(), f);
+  const bool closed = std::fclose(f) == 0;
+  if (n != bytes.size() || !closed) throw IoError(path + ": cannot write: " + std::strerror(errno));
+}
+
+StagedFolder::StagedFolder(std::string target)
+    : target_(std::move(target)), staging_(target_ + ".tmp-" + std::to_string(::getpid())) {
+  remove_tree(staging_);
+  make_dirs(staging_);
+}
+
+StagedFolder::~StagedFolder() {
+  if (!committed_) remove_tree(staging_);
+}
+
+void StagedFolder::commit() {
+  const std::string old = target_ + ".old-" + std::to_string(::getpid());
+  const bool had_old = ::access(target_.c_str(), F_OK) == 0;
+  if (had_old && std::rename(target_.c_str(), old.c_str()) != 0) {
+    throw IoError(target_ + ": cannot move the previous folder aside: " + std::strerror(errno));
+  }
+  if (std::rename(staging_.c_str(), target_.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    if (had_old) std::rename(old.c_str(), target_.c_str());
+    throw IoError(target_ + ": cannot rename " + staging_ + " onto it: " + why);
+  }
+  committed_ = true;
+  if (had_old) remove_tree(old);
+}
+
+void write_tar_shard(const std::string& path, const std::string* files, const int64_t* labels, int64_t count,
+                     int64_t first_key, int key_width, const std::string& ext) {
+  std::unique_ptr<archive, ArchiveFree> a(archive_write_new());
+  auto check = [&](int rc, const std::string& what) {
+    if (rc != ARCHIVE_OK) throw IoError(path + ": " + what + ": " + archive_error_string(a.get()));
+  };
+  check(archive_write_set_format_ustar(a.get()), "cannot choose the tar format");
+  check(archive_write_open_filename(a.get(), path.c_str()), "cannot create");
+  auto add = [&](const std::string& name, const std::string& data) {
+    std::unique_ptr<archive_entry, EntryFree> e(archive_entry_new());
+    archive_entry_set_pathname(e.get(), name.c_str());
+    archive_entry_set_size(e.get(), static_cast<la_int64_t>(data.size()));
+    archive_entry_set_filetype(e.get(), AE_IFREG);
+    archive_entry_set_perm(e.get(), 0644);
+    archive_entry_set_mtime(e.get(), 0, 0);  // the same bytes on every run
+    check(archive_write_header(a.get(), e.get()), "cannot write the header of " + name);
+    if (archive_write_data(a.get(), data.data(), data.size()) != static_cast<la_ssize_t>(data.size())) {
+      throw IoError(path + ": cannot write " + name + ": " + archive_error_string(a.get()));
+    }
+  };
+  for (int64_t i = 0; i < count; ++i) {
+    const std::string key = padded(first_key + i, key_width);
+    add(key + "." + ext, files[i]);
+    add(key + ".cls", std::to_string(labels[i]));
+  }
+  check(archive_write_close(a.get()), "cannot finish");
+}
 
 std::vector<ImageLayoutResult> write_image_layouts(const ImageSplit& split, const std::string& images_dir,
                                                    const std::string& split_name, const ImageLayoutOptions& options,

@@ -6,7 +6,8 @@
 //   shards/<split>-NNNNNN.tar                                           WebDataset: <key>.png and <key>.cls
 // Class folders are the class numbers, zero-padded to one width so that sorted names keep the numbers' order
 // (ImageFolder's class index is then the label); files are the sample's index in the split, zero-padded. Each
-// layout is written beside its target and renamed into place when whole. No LibTorch. Main thread only.
+// layout is written beside its target and renamed into place when whole. No LibTorch. Main thread only, but for
+// make_dirs, write_whole and write_tar_shard (prepare --photos writes with them too), which any thread may call.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,35 @@
 #include "feedline/io/image_encode.h"
 
 namespace feedline::cli {
+
+// A folder and the folders above it; IoError naming it when one cannot be made.
+void make_dirs(const std::string& path);
+
+// A whole file of these bytes; IoError naming it when it cannot be written.
+void write_whole(const std::string& path, const std::string& bytes);
+
+// A folder made beside its target (<target>.tmp-<pid>) and put in its place when whole: the old target, if any, is
+// moved aside, the new one renamed in and the old one removed. Destroyed before commit(), it removes what it made.
+class StagedFolder {
+ public:
+  explicit StagedFolder(std::string target);
+  ~StagedFolder();
+  StagedFolder(const StagedFolder&) = delete;
+  StagedFolder& operator=(const StagedFolder&) = delete;
+
+  const std::string& path() const { return staging_; }
+  void commit();
+
+ private:
+  std::string target_, staging_;
+  bool committed_ = false;
+};
+
+// One WebDataset shard at `path`, a plain ustar file with no dates (the same bytes on every run): for each of the
+// `count` samples, <key>.<ext> holding files[i] and <key>.cls holding labels[i] in decimal, the key being
+// first_key + i zero-padded to key_width digits. IoError naming the file when it cannot be written.
+void write_tar_shard(const std::string& path, const std::string* files, const int64_t* labels, int64_t count,
+                     int64_t first_key, int key_width, const std::string& ext);
 
 struct ImageLayoutOptions {
   JpegEncodeOptions jpeg;               // quality 90, 4:2:0 (the IDX images are gray: one component)

@@ -1,0 +1,56 @@
+// `feedline prepare --photos N`: a benchmark set of ImageNet-like JPEGs made from the colour photos Debian's
+// python3-skimage and python3-sklearn ship, one class a photo, under <data-dir>/photos:
+//   jpeg/train/<class>/<index>.jpg   class folders (torchvision's ImageFolder), the classes the photos' names
+//   shards/train-NNNNNN.tar          WebDataset: <index>.jpg and <index>.cls (the class's place in sorted order),
+//                                    kPhotosPerShard samples a shard, the same bytes as the class folders
+// Image i is of class i % classes: a random crop of its photo (a share of its area and an aspect ratio drawn
+// from the seed and i alone; four in five landscape), resampled with libswscale's bicubic filter so that its longer
+// side is 400 to 500 pixels, and encoded as JPEG quality 90, 4:2:0. The same count and seed give the same bytes,
+// whatever the threads. The whole folder is written beside its target and renamed into place when whole. No LibTorch:
+// the resampling calls libswscale here, the command-line layer, rather than the dataset layer's image transforms. Main
+// thread only (it runs its own threads).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace feedline::cli {
+
+constexpr int64_t kPhotosPerShard = 1000;
+constexpr int kPhotoMinLongSide = 400, kPhotoMaxLongSide = 500;
+
+struct PhotoSetOptions {
+  int64_t count = 5000;
+  uint64_t seed = 0;
+  // Folders searched for the photos, in order, in place of the packages' folders (tests); empty: the packages'.
+  std::vector<std::string> source_dirs;
+  int threads = 1;
+};
+
+struct PhotoSetResult {
+  std::string dir;                   // <data-dir>/photos
+  std::vector<std::string> classes;  // the class folders' names, sorted (the labels' order)
+  int64_t images = 0, shards = 0;
+  int64_t jpeg_bytes = 0, shard_bytes = 0;
+  double mean_width = 0, mean_height = 0;
+  double seconds = 0;
+};
+
+// The photos the set is made from: (class name, file name, Debian package), sorted by class name.
+struct PhotoSource {
+  const char* name;
+  const char* file;
+  const char* package;
+};
+const std::vector<PhotoSource>& photo_sources();
+
+// Writes the set under `data_dir`/photos. `progress` gets a line as each shard's worth is written. Throws IoError
+// naming the missing photo, where it was looked for and the packages to install when a photo is not found (nothing
+// is downloaded); InvalidFile for a photo too small or unreadable; InvalidArgument for a count below 1; IoError
+// when a file cannot be written (leaving the previous set, or none).
+PhotoSetResult write_photo_set(const std::string& data_dir, const PhotoSetOptions& options,
+                               const std::function<void(const std::string&)>& progress);
+
+}  // namespace feedline::cli
