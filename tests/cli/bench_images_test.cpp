@@ -1,0 +1,113 @@
+// End-to-end tests of `feedline bench images` on a tiny folder of JPEGs: every row is printed and the JSON holds
+// what it promises; a missing folder is named. No timing is asserted.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "cli/cli_support.h"
+#include "test_paths.h"
+
+namespace feedline {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliRun;
+using testing::run_cli;
+using testing::run_command;
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// A dozen JPEGs of about 160 x 120 in three class folders: crops of two of the test photos, written by Pillow.
+std::string make_photo_folder() {
+  const std::string dir = testing::scratch_dir("bench_images_photos");
+  const std::string script = dir + "/make.py";
+  std::ofstream(script) << "import os, sys\n"
+                           "from PIL import Image\n"
+                           "src, out = sys.argv[1], sys.argv[2]\n"
+                           "photos = [Image.open(os.path.join(src, f)).convert('RGB') for f in "
+                           "('chelsea.png', 'china.jpg')]\n"
+                           "for i in range(12):\n"
+                           "    im = photos[i % 2]\n"
+                           "    x, y = 7 * i, 5 * i\n"
+                           "    crop = im.crop((x, y, x + 200, y + 150)).resize((160, 120), Image.BILINEAR)\n"
+                           "    d = os.path.join(out, 'photos', f'class{i % 3}')\n"
+                           "    os.makedirs(d, exist_ok=True)\n"
+                           "    crop.save(os.path.join(d, f'{i:03d}.jpg'), quality=90)\n";
+  const CliRun made = run_command("/usr/bin/python3 " + script + " " + testing::test_data_dir() + "/images " + dir);
+  EXPECT_EQ(made.status, 0) << made.output;
+  return dir + "/photos";
+}
+
+TEST(BenchImagesCli, EveryRowOnATinyFolderAndTheJsonHasItsFields) {
+  const std::string photos = make_photo_folder();
+  const std::string json = testing::scratch_dir("bench_images_out") + "/images.json";
+  const CliRun r = run_cli("bench images --data " + photos + " --images 8 --batch-size 4 --epochs 1 --workers 2 "
+                           "--sample 4 --json " + json + " --script " + testing::source_dir() +
+                           "/scripts/python/image_bench.py");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* key : {"(a)", "(a-totensor)", "(b)", "(c)", "(d)", "(e)"}) {
+    EXPECT_TRUE(contains(r.output, std::string("| ") + key + " |")) << key << "\n" << r.output;
+  }
+  EXPECT_TRUE(contains(r.output, "decode_image (whole)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "(c) at least 90% of (d)")) << r.output;
+
+  std::ifstream f(json);
+  ASSERT_TRUE(f.good()) << json;
+  const nlohmann::json j = nlohmann::json::parse(f);
+  EXPECT_EQ(j.at("context").at("images").get<int64_t>(), 8);
+  EXPECT_EQ(j.at("context").at("workers").get<int64_t>(), 2);
+  std::set<std::string> keys;
+  for (const auto& row : j.at("rows")) {
+    const std::string key = row.at("key").get<std::string>();
+    keys.insert(key);
+    for (const char* field : {"name", "skipped", "images_per_second", "rates", "images_per_run", "vs_torchvision",
+                              "vs_decode", "peak_rss_mib"}) {
+      EXPECT_TRUE(row.contains(field)) << key << " has no " << field;
+    }
+    // torchvision comes with Debian's Python; the feedline package where this build made it.
+    const bool python_row = key == "a" || key == "a-totensor" || key == "b";
+    const bool package_built = fs::exists(std::string(FEEDLINE_BINARY_DIR) + "/python/feedline/__init__.py");
+    if (python_row && key == "b" && !package_built) continue;
+    EXPECT_FALSE(row.at("skipped").get<bool>()) << key << ": " << row.at("note");
+    EXPECT_GT(row.at("images_per_second").get<double>(), 0) << key;
+    EXPECT_EQ(row.at("images_per_run").get<int64_t>(), 8) << key;  // one epoch of the 8 images
+  }
+  EXPECT_EQ(keys, (std::set<std::string>{"a", "a-totensor", "b", "c", "d", "e"}));
+  const auto& shares = j.at("breakdown").at("shares");
+  double total = 0;
+  for (const char* piece : {"read", "decode", "resize", "rest", "assembly"}) total += shares.at(piece).get<double>();
+  EXPECT_NEAR(total, 1.0, 1e-9);
+  EXPECT_GT(shares.at("decode").get<double>(), 0);
+  EXPECT_EQ(j.at("breakdown").at("sample").get<int64_t>(), 4);
+  EXPECT_EQ(j.at("goals").size(), 4u);
+}
+
+TEST(BenchImagesCli, AMissingFolderIsNamed) {
+  const CliRun r = run_cli("bench images --data /nonexistent/photos --no-python");
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(contains(r.output, "/nonexistent/photos: no such folder")) << r.output;
+  EXPECT_TRUE(contains(r.output, "--data")) << r.output;
+
+  // Without --data it looks where `prepare --photos` writes, and says so when nothing is there.
+  const std::string empty = testing::scratch_dir("bench_images_empty");
+  const CliRun d = run_command("cd " + empty + " && " + std::string(FEEDLINE_CLI) + " bench images --no-python");
+  EXPECT_NE(d.status, 0);
+  EXPECT_TRUE(contains(d.output, "data/photos/jpeg/train: no such folder")) << d.output;
+}
+
+TEST(BenchImagesCli, AFolderOfTablesIsRefused) {
+  const std::string dir = testing::scratch_dir("bench_images_not_images");
+  std::ofstream(dir + "/train.parquet") << "not read";
+  const CliRun r = run_cli("bench images --data " + dir + " --no-python");
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(contains(r.output, "not a folder of class folders of images")) << r.output;
+}
+
+}  // namespace
+}  // namespace feedline
