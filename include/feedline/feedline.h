@@ -13,6 +13,7 @@
 #include "feedline/io/file.h"
 #include "feedline/io/idx.h"
 #include "feedline/io/image_decode.h"
+#include "feedline/io/image_encode.h"
 #include "feedline/io/inspect.h"
 #include "feedline/io/parallel.h"
 #include "feedline/io/parquet.h"
@@ -30,8 +31,10 @@
 #include "feedline/dataset/dataset_mode.h"
 #include "feedline/dataset/encoded.h"
 #include "feedline/dataset/image.h"
+#include "feedline/dataset/image_dataset.h"
 #include "feedline/dataset/image_file.h"
 #include "feedline/dataset/image_sources.h"
+#include "feedline/dataset/image_transforms.h"
 #include "feedline/dataset/sample_rng.h"
 #include "feedline/dataset/stream_dataset.h"
 

@@ -9,10 +9,16 @@
 namespace feedline {
 namespace {
 
-// Rethrows the exception in flight with `name: ` before its message, keeping feedline's error types (an IoError its
-// code) so that a caller can still tell a corrupt file from a missing one.
+// `message` with `name: ` before it, unless it already starts so (the decoders name the sample they were given).
+std::string naming(const std::string& name, const std::string& message) {
+  const std::string prefix = name + ": ";
+  return message.compare(0, prefix.size(), prefix) == 0 ? message : prefix + message;
+}
+
+// Rethrows the exception in flight with `name: ` before its message (see naming()), keeping feedline's error types
+// (an IoError its code) so that a caller can still tell a corrupt file from a missing one.
 [[noreturn]] void rethrow_naming(const std::string& name) {
-  const auto named = [&name](const std::exception& e) { return name + ": " + e.what(); };
+  const auto named = [&name](const std::exception& e) { return naming(name, e.what()); };
   try {
     throw;
   } catch (const InvalidFile& e) {
@@ -118,7 +124,7 @@ Example EncodedDataset::make(const std::vector<int64_t>& indices, const BatchCon
 void EncodedDataset::skip(const std::string& name, const std::string& message) const {
   std::lock_guard<std::mutex> lock(skipped_mutex_);
   ++skipped_.count;
-  if (skipped_.first.size() < SkippedSamples::kMaxNames) skipped_.first.push_back(name + ": " + message);
+  if (skipped_.first.size() < SkippedSamples::kMaxNames) skipped_.first.push_back(naming(name, message));
 }
 
 SkippedSamples EncodedDataset::skipped() const {
