@@ -1,7 +1,7 @@
 // An installed feedline is a CMake package that a project of its own builds against, as docs/library.md says:
 // `cmake --install` of this build into a scratch prefix; examples/consumer configured with find_package(feedline)
-// and built, with the C++ snippets of docs/library.md and the README compiled in so that they stay true; and the
-// example trained on a tiny MNIST-shaped dataset.
+// and built, with the C++ snippets of docs/library.md, docs/images.md and the README compiled in so that they stay
+// true; and the example trained on a tiny MNIST-shaped dataset.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -18,12 +18,12 @@ using testing::run_command;
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
-// Every ```cpp block of docs/library.md and README.md, as one source file: every block's #include lines first,
+// Every ```cpp block of docs/library.md, docs/images.md and README.md, as one source file: every block's #include lines first,
 // then each block's statements as the body of a function of its own.
 std::string doc_snippets(int* blocks) {
   std::string includes, bodies;
   *blocks = 0;
-  for (const char* doc : {"/docs/library.md", "/README.md"}) {
+  for (const char* doc : {"/docs/library.md", "/docs/images.md", "/README.md"}) {
     std::ifstream in(testing::source_dir() + doc);
     std::string line;
     bool in_block = false;
