@@ -180,7 +180,7 @@ void run_python_row(const ImageBenchOptions& o, const std::string& script, const
                           " --data " + quoted(root) + " --pipeline " + pipeline + " --workers " +
                           std::to_string(workers) + " --batch-size " + std::to_string(o.batch_size) +
                           " --image-size " + std::to_string(o.image_size) + " --epochs " +
-                          std::to_string(o.epochs) + " --repeat " + std::to_string(o.repeat) + " --seed " +
+                          std::to_string(o.epochs) + " --repeat 1 --seed " +
                           std::to_string(o.seed) + " --json " + quoted(json) + " 2>&1";
   std::FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) throw IoError("bench images: cannot run " + o.python_program);
@@ -202,14 +202,14 @@ void run_python_row(const ImageBenchOptions& o, const std::string& script, const
   const nlohmann::json j = nlohmann::json::parse(f);
   std::error_code ec;
   fs::remove(json, ec);
-  row.rates = j.at("rates").get<std::vector<double>>();
+  for (const double rate : j.at("rates")) row.rates.push_back(rate);
   row.images_per_run = j.at("images_per_run").get<int64_t>();
   row.peak_rss_mib = j.value("peak_rss_mib", 0.0);
   row.worker_peak_rss_mib = j.value("worker_peak_rss_mib", 0.0);
   row.note = j.value("version", "");
 }
 
-// Images/s of the C++ Loader: one warm-up epoch, then o.repeat runs of o.epochs epochs.
+// One run of the C++ Loader: a warm-up epoch, then o.epochs timed epochs.
 void run_loader_row(const ImageBenchOptions& o, std::shared_ptr<const SampleSource> source, int64_t workers,
                     bool reduced, ImageBenchRow& row) {
   ImageTransformOptions options;
@@ -223,13 +223,11 @@ void run_loader_row(const ImageBenchOptions& o, std::shared_ptr<const SampleSour
     return n;
   };
   epoch();
-  for (int64_t r = 0; r < o.repeat; ++r) {
-    const auto start = Clock::now();
-    int64_t n = 0;
-    for (int64_t e = 0; e < o.epochs; ++e) n += epoch();
-    row.rates.push_back(static_cast<double>(n) / since(start));
-    row.images_per_run = n;
-  }
+  const auto start = Clock::now();
+  int64_t n = 0;
+  for (int64_t e = 0; e < o.epochs; ++e) n += epoch();
+  row.rates.push_back(static_cast<double>(n) / since(start));
+  row.images_per_run = n;
 }
 
 // The limit: every file read and decoded whole, on `workers` threads.
@@ -242,26 +240,24 @@ void run_decode_row(const ImageBenchOptions& o, const SampleSource& source, int6
     });
   };
   pass();
-  for (int64_t r = 0; r < o.repeat; ++r) {
-    const auto start = Clock::now();
-    for (int64_t e = 0; e < o.epochs; ++e) pass();
-    row.rates.push_back(static_cast<double>(n) * static_cast<double>(o.epochs) / since(start));
-    row.images_per_run = static_cast<int64_t>(n) * o.epochs;
-  }
+  const auto start = Clock::now();
+  for (int64_t e = 0; e < o.epochs; ++e) pass();
+  row.rates.push_back(static_cast<double>(n) * static_cast<double>(o.epochs) / since(start));
+  row.images_per_run = static_cast<int64_t>(n) * o.epochs;
 }
 
 // Where a sample's time goes, on one thread: reading the file, decoding it, the crop's resize, the rest of the
-// transform (the crop box, the flip, the copy into the batch), and the loader's own work (sampling, batch
-// allocation and assembly) from a loader with no workers over the same samples.
+// transform (the crop box, the flip, the copy to planes), and the loader's own work (sampling, batch allocation
+// and assembly): what a loader with no workers over the same samples takes beyond the pieces.
 ImageBreakdown measure_breakdown(const ImageBenchOptions& o, const std::shared_ptr<const SampleSource>& source) {
   ImageBreakdown b;
   const std::vector<int64_t> chosen = spread(source->size(), o.sample);
   b.sample = static_cast<int64_t>(chosen.size());
   if (chosen.empty()) return b;
   const int size = static_cast<int>(o.image_size);
-  ImageTransform transform(bench_steps(o.image_size));
-  torch::Tensor out = torch::empty({3, o.image_size, o.image_size}, torch::kUInt8);
-  double read = 0, decode = 0, resize = 0, apply = 0;
+  std::vector<uint8_t> planes(static_cast<size_t>(3 * size * size));
+  double read = 0, decode = 0, resize = 0, rest = 0;
+  static volatile uint8_t sink = 0;
   for (size_t k = 0; k < chosen.size(); ++k) {
     auto t = Clock::now();
     const EncodedSample s = source->get(chosen[k]);
@@ -270,28 +266,35 @@ ImageBreakdown measure_breakdown(const ImageBenchOptions& o, const std::shared_p
     const DecodedImage image = decode_image(s.bytes, s.name);
     decode += since(t);
     SampleRng rng(o.seed, 0, static_cast<int64_t>(k));
+    t = Clock::now();
     const CropBox box = image_ops::random_resized_crop_box(image.height, image.width, 0.08, 1.0, 3.0 / 4.0,
                                                            4.0 / 3.0, rng);
+    rest += since(t);
     t = Clock::now();
-    const DecodedImage resized = image_ops::resized_crop(image, box, size, size);
+    DecodedImage resized = image_ops::resized_crop(image, box, size, size);
     resize += since(t);
-    SampleRng rng2(o.seed, 0, static_cast<int64_t>(k));
+    // The rest: the flip (half the images) and the copy from pixels to planes, channels first.
     t = Clock::now();
-    transform.apply(s, rng2, out);
-    apply += since(t);
+    if (rng.uniform() < 0.5) image_ops::hflip(resized);
+    const size_t area = static_cast<size_t>(size) * static_cast<size_t>(size);
+    for (size_t p = 0; p < area; ++p) {
+      for (size_t c = 0; c < 3; ++c) planes[c * area + p] = resized.pixels[p * 3 + c];
+    }
+    sink = planes[k % planes.size()];  // the copy is used
+    rest += since(t);
   }
   auto subset = std::make_shared<SubsetSource>(source, chosen);
   Loader loader(make_image_dataset(subset, bench_steps(o.image_size)),
                 LoaderOptions(std::min<int64_t>(o.batch_size, b.sample)).shuffle(true).seed(o.seed));
   const auto t = Clock::now();
-  for (auto& batch : loader.epoch()) (void)batch;
+  for (auto& batch : loader.epoch()) (void)batch.data.data_ptr();
   const double loader_seconds = since(t);
   const auto per = [&b](double s) { return s / static_cast<double>(b.sample); };
   b.read = per(read);
   b.decode = per(decode);
   b.resize = per(resize);
-  b.rest = std::max(0.0, per(apply - decode - resize));
-  b.assembly = std::max(0.0, per(loader_seconds - read - apply));
+  b.rest = per(rest);
+  b.assembly = std::max(0.0, per(loader_seconds - read - decode - resize - rest));
   return b;
 }
 
@@ -417,7 +420,7 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
   reporter.section("Images: decoding and augmentation");
   reporter.line(fmt::format("{}: {} of {} images in {} classes; RandomResizedCrop({}), RandomHorizontalFlip(), "
                             "PILToTensor(), batch {}, shuffled, {} workers; each pipeline a warm-up epoch, then {} "
-                            "run{} of {} epoch{} (the median run counts)",
+                            "round{} of {} epoch{} each (a row's figure: its median run)",
                             o.data_dir, result.images, all.size(), source->classes().size(), o.image_size,
                             o.batch_size, workers, o.repeat, o.repeat == 1 ? "" : "s", o.epochs,
                             o.epochs == 1 ? "" : "s"));
@@ -435,32 +438,35 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
       {"d", "limit: read + decode_image of the whole files on " + std::to_string(workers) + " threads"},
       {"e", "(c) with reduced_decode"}};
   if (!o.to_tensor) rows.erase(rows.begin() + 1);
-  for (auto& row : rows) {
-    reporter.note(fmt::format("({}) {}", row.key, row.name));
-    if (row.key == "a" || row.key == "a-totensor" || row.key == "b") {
-      if (!o.python) {
-        row.skipped = true;
-        row.note = "the Python rows were left out";
-      } else if (script.empty()) {
-        row.skipped = true;
-        row.note = "scripts/python/image_bench.py not found: give --script";
+  for (const auto& row : rows) reporter.line(fmt::format("  ({}) {}", row.key, row.name));
+  // In rounds, each pipeline once a round, so that the machine's slower and faster spells fall on all alike.
+  for (int64_t round = 0; round < o.repeat; ++round) {
+    if (o.repeat > 1) reporter.note(fmt::format("Round {} of {}", round + 1, o.repeat));
+    for (auto& row : rows) {
+      if (row.skipped) continue;
+      if (row.key == "a" || row.key == "a-totensor" || row.key == "b") {
+        if (!o.python) {
+          row.skipped = true;
+          row.note = "the Python rows were left out";
+        } else if (script.empty()) {
+          row.skipped = true;
+          row.note = "scripts/python/image_bench.py not found: give --script";
+        } else {
+          const std::string pipeline = row.key == "a" ? "torchvision" : row.key == "b" ? "feedline"
+                                                                                       : "torchvision-totensor";
+          run_python_row(o, script, python_path, folder.root(), workers, pipeline, row);
+        }
+      } else if (row.key == "c" || row.key == "e") {
+        run_loader_row(o, source, workers, row.key == "e", row);
       } else {
-        const std::string pipeline = row.key == "a" ? "torchvision" : row.key == "b" ? "feedline"
-                                                                                     : "torchvision-totensor";
-        run_python_row(o, script, python_path, folder.root(), workers, pipeline, row);
+        run_decode_row(o, *source, workers, row);
       }
-    } else if (row.key == "c" || row.key == "e") {
-      run_loader_row(o, source, workers, row.key == "e", row);
-    } else {
-      run_decode_row(o, *source, workers, row);
+      reporter.line(row.skipped ? fmt::format("  ({}) skipped: {}", row.key, row.note)
+                                : fmt::format("  ({}) {:.0f} images/s ({} images)", row.key, row.rates.back(),
+                                              row.images_per_run));
     }
-    row.images_per_second = median(row.rates);
-    std::string runs;
-    for (const double x : row.rates) runs += (runs.empty() ? "" : ", ") + fmt::format("{:.0f}", x);
-    reporter.line(row.skipped ? "  skipped: " + row.note
-                              : fmt::format("  {:.0f} images/s (runs: {}; {} images a run)", row.images_per_second,
-                                            runs, row.images_per_run));
   }
+  for (auto& row : rows) row.images_per_second = median(row.rates);
   result.rows = rows;
 
   reporter.note(fmt::format("Where the time of (c) goes, on one thread over {} images", std::min(o.sample,
@@ -488,7 +494,7 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
   reporter.line(fmt::format("Load average after: {}", load_after));
   const ImageBenchRow* e = find_row(result.rows, "e");
   if (e != nullptr) {
-    reporter.line("(e) differs from (c) only where ImageTransformOptions::reduced_decode is implemented");
+    reporter.line("(e): ImageTransformOptions::reduced_decode = true, else as (c)");
   }
   const std::string vm_peak = first_line_of("/proc/self/status", "VmHWM");
   reporter.line("Peak memory of this process (rows c-e): " + (vm_peak.empty() ? "unknown" : vm_peak));
