@@ -187,6 +187,33 @@ PixelView scratch_planes(std::vector<uint8_t>& buffer, int height, int width, in
 
 }  // namespace
 
+int reduced_scale_denom(const CropBox& box, int out_height, int out_width) {
+  for (const int64_t denom : {8, 4, 2}) {
+    if (box.height >= denom * out_height && box.width >= denom * out_width) return static_cast<int>(denom);
+  }
+  return 1;
+}
+
+CropBox scaled_box(const CropBox& box, int denom, int scaled_height, int scaled_width) {
+  // [first, end) of a side: the edges rounded, clamped to [0, size], and end > first.
+  const auto side = [denom](int start, int length, int size, int* first, int* count) {
+    const auto edge = [&](int64_t v) {
+      return static_cast<int>(std::clamp<int64_t>(std::llround(static_cast<double>(v) / denom), 0, size));
+    };
+    int a = edge(start), b = edge(static_cast<int64_t>(start) + length);
+    if (b <= a) {
+      b = std::min(a + 1, size);
+      a = b - 1;
+    }
+    *first = a;
+    *count = b - a;
+  };
+  CropBox out;
+  side(box.top, box.height, scaled_height, &out.top, &out.height);
+  side(box.left, box.width, scaled_width, &out.left, &out.width);
+  return out;
+}
+
 void resample(const PixelView& src, const CropBox& box, int out_height, int out_width, uint8_t* out) {
   if (box.height == out_height && box.width == out_width) {
     copy_box(src, box, false, out);

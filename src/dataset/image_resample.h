@@ -59,4 +59,12 @@ void resample(const PixelView& src, const CropBox& box, int out_height, int out_
 // outside the image; `mirror` reverses every row (a horizontal flip of the box).
 void copy_box(const PixelView& src, const CropBox& box, bool mirror, uint8_t* out);
 
+// Reduced decoding (ImageTransformOptions::reduced_decode). The largest libjpeg scale denominator, 8, 4 or 2
+// (else 1), at which `box` of the full picture keeps at least out_height x out_width pixels.
+int reduced_scale_denom(const CropBox& box, int out_height, int out_width);
+
+// `box` of the full picture in the picture scaled to 1/denom (scaled_height x scaled_width pixels, libjpeg's
+// sizes): each edge divided by denom and rounded to the nearest pixel, kept inside, and at least a pixel wide.
+CropBox scaled_box(const CropBox& box, int denom, int scaled_height, int scaled_width);
+
 }  // namespace feedline::image_ops::detail

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -73,9 +75,21 @@ CropBox compose(const CropBox& box, bool flip, const CropBox& sub) {
 
 std::string size_text(int height, int width) { return std::to_string(height) + " x " + std::to_string(width); }
 
+std::string no_pixels_left(int height, int width, const ImageStep& step) {
+  return "an image region of " + size_text(height, width) + " pixels leaves no pixels under " + describe(step);
+}
+
 // This thread's scratch planes, two so that a resample reads one and writes the other.
 struct Buffers {
   std::vector<uint8_t> planes[2];
+};
+
+// The first step that changes the picture, prepared before decoding when decoding is reduced: its box in the
+// decoded pixels' coordinates (drawn, for a RandomResizedCrop, from the full size) and its output size.
+struct Prepared {
+  size_t index = SIZE_MAX;  // SIZE_MAX: none, every step runs on the whole decoded picture
+  CropBox box;
+  int out_height = 0, out_width = 0;
 };
 
 // The work on one sample: the current pixels, the box of them that the steps so far have kept (possibly reaching
@@ -266,8 +280,8 @@ namespace {
 // The steps on one decoded image, the result written through `target(height, width)`, which returns where the
 // channels x height x width output goes (uint8_t* or float*).
 template <typename Target>
-void run_steps(const std::vector<ImageStep>& steps, const PixelView& image, SampleRng& rng, bool to_float,
-               const std::vector<float>& lut, Target&& target) {
+void run_steps(const std::vector<ImageStep>& steps, const PixelView& image, const Prepared& first, SampleRng& rng,
+               bool to_float, const std::vector<float>& lut, Target&& target) {
   thread_local Buffers buffers;
   const int channels = image.channels;
   State state;
@@ -318,6 +332,11 @@ void run_steps(const std::vector<ImageStep>& steps, const PixelView& image, Samp
   for (size_t i = 0; i < steps.size(); ++i) {
     const ImageStep& step = steps[i];
     const bool last = i == last_sizing;
+    if (i == first.index) {
+      state.box = first.box;
+      resize_to(first.out_height, first.out_width, last, describe(step));
+      continue;
+    }
     if (const auto* s = std::get_if<image_steps::Resize>(&step)) {
       const auto [height, width] = image_ops::resize_size(state.box.height, state.box.width, s->size, s->max_size);
       resize_to(height, width, last, describe(step));
@@ -333,8 +352,7 @@ void run_steps(const std::vector<ImageStep>& steps, const PixelView& image, Samp
       const CropBox sub = image_ops::random_resized_crop_box(state.box.height, state.box.width, s->scale_min,
                                                              s->scale_max, s->ratio_min, s->ratio_max, rng);
       if (sub.height <= 0 || sub.width <= 0) {
-        throw InvalidFile("an image region of " + size_text(state.box.height, state.box.width) +
-                          " pixels leaves no pixels under " + describe(step));
+        throw InvalidFile(no_pixels_left(state.box.height, state.box.width, step));
       }
       state.box = compose(state.box, state.flip, sub);
       resize_to(static_cast<int>(s->height), static_cast<int>(s->width), last, describe(step));
@@ -371,6 +389,45 @@ PixelView decode_with_slack(const EncodedSample& sample, const DecodeOptions& op
   const size_t bytes = static_cast<size_t>(info.width) * info.height * channels;
   decode_image_into(sample.bytes, sample.name, options, image_ops::detail::sized_with_slack(pixels, bytes), bytes);
   return PixelView{pixels.data(), info.height, info.width, channels, false, true, 0};
+}
+
+// The sample decoded for `steps` with ImageTransformOptions::reduced_decode: when the first step that changes the
+// picture is a RandomResizedCrop (its box drawn here, from the full size) or a Resize, a JPEG at the smallest scale
+// that leaves that step's box its output size, and only the region that holds the box; other formats whole.
+// `first` says where the step's box lies in what is returned.
+PixelView decode_reduced(const EncodedSample& sample, const std::vector<ImageStep>& steps,
+                         const DecodeOptions& options, SampleRng& rng, Prepared& first) {
+  const auto step = std::find_if(steps.begin(), steps.end(), is_geometric);
+  if (step == steps.end() || !(std::holds_alternative<image_steps::RandomResizedCrop>(*step) ||
+                               std::holds_alternative<image_steps::Resize>(*step))) {
+    return decode_with_slack(sample, options);
+  }
+  const ImageInfo info = probe_image(sample.bytes, sample.name);
+  CropBox box{0, 0, info.height, info.width};
+  if (const auto* s = std::get_if<image_steps::RandomResizedCrop>(&*step)) {
+    box = image_ops::random_resized_crop_box(info.height, info.width, s->scale_min, s->scale_max, s->ratio_min,
+                                             s->ratio_max, rng);
+    if (box.height <= 0 || box.width <= 0) throw InvalidFile(no_pixels_left(info.height, info.width, *step));
+    first.out_height = static_cast<int>(s->height), first.out_width = static_cast<int>(s->width);
+  } else {
+    const auto& resize = std::get<image_steps::Resize>(*step);
+    std::tie(first.out_height, first.out_width) =
+        image_ops::resize_size(info.height, info.width, resize.size, resize.max_size);
+  }
+  first.index = static_cast<size_t>(step - steps.begin());
+  first.box = box;
+  const int denom = image_ops::detail::reduced_scale_denom(box, first.out_height, first.out_width);
+  const bool whole = box.height == info.height && box.width == info.width;
+  if (info.format != ImageFormat::kJpeg || (denom == 1 && whole)) return decode_with_slack(sample, options);
+  const CropBox scaled = image_ops::detail::scaled_box(box, denom, jpeg_scaled_size(info.height, denom),
+                                                       jpeg_scaled_size(info.width, denom));
+  thread_local JpegRegion decoded;
+  decoded = decode_jpeg_region(sample.bytes, sample.name, options, denom,
+                               ImageRegion{scaled.top, scaled.left, scaled.height, scaled.width});
+  first.box = CropBox{scaled.top - decoded.region.top, scaled.left - decoded.region.left, scaled.height,
+                      scaled.width};
+  const DecodedImage& image = decoded.image;
+  return PixelView{image.pixels.data(), image.height, image.width, image.channels, false, false, 0};
 }
 
 // Every channel's float32 value of each pixel value: value / 255, then each Normalize, in float32 as torchvision
@@ -410,9 +467,11 @@ void ImageTransform::apply(const EncodedSample& sample, SampleRng& rng, const to
                           "dtype, not " + std::string(c10::toString(out.scalar_type())) + " " +
                           c10::str(out.sizes()));
   }
-  const PixelView image = decode_with_slack(sample, options_.decode);
+  Prepared first;
+  const PixelView image = options_.reduced_decode ? decode_reduced(sample, steps_, options_.decode, rng, first)
+                                                  : decode_with_slack(sample, options_.decode);
   const bool to_float = expected.dtype == torch::kFloat32;
-  run_steps(steps_, image, rng, to_float, float_table_, [&](int height, int width) -> void* {
+  run_steps(steps_, image, first, rng, to_float, float_table_, [&](int height, int width) -> void* {
     if (height != expected.sizes[1] || width != expected.sizes[2]) {
       throw InvalidArgument("ImageTransform::apply: the steps made " + size_text(height, width) + " pixels, not " +
                             size_text(static_cast<int>(expected.sizes[1]), static_cast<int>(expected.sizes[2])));
@@ -422,10 +481,12 @@ void ImageTransform::apply(const EncodedSample& sample, SampleRng& rng, const to
 }
 
 torch::Tensor ImageTransform::make(const EncodedSample& sample, SampleRng& rng) const {
-  const PixelView image = decode_with_slack(sample, options_.decode);
+  Prepared first;
+  const PixelView image = options_.reduced_decode ? decode_reduced(sample, steps_, options_.decode, rng, first)
+                                                  : decode_with_slack(sample, options_.decode);
   const bool to_float = makes_float(steps_);
   torch::Tensor out;
-  run_steps(steps_, image, rng, to_float, float_table_, [&](int height, int width) -> void* {
+  run_steps(steps_, image, first, rng, to_float, float_table_, [&](int height, int width) -> void* {
     if (!out.defined()) {
       out = torch::empty({image.channels, height, width}, to_float ? torch::kFloat32 : torch::kUInt8);
     }
