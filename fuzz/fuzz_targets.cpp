@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -300,6 +301,31 @@ std::string read_idx_file(const uint8_t* data, size_t size) {
   return feed(".idx", data, size, [](const std::string& path) { read_idx(path); });
 }
 
+// A JPEG that decoded whole (`whole`, RGB) decodes as regions too: at full scale the middle third's pixels are the
+// whole decode's; at 1/8 the whole scaled picture has libjpeg's scaled size.
+void decode_jpeg_regions(std::string_view bytes, DecodeOptions options, const DecodedImage& whole) {
+  options.gray = false;
+  const ImageRegion middle{whole.height / 3, whole.width / 3, std::max(1, whole.height / 3),
+                           std::max(1, whole.width / 3)};
+  try {
+    const JpegRegion r = decode_jpeg_region(bytes, "input", options, 1, middle);
+    for (int y = middle.top; y < middle.top + middle.height; ++y) {
+      const size_t at = (static_cast<size_t>(y) * whole.width + middle.left) * 3;
+      const size_t from = (static_cast<size_t>(y - r.region.top) * r.image.width + middle.left - r.region.left) * 3;
+      if (std::memcmp(whole.pixels.data() + at, r.image.pixels.data() + from, static_cast<size_t>(middle.width) * 3)) {
+        throw std::logic_error("fuzz: a JPEG region's pixels differ from the whole decode's");
+      }
+    }
+    const int h = jpeg_scaled_size(whole.height, 8), w = jpeg_scaled_size(whole.width, 8);
+    const JpegRegion scaled = decode_jpeg_region(bytes, "input", options, 8, {0, 0, h, w});
+    if (scaled.image.height != h || scaled.image.width != w || scaled.image.pixels.size() != size_t(h) * w * 3) {
+      throw std::logic_error("fuzz: a JPEG decoded at 1/8 has the wrong size");
+    }
+  } catch (const Error& e) {
+    throw std::logic_error(std::string("fuzz: decoded whole, as a region '") + e.what() + "'");
+  }
+}
+
 // Bytes straight to the decoders, as samples reach them from memory; messages name the sample "input".
 std::string decode_image_bytes(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
@@ -321,6 +347,10 @@ std::string decode_image_bytes(const uint8_t* data, size_t size) {
       throw std::logic_error("fuzz: as RGB '" + (rgb_error.empty() ? "decoded" : rgb_error) + "', as gray '" +
                              e.what() + "'");
     }
+    try {  // the region decoder on data refused whole: any error, never a crash
+      decode_jpeg_region(bytes, "input", options, 2, {0, 0, 1, 1});
+    } catch (const Error&) {
+    }
     return rgb_error;
   }
   if (!rgb_error.empty()) throw std::logic_error("fuzz: decoded as gray, as RGB '" + rgb_error + "'");
@@ -330,6 +360,7 @@ std::string decode_image_bytes(const uint8_t* data, size_t size) {
       gray.width != info.width || gray.height != info.height || gray.pixels.size() != pixels) {
     throw std::logic_error("fuzz: decoded sizes differ from the header's");
   }
+  if (info.format == ImageFormat::kJpeg) decode_jpeg_regions(bytes, options, rgb);
   return "";
 }
 

@@ -453,37 +453,41 @@ JpegRegion decode_jpeg_region(std::string_view bytes, const std::string& name, c
                 std::to_string(d.cinfo.output_width) + " pixels at 1/" + std::to_string(scale_denom) + ", not " +
                 std::to_string(result.scaled_height) + " x " + std::to_string(result.scaled_width));
   }
-  // libjpeg moves the left edge back to an iMCU's (at most one iMCU's width, less a pixel, to the left).
+  // libjpeg decodes whole iMCUs of columns from an iMCU's left edge, and replicates the edge columns of a crop
+  // where the whole decode's chroma upsampling would have used its neighbours': the columns asked for are an iMCU
+  // wider each side (where the picture has them), and the region is cut from them exactly.
   const int imcu = d.cinfo.max_h_samp_factor * d.cinfo.min_DCT_scaled_size;
-  const int room = std::min(result.scaled_width, region.width + imcu);
+  const int ask_left = std::max(0, region.left - imcu);
+  const int ask_end = std::min(result.scaled_width, region.left + region.width + imcu);
+  const int room = std::min(result.scaled_width, ask_end - ask_left + imcu);
   const size_t row_bytes = static_cast<size_t>(room) * static_cast<size_t>(components);
   DecodedImage& image = result.image;
   image.pixels.resize(row_bytes * static_cast<size_t>(region.height));
   std::vector<uint8_t> spare_row(row_bytes);
-  auto left = static_cast<JDIMENSION>(region.left), width = static_cast<JDIMENSION>(region.width);
+  auto left = static_cast<JDIMENSION>(ask_left), width = static_cast<JDIMENSION>(ask_end - ask_left);
   if (!jpeg_region_read(d, region.top, region.height, &left, &width, row_bytes, image.pixels.data(),
                         spare_row.data())) {
     corrupt(name, ImageFormat::kJpeg, d.errors.message);
   }
-  if (static_cast<int>(width) > room || static_cast<int>(left) > region.left ||
-      static_cast<int>(left + width) < region.left + region.width) {
-    throw Error(name + ": libjpeg widened the JPEG region's columns [" + std::to_string(region.left) + ", " +
-                std::to_string(region.left + region.width) + ") to [" + std::to_string(left) + ", " +
-                std::to_string(left + width) + ")");
+  if (static_cast<int>(width) > room || static_cast<int>(left) > ask_left ||
+      static_cast<int>(left + width) < ask_end) {
+    throw Error(name + ": libjpeg widened the JPEG region's columns [" + std::to_string(ask_left) + ", " +
+                std::to_string(ask_end) + ") to [" + std::to_string(left) + ", " + std::to_string(left + width) + ")");
   }
-  // Rows packed (each to its width), then converted in place: the output never outruns the input.
-  const size_t packed = static_cast<size_t>(width) * static_cast<size_t>(components);
-  for (int y = 1; y < region.height; ++y) {
-    std::memmove(image.pixels.data() + y * packed, image.pixels.data() + y * row_bytes, packed);
+  // Rows cut to the region and packed, then converted in place: the output never outruns the input.
+  const size_t packed = static_cast<size_t>(region.width) * static_cast<size_t>(components);
+  const size_t skip = static_cast<size_t>(region.left - static_cast<int>(left)) * static_cast<size_t>(components);
+  for (int y = 0; y < region.height; ++y) {
+    std::memmove(image.pixels.data() + y * packed, image.pixels.data() + y * row_bytes + skip, packed);
   }
-  const size_t pixels = static_cast<size_t>(width) * static_cast<size_t>(region.height);
+  const size_t pixels = static_cast<size_t>(region.width) * static_cast<size_t>(region.height);
   image.channels = options.gray ? 1 : 3;
   if (components != image.channels) {
     convert_pixels(image.pixels.data(), components, pixels, options.gray, image.pixels.data());
   }
   image.pixels.resize(pixels * static_cast<size_t>(image.channels));
-  image.width = static_cast<int>(width), image.height = region.height;
-  result.region = ImageRegion{region.top, static_cast<int>(left), region.height, static_cast<int>(width)};
+  image.width = region.width, image.height = region.height;
+  result.region = region;
   return result;
 }
 

@@ -59,7 +59,7 @@ void decode_image_into(std::string_view bytes, const std::string& name, const De
                        size_t out_size);
 
 // --- Reduced JPEG decoding: at 1/2, 1/4 or 1/8 of the size (libjpeg-turbo's scaled IDCT, which averages each
-// block's pixels) and only a region of the picture (whole DCT blocks of columns, exact rows).
+// block's pixels) and only a region of the picture (the columns of whole DCT blocks that hold it, exact rows).
 
 // A rectangle of a picture: rows [top, top + height), columns [left, left + width).
 struct ImageRegion {
@@ -72,17 +72,17 @@ int jpeg_scaled_size(int size, int scale_denom);
 // A region of a JPEG as decode_jpeg_region gives it.
 struct JpegRegion {
   DecodedImage image;                       // the region's pixels (channels as DecodeOptions asks)
-  ImageRegion region;                       // where they lie in the scaled picture
+  ImageRegion region;                       // where they lie in the scaled picture: the region asked for
   int scaled_height = 0, scaled_width = 0;  // the scaled picture's size
 };
 
 // Decodes `region` (in the coordinates of the picture scaled to 1/scale_denom; scale_denom 1, 2, 4 or 8) of a
-// JPEG, or a little more: its columns widened to the DCT blocks that hold them. Colours, gray and CMYK as
-// decode_image converts them; at scale_denom 1 the region's pixels are decode_image's. The rows after the region
-// are still read (their entropy data, not their pixels), so that corrupt or truncated data anywhere is refused as
-// decode_image refuses it: InvalidFile naming `name`, and for more than options.max_pixels pixels in the header.
-// InvalidArgument for a region that is empty or not inside the scaled picture, another scale_denom, or bytes of
-// another format.
+// JPEG: of the columns only the DCT blocks that hold the region and its neighbours (whose chroma its edge pixels
+// are upsampled from), of the rows those up to the region's last. Colours, gray and CMYK as decode_image converts
+// them; at scale_denom 1 the pixels are decode_image's. The rows after the region are still read (their entropy
+// data, not their pixels), so that corrupt or truncated data anywhere is refused as decode_image refuses it:
+// InvalidFile naming `name`, and for more than options.max_pixels pixels in the header. InvalidArgument for a
+// region that is empty or not inside the scaled picture, another scale_denom, or bytes of another format.
 JpegRegion decode_jpeg_region(std::string_view bytes, const std::string& name, const DecodeOptions& options,
                               int scale_denom, const ImageRegion& region);
 
