@@ -1,0 +1,106 @@
+// ImageTransform on one thread: RandomResizedCrop(224) (and RandomHorizontalFlip, ToTensor) applied to the JPEG
+// photos of tests/data/images, with ImageTransformOptions::reduced_decode off and on, in images per second. Each
+// iteration draws the next sample's box (SampleRng of its index), as an epoch does. BM_*_Large runs the same on
+// china.jpg enlarged to 2560 x 1708 and encoded again (TurboJPEG, quality 90): a camera-sized photo, where the DCT
+// scales come into play (the photos themselves are under 448 pixels a side, so they are only cropped).
+//   build/bench/feedline_image_transform_bench [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+#include <turbojpeg.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "feedline/dataset/image_transforms.h"
+
+namespace feedline {
+namespace {
+
+std::string photo(const std::string& file) {
+  const std::string path = std::string(FEEDLINE_TEST_DATA_DIR) + "/images/" + file;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    std::fprintf(stderr, "image_transform_bench: cannot read %s\n", path.c_str());
+    std::abort();
+  }
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// china.jpg resampled (Pillow's bilinear, through image_ops) to 4 times its size and encoded as a JPEG again.
+std::string large_photo() {
+  const DecodedImage china = decode_image(photo("china.jpg"), "china.jpg");
+  const DecodedImage big = image_ops::resized_crop(china, {0, 0, china.height, china.width}, china.height * 4,
+                                                   china.width * 4);
+  tjhandle tj = tjInitCompress();
+  unsigned char* jpeg = nullptr;
+  unsigned long size = 0;
+  if (tjCompress2(tj, big.pixels.data(), big.width, 0, big.height, TJPF_RGB, &jpeg, &size, TJSAMP_420, 90, 0) != 0) {
+    std::fprintf(stderr, "image_transform_bench: %s\n", tjGetErrorStr2(tj));
+    std::abort();
+  }
+  std::string bytes(reinterpret_cast<const char*>(jpeg), size);
+  tjFree(jpeg);
+  tjDestroy(tj);
+  return bytes;
+}
+
+void run(benchmark::State& state, const std::vector<EncodedSample>& samples, bool reduced) {
+  ImageTransformOptions options;
+  options.reduced_decode = reduced;
+  const ImageTransform transform(
+      {image_steps::RandomResizedCrop{224, 224}, image_steps::RandomHorizontalFlip{}, image_steps::ToTensor{}},
+      options);
+  torch::Tensor out = torch::empty({3, 224, 224}, torch::kFloat32);
+  int64_t index = 0;
+  for (auto _ : state) {
+    const EncodedSample& sample = samples[static_cast<size_t>(index) % samples.size()];
+    SampleRng rng(0, 0, index++);
+    transform.apply(sample, rng, out);
+    benchmark::DoNotOptimize(out.data_ptr());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+const std::vector<EncodedSample>& photos() {
+  static const std::vector<EncodedSample> samples = [] {
+    std::vector<EncodedSample> s;
+    for (const char* file : {"china.jpg", "chelsea_444_progressive.jpg", "chelsea_gray.jpg", "chelsea_cmyk.jpg"}) {
+      s.push_back(EncodedSample{photo(file), 0, file});
+    }
+    return s;
+  }();
+  return samples;
+}
+
+const std::vector<EncodedSample>& china() {
+  static const std::vector<EncodedSample> samples = {EncodedSample{photo("china.jpg"), 0, "china.jpg"}};
+  return samples;
+}
+
+const std::vector<EncodedSample>& large() {
+  static const std::vector<EncodedSample> samples = {EncodedSample{large_photo(), 0, "china_x4.jpg"}};
+  return samples;
+}
+
+void BM_Photos_Whole(benchmark::State& state) { run(state, photos(), false); }
+void BM_Photos_Reduced(benchmark::State& state) { run(state, photos(), true); }
+void BM_China_Whole(benchmark::State& state) { run(state, china(), false); }
+void BM_China_Reduced(benchmark::State& state) { run(state, china(), true); }
+void BM_Large_Whole(benchmark::State& state) { run(state, large(), false); }
+void BM_Large_Reduced(benchmark::State& state) { run(state, large(), true); }
+BENCHMARK(BM_Photos_Whole);
+BENCHMARK(BM_Photos_Reduced);
+BENCHMARK(BM_China_Whole);
+BENCHMARK(BM_China_Reduced);
+BENCHMARK(BM_Large_Whole);
+BENCHMARK(BM_Large_Reduced);
+
+}  // namespace
+}  // namespace feedline
+
+BENCHMARK_MAIN();
