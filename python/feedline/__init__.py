@@ -226,6 +226,9 @@ def convert(input, output, columns=None, limit=0, pack=None, pack_as="bytes", na
 
 _ON_ERROR = ("raise", "skip")
 
+#: Pillow's ``Image.MAX_IMAGE_PIXELS``: ImageDataset's default bound on an image's declared pixels.
+MAX_IMAGE_PIXELS = 89478485
+
 
 def _image_spec(source):
     """An image source as the C++ spec takes it: a path or pattern, or a list of them joined by commas."""
@@ -283,6 +286,10 @@ class ImageDataset(_torch.utils.data.Dataset):
         on_error: ``"raise"``: a sample that cannot be read or decoded fails its batch; ``"skip"``: the loader
             leaves it out of its batch (which is one shorter), counts it (``DataLoader.skipped``) and warns at
             the end of the epoch. ``ds[i]`` of such a sample raises either way: there is nothing to return.
+        max_pixels: an image whose header declares more pixels (width x height) is refused before any pixel
+            memory is allocated, as a corrupt one is; Pillow's ``Image.MAX_IMAGE_PIXELS`` by default.
+        reduced_decode: decode JPEGs only as far as the output needs (a smaller DCT scale, the crop's window)
+            when the first step is a RandomResizedCrop or Resize: faster, and no longer torchvision's values.
 
     Raises:
         FileNotFoundError, OSError: the source does not exist or cannot be read.
@@ -290,9 +297,14 @@ class ImageDataset(_torch.utils.data.Dataset):
         ValueError: a transform torchvision would refuse, an unknown on_error.
     """
 
-    def __init__(self, source, transform=None, label_column="label", image_column="image", on_error="raise"):
+    def __init__(self, source, transform=None, label_column="label", image_column="image", on_error="raise",
+                 max_pixels=MAX_IMAGE_PIXELS, reduced_decode=False):
         if on_error not in _ON_ERROR:
             raise ValueError(f"on_error={on_error!r}: use 'raise' or 'skip'")
+        if isinstance(max_pixels, bool) or not isinstance(max_pixels, int):
+            raise TypeError(f"max_pixels must be an int, not {type(max_pixels).__name__}")
+        if max_pixels < 1:
+            raise ValueError(f"max_pixels={max_pixels}: use 1 or more")
         for name, value in (("label_column", label_column), ("image_column", image_column)):
             if not isinstance(value, str):
                 raise TypeError(f"{name} must be a str, not {type(value).__name__}")
@@ -300,7 +312,8 @@ class ImageDataset(_torch.utils.data.Dataset):
         steps, self._python_transform = _image_transform(transform)
         self.transform = transform
         self.on_error = on_error
-        self._core = _feedline._ImageDataset(self._spec, steps, label_column, image_column, on_error)
+        self._core = _feedline._ImageDataset(self._spec, steps, label_column, image_column, on_error, max_pixels,
+                                             bool(reduced_decode))
 
     @property
     def kind(self):
@@ -380,20 +393,21 @@ class ImageDataset(_torch.utils.data.Dataset):
 class ImageFolder(ImageDataset):
     """A folder of class folders, ``root/<class>/**/<image>``, as torchvision.datasets.ImageFolder reads it: the
     same ``classes``, ``class_to_idx``, ``samples`` and ``targets``. ImageDataset for folders only; see it for
-    ``transform`` and ``on_error``.
+    ``transform``, ``on_error``, ``max_pixels`` and ``reduced_decode``.
 
     Raises:
         FileNotFoundError: root does not exist, has no class folder, or a class folder has no image.
         ValueError: root names Parquet files or tar shards (use feedline.ImageDataset).
     """
 
-    def __init__(self, root, transform=None, on_error="raise"):
+    def __init__(self, root, transform=None, on_error="raise", max_pixels=MAX_IMAGE_PIXELS, reduced_decode=False):
         spec = _path(root, "root")
         kind = _feedline.image_source_kind(spec)
         if kind != "folder":
             raise ValueError(f"ImageFolder: {spec!r} names {kind}, not a folder of class folders; "
                              "read it with feedline.ImageDataset")
-        super().__init__(spec, transform=transform, on_error=on_error)
+        super().__init__(spec, transform=transform, on_error=on_error, max_pixels=max_pixels,
+                         reduced_decode=reduced_decode)
 
 
 def _distributed_default(rank, world_size):

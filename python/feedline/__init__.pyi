@@ -44,12 +44,14 @@ Batch = Tuple[torch.Tensor, torch.Tensor]
 Transform = Union[Callable[[torch.Tensor, torch.Tensor], Batch],
                   Callable[[torch.Tensor, torch.Tensor, Tuple[int, int, int]], Batch]]
 ImageSource = Union[PathLike, Sequence[PathLike]]
+MAX_IMAGE_PIXELS: int
 
 class ImageDataset(torch.utils.data.Dataset[Tuple[Any, int]]):
     transform: Any
     on_error: str
     def __init__(self, source: ImageSource, transform: Optional[Any] = ..., label_column: str = ...,
-                 image_column: str = ..., on_error: Literal["raise", "skip"] = ...) -> None: ...
+                 image_column: str = ..., on_error: Literal["raise", "skip"] = ..., max_pixels: int = ...,
+                 reduced_decode: bool = ...) -> None: ...
     @property
     def kind(self) -> Literal["folder", "parquet", "tar shards"]: ...
     @property
@@ -72,8 +74,8 @@ class ImageDataset(torch.utils.data.Dataset[Tuple[Any, int]]):
     def __getitem__(self, index: int) -> Tuple[Any, int]: ...
 
 class ImageFolder(ImageDataset):
-    def __init__(self, root: PathLike, transform: Optional[Any] = ...,
-                 on_error: Literal["raise", "skip"] = ...) -> None: ...
+    def __init__(self, root: PathLike, transform: Optional[Any] = ..., on_error: Literal["raise", "skip"] = ...,
+                 max_pixels: int = ..., reduced_decode: bool = ...) -> None: ...
 
 Source = Union[PathLike, Tuple[torch.Tensor, torch.Tensor], Sequence[torch.Tensor], torch.utils.data.TensorDataset,
                ImageDataset]

@@ -79,14 +79,18 @@ ImageStep make_step(const StepDescription& description) {
 class PyImageDataset {
  public:
   PyImageDataset(const std::string& spec, const std::vector<StepDescription>& steps, const std::string& label_column,
-                 const std::string& image_column, const std::string& on_error) {
+                 const std::string& image_column, const std::string& on_error, int64_t max_pixels,
+                 bool reduced_decode) {
     for (const StepDescription& s : steps) steps_.push_back(make_step(s));
     on_error_ = parse_on_error(on_error);
+    if (max_pixels < 1) throw InvalidArgument("max_pixels=" + std::to_string(max_pixels) + ": use 1 or more");
+    options_.decode.max_pixels = max_pixels;
+    options_.reduced_decode = reduced_decode;
     ImageSourceOptions options;
     options.parquet.label_column = label_column;
     options.parquet.image_column = image_column;
     py::gil_scoped_release release;
-    transform_ = std::make_shared<ImageTransform>(steps_);  // refuses what torchvision refuses, before any reading
+    transform_ = std::make_shared<ImageTransform>(steps_, options_);  // refuses what torchvision refuses, before any reading
     kind_ = image_source_kind(spec);
     source_ = open_image_source(spec, options);
   }
@@ -164,12 +168,13 @@ class PyImageDataset {
 
   std::shared_ptr<EncodedDataset> loader_dataset() const {
     py::gil_scoped_release release;
-    return make_image_dataset(source_, steps_, {}, on_error_);
+    return make_image_dataset(source_, steps_, options_, on_error_);
   }
 
  private:
   std::vector<ImageStep> steps_;
   OnError on_error_ = OnError::kRaise;
+  ImageTransformOptions options_;
   std::shared_ptr<const ImageTransform> transform_;
   ImageSourceKind kind_ = ImageSourceKind::kFolder;
   std::shared_ptr<const SampleSource> source_;
@@ -180,8 +185,9 @@ class PyImageDataset {
 void bind_images(py::module_& m) {
   py::class_<PyImageDataset>(m, "_ImageDataset")
       .def(py::init<const std::string&, const std::vector<StepDescription>&, const std::string&, const std::string&,
-                    const std::string&>(),
-           py::arg("spec"), py::arg("steps"), py::arg("label_column"), py::arg("image_column"), py::arg("on_error"))
+                    const std::string&, int64_t, bool>(),
+           py::arg("spec"), py::arg("steps"), py::arg("label_column"), py::arg("image_column"), py::arg("on_error"),
+           py::arg("max_pixels"), py::arg("reduced_decode"))
       .def("__len__", &PyImageDataset::size)
       .def("get", &PyImageDataset::get, py::arg("index"))
       .def("kind", &PyImageDataset::kind)

@@ -322,6 +322,29 @@ def test_good_epoch_does_not_warn(folder):
     assert loader.skipped == 0
 
 
+def test_max_pixels_refuses_large_images_by_name(folder):
+    ds = feedline.ImageFolder(folder)
+    pixels = [ds[i][0].shape[1] * ds[i][0].shape[2] for i in range(len(ds))]
+    bound = min(pixels)  # the smallest image passes, every larger one is refused
+    small = feedline.ImageFolder(folder, max_pixels=bound, on_error="skip")
+    assert small[pixels.index(bound)][0].shape == ds[pixels.index(bound)][0].shape
+    larger = [i for i, p in enumerate(pixels) if p > bound]
+    assert larger
+    with pytest.raises(ValueError, match="pixels") as info:
+        small[larger[0]]
+    assert pathlib.Path(ds.samples[larger[0]][0]).name in str(info.value)
+    loader = feedline.DataLoader(feedline.ImageFolder(folder, transform=T.CenterCrop(8), max_pixels=bound,
+                                                      on_error="skip"), batch_size=4)
+    with pytest.warns(UserWarning, match=f"{len(larger)} sample"):
+        got = batches(loader)
+    assert sum(len(y) for _, y in got) == len(ds) - len(larger)
+    assert feedline.MAX_IMAGE_PIXELS == 89478485
+    with pytest.raises(ValueError, match="max_pixels"):
+        feedline.ImageFolder(folder, max_pixels=0)
+    with pytest.raises(TypeError, match="max_pixels"):
+        feedline.ImageFolder(folder, max_pixels=1.5)
+
+
 def test_argument_errors(folder, tmp_path, shards):
     with pytest.raises(FileNotFoundError):
         feedline.ImageFolder(tmp_path / "missing")
