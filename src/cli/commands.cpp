@@ -508,7 +508,8 @@ void Commands::define_bench_images(CLI::App* bench) {
       ->capture_default_str();
   i->add_option("--epochs", ib.epochs, "Timed epochs a run, after one warm-up epoch")->check(whole(1))
       ->capture_default_str();
-  i->add_option("--repeat", ib.repeat, "Runs of each pipeline; the median counts")->check(whole(1))
+  i->add_option("--repeat", ib.repeat, "Rounds, each pipeline once a round; a row gives its median run")
+      ->check(whole(1))
       ->capture_default_str();
   i->add_option("--sample", ib.sample, "Images timed piece by piece on one thread for the breakdown")
       ->check(whole(0))

@@ -191,11 +191,11 @@ void run_python_row(const ImageBenchOptions& o, const std::string& script, const
   const int status = ::pclose(p);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     row.skipped = true;
+    // The last line it printed: Python's error.
     const auto end = out.find_last_not_of("\n ");
-    const auto start = out.rfind('\n', end == std::string::npos ? 0 : end);
-    row.note = "failed: " + (end == std::string::npos ? std::string("no output")
-                                                      : out.substr(start == std::string::npos ? 0 : start + 1,
-                                                                   end + 1 - (start == std::string::npos ? 0 : start + 1)));
+    const auto newline = out.rfind('\n', end == std::string::npos ? 0 : end);
+    const size_t start = newline == std::string::npos ? 0 : newline + 1;
+    row.note = "failed: " + (end == std::string::npos ? std::string("no output") : out.substr(start, end + 1 - start));
     return;
   }
   std::ifstream f(json);

@@ -145,7 +145,7 @@ struct ImageBenchOptions {
   int64_t image_size = 224;
   int64_t images = 0;       // 0: every image of the folder; else this many, spread evenly over it
   int64_t epochs = 2;       // timed epochs a run, after one untimed warm-up epoch of each pipeline
-  int64_t repeat = 1;       // runs of each pipeline; a row's figure is the median run
+  int64_t repeat = 1;       // rounds, each pipeline once a round; a row's figure is its median run
   int64_t sample = 200;     // images timed piece by piece for the breakdown
   bool to_tensor = true;    // also torchvision with ToTensor (float32)
   bool python = true;       // the Python rows (false: C++ rows only)
