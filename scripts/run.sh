@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds, installs the Python package for Debian's python3, writes MNIST
-# and FashionMNIST as CSV and Parquet (printing the storage table), runs the default benchmark lab (`feedline
-# bench`: storage table, loader ladder, training ladder and sweeps, results in results/), then trains SimpleCNN on
-# FashionMNIST for 5 epochs with the pre-decoded dataset, ending with the experiment's four lines and the test
-# accuracy.
+# and FashionMNIST as CSV and Parquet (printing the storage table) and the photo set of `prepare --photos`, runs the
+# default benchmark lab (`feedline bench`: storage table, loader ladder, training ladder, sweeps and images, results
+# in results/), then trains SimpleCNN on FashionMNIST for 5 epochs with the pre-decoded dataset, ending with the
+# experiment's four lines and the test accuracy.
 # Extra arguments go to `feedline train` (e.g. --epochs 1, --dataset mnist, --dataset-mode row);
 # FEEDLINE_SKIP_BENCH=1 leaves the bench out.
 set -euo pipefail
@@ -24,6 +24,10 @@ else
   echo "run.sh: the Python package was not built (cmake said why); the rest goes on"
 fi
 "$bin" prepare --data-dir data
+# The photo set for the bench's image rung (5000 JPEGs, seconds); without it the rung says so and is skipped.
+if [ ! -d data/photos/jpeg/train ]; then
+  "$bin" prepare --data-dir data --photos || echo "run.sh: no photo set written; the bench's image rung is skipped"
+fi
 if [ "${FEEDLINE_SKIP_BENCH:-0}" != 1 ]; then
   "$bin" bench --data-dir data --out results
 fi

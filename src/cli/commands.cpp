@@ -415,6 +415,9 @@ void Commands::define_bench() {
   c->add_flag("--skip-loader", o.skip_loader, "Leave out the loader ladder");
   c->add_flag("--skip-training", o.skip_training, "Leave out the training ladder");
   c->add_flag("--skip-sweeps", o.skip_sweeps, "Leave out the sweeps");
+  c->add_flag("--skip-images", o.skip_images,
+              "Leave out the image rung (a short `bench images` over <data-dir>/photos/jpeg/train, run when "
+              "`prepare --photos` has made it)");
   c->add_flag("--skip-plots", o.skip_plots, "Write no plots (no gnuplot needed)");
   auto* data = c->add_option("--data", o.train_file,
                              "Your own train split (.parquet or .csv, read as `train --data` reads it) in place of "
@@ -523,6 +526,8 @@ void Commands::define_bench_images(CLI::App* bench) {
                 "<program's folder>/python where it is)");
   i->add_option("--seed", ib.seed, "Seed of the shuffles and crops")->check(unsigned_whole())->capture_default_str();
   i->add_option("--json", ib.json_path, "Also write the results to this JSON file");
+  i->add_option("--out", ib.plot_dir, "Also draw images/s of each pipeline into this folder (images.svg and "
+                "images.png, with gnuplot)");
 }
 
 void Commands::define_inspect_and_cat() {

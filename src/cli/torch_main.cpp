@@ -99,7 +99,10 @@ int run(int argc, char** argv) {
     case Command::kBenchFrom:
       lab::run_lab_from(commands.bench_from, commands.lab.out_dir, !commands.lab.skip_plots, reporter);
       break;
-    default: lab::run_lab(commands.lab, reporter); break;
+    default:
+      commands.lab.program = self_path();
+      lab::run_lab(commands.lab, reporter);
+      break;
   }
   return 0;
 }

@@ -25,6 +25,7 @@
 #include "feedline/io/parallel.h"
 #include "feedline/lab/lab.h"
 #include "feedline/loader/loader.h"
+#include "lab/report.h"
 
 namespace feedline::lab {
 namespace {
@@ -320,22 +321,6 @@ double paired(const ImageBenchRow* x, const ImageBenchRow* y) {
 
 std::string ratio(double r) { return r > 0 ? fmt::format("{:.2f}x", r) : "-"; }
 
-std::string results_table(const std::vector<ImageBenchRow>& rows) {
-  const ImageBenchRow* a = find_row(rows, "a");
-  const ImageBenchRow* d = find_row(rows, "d");
-  std::string t = "| | Pipeline | Images/s | vs (a) | vs (d) | Peak memory | Runs (images/s) |\n"
-                  "|---|---|---:|---:|---:|---:|---|\n";
-  for (const auto& r : rows) {
-    std::string runs;
-    for (const double x : r.rates) runs += (runs.empty() ? "" : ", ") + fmt::format("{:.0f}", x);
-    std::string memory = mib(r.peak_rss_mib);
-    if (r.worker_peak_rss_mib > 0) memory += fmt::format(" + workers of up to {:.0f} MiB", r.worker_peak_rss_mib);
-    t += r.skipped ? fmt::format("| ({}) | {} | skipped: {} | | | | |\n", r.key, r.name, r.note)
-                   : fmt::format("| ({}) | {} | {:.0f} | {} | {} | {} | {} |\n", r.key, r.name, r.images_per_second,
-                                 ratio(paired(&r, a)), ratio(paired(&r, d)), memory, runs);
-  }
-  return t;
-}
 
 struct Goal {
   std::string text;
@@ -412,6 +397,23 @@ void check_options(const ImageBenchOptions& o) {
 }
 
 }  // namespace
+
+std::string image_bench_table(const std::vector<ImageBenchRow>& rows) {
+  const ImageBenchRow* a = find_row(rows, "a");
+  const ImageBenchRow* d = find_row(rows, "d");
+  std::string t = "| | Pipeline | Images/s | vs (a) | vs (d) | Peak memory | Runs (images/s) |\n"
+                  "|---|---|---:|---:|---:|---:|---|\n";
+  for (const auto& r : rows) {
+    std::string runs;
+    for (const double x : r.rates) runs += (runs.empty() ? "" : ", ") + fmt::format("{:.0f}", x);
+    std::string memory = mib(r.peak_rss_mib);
+    if (r.worker_peak_rss_mib > 0) memory += fmt::format(" + workers of up to {:.0f} MiB", r.worker_peak_rss_mib);
+    t += r.skipped ? fmt::format("| ({}) | {} | skipped: {} | | | | |\n", r.key, r.name, r.note)
+                   : fmt::format("| ({}) | {} | {:.0f} | {} | {} | {} | {} |\n", r.key, r.name, r.images_per_second,
+                                 ratio(paired(&r, a)), ratio(paired(&r, d)), memory, runs);
+  }
+  return t;
+}
 
 ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& program, Reporter& reporter) {
   check_options(o);
@@ -493,7 +495,7 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
                  fmt::format("| total | {:.2f} ms | |\n", 1e3 * total));
 
   const std::string load_after = load_average();
-  reporter.table(results_table(result.rows));
+  reporter.table(image_bench_table(result.rows));
   reporter.line("Images/s: the median run; vs (a) and vs (d): the median over rounds of the row's run over theirs "
                 "in the same round");
   const std::vector<Goal> gs = goals(result.rows);
@@ -528,7 +530,34 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
     write_json(o, result, context, gs);
     reporter.line("Wrote " + o.json_path);
   }
+  if (!o.plot_dir.empty()) {
+    std::string problem;
+    const auto files = write_image_plot(result, o.plot_dir, &problem);
+    reporter.line(problem.empty() ? fmt::format("Plot: {} files in {}", files.size(), o.plot_dir) : "Plot: " + problem);
+  }
   return result;
+}
+
+void run_image_rung(const LabOptions& options, LabResults& results, Reporter& reporter) {
+  const std::string dir =
+      options.photos_dir.empty() ? (fs::path(options.data_dir) / "photos/jpeg/train").string() : options.photos_dir;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    const std::string text = "images: skipped, no photo set at " + dir + ": run feedline prepare --photos";
+    reporter.line(text);
+    results.context.notes.push_back(text);
+    return;
+  }
+  ImageBenchOptions o;
+  o.data_dir = dir;
+  o.images = options.image_count;
+  o.epochs = 1;
+  o.repeat = 1;
+  o.sample = std::min<int64_t>(o.sample, options.image_count > 0 ? options.image_count : o.sample);
+  o.to_tensor = false;
+  o.seed = options.seed;
+  o.command = options.command;
+  results.images = run_image_bench(o, options.program, reporter);
 }
 
 }  // namespace feedline::lab

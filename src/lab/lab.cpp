@@ -741,13 +741,15 @@ LabResults Lab::run() {
     return out;
   };
   if (!args_.skip_loader) loader_ladder(sources(args_.datasets));
-  const std::vector<Source> trained = sources(args_.train_datasets);
+  const std::vector<Source> trained =
+      !args_.skip_training || !args_.skip_sweeps ? sources(args_.train_datasets) : std::vector<Source>{};
   if (!args_.skip_training) {
     for (const Source& source : trained) training_ladder(source);
   }
   if (!args_.skip_sweeps) {
     for (const Source& source : trained) sweeps(source);
   }
+  if (!args_.skip_images) run_image_rung(args_, results_, reporter_);
   write_lab_outputs(results_, args_.out_dir, !args_.skip_plots, reporter_);
   reporter_.line(fmt::format("feedline bench finished in {:.0f}s", seconds_since(start)));
   return results_;

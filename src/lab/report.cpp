@@ -342,6 +342,20 @@ json floor_check_json(const FloorCheck& f) {
   return out;
 }
 
+json image_bench_json(const ImageBenchResult& r) {
+  json rows = json::array();
+  for (const auto& row : r.rows) {
+    rows.push_back({{"key", row.key}, {"name", row.name}, {"skipped", row.skipped}, {"note", row.note},
+                    {"runs_images_per_second", row.rates}, {"images_per_run", row.images_per_run},
+                    {"images_per_second", row.images_per_second}, {"peak_rss_mib", row.peak_rss_mib},
+                    {"worker_peak_rss_mib", row.worker_peak_rss_mib}});
+  }
+  const ImageBreakdown& b = r.breakdown;
+  return {{"images", r.images}, {"workers", r.workers}, {"rows", rows},
+          {"breakdown_seconds_per_image", {{"sample", b.sample}, {"read", b.read}, {"decode", b.decode},
+                                           {"resize", b.resize}, {"rest", b.rest}, {"assembly", b.assembly}}}};
+}
+
 }  // namespace
 
 std::string to_json(const LabResults& r) {
@@ -361,6 +375,7 @@ std::string to_json(const LabResults& r) {
   for (const auto& t : r.training) j[t.group == "ladder" ? "training_ladder" : "sweeps"].push_back(training_json(t));
   j["floor_check"] = json::array();
   for (const auto& f : r.floor_checks) j["floor_check"].push_back(floor_check_json(f));
+  if (!r.images.rows.empty()) j["images"] = image_bench_json(r.images);
   return j.dump(2) + "\n";
 }
 
@@ -471,6 +486,27 @@ LabResults results_from_json(const json& j) {
     r.training.push_back(train_from_json(t, sweep == "batch_size" ? "sweep-batch" : "sweep-workers",
                                          t.at("pipeline").get<std::string>()));
   }
+  if (j.contains("images")) {
+    const json& im = j.at("images");
+    r.images.images = im.at("images").get<int64_t>();
+    r.images.workers = im.at("workers").get<int64_t>();
+    for (const json& row : im.at("rows")) {
+      ImageBenchRow x;
+      x.key = row.at("key").get<std::string>();
+      x.name = row.at("name").get<std::string>();
+      x.skipped = row.at("skipped").get<bool>();
+      x.note = row.at("note").get<std::string>();
+      x.rates = row.at("runs_images_per_second").get<std::vector<double>>();
+      x.images_per_run = row.at("images_per_run").get<int64_t>();
+      x.images_per_second = row.at("images_per_second").get<double>();
+      x.peak_rss_mib = row.at("peak_rss_mib").get<double>();
+      x.worker_peak_rss_mib = row.at("worker_peak_rss_mib").get<double>();
+      r.images.rows.push_back(std::move(x));
+    }
+    const json& b = im.at("breakdown_seconds_per_image");
+    r.images.breakdown = {b.at("sample").get<int64_t>(), b.at("read").get<double>(), b.at("decode").get<double>(),
+                          b.at("resize").get<double>(), b.at("rest").get<double>(), b.at("assembly").get<double>()};
+  }
   for (const json& f : j.at("floor_check")) {
     r.floor_checks.push_back({f.at("dataset").get<std::string>(), f.at("best_rung").get<std::string>(),
                               f.at("floor_rung").get<std::string>(),
@@ -545,6 +581,13 @@ std::string to_markdown(const LabResults& r) {
       }
     }
   }
+  if (!r.images.rows.empty()) {
+    md += fmt::format("\n## Images: decoding and augmentation\n\n{} images, {} workers; RandomResizedCrop(224), "
+                      "RandomHorizontalFlip(), PILToTensor(), batch 256; one round of one epoch a pipeline "
+                      "(`feedline bench images` measures more)\n\n",
+                      r.images.images, r.images.workers);
+    md += image_bench_table(r.images.rows);
+  }
   return md;
 }
 
@@ -556,6 +599,7 @@ std::vector<std::string> all_tables(const LabResults& r) {
     std::string table = training_table(r, group);
     if (!table.empty()) out.push_back(std::move(table));
   }
+  if (!r.images.rows.empty()) out.push_back(image_bench_table(r.images.rows));
   return out;
 }
 
@@ -660,6 +704,21 @@ Plot sweep_plot(const LabResults& r, const std::string& group, const std::string
   return {fmt::format("{}_{}", batch ? "sweep_batch" : "sweep_workers", dataset), s + "\n"};
 }
 
+// The image bench: images per second of each pipeline that ran, a bar each, labelled with its key.
+Plot image_plot(const ImageBenchResult& r) {
+  std::string s = "$data << EOD\n";
+  for (const auto& row : r.rows) {
+    if (!row.skipped) s += fmt::format("{} {:.1f}\n", gp_quote("(" + row.key + ")"), row.images_per_second);
+  }
+  s += "EOD\nset grid ytics\nunset key\nset style fill solid 0.8 border -1\nset boxwidth 0.6\nset yrange [0:*]\n"
+       "set offsets 0, 0, graph 0.08, 0\n"
+       "set title 'Images: RandomResizedCrop, flip, to tensor: images per second (higher is better)'\n"
+       "set ylabel 'images/s'\nset xlabel '(a) torchvision  (b) feedline.DataLoader  (c) C++ loader  "
+       "(d) decoding alone  (e) reduced decoding' font ',9'\n"
+       "plot $data using 0:2:xtic(1) with boxes, '' using 0:2:(sprintf('%.0f', $2)) with labels offset 0,1\n";
+  return {"images", s};
+}
+
 // Writes the plot's script into `dir` and runs gnuplot on it for an SVG and a PNG file. False when gnuplot fails.
 bool draw(const Plot& p, const std::string& dir, std::vector<std::string>& made) {
   const std::string base = dir + "/" + p.name;
@@ -685,6 +744,7 @@ std::vector<std::string> write_plots(const LabResults& r, const std::string& dir
   for (const std::string group : {"sweep-batch", "sweep-workers"}) {
     for (const auto& dataset : datasets_of(r, group)) plots.push_back(sweep_plot(r, group, dataset));
   }
+  if (!r.images.rows.empty()) plots.push_back(image_plot(r.images));
   std::vector<std::string> made;
   for (const auto& p : plots) {
     if (!draw(p, dir, made)) {
@@ -694,6 +754,12 @@ std::vector<std::string> write_plots(const LabResults& r, const std::string& dir
     }
   }
   return made;
+}
+
+std::vector<std::string> write_image_plot(const ImageBenchResult& r, const std::string& dir, std::string* problem) {
+  LabResults only;
+  only.images = r;
+  return write_plots(only, dir, problem);
 }
 
 }  // namespace feedline::lab

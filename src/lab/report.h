@@ -14,6 +14,12 @@ namespace feedline::lab {
 std::string storage_table(const LabResults& r);
 std::string loader_table(const LabResults& r);
 std::string training_table(const LabResults& r, const std::string& group);
+// The image bench's rows: images/s, against (a) torchvision and (d) the decoding limit, memory, the runs.
+std::string image_bench_table(const std::vector<ImageBenchRow>& rows);
+
+// The lab's image rung (LabOptions::skip_images): a short `bench images` over the photo set into `results.images`
+// when the set exists; else one line saying so, kept in the notes.
+void run_image_rung(const LabOptions& options, LabResults& results, Reporter& reporter);
 
 std::string to_json(const LabResults& r);
 // Reads back what to_json() wrote (`feedline bench --from`), so that its tables, results.md and plots can be made
@@ -32,5 +38,7 @@ void write_lab_outputs(const LabResults& r, const std::string& out_dir, bool plo
 // Writes gnuplot data and scripts into `dir` and runs gnuplot for SVG and PNG versions of each plot. Returns the
 // files made; when gnuplot is missing or fails, returns none and sets `problem`.
 std::vector<std::string> write_plots(const LabResults& r, const std::string& dir, std::string* problem);
+// The image bench's plot alone (images/s of each pipeline that ran, a bar each) as write_plots() draws it.
+std::vector<std::string> write_image_plot(const ImageBenchResult& r, const std::string& dir, std::string* problem);
 
 }  // namespace feedline::lab

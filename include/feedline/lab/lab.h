@@ -67,6 +67,12 @@ struct LabOptions {
   std::string command;      // the command line, for the record
   std::string allocator;    // how freed memory is treated, for the record (see keep_freed_memory())
   std::string blas;         // the BLAS and its threads, for the record (see set_blas_threads())
+  // The image rung: a short `bench images` over the photo set of `prepare --photos` when it exists, else a line
+  // saying it was skipped. Empty `photos_dir`: <data_dir>/photos/jpeg/train.
+  bool skip_images = false;
+  std::string photos_dir;
+  int64_t image_count = 400;  // images of the set measured (spread over it), 1 round of 1 epoch a pipeline
+  std::string program;        // this program's path: image_bench.py and the Python package are looked for beside it
 };
 
 // Runs the lab and returns its results. Throws feedline::Error for missing data or bad options, naming what is
@@ -153,32 +159,11 @@ struct ImageBenchOptions {
   std::string script;       // image_bench.py; empty: looked for beside the checkout or the program
   std::string python_path;  // the folder holding the feedline package; empty: <program's folder>/python if there
   std::string json_path;    // empty: no JSON
+  std::string plot_dir;     // the plot of images/s (images.svg, images.png) goes here; empty: no plot
   uint64_t seed = 42;
   std::string command;      // the command line, for the record
 };
-struct ImageBenchRow {
-  std::string key;   // a, a-totensor, b, c, d, e
-  std::string name;
-  bool skipped = false;
-  std::string note;  // why skipped, or what to know
-  std::vector<double> rates;  // images/s of each run
-  int64_t images_per_run = 0;
-  double images_per_second = 0;  // the median run
-  double peak_rss_mib = 0;       // Python rows: the main process (0: not measured)
-  double worker_peak_rss_mib = 0;  // torchvision: its largest worker process
-};
-// Mean seconds per image of each piece of the C++ pipeline, on one thread.
-struct ImageBreakdown {
-  int64_t sample = 0;
-  double read = 0, decode = 0, resize = 0, rest = 0, assembly = 0;
-  double total() const { return read + decode + resize + rest + assembly; }
-};
-struct ImageBenchResult {
-  std::vector<ImageBenchRow> rows;
-  ImageBreakdown breakdown;
-  int64_t images = 0;  // in the folder measured
-  int64_t workers = 0;
-};
+// ImageBenchRow, ImageBreakdown and ImageBenchResult: feedline/lab/results.h.
 ImageBenchResult run_image_bench(const ImageBenchOptions& options, const std::string& program, Reporter& reporter);
 
 }  // namespace feedline::lab

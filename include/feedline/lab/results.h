@@ -112,6 +112,31 @@ struct FloorCheck {
   std::vector<double> paired_gaps() const;
 };
 
+// `feedline bench images` and the lab's image rung: one pipeline's images per second.
+struct ImageBenchRow {
+  std::string key;   // a, a-totensor, b, c, d, e
+  std::string name;
+  bool skipped = false;
+  std::string note;  // why skipped, or what to know
+  std::vector<double> rates;  // images/s of each run
+  int64_t images_per_run = 0;
+  double images_per_second = 0;  // the median run
+  double peak_rss_mib = 0;       // Python rows: the main process (0: not measured)
+  double worker_peak_rss_mib = 0;  // torchvision: its largest worker process
+};
+// Mean seconds per image of each piece of the C++ pipeline, on one thread.
+struct ImageBreakdown {
+  int64_t sample = 0;
+  double read = 0, decode = 0, resize = 0, rest = 0, assembly = 0;
+  double total() const { return read + decode + resize + rest + assembly; }
+};
+struct ImageBenchResult {
+  std::vector<ImageBenchRow> rows;
+  ImageBreakdown breakdown;
+  int64_t images = 0;  // in the folder measured
+  int64_t workers = 0;
+};
+
 struct LabResults {
   LabContext context;
   std::vector<StorageResult> storage;
@@ -119,6 +144,7 @@ struct LabResults {
   std::vector<LoaderResult> loader;
   std::vector<TrainResult> training;  // ladder rows, then sweep points
   std::vector<FloorCheck> floor_checks;
+  ImageBenchResult images;  // the image rung; no rows when it did not run
 };
 
 }  // namespace feedline::lab
