@@ -704,17 +704,23 @@ Plot sweep_plot(const LabResults& r, const std::string& group, const std::string
   return {fmt::format("{}_{}", batch ? "sweep_batch" : "sweep_workers", dataset), s + "\n"};
 }
 
-// The image bench: images per second of each pipeline that ran, a bar each, labelled with its key.
+// The image bench: images per second of each pipeline that ran, a bar each, labelled with its key and a short name.
 Plot image_plot(const ImageBenchResult& r) {
+  const std::map<std::string, std::string> short_names{
+      {"a", "torchvision"}, {"a-totensor", "(a), ToTensor"}, {"b", "feedline.DataLoader"},
+      {"c", "C++ Loader"},  {"d", "decoding alone"},         {"e", "reduced decoding"}};
   std::string s = "$data << EOD\n";
   for (const auto& row : r.rows) {
-    if (!row.skipped) s += fmt::format("{} {:.1f}\n", gp_quote("(" + row.key + ")"), row.images_per_second);
+    if (row.skipped) continue;
+    const auto name = short_names.find(row.key);
+    std::string label = gp_quote("(" + row.key + ")");  // then the name on a second line, inside the quotes
+    if (name != short_names.end()) label.insert(label.size() - 1, "\\n" + name->second);
+    s += fmt::format("{} {:.1f}\n", label, row.images_per_second);
   }
   s += "EOD\nset grid ytics\nunset key\nset style fill solid 0.8 border -1\nset boxwidth 0.6\nset yrange [0:*]\n"
-       "set offsets 0, 0, graph 0.08, 0\n"
+       "set offsets 0, 0, graph 0.08, 0\nset bmargin 4\n"
        "set title 'Images: RandomResizedCrop, flip, to tensor: images per second (higher is better)'\n"
-       "set ylabel 'images/s'\nset xlabel '(a) torchvision  (b) feedline.DataLoader  (c) C++ loader  "
-       "(d) decoding alone  (e) reduced decoding' font ',9'\n"
+       "set ylabel 'images/s'\n"
        "plot $data using 0:2:xtic(1) with boxes, '' using 0:2:(sprintf('%.0f', $2)) with labels offset 0,1\n";
   return {"images", s};
 }
