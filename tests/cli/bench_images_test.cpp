@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <set>
 #include <string>
@@ -99,6 +101,24 @@ TEST(BenchImagesCli, AMissingFolderIsNamed) {
   const CliRun d = run_command("cd " + empty + " && " + std::string(FEEDLINE_CLI) + " bench images --no-python");
   EXPECT_NE(d.status, 0);
   EXPECT_TRUE(contains(d.output, "data/photos/jpeg/train: no such folder")) << d.output;
+}
+
+TEST(BenchImagesCli, OutDrawsTheRowsThatRan) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
+  const std::string photos = make_photo_folder();
+  const std::string out = testing::scratch_dir("bench_images_plot") + "/plot";
+  const CliRun r = run_cli("bench images --data " + photos + " --images 8 --batch-size 4 --epochs 1 --workers 2 "
+                           "--sample 4 --no-python --out " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Plot: 2 files in " + out)) << r.output;
+  EXPECT_GT(std::filesystem::file_size(out + "/images.png"), 0u);
+  std::ifstream f(out + "/images.gp");
+  const std::string script((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  // The C++ rows ran, each a bar; the Python rows were left out, so no bar.
+  for (const char* bar : {"\"(c)\\nC++ Loader\" ", "\"(d)\\ndecoding alone\" ", "\"(e)\\nreduced decoding\" "}) {
+    EXPECT_TRUE(contains(script, bar)) << bar << "\n" << script;
+  }
+  EXPECT_FALSE(contains(script, "\"(a)")) << script;
 }
 
 TEST(BenchImagesCli, AFolderOfTablesIsRefused) {
