@@ -2,8 +2,10 @@
 // filter from an interleaved or planar box to planes.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "dataset/image_resample.h"
 #include "feedline/dataset/image_transforms.h"
@@ -53,10 +55,57 @@ void check_resize(const CropBox& box, int out_height, int out_width, const char*
 // rounding.
 constexpr int kSwsFlags = SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP;
 
-// This thread's libswscale context, made again only when the sizes or formats change.
-struct SwsCache {
-  SwsContext* context = nullptr;
-  ~SwsCache() { sws_freeContext(context); }
+// This thread's libswscale contexts, by sizes and formats: the kSwsCacheSize used last. Random crops of one
+// image size come in few box sizes when images are small (a 28 x 28 image has at most 784), and making a context
+// costs as much as scaling a small image, so reuse pays there; large images rarely repeat a box and lose little.
+constexpr size_t kSwsCacheSize = 64;
+
+struct SwsKey {
+  int in_width, in_height, out_width, out_height, in_format, out_format;
+  bool operator==(const SwsKey& o) const {
+    return in_width == o.in_width && in_height == o.in_height && out_width == o.out_width &&
+           out_height == o.out_height && in_format == o.in_format && out_format == o.out_format;
+  }
+};
+
+class SwsCache {
+ public:
+  ~SwsCache() {
+    for (Entry& e : entries_) sws_freeContext(e.context);
+  }
+  // The context for `key`, made when none is kept (the least recently used one goes); nullptr when libswscale
+  // makes none for these sizes.
+  SwsContext* get(const SwsKey& key) {
+    ++clock_;
+    for (Entry& e : entries_) {
+      if (e.key == key) {
+        e.used = clock_;
+        return e.context;
+      }
+    }
+    SwsContext* context = sws_getContext(key.in_width, key.in_height, static_cast<AVPixelFormat>(key.in_format),
+                                         key.out_width, key.out_height, static_cast<AVPixelFormat>(key.out_format),
+                                         kSwsFlags, nullptr, nullptr, nullptr);
+    if (context == nullptr) return nullptr;
+    if (entries_.size() < kSwsCacheSize) {
+      entries_.push_back({key, context, clock_});
+    } else {
+      Entry& oldest = *std::min_element(entries_.begin(), entries_.end(),
+                                        [](const Entry& a, const Entry& b) { return a.used < b.used; });
+      sws_freeContext(oldest.context);
+      oldest = {key, context, clock_};
+    }
+    return context;
+  }
+
+ private:
+  struct Entry {
+    SwsKey key;
+    SwsContext* context;
+    uint64_t used;
+  };
+  std::vector<Entry> entries_;
+  uint64_t clock_ = 0;
 };
 
 }  // namespace
@@ -146,9 +195,8 @@ bool scale_once(const PixelView& src, const CropBox& box, int out_height, int ou
   const AVPixelFormat in_format = gray ? AV_PIX_FMT_GRAY8 : src.planar ? AV_PIX_FMT_GBRP : AV_PIX_FMT_RGB24;
   const AVPixelFormat out_format = gray ? AV_PIX_FMT_GRAY8 : AV_PIX_FMT_GBRP;
   thread_local SwsCache cache;
-  cache.context = sws_getCachedContext(cache.context, box.width, box.height, in_format, out_width, out_height,
-                                       out_format, kSwsFlags, nullptr, nullptr, nullptr);
-  if (cache.context == nullptr) return false;
+  SwsContext* const context = cache.get({box.width, box.height, out_width, out_height, in_format, out_format});
+  if (context == nullptr) return false;
   const size_t row = row_bytes(src), plane = plane_bytes(src);
   const uint8_t* in[4] = {nullptr, nullptr, nullptr, nullptr};
   int in_stride[4] = {0, 0, 0, 0};
@@ -168,7 +216,7 @@ bool scale_once(const PixelView& src, const CropBox& box, int out_height, int ou
   }
   uint8_t* out[4] = {gray ? to[0] : to[1], gray ? nullptr : to[2], gray ? nullptr : to[0], nullptr};
   int out_stride[4] = {to_stride, gray ? 0 : to_stride, gray ? 0 : to_stride, 0};
-  const int rows = sws_scale(cache.context, in, in_stride, 0, box.height, out, out_stride);
+  const int rows = sws_scale(context, in, in_stride, 0, box.height, out, out_stride);
   if (rows != out_height) {
     throw Unsupported("libswscale made " + std::to_string(rows) + " rows of " + std::to_string(out_height) +
                       " resampling " + std::to_string(box.height) + " x " + std::to_string(box.width) + " pixels");
