@@ -8,12 +8,12 @@
 #include <regex>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
 #include "feedline/lab/lab.h"
+#include "lab/process.h"
 
 namespace feedline::lab {
 namespace {
@@ -43,14 +43,9 @@ RunResult run_training(const std::string& program, const DistBenchOptions& o, in
                     std::to_string(o.limit) + " --batch-size " + std::to_string(o.batch_size) + " --epochs " +
                     std::to_string(o.epochs) + " --threads " + std::to_string(threads);
   if (nproc > 1) cmd += " --nproc " + std::to_string(nproc);
-  std::FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) throw IoError("bench dist: cannot run " + program);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = ::pclose(p);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  const CommandOutput run = run_captured(cmd + " 2>&1", "bench dist: cannot run " + program);
+  const std::string& out = run.output;
+  if (!run.succeeded) {
     throw Error("bench dist: the training run failed (" + cmd + "):\n" + out);
   }
   static const std::regex epoch(R"(Epoch (\d+)/\d+: train ([0-9.]+)s.*test accuracy ([0-9.]+)%)");

@@ -2,14 +2,12 @@
 // pipeline's time goes.
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -25,6 +23,7 @@
 #include "feedline/io/parallel.h"
 #include "feedline/lab/lab.h"
 #include "feedline/loader/loader.h"
+#include "lab/process.h"
 #include "lab/report.h"
 
 namespace feedline::lab {
@@ -65,15 +64,6 @@ std::string load_average() {
   double a = 0, b = 0, c = 0;
   if (!(f >> a >> b >> c)) return "unknown";
   return fmt::format("{:.2f} {:.2f} {:.2f}", a, b, c);
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 // The source's samples, `limit` of them spread evenly over it (0: every one).
@@ -183,14 +173,9 @@ void run_python_row(const ImageBenchOptions& o, const std::string& script, const
                           " --image-size " + std::to_string(o.image_size) + " --epochs " +
                           std::to_string(o.epochs) + " --repeat 1 --seed " +
                           std::to_string(o.seed) + " --json " + quoted(json) + " 2>&1";
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) throw IoError("bench images: cannot run " + o.python_program);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = ::pclose(p);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  const CommandOutput run = run_captured(cmd, "bench images: cannot run " + o.python_program);
+  const std::string& out = run.output;
+  if (!run.succeeded) {
     row.skipped = true;
     // The last line it printed: Python's error.
     const auto end = out.find_last_not_of("\n ");

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -18,6 +17,7 @@
 #include "feedline/catalog/catalog.h"
 #include "feedline/dataset/image_file.h"
 #include "lab/loader_timing.h"
+#include "lab/process.h"
 #include "lab/report.h"
 #include "lab/stats.h"
 #include "feedline/io/csv.h"
@@ -161,15 +161,6 @@ LoaderOptions loader_options(const PipelineConfig& c, bool shuffle, uint64_t see
 }
 
 // ------------------------------------------------------------------------------------------- context
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");

@@ -1,0 +1,33 @@
+#include "lab/process.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <ctime>
+
+#include "feedline/io/error.h"
+
+namespace feedline::lab {
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+CommandOutput run_captured(const std::string& command, const std::string& cannot_run) {
+  std::FILE* p = ::popen(command.c_str(), "r");
+  if (p == nullptr) throw IoError(cannot_run);
+  CommandOutput result;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) result.output.append(buf, n);
+  const int status = ::pclose(p);
+  result.succeeded = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return result;
+}
+
+}  // namespace feedline::lab
