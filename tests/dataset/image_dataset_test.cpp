@@ -19,6 +19,7 @@
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
 #include "feedline/loader/loader.h"
+#include "test_errors.h"
 #include "test_paths.h"
 
 namespace feedline {
@@ -29,21 +30,7 @@ namespace fs = std::filesystem;
 std::string images_dir() { return testing::test_data_dir() + "/images"; }
 std::string hf_dir() { return images_dir() + "/hf"; }
 
-// Runs `f` and checks that it throws an E whose message holds every one of `needles`.
-template <typename E>
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& needles) {
-  std::string message = "(no error)";
-  try {
-    f();
-  } catch (const E& e) {
-    message = e.what();
-  } catch (const std::exception& e) {
-    message = std::string("another exception: ") + e.what();
-  }
-  for (const std::string& needle : needles) {
-    EXPECT_NE(message.find(needle), std::string::npos) << "wanted \"" << needle << "\", got: " << message;
-  }
-}
+using testing::expect_error;
 
 std::string train_file(int k) {
   return hf_dir() + "/train/train-0000" + std::to_string(k) + "-of-00002.parquet";

@@ -19,6 +19,7 @@
 
 #include "feedline/io/error.h"
 #include "feedline/loader/loader.h"
+#include "test_errors.h"
 #include "test_paths.h"
 
 namespace feedline {
@@ -33,19 +34,7 @@ void put(const std::string& root, const std::string& relative, const std::string
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
-// Runs `f` and checks that it throws an E whose message holds `needle`.
-template <typename E>
-void expect_error(const std::function<void()>& f, const std::string& needle) {
-  std::string message = "(no error)";
-  try {
-    f();
-  } catch (const E& e) {
-    message = e.what();
-  } catch (const std::exception& e) {
-    message = std::string("another exception: ") + e.what();
-  }
-  EXPECT_NE(message.find(needle), std::string::npos) << "wanted \"" << needle << "\", got: " << message;
-}
+using testing::expect_error;
 
 // A tree with every rule in it: classes sorted bytewise (a hidden one first, upper case before lower case),
 // sub-folders sorted by path ('-' before '/'), extensions in any case, hidden image files kept, other files left

@@ -17,6 +17,7 @@
 #include "feedline/io/file.h"
 #include "feedline/io/parquet.h"
 #include "feedline/loader/loader.h"
+#include "test_errors.h"
 #include "test_paths.h"
 
 namespace feedline {
@@ -25,21 +26,7 @@ namespace {
 std::string images_dir() { return testing::test_data_dir() + "/images"; }
 std::string hf_dir() { return images_dir() + "/hf"; }
 
-// Runs `f` and checks that it throws an E whose message holds every one of `needles`.
-template <typename E>
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& needles) {
-  std::string message = "(no error)";
-  try {
-    f();
-  } catch (const E& e) {
-    message = e.what();
-  } catch (const std::exception& e) {
-    message = std::string("another exception: ") + e.what();
-  }
-  for (const std::string& needle : needles) {
-    EXPECT_NE(message.find(needle), std::string::npos) << "wanted \"" << needle << "\", got: " << message;
-  }
-}
+using testing::expect_error;
 
 // What tests/data/images/hf/make_hf.mjs put in each file: (image file, label) per row.
 const std::vector<std::vector<std::pair<std::string, int64_t>>> kTrain{
