@@ -25,7 +25,10 @@ DataParallel::DataParallel(ProcessGroup& group, torch::nn::Module& model)
 }
 
 void DataParallel::apply(TrainOptions& options) {
-  options.after_backward = [this] { averager_.average(); };
+  options.after_backward = [this](bool stop) {
+    averager_.average();
+    return stop;
+  };
   options.reduce_totals = [this](torch::Tensor& totals) { group_.allreduce_sum(totals); };
 }
 

@@ -283,7 +283,7 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
   setup.batches_per_epoch = train_loader.batches_per_epoch();
   if (resume_at) {
     setup.resume_at = std::make_pair(resume_at->epoch, resume_at->step);
-    setup.resume_file = checkpoint_path(o.resume_dir);
+    setup.resume_file = latest_checkpoint(o.resume_dir);
   }
   if (callbacks.on_ready) callbacks.on_ready(setup);
 
@@ -302,7 +302,7 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
     }
   };
   if (callbacks.on_checkpoint) {
-    tc.on_checkpoint = [&](const CheckpointInfo& c) { callbacks.on_checkpoint(c, checkpoint_path(o.checkpoint_dir)); };
+    tc.on_checkpoint = [&](const CheckpointInfo& c, const std::string& file) { callbacks.on_checkpoint(c, file); };
   }
   TrainJobResult result;
   result.epochs = train_model(model, train_loader, test_loader, topts, tc);

@@ -403,8 +403,29 @@ void Loader::load_state_dict(const LoaderState& state) {
   };
   if (state.version != LoaderState::kVersion) differs("state version", state.version, LoaderState::kVersion);
   if (state.seed != options_.seed()) differs("seed", state.seed, options_.seed());
-  if (state.world_size != options_.world_size()) differs("world size", state.world_size, options_.world_size());
-  if (state.batch_size != options_.batch_size()) differs("batch size", state.batch_size, options_.batch_size());
+  if (state.world_size < 1 || state.batch_size < 1) {
+    throw InvalidArgument("Loader: the saved state has world size " + std::to_string(state.world_size) +
+                          " and batch size " + std::to_string(state.batch_size) + "; both must be at least 1");
+  }
+  if (state.world_size == options_.world_size()) {
+    if (state.batch_size != options_.batch_size()) differs("batch size", state.batch_size, options_.batch_size());
+  } else {
+    const int64_t saved = state.world_size * state.batch_size;
+    const int64_t here = options_.world_size() * options_.batch_size();
+    if (saved != here) {
+      throw InvalidArgument("Loader: the saved state is for a global batch of " + std::to_string(saved) + " (" +
+                            std::to_string(state.world_size) + " ranks x " + std::to_string(state.batch_size) +
+                            "), and this loader's is " + std::to_string(here) + " (" +
+                            std::to_string(options_.world_size()) + " x " + std::to_string(options_.batch_size()) +
+                            "); another number of ranks resumes with the same global batch");
+    }
+    if (!dataset_->shuffle_blocks().empty()) {
+      throw InvalidArgument("Loader: the saved state is for world size " + std::to_string(state.world_size) +
+                            ", and this loader's is " + std::to_string(options_.world_size()) +
+                            ": a dataset read in blocks is split into one stretch of blocks per rank, so its batches "
+                            "depend on the world size; resume it on " + std::to_string(state.world_size) + " ranks");
+    }
+  }
   if (state.samples != dataset_->size()) differs("a dataset of size", state.samples, dataset_->size());
   if (state.epoch < 0 || state.batch < 0 || state.batch > batches_per_epoch()) {
     throw InvalidArgument("Loader: the saved position (epoch " + std::to_string(state.epoch) + ", batch " +

@@ -150,7 +150,7 @@ class Steps {
 // The experiment's step: torch::optim::Adam, a fresh graph of kernels launched for every batch.
 class EagerSteps : public Steps {
  public:
-  EagerSteps(SimpleCNN& model, double lr, torch::Device device, std::function<void()> after_backward = {})
+  EagerSteps(SimpleCNN& model, double lr, torch::Device device, std::function<bool(bool)> after_backward = {})
       : Steps(device), model_(model), device_(device),
         optimizer_(model->parameters(), torch::optim::AdamOptions(lr)), after_backward_(std::move(after_backward)) {}
 
@@ -159,7 +159,7 @@ class EagerSteps : public Steps {
     optimizer_.zero_grad();
     const auto loss = torch::nn::functional::cross_entropy(model_->forward(as_float(to_device(batch.data, device_))), y);
     loss.backward();
-    if (after_backward_) after_backward_();
+    if (after_backward_) after_backward_(false);
     optimizer_.step();
     add_train_loss(loss, y.size(0));
   }
@@ -175,7 +175,7 @@ class EagerSteps : public Steps {
   SimpleCNN& model_;
   torch::Device device_;
   torch::optim::Adam optimizer_;
-  std::function<void()> after_backward_;
+  std::function<bool(bool)> after_backward_;
 };
 
 // One batch's worth of device memory that batches are copied into, so a captured step always reads the same
@@ -303,6 +303,8 @@ void reduce(const TrainOptions& options, PhaseTotals& t) {
 
 constexpr int64_t kCheckpointVersion = 1;
 
+std::string checkpoint_path(const std::string& dir) { return (std::filesystem::path(dir) / "checkpoint.pt").string(); }
+
 // Writes and reads checkpoints (TrainOptions::checkpoint_dir, resume_dir) of one training run: the model, the
 // optimizer through the steps, torch's CPU generator, and the position, with the training loader's state.
 class Checkpoints {
@@ -320,7 +322,7 @@ class Checkpoints {
     info.train_loader = train_->state_dict();
     if (!options_.write_checkpoints) return;
     write(info);
-    if (callbacks.on_checkpoint) callbacks.on_checkpoint(info);
+    if (callbacks.on_checkpoint) callbacks.on_checkpoint(info, checkpoint_path(options_.checkpoint_dir));
   }
 
   // Loads the checkpoint in options.resume_dir into the model, the optimizer, the generator and the training
@@ -544,7 +546,13 @@ std::vector<EpochResult> train_loaders(SimpleCNN& model, Loader& train, Loader& 
 
 }  // namespace
 
-std::string checkpoint_path(const std::string& dir) { return (std::filesystem::path(dir) / "checkpoint.pt").string(); }
+
+// Interim: one file a folder, until the numbered files land.
+std::string latest_checkpoint(const std::string& dir) {
+  std::error_code ec;
+  const std::string path = checkpoint_path(dir);
+  return std::filesystem::is_regular_file(path, ec) ? path : std::string();
+}
 
 CheckpointInfo read_checkpoint_info(const std::string& dir) {
   const std::string path = checkpoint_path(dir);

@@ -383,7 +383,7 @@ TEST(Loader, StateDictOfAnotherRunIsRefusedNamingWhatDiffers) {
   refused(s, "seed 2");
   s = good;
   s.world_size = 2;
-  refused(s, "world size 2");
+  refused(s, "global batch of 8 (2 ranks x 4)");
   s = good;
   s.batch_size = 8;
   refused(s, "batch size 8");
@@ -395,6 +395,77 @@ TEST(Loader, StateDictOfAnotherRunIsRefusedNamingWhatDiffers) {
   refused(s, "batch 9");
   auto live = loader.epoch();
   refused(good, "while an epoch is live");
+}
+
+// The batches of epoch `epoch` of a job of `world` ranks with global batch `global`, each as the sorted union of
+// the ranks' shares, from batch `from` on (a loader resumed there when `state` is given).
+std::vector<std::vector<int64_t>> global_batches(const std::shared_ptr<const Dataset>& ds, int64_t world,
+                                                 int64_t global, int64_t epoch, const LoaderState* state = nullptr) {
+  std::vector<std::vector<int64_t>> out;
+  for (int64_t rank = 0; rank < world; ++rank) {
+    Loader loader(ds, LoaderOptions(global / world).shuffle(true).seed(5).rank(rank).world_size(world));
+    if (state != nullptr) {
+      loader.load_state_dict(*state);
+    } else {
+      loader.set_epoch(epoch);
+    }
+    auto e = loader.epoch();
+    size_t k = 0;
+    for (auto& batch : e) {
+      if (out.size() <= k) out.emplace_back();
+      const auto v = flatten(batch);
+      out[k].insert(out[k].end(), v.begin(), v.end());
+      ++k;
+    }
+  }
+  for (auto& b : out) std::sort(b.begin(), b.end());
+  return out;
+}
+
+class BlockIndexDataset : public IndexDataset {
+ public:
+  using IndexDataset::IndexDataset;
+  std::vector<int64_t> shuffle_blocks() const override { return {10, 10, 10, 10}; }
+};
+
+TEST(Loader, ResumesOnAnotherWorldSizeWithTheSameGlobalBatch) {
+  auto ds = std::make_shared<IndexDataset>(48);
+  const auto whole = global_batches(ds, 1, 8, 3);
+  ASSERT_EQ(whole.size(), 6u);
+  for (const int64_t world : {2, 4, 8}) EXPECT_EQ(global_batches(ds, world, 8, 3), whole) << world << " ranks";
+  // Saved by a job of 2 ranks after 2 batches of epoch 3, resumed on 4 ranks and on 1.
+  Loader saved(ds, LoaderOptions(4).shuffle(true).seed(5).rank(1).world_size(2));
+  saved.set_epoch(3);
+  LoaderState state;
+  {
+    auto e = saved.epoch();
+    ASSERT_TRUE(e.next().has_value());
+    ASSERT_TRUE(e.next().has_value());
+    state = saved.state_dict();
+  }
+  const std::vector<std::vector<int64_t>> rest(whole.begin() + 2, whole.end());
+  EXPECT_EQ(global_batches(ds, 4, 8, 3, &state), rest);
+  EXPECT_EQ(global_batches(ds, 1, 8, 3, &state), rest);
+  // Another global batch is refused, and so is another world size for a dataset read in blocks.
+  Loader other(ds, LoaderOptions(2).shuffle(true).seed(5).world_size(3));
+  try {
+    other.load_state_dict(state);
+    ADD_FAILURE() << "another global batch was taken";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("global batch of 8 (2 ranks x 4), and this loader's is 6 (3 x 2)"), std::string::npos)
+        << e.what();
+  }
+  auto blocks = std::make_shared<BlockIndexDataset>(40);
+  Loader block_saved(blocks, LoaderOptions(4).shuffle(true).seed(5).world_size(2));
+  Loader block_resumed(blocks, LoaderOptions(8).shuffle(true).seed(5));
+  try {
+    block_resumed.load_state_dict(block_saved.state_dict());
+    ADD_FAILURE() << "a dataset read in blocks resumed on another world size";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("resume it on 2 ranks"), std::string::npos) << e.what();
+  }
+  Loader block_same(blocks, LoaderOptions(4).shuffle(true).seed(5).rank(1).world_size(2));
+  EXPECT_NO_THROW(block_same.load_state_dict(block_saved.state_dict()));
 }
 
 TEST(Loader, SetEpochChoosesThePermutation) {

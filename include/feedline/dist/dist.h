@@ -33,6 +33,11 @@ struct WorldInfo {
   int64_t rank = 0;
   int64_t world_size = 1;
   int64_t local_rank = 0;
+  int64_t local_world_size = 1;  // the job's ranks on this host (LOCAL_WORLD_SIZE)
+  int64_t group_rank = 0;        // this host's number in the job (torchrun's GROUP_RANK, Slurm's SLURM_NODEID)
+  // Who set the environment: "torchrun" (TORCHELASTIC_RUN_ID or GROUP_RANK present), "slurm", "feedline --nproc"
+  // (FEEDLINE_STORE_FILE) or "environment" (RANK and WORLD_SIZE set by hand or by another launcher).
+  std::string launcher;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   // The launcher hosts the store (torchrun's TORCHELASTIC_USE_AGENT_STORE=True): every rank connects to it as a
@@ -48,10 +53,15 @@ struct WorldInfo {
   std::string store_file;
 };
 
-// Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE,
-// TORCHELASTIC_RESTART_COUNT and FEEDLINE_STORE_FILE. Returns nothing
-// when WORLD_SIZE is unset (a one-process run). Throws InvalidArgument naming the variable for a value that is
-// not a number, a rank outside [0, WORLD_SIZE), or WORLD_SIZE > 1 without MASTER_ADDR and MASTER_PORT or
+// Reads torchrun's environment: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR,
+// MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE, TORCHELASTIC_RESTART_COUNT, and FEEDLINE_STORE_FILE. Where RANK and
+// WORLD_SIZE are unset and Slurm started the process (SLURM_PROCID and SLURM_NTASKS set, as srun sets them), reads
+// Slurm's as PyTorch Lightning does: rank SLURM_PROCID, world size SLURM_NTASKS, local rank SLURM_LOCALID, host
+// SLURM_NODEID, local world size from SLURM_NTASKS_PER_NODE or SLURM_TASKS_PER_NODE, the store on the first host
+// of SLURM_NODELIST (a compressed list such as "node[03-05,09]" is expanded) unless MASTER_ADDR is set, and on
+// port MASTER_PORT, else 15000 + the last four digits of SLURM_JOB_ID. Returns nothing for a one-process run
+// (WORLD_SIZE unset and no Slurm task, or SLURM_NTASKS 1). Throws InvalidArgument naming the variable for a value
+// that is not a number, a rank outside [0, WORLD_SIZE), or WORLD_SIZE > 1 without MASTER_ADDR and MASTER_PORT or
 // FEEDLINE_STORE_FILE.
 std::optional<WorldInfo> world_from_environment();
 

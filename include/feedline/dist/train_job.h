@@ -9,6 +9,7 @@
 // process, and the callbacks run on the calling thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -53,8 +54,21 @@ struct TrainJobOptions {
   std::string save;         // the trained model's file (written by rank 0)
   std::string dist_backend = "auto";
   double dist_timeout = 300;  // seconds
+  // Checkpoints (TrainOptions): checkpoint_dir with neither checkpoint_every nor checkpoint_interval: one at the end
+  // of every epoch's training. resume_dir: a folder to resume from (its newest checkpoint), or "auto": resume from
+  // checkpoint_dir's newest checkpoint when it holds one, else start fresh, so that one command line serves every
+  // start of a job that a launcher restarts. A checkpoint that is there but cannot be read is refused by name,
+  // never skipped. The world size may differ from the checkpoint's when the global batch is the same and the
+  // training split is not streamed (a streamed file's ranks read stretches of row groups that depend on it).
   std::string checkpoint_dir, resume_dir;
-  int64_t checkpoint_every = 0;  // 0 with a checkpoint_dir: once an epoch
+  int64_t checkpoint_every = 0;    // training steps
+  double checkpoint_interval = 0;  // seconds (`--checkpoint-every 10m`)
+  int64_t keep_checkpoints = 1;
+  bool async_checkpoints = true;
+  // Preemption: once this flag is true (the CLI's SIGTERM and SIGINT handlers set it), every rank finishes the
+  // step in progress, rank 0 writes a checkpoint at that position (with a checkpoint_dir), and run_train_job
+  // returns with TrainJobResult::stopped set. Read from the training thread; null: never.
+  const std::atomic<bool>* stop = nullptr;
 
   // Image files in place of a table (feedline/dataset/image_dataset.h: a folder of class folders, Parquet with an
   // image column, tar shards): above 0, train_file and test_file are read as images, decoded as RGB on the
@@ -86,9 +100,14 @@ struct TrainJobSetup {
   int64_t classes = 0;
   bool pinned = false;    // the loader pins its batches (asked for and possible)
   int64_t batches_per_epoch = 0;
-  // Resuming: where the checkpoint stood (epoch, step) and its file.
+  // Resuming: where the checkpoint stood (epoch, step), its file, and the world size that wrote it.
   std::optional<std::pair<int64_t, int64_t>> resume_at;
   std::string resume_file;
+  int64_t resume_world_size = 0;
+  // Who started this process (WorldInfo::launcher: "torchrun", "slurm", "feedline --nproc", "environment"; empty
+  // for one process) and which start of the job this is (TORCHELASTIC_RESTART_COUNT; 0 for the first).
+  std::string launcher;
+  int64_t restart = 0;
   // Image files: the source's layout ("folder", "parquet", "tar shards"; empty for a table) and each split's
   // transform, in torchvision's words.
   std::string image_source;
@@ -118,6 +137,10 @@ struct TrainJobResult {
   int64_t row_group_reads = 0, row_groups = 0, files = 0;
   bool streamed = false;
   std::string saved_to;  // the model's file, when this process wrote one
+  // The job stopped early (TrainJobOptions::stop) and did not save its model; `checkpoint` is the file where it
+  // stopped, when this process wrote one.
+  bool stopped = false;
+  std::string checkpoint;
 };
 
 // Runs the job this process is part of (world_from_environment(); one process when WORLD_SIZE is unset): the

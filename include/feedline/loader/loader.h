@@ -166,9 +166,14 @@ class Loader {
   // The position after the batches handed out so far: the live epoch's, else the next epoch's start.
   LoaderState state_dict() const;
   // Continues from `state`: the next epoch() is state.epoch, starting at batch state.batch (the ones before it
-  // are skipped, never made). The rank may differ (every rank of a job stands at the same position); throws
-  // InvalidArgument, naming what differs, when the seed, world size, batch size or dataset size do, when the
-  // position is past the epoch's end, or while an epoch is live.
+  // are skipped, never made). The rank may differ (every rank of a job stands at the same position). So may the
+  // world size, when the global batch (world size x batch size) is the same and the dataset is split by stride:
+  // global batch k then holds the samples of positions [k x global batch, (k + 1) x global batch) of the epoch's
+  // order for any world size, so a job resumed on another number of ranks sees the batches the saved one would
+  // have (only an epoch's padded last batch, which wraps around the order, may differ). A dataset read in blocks
+  // is split into stretches that depend on the world size, and refuses another one. Throws InvalidArgument, naming
+  // what differs, when the seed, global batch or dataset size do, when the world size does where it may not,
+  // when the position is past the epoch's end, or while an epoch is live.
   void load_state_dict(const LoaderState& state);
   const LoaderOptions& options() const { return options_; }
   const Dataset& dataset() const { return *dataset_; }

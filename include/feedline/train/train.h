@@ -29,23 +29,46 @@ struct TrainOptions {
   // InvalidArgument on another device and Unsupported in a build against a LibTorch without CUDA.
   bool cuda_graph = false;
 
-  // Data-parallel training (feedline::dist::DataParallel sets these): `after_backward` runs after each training
-  // step's backward pass and before the optimizer's step (to average the gradients over the ranks);
-  // `reduce_totals` gets each phase's totals as float64 {loss sum, samples, correct} and sums them over the ranks
-  // in place, so that the results are the whole job's. Empty: one process. Not with cuda_graph.
-  std::function<void()> after_backward;
+  // Data-parallel training (feedline::dist::DataParallel sets these): `after_backward(stop)` runs after each
+  // training step's backward pass and before the optimizer's step: it averages the gradients over the ranks and
+  // returns whether any rank passed stop = true (the flag rides in the same allreduce, so agreeing costs no
+  // collective of its own), so that every rank of a job stops after the same step. `reduce_totals` gets each
+  // phase's totals as float64 {loss sum, samples, correct} and sums them over the ranks in place, so that the
+  // results are the whole job's. Empty: one process. Not with cuda_graph.
+  std::function<bool(bool stop)> after_backward;
   std::function<void(torch::Tensor&)> reduce_totals;
 
-  // Exact resume. Every `checkpoint_every` training steps (counted from the first epoch's first step), the
-  // model, the optimizer, torch's CPU generator and both loaders' positions go to `checkpoint_dir`/checkpoint.pt,
-  // written to a temporary file and renamed (a crash leaves the previous checkpoint whole). `write_checkpoints`
-  // false counts the steps without writing (the ranks of a job other than rank 0). `resume_dir`: continue from
-  // the checkpoint there instead of from the start: the model's and optimizer's state are replaced by the saved
-  // ones and training goes on at the saved step, so that on a CPU, with the same thread count, the final
-  // weights equal an uninterrupted run's bit for bit. Not with cuda_graph.
+  // Stopping early (preemption: SIGTERM). Polled once a training step, after its backward pass (and passed to
+  // after_backward in a job). When it says true (on any rank of a job), the run ends after that step: it writes a
+  // checkpoint at that position when checkpoint_dir is set (on the process that writes them), runs no test phase,
+  // and returns with the last EpochResult's `interrupted` set. Empty: never.
+  std::function<bool()> stop_requested;
+
+  // Checkpoints, for an exact resume. One is due after every `checkpoint_every` training steps (counted from the
+  // first epoch's first step), after the first step that ends `checkpoint_interval` seconds or more after the last
+  // checkpoint (or the start) when that is above 0, and when the run stops early. Each is a file
+  // checkpoint-<steps done, 9 digits>.pt in `checkpoint_dir` (checkpoint_file()) holding the model, the optimizer,
+  // torch's CPU generator and the training loader's position, written to a temporary file and renamed, so that a
+  // crash while writing leaves the earlier ones whole. The newest `keep_checkpoints` stay: older ones are removed
+  // once a newer one is whole. With `async_checkpoints`, the training thread copies the state into memory and a
+  // background thread serializes and writes it while training goes on; one write at a time (a checkpoint due while
+  // the last is still being written waits for it), and train_model returns only after the last write ended,
+  // rethrowing its failure. `write_checkpoints` false counts the steps without writing (the ranks of a job other
+  // than rank 0). Not with cuda_graph.
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
+  double checkpoint_interval = 0;  // seconds; 0: off
+  int64_t keep_checkpoints = 1;
+  bool async_checkpoints = true;
   bool write_checkpoints = true;
+  // Continue from the newest checkpoint in `resume_dir` (latest_checkpoint()) instead of from the start: the
+  // model's and optimizer's state are replaced by the saved ones and training goes on at the saved step, so that
+  // on a CPU, with the same thread count and world size, the final weights equal an uninterrupted run's bit for
+  // bit. The world size may differ from the checkpoint's when the global batch is the same
+  // (Loader::load_state_dict): the run then sees the global batches an uninterrupted run would, and its weights
+  // end within float rounding of that run's. Throws InvalidFile naming the file when the newest checkpoint is
+  // corrupt (it never falls back to an older one by itself) and IoError when the folder holds none. Not with
+  // cuda_graph.
   std::string resume_dir;
 };
 
@@ -57,11 +80,17 @@ struct CheckpointInfo {
   LoaderState train_loader;   // the training loader's position
 };
 
-// The file a checkpoint folder holds.
-std::string checkpoint_path(const std::string& dir);
-// Reads the position a checkpoint holds. Throws IoError when the file cannot be read and InvalidFile, naming
-// the file, when it is no feedline checkpoint.
-CheckpointInfo read_checkpoint_info(const std::string& dir);
+// The file of the checkpoint taken after `steps_done` training steps: dir/checkpoint-<9 digits>.pt.
+std::string checkpoint_file(const std::string& dir, int64_t steps_done);
+// The checkpoint files in `dir`, oldest (fewest steps) first; temporary files of an unfinished write are not
+// among them. Empty when `dir` does not exist or holds none. Throws IoError when it cannot be listed.
+std::vector<std::string> list_checkpoints(const std::string& dir);
+// The newest of them; empty when there is none.
+std::string latest_checkpoint(const std::string& dir);
+// Reads the position a checkpoint holds: `path` is a checkpoint file, or a folder whose newest checkpoint is read.
+// Throws IoError when there is none or it cannot be read and InvalidFile, naming the file, when it is no feedline
+// checkpoint (truncated, corrupt, another program's).
+CheckpointInfo read_checkpoint_info(const std::string& path);
 
 struct EpochResult {
   int64_t epoch = 0;  // 1-based
@@ -73,6 +102,9 @@ struct EpochResult {
   // TrainOptions::cuda_graph: the steps replayed from the captured graphs; the others (a last, shorter batch)
   // ran uncaptured. 0 without graphs.
   int64_t train_graph_replays = 0, test_graph_replays = 0;
+  // The run stopped early in this epoch (TrainOptions::stop_requested): its train figures cover the steps taken,
+  // and it had no test phase (test figures 0).
+  bool interrupted = false;
   // Share of the train phase the loop spent waiting for batches.
   double data_wait_share() const { return train_seconds > 0 ? train_stats.wait_seconds / train_seconds : 0; }
 };
@@ -80,8 +112,9 @@ struct EpochResult {
 struct TrainCallbacks {
   // After each training step: (epoch, batch index, batches in the epoch, running mean loss).
   std::function<void(int64_t, int64_t, int64_t, double)> on_train_step;
-  // After a checkpoint was written (TrainOptions::checkpoint_every): where training stood.
-  std::function<void(const CheckpointInfo&)> on_checkpoint;
+  // After a checkpoint's file is whole: where training stood, and the file. On the training thread; with
+  // TrainOptions::async_checkpoints, at the first step after the write ended, or before train_model returns.
+  std::function<void(const CheckpointInfo&, const std::string& file)> on_checkpoint;
   std::function<void(const EpochResult&)> on_epoch_end;
 };
 
