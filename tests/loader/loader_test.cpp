@@ -452,8 +452,8 @@ TEST(Loader, ResumesOnAnotherWorldSizeWithTheSameGlobalBatch) {
     other.load_state_dict(state);
     ADD_FAILURE() << "another global batch was taken";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("global batch of 8 (2 ranks x 4), and this loader's is 6 (3 x 2)"), std::string::npos)
-        << e.what();
+    const std::string words = "global batch of 8 (2 ranks x 4), and this loader's is 6 (3 x 2)";
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
   }
   auto blocks = std::make_shared<BlockIndexDataset>(40);
   Loader block_saved(blocks, LoaderOptions(4).shuffle(true).seed(5).world_size(2));
