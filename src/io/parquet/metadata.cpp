@@ -572,6 +572,18 @@ void write_page_header(CompactWriter& w, const PageHeader& h) {
     if (d.is_sorted) w.field_bool(3, *d.is_sorted);
     w.end_struct();
   }
+  if (h.data_page_header_v2) {
+    const DataPageHeaderV2& d = *h.data_page_header_v2;
+    w.field_struct_begin(8);
+    w.field_i32(1, d.num_values);
+    w.field_i32(2, d.num_nulls);
+    w.field_i32(3, d.num_rows);
+    w.field_i32(4, d.encoding);
+    w.field_i32(5, d.definition_levels_byte_length);
+    w.field_i32(6, d.repetition_levels_byte_length);
+    w.field_bool(7, d.is_compressed);
+    w.end_struct();
+  }
   w.end_struct();
 }
 

@@ -61,7 +61,8 @@ ChunkReader::PageRef ChunkReader::next_data_page(int64_t* pos, int64_t seen, int
                             " rows where " + std::to_string(total - seen) + " values remain");
         }
         const int64_t rep = v2.repetition_levels_byte_length, def = v2.definition_levels_byte_length;
-        if (leaf_.max_rep == 0 && rep != 0) throw InvalidFile("repetition levels in a flat column");
+        // A flat column's page may still declare repetition-level bytes (some writers always write both
+        // sections): they are skipped, as DuckDB and Arrow skip them (open_page reads past them).
         if (rep < 0 || def < 0 || rep + def > h.compressed_page_size || rep + def > h.uncompressed_page_size ||
             (leaf_.max_def == 0 && def != 0)) {
           throw InvalidFile("data page v2 levels of " + std::to_string(rep) + " + " + std::to_string(def) + " bytes");
