@@ -1,5 +1,7 @@
-// Valid files that bend the spec the way some writers do, read as DuckDB and Arrow read them.
+// Valid files that bend the spec the way some writers do, read as DuckDB and Arrow read them; and the page
+// checksums the writer makes, as zlib computes them.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstdint>
 #include <cstring>
@@ -114,6 +116,39 @@ TEST(ParquetLeniency, AFlatColumnsV2PageThatDeclaresRepetitionLevelsReadsWithout
       EXPECT_EQ(back.columns[0].as<int64_t>(), t.columns[0].as<int64_t>());
     }
   }
+}
+
+TEST(ParquetLeniency, PageChecksumsAreZlibsCrc32) {
+  Table t = testing::id_name_table(0, 5000);
+  const std::string path = testing::scratch_dir("parquet-leniency") + "/crc.parquet";
+  parquet::WriteOptions o;
+  o.codec = parquet::Codec::kSnappy;
+  o.page_bytes = 4096;
+  parquet::write_table(path, t, o);
+  const std::string file = slurp(path);
+  uint32_t footer_len;
+  std::memcpy(&footer_len, file.data() + file.size() - 8, 4);
+  const size_t footer_at = file.size() - 8 - footer_len;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(file.data());
+  parquet::thrift::CompactReader footer(bytes + footer_at, footer_len, static_cast<int64_t>(footer_at));
+  const format::FileMetaData md = format::read_file_metadata(footer);
+  int pages = 0;
+  for (const auto& chunk : md.row_groups.at(0).columns) {
+    const format::ColumnMetaData& meta = *chunk.meta_data;
+    size_t at = static_cast<size_t>(meta.dictionary_page_offset.value_or(meta.data_page_offset));
+    const size_t end = static_cast<size_t>(meta.data_page_offset + meta.total_compressed_size);
+    while (at < end) {
+      parquet::thrift::CompactReader in(bytes + at, end - at, static_cast<int64_t>(at));
+      const format::PageHeader h = format::read_page_header(in);
+      at += in.position();
+      ASSERT_TRUE(h.crc.has_value());
+      const uLong want = crc32(crc32(0L, Z_NULL, 0), bytes + at, static_cast<uInt>(h.compressed_page_size));
+      EXPECT_EQ(static_cast<uint32_t>(*h.crc), static_cast<uint32_t>(want)) << "page at " << at;
+      at += static_cast<size_t>(h.compressed_page_size);
+      ++pages;
+    }
+  }
+  EXPECT_GE(pages, 10);
 }
 
 }  // namespace

@@ -20,7 +20,8 @@ int32_t codec_to_thrift(Codec codec);
 // name, which the caller adds) when the data is corrupt or does not decompress to exactly dst_size bytes.
 void decompress(Codec codec, const uint8_t* src, size_t src_size, uint8_t* dst, size_t dst_size);
 
-// The CRC-32 (zlib's, as PageHeader.crc uses) of `size` bytes.
+// The CRC-32 (zlib's polynomial, as PageHeader.crc uses) of `size` bytes: libdeflate's, which folds with
+// carry-less multiplication (PCLMUL) where the CPU has it.
 uint32_t crc32_of(const uint8_t* data, size_t size);
 
 // Replaces `out` with the compressed form of `src`.

@@ -2,7 +2,6 @@
 // three-level LIST form), top-level or, with WriteOptions::dotted_names_as_structs, fields of a struct: each row
 // group's column chunks are encoded (dictionary or PLAIN, repetition and definition levels, compression) on a
 // pool of threads, then written in order with the footer.
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -106,8 +105,7 @@ class PageWriter {
     h.uncompressed_page_size = static_cast<int32_t>(body.size());
     h.compressed_page_size = static_cast<int32_t>(compressed_.size());
     if (options_.page_checksums) {
-      h.crc = static_cast<int32_t>(crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(compressed_.data()),
-                                         static_cast<uInt>(compressed_.size())));
+      h.crc = static_cast<int32_t>(crc32_of(reinterpret_cast<const uint8_t*>(compressed_.data()), compressed_.size()));
     }
     thrift::CompactWriter w;
     format::write_page_header(w, h);
