@@ -37,27 +37,6 @@ constexpr auto kStaleAfter = 2500ms;
 // The store's answers while a survivor looks for the rank at fault.
 constexpr auto kDiagnosisTimeout = 5s;
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? v : "";
-}
-
-int64_t env_number(const char* name, int64_t fallback) {
-  const std::string v = env(name);
-  if (v.empty()) return fallback;
-  size_t used = 0;
-  int64_t n = 0;
-  try {
-    n = std::stoll(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || n < 0) {
-    throw InvalidArgument(std::string("environment variable ") + name + "='" + v + "' is not a whole number");
-  }
-  return n;
-}
-
 // Ends a process group's communicators where the backend offers it (ProcessGroupNCCL::shutdown, LibTorch 2.3 and
 // later), so that a group leaves cleanly rather than from its destructor, which LibTorch 2.x warns of.
 template <class PG>
@@ -141,34 +120,6 @@ std::string find_fault(const WorldInfo& world) {
 }
 
 }  // namespace
-
-std::optional<WorldInfo> world_from_environment() {
-  if (env("WORLD_SIZE").empty()) return std::nullopt;
-  WorldInfo w;
-  w.world_size = env_number("WORLD_SIZE", 1);
-  w.rank = env_number("RANK", 0);
-  w.local_rank = env_number("LOCAL_RANK", w.rank);
-  if (w.world_size < 1) throw InvalidArgument("environment variable WORLD_SIZE must be at least 1");
-  if (w.rank >= w.world_size) {
-    throw InvalidArgument("environment variable RANK=" + std::to_string(w.rank) + " is outside [0, WORLD_SIZE=" +
-                          std::to_string(w.world_size) + ")");
-  }
-  w.master_addr = env("MASTER_ADDR");
-  w.store_file = env("FEEDLINE_STORE_FILE");
-  const int64_t port = env_number("MASTER_PORT", 0);
-  if (w.world_size > 1 && w.store_file.empty() && (w.master_addr.empty() || port == 0)) {
-    throw InvalidArgument("WORLD_SIZE=" + std::to_string(w.world_size) +
-                          " needs MASTER_ADDR and MASTER_PORT (where rank 0 or the launcher hosts the rendezvous), or "
-                          "FEEDLINE_STORE_FILE (a file every rank on this host can reach)");
-  }
-  if (port > 65535) throw InvalidArgument("environment variable MASTER_PORT=" + std::to_string(port) + " is not a port");
-  if (w.master_addr.empty()) w.master_addr = "127.0.0.1";
-  w.master_port = port == 0 ? 29500 : static_cast<int>(port);
-  const std::string agent = env("TORCHELASTIC_USE_AGENT_STORE");
-  w.launcher_hosts_store = agent == "True" || agent == "true" || agent == "1";
-  w.attempt = env_number("TORCHELASTIC_RESTART_COUNT", 0);
-  return w;
-}
 
 std::string available_backends() {
 #ifdef FEEDLINE_NCCL

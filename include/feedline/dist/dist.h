@@ -33,7 +33,7 @@ struct WorldInfo {
   int64_t rank = 0;
   int64_t world_size = 1;
   int64_t local_rank = 0;
-  int64_t local_world_size = 1;  // the job's ranks on this host (LOCAL_WORLD_SIZE)
+  int64_t local_world_size = 1;  // the job's ranks on this host (LOCAL_WORLD_SIZE; WORLD_SIZE where unset)
   int64_t group_rank = 0;        // this host's number in the job (torchrun's GROUP_RANK, Slurm's SLURM_NODEID)
   // Who set the environment: "torchrun" (TORCHELASTIC_RUN_ID or GROUP_RANK present), "slurm", "feedline --nproc"
   // (FEEDLINE_STORE_FILE) or "environment" (RANK and WORLD_SIZE set by hand or by another launcher).
@@ -43,8 +43,8 @@ struct WorldInfo {
   // The launcher hosts the store (torchrun's TORCHELASTIC_USE_AGENT_STORE=True): every rank connects to it as a
   // client. Otherwise rank 0 hosts it.
   bool launcher_hosts_store = false;
-  // Which start of the job this is (torchrun's TORCHELASTIC_RESTART_COUNT): a restarted job's keys in the
-  // launcher's store are kept apart from the earlier attempts'.
+  // Which start of the job this is (torchrun's TORCHELASTIC_RESTART_COUNT; Slurm's SLURM_RESTART_COUNT for a
+  // requeued job): a restarted job's keys in the launcher's store are kept apart from the earlier attempts'.
   int64_t attempt = 0;
   // A FileStore at this path instead of a TCPStore (FEEDLINE_STORE_FILE): the rendezvous of a job on one host,
   // with no port to choose, and no rank whose loss takes the store with it. MASTER_ADDR and MASTER_PORT are then
@@ -57,12 +57,15 @@ struct WorldInfo {
 // MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE, TORCHELASTIC_RESTART_COUNT, and FEEDLINE_STORE_FILE. Where RANK and
 // WORLD_SIZE are unset and Slurm started the process (SLURM_PROCID and SLURM_NTASKS set, as srun sets them), reads
 // Slurm's as PyTorch Lightning does: rank SLURM_PROCID, world size SLURM_NTASKS, local rank SLURM_LOCALID, host
-// SLURM_NODEID, local world size from SLURM_NTASKS_PER_NODE or SLURM_TASKS_PER_NODE, the store on the first host
-// of SLURM_NODELIST (a compressed list such as "node[03-05,09]" is expanded) unless MASTER_ADDR is set, and on
-// port MASTER_PORT, else 15000 + the last four digits of SLURM_JOB_ID. Returns nothing for a one-process run
-// (WORLD_SIZE unset and no Slurm task, or SLURM_NTASKS 1). Throws InvalidArgument naming the variable for a value
-// that is not a number, a rank outside [0, WORLD_SIZE), or WORLD_SIZE > 1 without MASTER_ADDR and MASTER_PORT or
-// FEEDLINE_STORE_FILE.
+// SLURM_NODEID, local world size from SLURM_NTASKS_PER_NODE or SLURM_TASKS_PER_NODE ("4(x2),3": this host's count
+// by SLURM_NODEID), the store on the first host of SLURM_NODELIST (a compressed list such as "node[03-05,09]" is
+// expanded) unless MASTER_ADDR is set, and on port MASTER_PORT, else 15000 + the last four digits of
+// SLURM_JOB_ID; rank 0 hosts it. (In an sbatch script itself, outside srun, the same variables describe the whole
+// allocation: start feedline with srun.) Returns nothing for a one-process run (WORLD_SIZE unset and no Slurm
+// task, or SLURM_NTASKS 1). Throws InvalidArgument naming the variable for a value that is not a number, a rank
+// outside [0, WORLD_SIZE) or a local rank outside [0, LOCAL_WORLD_SIZE), a node list or tasks-per-node count that
+// does not parse, WORLD_SIZE > 1 without MASTER_ADDR and MASTER_PORT or FEEDLINE_STORE_FILE, and a Slurm task
+// without SLURM_NODELIST (or MASTER_ADDR) or SLURM_JOB_ID (or MASTER_PORT).
 std::optional<WorldInfo> world_from_environment();
 
 struct GroupOptions {
