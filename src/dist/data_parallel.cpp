@@ -25,10 +25,8 @@ DataParallel::DataParallel(ProcessGroup& group, torch::nn::Module& model)
 }
 
 void DataParallel::apply(TrainOptions& options) {
-  options.after_backward = [this](bool stop) {
-    averager_.average();
-    return stop;
-  };
+  // The stop flag rides in the gradients' last bucket: every rank learns whether any asked.
+  options.after_backward = [this](bool stop) { return averager_.average(stop); };
   options.reduce_totals = [this](torch::Tensor& totals) { group_.allreduce_sum(totals); };
 }
 

@@ -356,17 +356,25 @@ GradientAverager::GradientAverager(ProcessGroup& group, std::vector<torch::Tenso
     buckets_.back().members.push_back(i);
     bytes += p.numel() * p.element_size();
   }
+  // With no parameters, the stop flag travels alone.
+  if (buckets_.empty()) buckets_.emplace_back();
   for (auto& b : buckets_) {
     int64_t n = 0;
     for (const size_t i : b.members) n += parameters_[i].numel();
-    b.flat = torch::empty({n}, parameters_[b.members.front()].options());
+    // The last bucket holds the stop flag after its gradients.
+    if (&b == &buckets_.back()) ++n;
+    b.flat = torch::empty({n}, b.members.empty() ? torch::TensorOptions(torch::kFloat)
+                                                  : parameters_[b.members.front()].options());
   }
 }
 
-void GradientAverager::average() {
+bool GradientAverager::average(bool stop) {
   const auto start = Clock::now();
   const double world = static_cast<double>(group_.world_size());
   torch::NoGradGuard no_grad;
+  auto& flag_bucket = buckets_.back();
+  const int64_t flag_at = flag_bucket.flat.numel() - 1;
+  flag_bucket.flat.narrow(0, flag_at, 1).fill_(stop ? 1.0 : 0.0);
   for (auto& b : buckets_) {
     int64_t at = 0;
     for (const size_t i : b.members) {
@@ -394,7 +402,10 @@ void GradientAverager::average() {
       at += p.numel();
     }
   }
+  // Any rank's 1 leaves the mean above 0.
+  const bool any_stop = flag_bucket.flat[flag_at].item<double>() > 0;
   seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+  return any_stop;
 }
 
 double GradientAverager::take_seconds() { return std::exchange(seconds_, 0.0); }

@@ -18,6 +18,7 @@ class DataParallel {
   // Broadcasts rank 0's parameters and buffers into every rank's model (a collective: every rank constructs one).
   DataParallel(ProcessGroup& group, torch::nn::Module& model);
   // Sets options.after_backward and options.reduce_totals to this object, which must outlive the training.
+  // after_backward(stop) averages the gradients and returns whether any rank passed stop = true.
   void apply(TrainOptions& options);
   // Seconds spent averaging gradients since the last take.
   double take_allreduce_seconds() { return averager_.take_seconds(); }

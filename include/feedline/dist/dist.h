@@ -115,10 +115,14 @@ class ProcessGroup {
 // buckets of about GroupOptions::bucket_bytes (in parameter order, one dtype and device a bucket), each bucket
 // summed with one allreduce and divided by the world size, then unpacked. Ranks that step on batches of equal size
 // then take the step one process would take on the whole global batch (up to the order of float additions).
+//
+// The last bucket carries one more value: 1 where this rank asks to stop, else 0. average(stop) returns whether
+// any rank asked, so that every rank stops after the same step without a collective of its own.
 class GradientAverager {
  public:
   GradientAverager(ProcessGroup& group, std::vector<torch::Tensor> parameters);
-  void average();
+  // Averages the gradients; returns whether any rank passed stop = true.
+  bool average(bool stop = false);
   // Seconds spent in allreduce (packing and unpacking included) since the last take.
   double take_seconds();
   int64_t buckets() const { return static_cast<int64_t>(buckets_.size()); }
