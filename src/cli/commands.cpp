@@ -360,12 +360,39 @@ void Commands::define_train() {
       ->check(positive_number())
       ->capture_default_str();
   auto* checkpoint = c->add_option("--checkpoint", tr.checkpoint_dir,
-                                   "Folder for checkpoints (model, optimizer, RNG and loader state), to resume from");
-  c->add_option("--checkpoint-every", tr.checkpoint_every, "Write a checkpoint every N training steps")
-      ->check(whole(1))
+                                   "Folder for checkpoints (model, optimizer, RNG and loader state), to resume from: "
+                                   "files checkpoint-<steps done>.pt. Alone: one at the end of every epoch's "
+                                   "training. SIGTERM or SIGINT stops the job after the step in progress, with a "
+                                   "checkpoint there (exit code 143 or 130)");
+  c->add_option_function<std::string>(
+       "--checkpoint-every",
+       [&tr](const std::string& text) {
+         const dist::CheckpointEvery every = dist::parse_checkpoint_every(text);
+         tr.checkpoint_every = every.steps;
+         tr.checkpoint_interval = every.seconds;
+       },
+       "Write a checkpoint every N training steps (100) or every so long (90s, 10m, 1h: after the first step that "
+       "ends that long after the last checkpoint)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              dist::parse_checkpoint_every(text);
+            } catch (const InvalidArgument& e) {
+              return e.what();
+            }
+            return "";
+          },
+          "STEPS|DURATION"))
       ->needs(checkpoint);
+  c->add_option("--keep-checkpoints", tr.keep_checkpoints, "Keep the newest K checkpoints, removing older ones")
+      ->check(whole(1))
+      ->needs(checkpoint)
+      ->capture_default_str();
   c->add_option("--resume", tr.resume_dir,
-                "Continue the run whose checkpoint is in this folder (the same flags as the run that wrote it)");
+                "Continue the run whose checkpoint is in this folder (the same flags as the run that wrote it; the "
+                "number of ranks may differ when --batch-size is the same), or 'auto': from the --checkpoint "
+                "folder's newest checkpoint when it holds one, else start afresh (one command line for every start "
+                "of a job)");
 }
 
 void Commands::define_bench() {
@@ -616,6 +643,10 @@ void Commands::finish() {
     command_ = Command::kTrain;
     train.columns.features_given = train_features_->count() > 0;
     train.mode = parse_dataset_mode(train_mode_);
+    if (train.resume_dir == "auto" && train.checkpoint_dir.empty()) {
+      throw InvalidArgument("--resume auto resumes from the --checkpoint folder's newest checkpoint; pass "
+                            "--checkpoint DIR too");
+    }
   } else if (*bench_loader_cmd_) {
     command_ = Command::kBenchLoader;
   } else if (*bench_dist_cmd_) {

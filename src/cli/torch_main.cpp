@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "cli/terminal_reporter.h"
 #include "feedline/dist/dist.h"
 #include "feedline/dist/launch.h"
+#include "feedline/dist/train_job.h"
 #include "feedline/io/error.h"
 #include "feedline/train/process_settings.h"
 #include "feedline/train/train.h"
@@ -53,7 +55,8 @@ int launch_ranks(const Commands& commands, int argc, char** argv, int64_t nproc)
     throw InvalidArgument("the nccl backend is not in this LibTorch build (it has " + dist::available_backends() +
                           "); use --dist-backend gloo");
   }
-  if (!train.resume_dir.empty()) read_checkpoint_info(train.resume_dir);
+  // --resume auto finds no checkpoint on a first start: then there is nothing to check.
+  if (const std::string resume = dist::resolve_resume_dir(train); !resume.empty()) read_checkpoint_info(resume);
   std::vector<std::string> args{self_path()};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -65,6 +68,9 @@ int launch_ranks(const Commands& commands, int argc, char** argv, int64_t nproc)
   }
   dist::LaunchOptions options;
   options.nproc = nproc;
+  // Stopped (SIGTERM, SIGINT), the ranks agree within a collective's timeout, then write the checkpoint.
+  options.stop_grace =
+      std::chrono::milliseconds(static_cast<int64_t>(train.dist_timeout * 1000.0)) + std::chrono::seconds(30);
   return dist::launch(args, options, [](const std::string& line) {
     std::fprintf(stderr, "feedline: %s\n", line.c_str());
     std::fflush(stderr);

@@ -2,7 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,6 +22,58 @@
 
 namespace feedline::cli {
 namespace {
+
+// ------------------------------------------------------------------------------------------ stopping
+
+// Set by SIGTERM and SIGINT; read by the training loop once a step. Lock-free, so safe in a handler.
+std::atomic<bool> g_stop{false};
+volatile sig_atomic_t g_stop_signal = 0;
+// The process that started a rank (its launcher): the signals it passes on only ask for the stop, so that a
+// launcher that got the same signal as its ranks (a terminal's Ctrl-C, a kill of every process) does not end
+// them at once. 0: every second signal ends the process.
+volatile pid_t g_launcher = 0;
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+void on_stop_signal(int sig, siginfo_t* info, void*) {
+  const bool from_launcher = g_launcher != 0 && info != nullptr && info->si_pid == g_launcher;
+  if (g_stop.load(std::memory_order_relaxed) && !from_launcher) {
+    // A second signal: its default action, at once (raised again, it arrives when this handler returns).
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
+  if (g_stop_signal == 0) g_stop_signal = sig;
+  g_stop.store(true, std::memory_order_relaxed);
+}
+
+// The handlers of SIGTERM and SIGINT while a job trains, and the previous ones put back after.
+class StopSignals {
+ public:
+  explicit StopSignals(bool ranked) {
+    g_launcher = ranked ? ::getppid() : 0;
+    struct sigaction sa {};
+    sa.sa_sigaction = on_stop_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaction(SIGTERM, &sa, &old_term_);
+    sigaction(SIGINT, &sa, &old_int_);
+  }
+  ~StopSignals() {
+    sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGINT, &old_int_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_term_ {}, old_int_ {};
+};
+
+std::string signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
+// ------------------------------------------------------------------------------------------ the log
 
 std::string joined(const std::vector<std::string>& parts) {
   std::string out;
@@ -42,8 +99,10 @@ void print_ready(const TrainArgs& args, const dist::TrainJobSetup& s) {
     fmt::print("Note: --pin-memory has no effect without CUDA; batches stay in ordinary memory.\n");
   }
   if (s.ranks > 1) {
-    fmt::print("Data-parallel: {} ranks over {}, {} threads each; global batch {} ({} a rank)\n", s.ranks, s.backend,
-               s.threads, args.batch_size, args.batch_size / s.ranks);
+    fmt::print("Data-parallel: {} ranks over {}, {} threads each; global batch {} ({} a rank){}{}\n", s.ranks,
+               s.backend, s.threads, args.batch_size, args.batch_size / s.ranks,
+               s.launcher.empty() ? "" : "; started by " + s.launcher,
+               s.restart > 0 ? fmt::format(", restart {}", s.restart) : "");
   }
   fmt::print("SimpleCNN: {} parameters; {}x{}x{} images, {} classes; device {}; {} threads; batch {}, "
              "{} workers{}{}{}\n",
@@ -52,8 +111,14 @@ void print_ready(const TrainArgs& args, const dist::TrainJobSetup& s) {
              s.pinned ? ", pinned" : "", args.cuda_graph ? ", CUDA graph step" : "");
   std::fflush(stdout);
   if (s.resume_at) {
-    fmt::print("Resuming from {}: epoch {}, step {} of {}\n", s.resume_file, s.resume_at->first, s.resume_at->second,
-               s.batches_per_epoch);
+    // Another world size: the same global batches, split another way.
+    const std::string elastic =
+        s.resume_world_size != s.ranks
+            ? fmt::format(" (resuming a {}-rank checkpoint on {} rank{})", s.resume_world_size, s.ranks,
+                          s.ranks == 1 ? "" : "s")
+            : "";
+    fmt::print("Resuming from {}: epoch {}, step {} of {}{}\n", s.resume_file, s.resume_at->first, s.resume_at->second,
+               s.batches_per_epoch, elastic);
   }
 }
 
@@ -63,6 +128,13 @@ void print_epoch(const TrainArgs& args, const EpochResult& r, std::optional<doub
   if (allreduce_seconds) {
     allreduce = fmt::format(", allreduce {:.3f}s = {:.1f}%", *allreduce_seconds,
                             r.train_seconds > 0 ? 100.0 * *allreduce_seconds / r.train_seconds : 0.0);
+  }
+  if (r.interrupted) {  // no test phase
+    fmt::print("Epoch {}/{}: stopped after {} train steps in {:.2f}s (loss {:.4f}, data wait {:.1f}%{})\n", r.epoch,
+               args.epochs, r.train_stats.batches, r.train_seconds, r.train_loss, 100.0 * r.data_wait_share(),
+               allreduce);
+    std::fflush(stdout);
+    return;
   }
   fmt::print("Epoch {}/{}: train {:.2f}s (loss {:.4f}, data wait {:.1f}%{}), test {:.2f}s, test loss {:.4f}, "
              "test accuracy {:.2f}%\n",
@@ -117,15 +189,35 @@ void print_skipped(const SkippedSamples& train, const SkippedSamples& test) {
   std::fflush(stdout);
 }
 
+// Where a stopped job stopped, and how to go on.
+void print_stopped(const TrainArgs& args, const dist::TrainJobResult& result,
+                   const std::optional<CheckpointInfo>& checkpoint) {
+  const std::string why = signal_name(g_stop_signal);
+  if (!result.checkpoint.empty() && checkpoint) {
+    fmt::print("Stopped by {} at epoch {}, step {}; checkpoint {} (continue with --resume {} or --resume auto)\n",
+               why, checkpoint->epoch, checkpoint->step, result.checkpoint, args.checkpoint_dir);
+  } else {
+    fmt::print("Stopped by {} in epoch {}{}\n", why, result.epochs.back().epoch,
+               args.checkpoint_dir.empty() ? "; no checkpoint (no --checkpoint)" : "");
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int run_train(const TrainArgs& args) {
   // Only rank 0 speaks: the job's log lines come once. Errors still reach stderr from every rank.
-  if (const auto world = dist::world_from_environment(); world && world->world_size > 1 && world->rank != 0) {
+  const auto world = dist::world_from_environment();
+  const bool ranked = world && world->world_size > 1;
+  if (ranked && world->rank != 0) {
     if (std::freopen("/dev/null", "w", stdout) == nullptr) {
       throw IoError("rank " + std::to_string(world->rank) + ": cannot quiet stdout");
     }
   }
+  // SIGTERM and SIGINT stop the job after the step in progress (every rank at the same one), with a checkpoint.
+  const StopSignals signals(ranked);
+  dist::TrainJobOptions options = args;
+  options.stop = &g_stop;
   ProgressBar bar;
   dist::TrainJobSetup setup;
   dist::TrainJobCallbacks callbacks;
@@ -144,12 +236,19 @@ int run_train(const TrainArgs& args) {
     print_epoch(args, r, allreduce_seconds);
   };
   callbacks.on_skipped = print_skipped;
+  std::optional<CheckpointInfo> last_checkpoint;
   callbacks.on_checkpoint = [&](const CheckpointInfo& c, const std::string& file) {
+    last_checkpoint = c;
     if (bar.enabled()) return;
     fmt::print("Checkpoint: epoch {}, step {} -> {}\n", c.epoch, c.step, file);
     std::fflush(stdout);
   };
-  const dist::TrainJobResult result = dist::run_train_job(args, callbacks);
+  const dist::TrainJobResult result = dist::run_train_job(options, callbacks);
+  if (result.stopped) {
+    bar.clear();
+    print_stopped(args, result, last_checkpoint);
+    return 128 + (g_stop_signal != 0 ? g_stop_signal : SIGTERM);
+  }
   print_summary(args, setup, result);
   return 0;
 }

@@ -21,15 +21,21 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
+// The first signal, and how many came.
 volatile sig_atomic_t g_signal = 0;
+volatile sig_atomic_t g_signals = 0;
 
-void on_signal(int sig) { g_signal = sig; }
+void on_signal(int sig) {
+  if (g_signal == 0) g_signal = sig;
+  g_signals = g_signals + 1;
+}
 
 // The launcher's SIGINT and SIGTERM handlers while it runs, and the previous ones put back after.
 class SignalGuard {
  public:
   SignalGuard() {
     g_signal = 0;
+    g_signals = 0;
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -145,6 +151,7 @@ class Ranks {
   int wait(const LaunchOptions& options, const std::function<void(const std::string&)>& log) {
     while (running_ > 0) {
       if (g_signal != 0 && forwarded_ == 0) forward(g_signal, options);
+      if (g_signals > 1 && kill_at_) kill_at_ = Clock::now();  // a second signal: no more waiting
       int status = 0;
       const pid_t pid = waitpid(-1, &status, WNOHANG);
       if (pid > 0) {
@@ -172,13 +179,19 @@ class Ranks {
     }
   }
 
-  // A signal sent to the launcher goes on to every rank.
+  // A signal sent to the launcher goes on to every rank, which stop after the same step.
   void forward(int sig, const LaunchOptions& options) {
     forwarded_ = sig;
     signal_all(sig);
-    if (!failed_) result_ = 128 + sig;
+    if (!failed_) {
+      result_ = 128 + sig;
+      kill_at_ = Clock::now() + options.stop_grace;
+    }
     failed_ = true;
-    kill_at_ = Clock::now() + options.grace;
+  }
+
+  static bool stopped_on_request(int status) {
+    return WIFEXITED(status) && (WEXITSTATUS(status) == 128 + SIGTERM || WEXITSTATUS(status) == 128 + SIGINT);
   }
 
   void ended(pid_t pid, int status, const LaunchOptions& options, const std::function<void(const std::string&)>& log) {
@@ -189,6 +202,12 @@ class Ranks {
       const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
       if (ok || failed_) continue;
       failed_ = true;
+      if (stopped_on_request(status)) {
+        // A rank signalled itself: its peers agreed to stop at the same step and are ending too.
+        result_ = exit_code(status);
+        kill_at_ = Clock::now() + options.stop_grace;
+        continue;
+      }
       result_ = exit_code(status);
       log("rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") " + describe(status) +
           (running_ > 0 ? "; stopping the other ranks" : ""));

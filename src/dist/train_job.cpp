@@ -228,7 +228,8 @@ LoaderOptions loader_options(const TrainJobOptions& o, ProcessGroup* group, bool
       .seed(o.seed);
 }
 
-TrainOptions train_options(const TrainJobOptions& o, torch::Device device, bool lead, int64_t batches_per_epoch) {
+TrainOptions train_options(const TrainJobOptions& o, const std::string& resume_dir, torch::Device device, bool lead,
+                           int64_t batches_per_epoch) {
   TrainOptions t;
   t.epochs = o.epochs;
   t.lr = o.lr;
@@ -236,10 +237,49 @@ TrainOptions train_options(const TrainJobOptions& o, torch::Device device, bool 
   t.cuda_graph = o.cuda_graph;
   t.checkpoint_dir = o.checkpoint_dir;
   // A checkpoint folder alone: once an epoch.
-  t.checkpoint_every = o.checkpoint_dir.empty() ? 0 : o.checkpoint_every > 0 ? o.checkpoint_every : batches_per_epoch;
+  const bool timed = o.checkpoint_every > 0 || o.checkpoint_interval > 0;
+  t.checkpoint_every = o.checkpoint_dir.empty() ? 0 : timed ? o.checkpoint_every : batches_per_epoch;
+  t.checkpoint_interval = o.checkpoint_dir.empty() ? 0 : o.checkpoint_interval;
+  t.keep_checkpoints = o.keep_checkpoints;
+  t.async_checkpoints = o.async_checkpoints;
   t.write_checkpoints = lead;
-  t.resume_dir = o.resume_dir;
+  t.resume_dir = resume_dir;
+  if (o.stop != nullptr) t.stop_requested = [stop = o.stop] { return stop->load(std::memory_order_relaxed); };
   return t;
+}
+
+// ------------------------------------------------------------------------------------------ resuming elsewhere
+
+// A checkpoint of another world size resumes when the global batch is the same (the loader then hands out the
+// global batches the saved job would have) and the training split is not read in blocks. Checked before the data
+// is loaded where the flags tell, so that the refusal names them.
+void check_resume_world(const TrainJobOptions& o, const CheckpointInfo& at, const std::string& file, int64_t ranks) {
+  const LoaderState& saved = at.train_loader;
+  if (saved.world_size == ranks) return;
+  const std::string where = "--resume: " + file + " was written by a job of " + std::to_string(saved.world_size) +
+                            " rank" + (saved.world_size == 1 ? "" : "s") + " and this one has " +
+                            std::to_string(ranks);
+  if (saved.world_size * saved.batch_size != o.batch_size) {
+    throw InvalidArgument(where + "; another number of ranks resumes with the same global batch, and the checkpoint's "
+                          "is " + std::to_string(saved.world_size * saved.batch_size) + " (" +
+                          std::to_string(saved.world_size) + " x " + std::to_string(saved.batch_size) +
+                          "), not --batch-size " + std::to_string(o.batch_size));
+  }
+  if (o.image_size == 0 && o.mode == DatasetMode::kStream) {
+    throw InvalidArgument(where + "; a streamed training split (--dataset-mode stream) cannot change its number of "
+                          "ranks: each rank reads a stretch of row groups that depends on the world size. Resume on " +
+                          std::to_string(saved.world_size) + " ranks, or with another --dataset-mode");
+  }
+}
+
+// The same for image files read in blocks (Parquet images, tar shards), once their source is open.
+void check_resume_blocks(const CheckpointInfo& at, const std::string& file, int64_t ranks, const Dataset& train) {
+  if (at.train_loader.world_size == ranks || train.shuffle_blocks().empty()) return;
+  throw InvalidArgument("--resume: " + file + " was written by a job of " + std::to_string(at.train_loader.world_size) +
+                        " ranks and this one has " + std::to_string(ranks) + "; training images read in blocks (row "
+                        "groups, tar shards) cannot change their number of ranks: each rank reads a stretch of "
+                        "blocks that depends on the world size. Resume on " +
+                        std::to_string(at.train_loader.world_size) + " ranks");
 }
 
 // ------------------------------------------------------------------------------------------ the job
@@ -254,14 +294,19 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
                           " (pass --device cuda on a machine with a GPU and a LibTorch with CUDA)");
   }
   check_save_path(o.save);
+  const int64_t ranks = group != nullptr ? group->world_size() : 1;
   // A checkpoint that is not there, or is no checkpoint, is refused before the data is loaded.
+  const std::string resume_dir = resolve_resume_dir(o);
+  const std::string resume_file = resume_dir.empty() ? "" : latest_checkpoint(resume_dir);
   const std::optional<CheckpointInfo> resume_at =
-      o.resume_dir.empty() ? std::nullopt : std::optional<CheckpointInfo>(read_checkpoint_info(o.resume_dir));
+      resume_dir.empty() ? std::nullopt : std::optional<CheckpointInfo>(read_checkpoint_info(resume_dir));
+  if (resume_at) check_resume_world(o, *resume_at, resume_file, ranks);
   const ImageShape shape = checked_shape(o);
 
   TrainJobSetup setup;
   const JobData data = load_data(o, shape, device, setup);
   if (callbacks.on_loaded) callbacks.on_loaded(setup);
+  if (resume_at) check_resume_blocks(*resume_at, resume_file, ranks, *data.train.dataset);
   setup.classes = classes_of(o, data, setup);
 
   Loader train_loader(data.train.dataset, loader_options(o, group, true));
@@ -273,7 +318,7 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
   std::optional<DataParallel> parallel;
   if (group != nullptr) parallel.emplace(*group, *model);
 
-  setup.ranks = group != nullptr ? group->world_size() : 1;
+  setup.ranks = ranks;
   setup.backend = group != nullptr ? group->backend() : "";
   setup.threads = torch::get_num_threads();
   setup.device = device.str();
@@ -283,11 +328,16 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
   setup.batches_per_epoch = train_loader.batches_per_epoch();
   if (resume_at) {
     setup.resume_at = std::make_pair(resume_at->epoch, resume_at->step);
-    setup.resume_file = latest_checkpoint(o.resume_dir);
+    setup.resume_file = resume_file;
+    setup.resume_world_size = resume_at->train_loader.world_size;
+  }
+  if (world) {
+    setup.launcher = world->launcher;
+    setup.restart = world->attempt;
   }
   if (callbacks.on_ready) callbacks.on_ready(setup);
 
-  TrainOptions topts = train_options(o, device, lead, train_loader.batches_per_epoch());
+  TrainOptions topts = train_options(o, resume_dir, device, lead, train_loader.batches_per_epoch());
   if (parallel) parallel->apply(topts);
   TrainCallbacks tc;
   tc.on_train_step = callbacks.on_train_step;
@@ -301,18 +351,23 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
       callbacks.on_skipped(train_images->take_skipped(), test_images->take_skipped());
     }
   };
-  if (callbacks.on_checkpoint) {
-    tc.on_checkpoint = [&](const CheckpointInfo& c, const std::string& file) { callbacks.on_checkpoint(c, file); };
-  }
+  std::string last_checkpoint;
+  tc.on_checkpoint = [&](const CheckpointInfo& c, const std::string& file) {
+    last_checkpoint = file;
+    if (callbacks.on_checkpoint) callbacks.on_checkpoint(c, file);
+  };
   TrainJobResult result;
   result.epochs = train_model(model, train_loader, test_loader, topts, tc);
+  // Stopped early: the checkpoint written at the step where it stopped (the last one), and no model saved.
+  result.stopped = !result.epochs.empty() && result.epochs.back().interrupted;
+  if (result.stopped) result.checkpoint = last_checkpoint;
   if (const auto* stream = dynamic_cast<const ParquetStreamDataset*>(data.train.dataset.get())) {
     result.streamed = true;
     result.row_group_reads = stream->row_group_reads();
     result.row_groups = static_cast<int64_t>(stream->shuffle_blocks().size());
     result.files = static_cast<int64_t>(stream->num_files());
   }
-  if (!o.save.empty() && lead) {
+  if (!o.save.empty() && lead && !result.stopped) {
     save_module(*model, o.save);
     result.saved_to = o.save;
   }
@@ -320,6 +375,15 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
 }
 
 }  // namespace
+
+std::string resolve_resume_dir(const TrainJobOptions& o) {
+  if (o.resume_dir != "auto") return o.resume_dir;
+  if (o.checkpoint_dir.empty()) {
+    throw InvalidArgument("--resume auto resumes from the --checkpoint folder's newest checkpoint; pass "
+                          "--checkpoint DIR too");
+  }
+  return latest_checkpoint(o.checkpoint_dir).empty() ? std::string() : o.checkpoint_dir;
+}
 
 TrainJobResult run_train_job(const TrainJobOptions& o, const TrainJobCallbacks& callbacks) {
   const auto world = world_from_environment();

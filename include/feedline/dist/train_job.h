@@ -18,6 +18,7 @@
 
 #include "feedline/dataset/dataset_mode.h"
 #include "feedline/io/column_choice.h"
+#include "feedline/io/error.h"
 
 namespace feedline {
 
@@ -61,7 +62,7 @@ struct TrainJobOptions {
   // never skipped. The world size may differ from the checkpoint's when the global batch is the same and the
   // training split is not streamed (a streamed file's ranks read stretches of row groups that depend on it).
   std::string checkpoint_dir, resume_dir;
-  int64_t checkpoint_every = 0;    // training steps
+  int64_t checkpoint_every = 0;    // training steps (`--checkpoint-every 100`: parse_checkpoint_every())
   double checkpoint_interval = 0;  // seconds (`--checkpoint-every 10m`)
   int64_t keep_checkpoints = 1;
   bool async_checkpoints = true;
@@ -81,6 +82,30 @@ struct TrainJobOptions {
   double crop_scale_min = 0.08;  // torchvision's default
   std::string on_error = "raise";  // images that cannot be read or decoded: "raise" or "skip" (counted)
 };
+
+// How often a job writes checkpoints, as `--checkpoint-every` says it: a number of training steps ("100") or a
+// duration ("90s", "10m", "1h"): TrainJobOptions::checkpoint_every or checkpoint_interval.
+struct CheckpointEvery {
+  int64_t steps = 0;
+  double seconds = 0;
+};
+
+// Reads "N" (steps) or "Ns", "Nm", "Nh", N a whole number above 0. Throws InvalidArgument, quoting the text, for
+// anything else ("10x", "-5", "0m", "1.5h").
+inline CheckpointEvery parse_checkpoint_every(const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::string unit = text.substr(digits);
+  const bool known = unit.empty() || unit == "s" || unit == "m" || unit == "h";
+  // Twelve digits: a trillion steps or seconds, far past any job, and no overflow below.
+  const int64_t n = digits > 0 && digits <= 12 && known ? std::stoll(text.substr(0, digits)) : 0;
+  if (n <= 0) {
+    throw InvalidArgument("'" + text + "' is neither a number of steps above 0 (100) nor a duration above 0 in "
+                          "seconds, minutes or hours (90s, 10m, 1h)");
+  }
+  if (unit.empty()) return {n, 0};
+  return {0, static_cast<double>(n) * (unit == "s" ? 1 : unit == "m" ? 60 : 3600)};
+}
 
 // Where the job stands once its data is loaded (the fields up to load_seconds) and once its model is made.
 struct TrainJobSetup {
@@ -142,6 +167,11 @@ struct TrainJobResult {
   bool stopped = false;
   std::string checkpoint;
 };
+
+// The folder a job resumes from: options.resume_dir, or for "auto" checkpoint_dir when it holds a checkpoint, else
+// "" (a fresh start). A checkpoint there is not read here: a corrupt one is refused when the job reads it. Throws
+// InvalidArgument for "auto" without checkpoint_dir and IoError when the folder cannot be listed.
+std::string resolve_resume_dir(const TrainJobOptions& options);
 
 // Runs the job this process is part of (world_from_environment(); one process when WORLD_SIZE is unset): the
 // process group, the data, SimpleCNN, the epochs and the save. Throws InvalidArgument for options that cannot
