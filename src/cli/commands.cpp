@@ -499,8 +499,9 @@ void Commands::define_bench_loader(CLI::App* bench) {
 void Commands::define_bench_dist(CLI::App* bench) {
   lab::DistBenchOptions& db = dist_bench;
   auto* d = bench_dist_cmd_ = bench->add_subcommand(
-      "dist", "Threads or processes: one process with every thread beside data-parallel processes sharing them, "
-              "training the same batches on the CPU in turns");
+      "dist", "Data-parallel training on the CPU, feedline's and PyTorch's DistributedDataParallel side by side: "
+              "one process, one process with every thread, and data-parallel processes sharing them, training the "
+              "same batches in alternating rounds");
   d->add_option("--data-dir", db.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
   d->add_option("--dataset", db.dataset, "mnist or fashion-mnist")->check(one_of(kDatasets))->capture_default_str();
   d->add_option("--format", db.format, "parquet or csv")->check(one_of(kFormats))->capture_default_str();
@@ -516,8 +517,14 @@ void Commands::define_bench_dist(CLI::App* bench) {
   d->add_option("--threads", db.threads, "Threads in all, for either configuration")
       ->check(whole(1))
       ->capture_default_str();
-  d->add_option("--repeat", db.repeat, "Runs of each configuration, in turns")->check(whole(1))->capture_default_str();
+  d->add_option("--repeat", db.repeat, "Rounds, each configuration once a round; a row gives its median run")
+      ->check(whole(1))
+      ->capture_default_str();
   d->add_option("--out", db.out_dir, "Results folder (dist.json, dist.md)")->capture_default_str();
+  d->add_flag("!--no-python", db.python, "Leave out PyTorch's rows");
+  d->add_option("--python", db.python_program, "The Python that runs PyTorch's rows")->capture_default_str();
+  d->add_option("--script", db.script, "scripts/python/ddp_bench.py (default: looked for in the current folder "
+                "and beside the program)");
 }
 
 void Commands::define_bench_images(CLI::App* bench) {

@@ -1,10 +1,12 @@
-// `feedline bench dist`: threads against processes for CPU training, side by side in one run.
+// `feedline bench dist`: data-parallel CPU training against one process, feedline's and PyTorch's DDP side by side
+// in one run.
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -18,9 +20,14 @@
 namespace feedline::lab {
 namespace {
 
+namespace fs = std::filesystem;
+
+// One run of one configuration: a run's epoch time, or why there is none.
 struct RunResult {
-  std::vector<double> epoch_seconds, allreduce_seconds;
-  double accuracy = 0;
+  double epoch_seconds = 0;      // the median of the epochs after the first (of the one epoch when alone)
+  double allreduce_share = 0;    // feedline's processes: allreduce's median over the epoch's median
+  double accuracy = 0;           // on the test set, after the last epoch
+  std::string failure;           // PyTorch's runs: the reason the run gave none
 };
 
 std::string quoted(const std::string& s) {
@@ -36,8 +43,42 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// Runs one training and reads its epoch lines.
-RunResult run_training(const std::string& program, const DistBenchOptions& o, int64_t nproc, int threads) {
+// The epochs after the first (a warm-up), or the one epoch of a single-epoch run.
+std::vector<double> timed_epochs(const std::vector<double>& epochs) {
+  if (epochs.size() < 2) return epochs;
+  return {epochs.begin() + 1, epochs.end()};
+}
+
+// The last line a program printed, for the reason it failed.
+std::string last_line(const std::string& out) {
+  const auto end = out.find_last_not_of("\n ");
+  if (end == std::string::npos) return "no output";
+  const auto newline = out.rfind('\n', end);
+  const size_t start = newline == std::string::npos ? 0 : newline + 1;
+  return out.substr(start, end + 1 - start);
+}
+
+// The 1-, 5- and 15-minute load averages, for the record.
+std::string load_averages() {
+  std::ifstream f("/proc/loadavg");
+  double a = 0, b = 0, c = 0;
+  if (!(f >> a >> b >> c)) return "unknown";
+  return fmt::format("{:.2f} {:.2f} {:.2f}", a, b, c);
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      return line.substr(line.find_first_not_of(" \t", line.find(':') + 1));
+    }
+  }
+  return "unknown";
+}
+
+// feedline's run: `program` training with `nproc` processes of `threads` threads, its epoch lines read.
+RunResult run_feedline(const std::string& program, const DistBenchOptions& o, int64_t nproc, int threads) {
   std::string cmd = quoted(program) + " train --device cpu --data-dir " + quoted(o.data_dir) + " --dataset " +
                     o.dataset + " --format " + o.format + " --dataset-mode " + o.mode + " --limit " +
                     std::to_string(o.limit) + " --batch-size " + std::to_string(o.batch_size) + " --epochs " +
@@ -45,29 +86,73 @@ RunResult run_training(const std::string& program, const DistBenchOptions& o, in
   if (nproc > 1) cmd += " --nproc " + std::to_string(nproc);
   const CommandOutput run = run_captured(cmd + " 2>&1", "bench dist: cannot run " + program);
   const std::string& out = run.output;
-  if (!run.succeeded) {
-    throw Error("bench dist: the training run failed (" + cmd + "):\n" + out);
-  }
+  if (!run.succeeded) throw Error("bench dist: the training run failed (" + cmd + "):\n" + out);
   static const std::regex epoch(R"(Epoch (\d+)/\d+: train ([0-9.]+)s.*test accuracy ([0-9.]+)%)");
   static const std::regex allreduce(R"(allreduce ([0-9.]+)s)");
+  std::vector<double> seconds, allreduce_seconds;
   RunResult r;
   std::istringstream lines(out);
   std::string line;
   while (std::getline(lines, line)) {
     std::smatch m, a;
     if (!std::regex_search(line, m, epoch)) continue;
-    if (std::stoll(m[1].str()) == 1 && o.epochs > 1) continue;  // the warm-up epoch
-    r.epoch_seconds.push_back(std::stod(m[2].str()));
-    r.allreduce_seconds.push_back(std::regex_search(line, a, allreduce) ? std::stod(a[1].str()) : 0.0);
+    seconds.push_back(std::stod(m[2].str()));
+    allreduce_seconds.push_back(std::regex_search(line, a, allreduce) ? std::stod(a[1].str()) : 0.0);
     r.accuracy = std::stod(m[3].str()) / 100.0;
   }
-  if (r.epoch_seconds.empty()) throw Error("bench dist: no epoch lines in the output of " + cmd + ":\n" + out);
+  if (seconds.empty()) throw Error("bench dist: no epoch lines in the output of " + cmd + ":\n" + out);
+  r.epoch_seconds = median(timed_epochs(seconds));
+  r.allreduce_share = median(timed_epochs(allreduce_seconds)) / std::max(1e-9, r.epoch_seconds);
   return r;
 }
 
-}  // namespace
+// PyTorch's run: `script` (ddp_bench.py) with `nproc` processes (1: no DDP) of `threads` threads, under the process
+// settings feedline applies. A run that fails gives its last line as the reason.
+RunResult run_pytorch(const DistBenchOptions& o, const std::string& script, int64_t nproc, int threads,
+                      std::string* version) {
+  const std::string json = (fs::path(o.out_dir) / ".ddp_bench.run.json").string();
+  const std::string cmd = process_settings_environment() + quoted(o.python_program) + " " + quoted(script) +
+                          " --data-dir " + quoted(o.data_dir) + " --dataset " + o.dataset + " --format " + o.format +
+                          " --limit " + std::to_string(o.limit) + " --batch-size " + std::to_string(o.batch_size) +
+                          " --epochs " + std::to_string(o.epochs) + " --nproc " + std::to_string(nproc) +
+                          " --threads " + std::to_string(threads) + " --json " + quoted(json) + " 2>&1";
+  const CommandOutput run = run_captured(cmd, "bench dist: cannot run " + o.python_program);
+  RunResult r;
+  if (!run.succeeded) {
+    r.failure = last_line(run.output);
+    return r;
+  }
+  nlohmann::json j;
+  try {
+    std::ifstream f(json);
+    j = nlohmann::json::parse(f);
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidFile(json + ": not what " + script + " writes: " + e.what());
+  }
+  std::error_code ec;
+  fs::remove(json, ec);
+  const std::vector<double> seconds = j.at("epoch_seconds").get<std::vector<double>>();
+  if (seconds.empty()) throw InvalidFile(json + ": no epochs");
+  r.epoch_seconds = median(timed_epochs(seconds));
+  r.accuracy = j.value("test_accuracy", 0.0);
+  *version = j.value("version", "");
+  return r;
+}
 
-namespace {
+// ddp_bench.py: --script, else beside the checkout (the current folder) or the program's install.
+std::string find_script(const DistBenchOptions& o, const std::string& program) {
+  if (!o.script.empty()) {
+    if (!fs::is_regular_file(o.script)) throw IoError("bench dist: --script " + o.script + ": not found");
+    return o.script;
+  }
+  const fs::path dir = fs::path(program).parent_path();
+  for (const fs::path& p : {fs::path("scripts/python/ddp_bench.py"), dir / "../scripts/python/ddp_bench.py",
+                            dir / "../share/feedline/scripts/ddp_bench.py"}) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
+  }
+  return "";
+}
 
 void check_options(const DistBenchOptions& o) {
   if (o.nproc < 2) throw InvalidArgument("bench dist: --nproc must be at least 2");
@@ -79,91 +164,214 @@ void check_options(const DistBenchOptions& o) {
     throw InvalidArgument("bench dist: --batch-size " + std::to_string(o.batch_size) + " must split evenly between " +
                           std::to_string(o.nproc) + " processes");
   }
+  if (o.repeat < 1) throw InvalidArgument("bench dist: --repeat must be at least 1");
 }
 
-// The three configurations' names.
-struct Names {
-  std::string single, one, many;
-};
+bool is_pytorch(DistConfig c) { return c == DistConfig::kPyTorchSingle || c == DistConfig::kPyTorchDdp; }
 
-// The table of the best runs, in Markdown.
-std::string dist_table(const DistBenchResult& r, const Names& n) {
-  const double best_single = *std::min_element(r.single_seconds.begin(), r.single_seconds.end());
-  const double best_one = *std::min_element(r.threads_seconds.begin(), r.threads_seconds.end());
-  const auto best_k = static_cast<size_t>(std::min_element(r.processes_seconds.begin(), r.processes_seconds.end()) -
-                                          r.processes_seconds.begin());
-  const double best_many = r.processes_seconds[best_k];
-  return fmt::format(
-      "| Configuration | Epoch (best run) | vs {} | vs {} | Allreduce share | Test accuracy |\n"
-      "|---|---:|---:|---:|---:|---:|\n"
-      "| {} | {:.3f} s | 1.00x | | - | |\n"
-      "| {} | {:.3f} s | {:.2f}x | 1.00x | - | {:.2f}% |\n"
-      "| {} | {:.3f} s | {:.2f}x | {:.2f}x | {:.1f}% | {:.2f}% |\n",
-      n.single, n.one, n.single, best_single, n.one, best_one, best_single / best_one, 100.0 * r.threads_accuracy,
-      n.many, best_many, best_single / best_many, r.speedup, 100.0 * r.allreduce_shares[best_k],
-      100.0 * r.processes_accuracy);
+std::vector<DistBenchRow> make_rows(const DistBenchOptions& o) {
+  const int per_rank = o.threads / static_cast<int>(o.nproc);
+  const auto shape = [](int64_t processes, int threads) {
+    return fmt::format("{} process{} x {} thread{}", processes, processes == 1 ? "" : "es", threads,
+                       threads == 1 ? "" : "s");
+  };
+  std::vector<DistBenchRow> rows(kDistConfigs);
+  const auto set = [&](DistConfig c, const std::string& who, int64_t processes, int threads) {
+    DistBenchRow& r = rows[static_cast<size_t>(c)];
+    r.config = c;
+    r.name = who + ", " + shape(processes, threads);
+    r.processes = processes;
+    r.threads = threads;
+  };
+  set(DistConfig::kFeedlineSingle, "feedline", 1, per_rank);
+  set(DistConfig::kPyTorchSingle, "PyTorch", 1, per_rank);
+  set(DistConfig::kFeedlineThreads, "feedline", 1, o.threads);
+  set(DistConfig::kFeedlineProcesses, "feedline", o.nproc, per_rank);
+  set(DistConfig::kPyTorchDdp, "PyTorch DDP", o.nproc, per_rank);
+  return rows;
 }
+
+// num's epoch over den's x scale, in each round both ran (the rounds of a row that was skipped count for none).
+RoundRatio over(const DistBenchRow& num, const DistBenchRow& den, double scale) {
+  RoundRatio r;
+  const size_t n = std::min(num.epoch_seconds.size(), den.epoch_seconds.size());
+  for (size_t k = 0; k < n; ++k) {
+    if (num.epoch_seconds[k] > 0 && den.epoch_seconds[k] > 0) {
+      r.rounds.push_back(num.epoch_seconds[k] / (den.epoch_seconds[k] * scale));
+    }
+  }
+  r.median = median(r.rounds);
+  return r;
+}
+
+std::string rounds_text(const RoundRatio& r) {
+  std::string out;
+  for (const double v : r.rounds) out += (out.empty() ? "" : ", ") + fmt::format("{:.3f}", v);
+  return out;
+}
+
+// The table of medians, in Markdown, and the ratios under it.
+std::string dist_table(const DistBenchOptions& o, const DistBenchResult& r) {
+  const auto& f1 = r.row(DistConfig::kFeedlineSingle);
+  const auto& p1 = r.row(DistConfig::kPyTorchSingle);
+  std::string t = fmt::format(
+      "| Configuration | Epoch (median) | Speed-up over its 1 process | Scaling efficiency | Allreduce share | Test "
+      "accuracy |\n|---|---:|---:|---:|---:|---:|\n");
+  for (const DistBenchRow& row : r.rows) {
+    if (row.skipped) {
+      t += fmt::format("| {} | skipped: {} | | | | |\n", row.name, row.note);
+      continue;
+    }
+    const DistBenchRow& base = is_pytorch(row.config) ? p1 : f1;
+    const bool scale = row.config != DistConfig::kFeedlineSingle && row.config != DistConfig::kPyTorchSingle;
+    const RoundRatio speedup = over(base, row, 1.0);
+    t += fmt::format("| {} | {:.3f} s | {} | {} | {} | {:.2f}% |\n", row.name, median(row.epoch_seconds),
+                     !scale ? "1.00x" : base.skipped ? "" : fmt::format("{:.2f}x", speedup.median),
+                     !scale || base.skipped ? "" : fmt::format("{:.1f}%", 100.0 * speedup.median / o.nproc),
+                     row.config == DistConfig::kFeedlineProcesses
+                         ? fmt::format("{:.1f}%", 100.0 * median(row.allreduce_shares))
+                         : "-",
+                     100.0 * row.test_accuracy);
+  }
+  const std::string many = fmt::format("{} processes", o.nproc);
+  if (!r.processes_over_ddp.rounds.empty()) {
+    t += fmt::format("\nfeedline's {} over DDP's: {:.3f} (the median of the rounds: {}); goal: at most 1.02\n", many,
+                     r.processes_over_ddp.median, rounds_text(r.processes_over_ddp));
+  }
+  t += fmt::format("\nScaling efficiency, T1 / ({} x T{}): feedline {:.1f}% (rounds: {})", o.nproc, o.nproc,
+                   100.0 * r.feedline_efficiency.median, rounds_text(r.feedline_efficiency));
+  if (!r.ddp_efficiency.rounds.empty()) {
+    t += fmt::format(", DDP {:.1f}% (rounds: {})", 100.0 * r.ddp_efficiency.median, rounds_text(r.ddp_efficiency));
+  }
+  t += fmt::format("\n\nfeedline's 1 process x {} threads over its {}: {:.3f} (rounds: {})\n", o.threads, many,
+                   r.threads_over_processes.median, rounds_text(r.threads_over_processes));
+  return t;
+}
+
+nlohmann::json ratio_json(const RoundRatio& r) { return {{"rounds", r.rounds}, {"median", r.median}}; }
 
 // dist.json and dist.md in o.out_dir, each written whole, then renamed.
-void write_dist_outputs(const DistBenchOptions& o, const DistBenchResult& r, const Names& n, int per_rank,
+void write_dist_outputs(const DistBenchOptions& o, const DistBenchResult& r, const nlohmann::json& context,
                         const std::string& table) {
-  nlohmann::json j;
+  nlohmann::json j = context;
   j["dataset"] = o.dataset;
+  j["format"] = o.format;
+  j["dataset_mode"] = o.mode;
   j["train_samples"] = o.limit;
   j["batch_size"] = o.batch_size;
   j["epochs"] = o.epochs;
-  j["configurations"] = {
-      {{"name", n.single}, {"processes", 1}, {"threads", per_rank}, {"epoch_seconds", r.single_seconds}},
-      {{"name", n.one}, {"processes", 1}, {"threads", o.threads}, {"epoch_seconds", r.threads_seconds},
-       {"test_accuracy", r.threads_accuracy}},
-      {{"name", n.many}, {"processes", o.nproc}, {"threads", per_rank}, {"epoch_seconds", r.processes_seconds},
-       {"allreduce_share", r.allreduce_shares}, {"test_accuracy", r.processes_accuracy}}};
-  j["speedup"] = r.speedup;
-  std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  if (ec) throw IoError(o.out_dir + ": cannot make the results folder: " + ec.message());
-  for (const auto& [name, text] : {std::pair<std::string, std::string>{"dist.json", j.dump(2) + "\n"},
-                                   {"dist.md", "# Threads or processes\n\n" + table}}) {
-    AtomicFile f((std::filesystem::path(o.out_dir) / name).string());
+  j["rounds"] = o.repeat;
+  j["configurations"] = nlohmann::json::array();
+  for (const DistBenchRow& row : r.rows) {
+    nlohmann::json c{{"name", row.name},       {"processes", row.processes},
+                     {"threads", row.threads}, {"pytorch", is_pytorch(row.config)},
+                     {"skipped", row.skipped}, {"note", row.note},
+                     {"epoch_seconds", row.epoch_seconds}};
+    if (!row.skipped) c["test_accuracy"] = row.test_accuracy;
+    if (row.config == DistConfig::kFeedlineProcesses) c["allreduce_share"] = row.allreduce_shares;
+    j["configurations"].push_back(c);
+  }
+  j["processes_over_ddp"] = ratio_json(r.processes_over_ddp);
+  j["threads_over_processes"] = ratio_json(r.threads_over_processes);
+  j["feedline_efficiency"] = ratio_json(r.feedline_efficiency);
+  j["ddp_efficiency"] = ratio_json(r.ddp_efficiency);
+  for (const auto& [name, text] :
+       {std::pair<std::string, std::string>{"dist.json", j.dump(2) + "\n"},
+        {"dist.md", "# Data-parallel training on the CPU: feedline and PyTorch DDP\n\n" + table}}) {
+    AtomicFile f((fs::path(o.out_dir) / name).string());
     f.write(text);
     f.commit();
   }
+}
+
+// Runs PyTorch's rows the way a round asks, or marks them skipped once for good.
+struct PyTorchRunner {
+  const DistBenchOptions& o;
+  std::string script;
+  std::string version;
+
+  void run(DistBenchRow& row) {
+    if (row.skipped) return;
+    if (!o.python || script.empty()) {
+      row.skipped = true;
+      row.note = !o.python ? "left out (--no-python)" : "scripts/python/ddp_bench.py not found: give --script";
+      return;
+    }
+    const RunResult run = run_pytorch(o, script, row.processes, row.threads, &version);
+    if (!run.failure.empty()) {
+      row.skipped = true;
+      row.note = run.failure;
+      row.epoch_seconds.clear();
+      return;
+    }
+    row.note = version;
+    row.epoch_seconds.push_back(run.epoch_seconds);
+    row.test_accuracy = run.accuracy;
+  }
+};
+
+std::string round_line(int64_t k, const DistBenchResult& r) {
+  std::string line = fmt::format("  round {}:", k + 1);
+  for (const DistBenchRow& row : r.rows) {
+    line += row.skipped ? fmt::format(" {} skipped;", row.name)
+                        : fmt::format(" {} {:.3f}s;", row.name, row.epoch_seconds.back());
+  }
+  const auto& fp = r.row(DistConfig::kFeedlineProcesses);
+  const auto& ddp = r.row(DistConfig::kPyTorchDdp);
+  if (!ddp.skipped) line += fmt::format(" feedline/DDP {:.3f}", fp.epoch_seconds.back() / ddp.epoch_seconds.back());
+  return line;
 }
 
 }  // namespace
 
 DistBenchResult run_dist_bench(const DistBenchOptions& o, const std::string& program, Reporter& reporter) {
   check_options(o);
-  const int per_rank = o.threads / static_cast<int>(o.nproc);
-  const Names names{fmt::format("1 process x {} thread{}", per_rank, per_rank == 1 ? "" : "s"),
-                    fmt::format("1 process x {} threads", o.threads),
-                    fmt::format("{} processes x {} thread{}", o.nproc, per_rank, per_rank == 1 ? "" : "s")};
-  reporter.line(fmt::format("Threads or processes: SimpleCNN on {} ({} train samples, {}, {} dataset), global batch "
-                            "{}, {} epochs a run (the first a warm-up), {} runs each in turns, CPU",
-                            o.dataset, o.limit, o.format, o.mode, o.batch_size, o.epochs, o.repeat));
+  std::error_code ec;
+  fs::create_directories(o.out_dir, ec);
+  if (ec) throw IoError(o.out_dir + ": cannot make the results folder: " + ec.message());
+  reporter.line(fmt::format("Data-parallel training on the CPU: SimpleCNN on {} ({} train samples, {}, {} dataset), "
+                            "global batch {}, Adam 1e-3, {} epochs a run (the first a warm-up); feedline and "
+                            "PyTorch ({}), {} rounds of the five configurations in turns",
+                            o.dataset, o.limit, o.format, o.mode, o.batch_size, o.epochs, o.python_program,
+                            o.repeat));
+  const nlohmann::json context{{"date", utc_now()}, {"cpu", cpu_model()}, {"load_average_before", load_averages()},
+                               {"python", o.python_program}};
   DistBenchResult r;
+  r.rows = make_rows(o);
+  PyTorchRunner pytorch{o, o.python ? find_script(o, program) : ""};
   for (int64_t k = 0; k < o.repeat; ++k) {
-    const RunResult s = run_training(program, o, 1, per_rank);
-    const RunResult a = run_training(program, o, 1, o.threads);
-    const RunResult b = run_training(program, o, o.nproc, per_rank);
-    r.single_seconds.push_back(median(s.epoch_seconds));
-    r.threads_seconds.push_back(median(a.epoch_seconds));
-    r.processes_seconds.push_back(median(b.epoch_seconds));
-    r.allreduce_shares.push_back(median(b.allreduce_seconds) / std::max(1e-9, median(b.epoch_seconds)));
-    r.threads_accuracy = a.accuracy;
-    r.processes_accuracy = b.accuracy;
-    reporter.line(fmt::format("  run {}: {} {:.3f}s an epoch, {} {:.3f}s, {} {:.3f}s ({:.2f}x the threads), allreduce "
-                              "{:.1f}% of the step",
-                              k + 1, names.single, r.single_seconds.back(), names.one, r.threads_seconds.back(),
-                              names.many, r.processes_seconds.back(),
-                              r.threads_seconds.back() / r.processes_seconds.back(),
-                              100.0 * r.allreduce_shares.back()));
+    // Every other round runs the configurations in the opposite order, so that a machine slowing down or speeding
+    // up over the run favours none of them.
+    for (int i = 0; i < kDistConfigs; ++i) {
+      DistBenchRow& row = r.rows[static_cast<size_t>(k % 2 == 0 ? i : kDistConfigs - 1 - i)];
+      if (is_pytorch(row.config)) {
+        pytorch.run(row);
+        continue;
+      }
+      const RunResult run = run_feedline(program, o, row.processes, row.threads);
+      row.epoch_seconds.push_back(run.epoch_seconds);
+      row.test_accuracy = run.accuracy;
+      if (row.config == DistConfig::kFeedlineProcesses) row.allreduce_shares.push_back(run.allreduce_share);
+    }
+    reporter.line(round_line(k, r));
   }
-  r.speedup = *std::min_element(r.threads_seconds.begin(), r.threads_seconds.end()) /
-              *std::min_element(r.processes_seconds.begin(), r.processes_seconds.end());
-  const std::string table = dist_table(r, names);
+  const auto& f1 = r.row(DistConfig::kFeedlineSingle);
+  const auto& fp = r.row(DistConfig::kFeedlineProcesses);
+  const auto& p1 = r.row(DistConfig::kPyTorchSingle);
+  const auto& ddp = r.row(DistConfig::kPyTorchDdp);
+  const double n = static_cast<double>(o.nproc);
+  r.processes_over_ddp = over(fp, ddp, 1.0);
+  r.threads_over_processes = over(r.row(DistConfig::kFeedlineThreads), fp, 1.0);
+  r.feedline_efficiency = over(f1, fp, n);
+  r.ddp_efficiency = over(p1, ddp, n);
+  for (const DistBenchRow& row : r.rows) {
+    if (row.skipped) reporter.line(fmt::format("  {}: skipped: {}", row.name, row.note));
+  }
+  const std::string table = dist_table(o, r);
   reporter.table(table);
-  write_dist_outputs(o, r, names, per_rank, table);
+  nlohmann::json full = context;
+  full["load_average_after"] = load_averages();
+  write_dist_outputs(o, r, full, table);
   reporter.line(fmt::format("Wrote {}/dist.json and dist.md", o.out_dir));
   return r;
 }

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 #include "feedline/io/error.h"
@@ -28,6 +29,18 @@ CommandOutput run_captured(const std::string& command, const std::string& cannot
   const int status = ::pclose(p);
   result.succeeded = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   return result;
+}
+
+std::string process_settings_environment() {
+  std::string env;
+  const char* choice = std::getenv("FEEDLINE_MALLOC");
+  // The trim threshold keep_freed_memory() sets by default (src/train/memory.h).
+  if (choice == nullptr || std::string(choice) != "system") {
+    env += "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=1073741824 ";
+  }
+  const char* blas = std::getenv("OPENBLAS_NUM_THREADS");
+  if (blas == nullptr || *blas == '\0') env += "OPENBLAS_NUM_THREADS=1 ";
+  return env;
 }
 
 }  // namespace feedline::lab

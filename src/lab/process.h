@@ -19,4 +19,9 @@ struct CommandOutput {
 // be started.
 CommandOutput run_captured(const std::string& command, const std::string& cannot_run);
 
+// Shell assignments, each followed by a space, that give a program started by the shell the process settings the
+// feedline tool applies (apply_process_settings()): MALLOC_MMAP_MAX_ and MALLOC_TRIM_THRESHOLD_ unless
+// FEEDLINE_MALLOC=system, OPENBLAS_NUM_THREADS=1 unless this environment sets it. Put before the command.
+std::string process_settings_environment();
+
 }  // namespace feedline::lab

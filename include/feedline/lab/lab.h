@@ -107,12 +107,17 @@ struct LoaderBenchResult {
 };
 std::vector<LoaderBenchResult> run_loader_bench(const LoaderBenchOptions& options, Reporter& reporter);
 
-// `feedline bench dist`: one process with `threads` threads beside `nproc` processes with threads / nproc each
-// (data-parallel over Gloo), training the same global batches of the same data on this host's CPU, in turns,
-// `repeat` times each, with one process of threads / nproc threads as the scale both are read against. Each run is `program` (feedline-torch) running `train`; a run's epoch time is the median
-// of its epochs after the first (a warm-up), and a configuration's the best of its runs. Reports a table with the
-// speed-up and the share of the data-parallel step spent in allreduce; writes it to `out_dir`/dist.json and
-// dist.md (written whole, then renamed).
+// `feedline bench dist`: data-parallel CPU training of SimpleCNN on this host against one process, feedline's and
+// PyTorch's side by side on the same data, model, global batch, optimizer (Adam 1e-3) and cores. Five
+// configurations in alternating rounds, `repeat` rounds: feedline with one process of threads / nproc threads (its
+// scale), PyTorch likewise (plain, no DDP), feedline with one process of `threads` threads, feedline with `nproc`
+// processes of threads / nproc threads (data-parallel over Gloo), and PyTorch's DistributedDataParallel likewise.
+// feedline's runs are `program` (feedline-torch) running `train`; PyTorch's are `python_program` running `script`
+// (scripts/python/ddp_bench.py), with the process settings feedline applies in the environment. A run's epoch time
+// is the median of its epochs after the first (a warm-up). Ratios are taken round by round and their medians
+// reported: feedline's processes over DDP's, and each one's scaling efficiency over its own one process (T1 / (N x
+// TN)). PyTorch's rows are skipped, with the reason, where the Python cannot run them (no torch, say); the others
+// run. Reports a table; writes it to `out_dir`/dist.json and dist.md (written whole, then renamed).
 struct DistBenchOptions {
   std::string data_dir = "data";
   std::string dataset = "fashion-mnist";
@@ -125,15 +130,37 @@ struct DistBenchOptions {
   int threads = 2;
   int64_t repeat = 2;
   std::string out_dir = "bench-results";
+  bool python = true;  // PyTorch's rows (false: feedline's alone)
+  std::string python_program = "/usr/bin/python3";
+  std::string script;  // ddp_bench.py; empty: looked for beside the checkout or the program
 };
-// Each configuration's epoch time (the median of a run's epochs after the first), run by run.
+// The five configurations, in the order a round runs them.
+enum class DistConfig { kFeedlineSingle, kPyTorchSingle, kFeedlineThreads, kFeedlineProcesses, kPyTorchDdp };
+inline constexpr int kDistConfigs = 5;
+// One configuration's runs, round by round.
+struct DistBenchRow {
+  DistConfig config = DistConfig::kFeedlineSingle;
+  std::string name;  // "feedline, 2 processes x 1 thread"
+  int64_t processes = 1;
+  int threads = 1;   // a process
+  bool skipped = false;
+  std::string note;  // why it was skipped; for PyTorch's rows run, torch's version
+  std::vector<double> epoch_seconds;     // a run's epoch time (the median of its epochs after the first)
+  std::vector<double> allreduce_shares;  // feedline's processes: allreduce's share of an epoch, run by run
+  double test_accuracy = 0;              // after the last run
+};
+// A ratio taken in each round, and its median.
+struct RoundRatio {
+  std::vector<double> rounds;
+  double median = 0;  // 0 when no round had both sides
+};
 struct DistBenchResult {
-  std::vector<double> single_seconds;     // one process of threads / nproc threads: the scale
-  std::vector<double> threads_seconds;    // one process of `threads` threads
-  std::vector<double> processes_seconds;  // `nproc` processes
-  std::vector<double> allreduce_shares;   // the processes' runs: allreduce's share of an epoch
-  double threads_accuracy = 0, processes_accuracy = 0;  // test accuracy of the last runs
-  double speedup = 0;  // the best threads run's epoch over the best processes run's
+  std::vector<DistBenchRow> rows;  // indexed by DistConfig
+  RoundRatio processes_over_ddp;   // feedline's processes' epoch over DDP's (below 1: feedline faster)
+  RoundRatio threads_over_processes;  // feedline's one process of every thread over its processes
+  RoundRatio feedline_efficiency;  // T1 / (nproc x TN), feedline's processes over feedline's one process
+  RoundRatio ddp_efficiency;       // the same for DDP over PyTorch's one process
+  const DistBenchRow& row(DistConfig c) const { return rows.at(static_cast<size_t>(c)); }
 };
 DistBenchResult run_dist_bench(const DistBenchOptions& options, const std::string& program, Reporter& reporter);
 
