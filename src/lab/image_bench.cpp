@@ -1,6 +1,8 @@
 // `feedline bench images`: the image pipelines side by side on the same files and cores, and where the C++
 // pipeline's time goes.
 #include <fmt/core.h>
+#include <malloc.h>
+#include <torch/cuda.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -8,11 +10,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "feedline/dataset/image_dataset.h"
@@ -72,6 +76,25 @@ std::vector<int64_t> spread(int64_t size, int64_t limit) {
   std::vector<int64_t> out(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = i * size / n;
   return out;
+}
+
+// This process's resident memory from /proc/self/status, "VmRSS" (now) or "VmHWM" (the peak since the last
+// reset_peak()), in MiB; 0 when unknown.
+double status_mib(const std::string& key) {
+  const std::string value = first_line_of("/proc/self/status", key);  // "123456 kB"
+  try {
+    return value.empty() ? 0 : std::stod(value) / 1024.0;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// Resets VmHWM to the resident memory now (Linux: "5" to clear_refs). False where the kernel refuses.
+bool reset_peak() {
+  std::ofstream f("/proc/self/clear_refs");
+  f << "5";
+  f.flush();
+  return static_cast<bool>(f);
 }
 
 // A folder of class folders of links to the chosen files, so that every pipeline, torchvision's too, reads the
@@ -232,6 +255,89 @@ void run_decode_row(const ImageBenchOptions& o, const SampleSource& source, int6
   row.images_per_run = static_cast<int64_t>(n) * o.epochs;
 }
 
+// Memory in flight of a C++ loader row at one prefetch factor. The loader keeps at most window = workers x
+// prefetch_factor batches submitted and not yet handed out (made or being made); while it hands one out, that one
+// and the one the caller still holds are live too: at most min(window + 2, batches of an epoch) batches. Each
+// worker also keeps scratch that outlives a sample: its decode buffer, the resampler's buffers and its libswscale
+// contexts.
+struct InFlight {
+  std::string key;  // the row: c or e
+  int64_t prefetch = 0, window = 0, live_batches = 0;
+  double batch_mib = 0;     // one batch, data and targets
+  double scratch_mib = 0;   // one worker's scratch, measured (worker_scratch_mib)
+  double bound_mib = 0;     // live_batches x batch + workers x scratch
+  double measured_mib = 0;  // peak resident memory over the epochs less resident memory before; 0: unknown
+  std::string dtype;        // the batches' data
+  bool pinned = false;      // with pin_memory(true): page-locked (it takes CUDA)
+};
+
+// One worker's scratch: how much a fresh thread's transforms of `chosen` samples, one after another into one
+// batch slot, grow resident memory by (the decode buffer, the resampler's buffers and libswscale contexts, with the
+// allocator's room for them).
+double worker_scratch_mib(const SampleSource& source, const std::vector<int64_t>& chosen,
+                          const ImageTransform& transform, uint64_t seed) {
+  double grown = 0;
+  std::exception_ptr error;
+  std::thread worker([&] {
+    try {
+      const SampleLayout layout = transform.layout();
+      const torch::Tensor slot = torch::zeros(layout.sizes, torch::TensorOptions().dtype(layout.dtype));
+      malloc_trim(0);
+      const double before = status_mib("VmRSS");
+      for (const int64_t i : chosen) {
+        SampleRng rng(seed, 0, i);
+        transform.apply(source.get(i), rng, slot);
+      }
+      grown = std::max(0.0, status_mib("VmRSS") - before);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  worker.join();
+  if (error) std::rethrow_exception(error);
+  return grown;
+}
+
+// The (c) or (e) loader for o.epochs epochs at `prefetch`, with pin_memory(true), its peak resident memory against
+// the bound. Freed memory is handed back first (malloc_trim) so that the epochs' batches need pages of their own.
+InFlight measure_in_flight(const ImageBenchOptions& o, const std::shared_ptr<const SampleSource>& source,
+                           int64_t workers, bool reduced, int64_t prefetch, double scratch_mib) {
+  InFlight m;
+  m.key = reduced ? "e" : "c";
+  m.prefetch = prefetch;
+  m.window = workers * prefetch;
+  ImageTransformOptions options;
+  options.reduced_decode = reduced;
+  const SampleLayout layout = ImageTransform(bench_steps(o.image_size), options).layout();
+  int64_t sample_bytes = static_cast<int64_t>(c10::elementSize(layout.dtype));
+  for (const int64_t n : layout.sizes) sample_bytes *= n;
+  m.batch_mib = static_cast<double>(o.batch_size * (sample_bytes + 8)) / (1024.0 * 1024.0);
+  const int64_t batches = (source->size() + o.batch_size - 1) / o.batch_size;
+  m.live_batches = std::min(m.window + 2, batches);
+  m.scratch_mib = scratch_mib;
+  m.bound_mib = static_cast<double>(m.live_batches) * m.batch_mib + static_cast<double>(workers) * scratch_mib;
+  const auto dataset = make_image_dataset(source, bench_steps(o.image_size), options);
+  malloc_trim(0);
+  const double before = status_mib("VmRSS");
+  const bool reset = reset_peak();
+  {
+    Loader loader(dataset, LoaderOptions(o.batch_size).shuffle(true).seed(o.seed).num_workers(workers)
+                               .prefetch_factor(prefetch).pin_memory(true));
+    for (int64_t e = 0; e < o.epochs; ++e) {
+      for (auto& batch : loader.epoch()) {
+        if (m.dtype.empty()) {
+          const auto type = batch.data.scalar_type();
+          m.dtype = type == torch::kUInt8 ? "uint8" : type == torch::kFloat32 ? "float32" : c10::toString(type);
+          m.pinned = batch.data.is_pinned();
+        }
+      }
+    }
+  }
+  const double peak = status_mib("VmHWM");
+  m.measured_mib = reset && peak > 0 && before > 0 ? std::max(0.0, peak - before) : 0;
+  return m;
+}
+
 // Where a sample's time goes, on one thread: reading the file, decoding it, the crop's resize, the rest of the
 // transform (the crop box, the flip, the copy to planes), and the loader's own work (sampling, batch allocation
 // and assembly): what a loader with no workers over the same samples takes beyond the pieces.
@@ -336,7 +442,7 @@ nlohmann::json row_json(const ImageBenchRow& r, const ImageBenchRow* a, const Im
 }
 
 void write_json(const ImageBenchOptions& o, const ImageBenchResult& r, const nlohmann::json& context,
-                const std::vector<Goal>& gs) {
+                const std::vector<Goal>& gs, const std::vector<InFlight>& in_flight) {
   const ImageBenchRow* a = find_row(r.rows, "a");
   const ImageBenchRow* d = find_row(r.rows, "d");
   nlohmann::json j;
@@ -358,6 +464,15 @@ void write_json(const ImageBenchOptions& o, const ImageBenchResult& r, const nlo
     j["goals"].push_back({{"goal", g.text}, {"value", g.known ? nlohmann::json(g.value) : nlohmann::json(nullptr)},
                           {"target", g.target}, {"met", g.known ? nlohmann::json(g.value >= g.target)
                                                                 : nlohmann::json(nullptr)}});
+  }
+  j["in_flight"] = nlohmann::json::array();
+  for (const InFlight& m : in_flight) {
+    j["in_flight"].push_back({{"row", m.key}, {"prefetch_factor", m.prefetch}, {"window", m.window},
+                              {"live_batches", m.live_batches}, {"batch_mib", m.batch_mib},
+                              {"worker_scratch_mib", m.scratch_mib}, {"bound_mib", m.bound_mib},
+                              {"measured_mib", m.measured_mib > 0 ? nlohmann::json(m.measured_mib)
+                                                                  : nlohmann::json(nullptr)},
+                              {"dtype", m.dtype}, {"pinned", m.pinned}});
   }
   AtomicFile f(o.json_path);
   f.write(j.dump(2) + "\n");
@@ -479,6 +594,34 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
                  piece("loader: sampling, batch assembly", b.assembly) +
                  fmt::format("| total | {:.2f} ms | |\n", 1e3 * total));
 
+  // The process's peak so far (rows c-e), before the in-flight measurements reset it.
+  const std::string vm_peak = first_line_of("/proc/self/status", "VmHWM");
+  // Memory in flight: the C++ rows at two prefetch factors.
+  reporter.note("Memory in flight of the C++ rows (resident memory: the peak during the epochs less before)");
+  std::vector<InFlight> in_flight;
+  const std::vector<int64_t> every = spread(source->size(), 0);
+  for (const bool reduced : {false, true}) {
+    ImageTransformOptions options;
+    options.reduced_decode = reduced;
+    const double scratch =
+        worker_scratch_mib(*source, every, ImageTransform(bench_steps(o.image_size), options), o.seed);
+    for (const int64_t prefetch : {int64_t{1}, int64_t{2}}) {
+      const InFlight m = measure_in_flight(o, source, workers, reduced, prefetch, scratch);
+      in_flight.push_back(m);
+      reporter.line(fmt::format("  ({}) prefetch_factor {}: in flight: {}, bound {:.0f} MiB ({} batches of {:.1f} "
+                                "MiB + {} workers x {:.1f} MiB of scratch)",
+                                m.key, m.prefetch, m.measured_mib > 0 ? fmt::format("{:.0f} MiB", m.measured_mib)
+                                                                      : std::string("unknown"),
+                                m.bound_mib, m.live_batches, m.batch_mib, workers, m.scratch_mib));
+    }
+  }
+  if (!in_flight.empty()) {
+    reporter.line(fmt::format("  batches: {}, pinned with pin_memory: {}", in_flight.front().dtype,
+                              in_flight.front().pinned       ? "yes"
+                              : torch::cuda::is_available() ? "no"
+                                                            : "no (no CUDA here: pin_memory takes effect with CUDA)"));
+  }
+
   const std::string load_after = load_average();
   reporter.table(image_bench_table(result.rows));
   reporter.line("Images/s: the median run; vs (a) and vs (d): the median over rounds of the row's run over theirs "
@@ -494,7 +637,6 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
   if (e != nullptr) {
     reporter.line("(e): ImageTransformOptions::reduced_decode = true, else as (c)");
   }
-  const std::string vm_peak = first_line_of("/proc/self/status", "VmHWM");
   reporter.line("Peak memory of this process (rows c-e): " + (vm_peak.empty() ? "unknown" : vm_peak));
 
   if (!o.json_path.empty()) {
@@ -512,7 +654,7 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
                                  {"load_average_before", load_before},
                                  {"load_average_after", load_after},
                                  {"peak_rss_cpp", vm_peak}};
-    write_json(o, result, context, gs);
+    write_json(o, result, context, gs, in_flight);
     reporter.line("Wrote " + o.json_path);
   }
   if (!o.plot_dir.empty()) {
