@@ -4,17 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
+#include <cmath>
 #include <functional>
 #include <numeric>
-#include <mutex>
 #include <optional>
-#include <sstream>
 #include <tuple>
 #include <utility>
 
 #include "feedline/io/error.h"
-#include "feedline/io/file.h"
+#include "train/checkpoints.h"
 #include "train/cuda_support.h"
 #include "train/device_adam.h"
 #include "train/static_step.h"
@@ -102,24 +100,27 @@ using NextBatch = std::function<std::optional<Example>()>;
 struct PhaseTotals {
   double loss_sum = 0;
   int64_t seen = 0, correct = 0;
+  bool stopped = false;  // a training phase that ended early (TrainOptions::stop_requested)
 };
 
 // How batches become work, the one thing the loops below leave open: plain eager steps with torch's Adam, or
 // the CUDA-graph path's static steps. The running totals stay on the device (reading them syncs it).
-class Steps {
+class Steps : public detail::OptimizerState {
  public:
-  explicit Steps(torch::Device device) {
+  // `stop_requested`: TrainOptions's, polled once a training step (empty: never).
+  Steps(torch::Device device, std::function<bool()> stop_requested) : stop_requested_(std::move(stop_requested)) {
     const auto on = torch::TensorOptions().device(device);
     train_loss_ = torch::zeros({}, on.dtype(torch::kFloat64));
     test_loss_ = torch::zeros({}, on.dtype(torch::kFloat64));
     correct_ = torch::zeros({}, on.dtype(torch::kInt64));
   }
   virtual ~Steps() = default;
-  virtual void train(const Example& batch) = 0;  // one optimizer step; adds the batch's summed loss
-  virtual void test(const Example& batch) = 0;   // adds the batch's summed loss and correct count
-  // The optimizer's state, for checkpoints (the eager steps' alone: the others refuse checkpoints up front).
-  virtual void save(torch::serialize::OutputArchive& archive) const = 0;
-  virtual void load(torch::serialize::InputArchive& archive) = 0;
+  // One optimizer step; adds the batch's summed loss. Returns whether the run stops after it (stop_requested, or
+  // any rank's in a job: after_backward).
+  virtual bool train(const Example& batch) = 0;
+  virtual void test(const Example& batch) = 0;  // adds the batch's summed loss and correct count
+  // The optimizer's state, for checkpoints (OptimizerState): the eager steps' alone, the others refuse checkpoints
+  // up front.
 
   void clear_totals() {
     train_loss_.zero_();
@@ -133,6 +134,7 @@ class Steps {
   int64_t correct() const { return correct_.item<int64_t>(); }
 
  protected:
+  bool stop_requested() const { return stop_requested_ && stop_requested_(); }
   // The totals' share of a step, the same for both kinds (a captured step adds them on the device too).
   void add_train_loss(const torch::Tensor& loss, int64_t n) { train_loss_.add_(loss.detach().to(torch::kFloat64) * n); }
   void add_test(const torch::Tensor& out, const torch::Tensor& y) {
@@ -144,24 +146,28 @@ class Steps {
   int64_t train_replays_ = 0, test_replays_ = 0;
 
  private:
+  std::function<bool()> stop_requested_;
   torch::Tensor train_loss_, test_loss_, correct_;
 };
 
 // The experiment's step: torch::optim::Adam, a fresh graph of kernels launched for every batch.
 class EagerSteps : public Steps {
  public:
-  EagerSteps(SimpleCNN& model, double lr, torch::Device device, std::function<bool(bool)> after_backward = {})
-      : Steps(device), model_(model), device_(device),
+  EagerSteps(SimpleCNN& model, double lr, torch::Device device, std::function<bool()> stop_requested = {},
+             std::function<bool(bool)> after_backward = {})
+      : Steps(device, std::move(stop_requested)), model_(model), device_(device),
         optimizer_(model->parameters(), torch::optim::AdamOptions(lr)), after_backward_(std::move(after_backward)) {}
 
-  void train(const Example& batch) override {
+  bool train(const Example& batch) override {
     const auto y = to_device(batch.target, device_);
     optimizer_.zero_grad();
     const auto loss = torch::nn::functional::cross_entropy(model_->forward(as_float(to_device(batch.data, device_))), y);
     loss.backward();
-    if (after_backward_) after_backward_(false);
+    bool stop = stop_requested();
+    if (after_backward_) stop = after_backward_(stop);
     optimizer_.step();
     add_train_loss(loss, y.size(0));
+    return stop;
   }
   void test(const Example& batch) override {
     torch::NoGradGuard no_grad;
@@ -170,6 +176,7 @@ class EagerSteps : public Steps {
   }
   void save(torch::serialize::OutputArchive& archive) const override { optimizer_.save(archive); }
   void load(torch::serialize::InputArchive& archive) override { optimizer_.load(archive); }
+  std::unique_ptr<OptimizerState> snapshot() const override { return detail::adam_snapshot(optimizer_); }
 
  private:
   SimpleCNN& model_;
@@ -209,8 +216,8 @@ Example first_batch(const Loader& loader) {
 // its update is 17 kernels for the whole model rather than as many per parameter.
 class StaticSteps : public Steps {
  public:
-  StaticSteps(SimpleCNN& model, double lr, torch::Device device)
-      : Steps(device), model_(model), device_(device), adam_(model->parameters(), lr) {}
+  StaticSteps(SimpleCNN& model, double lr, torch::Device device, std::function<bool()> stop_requested)
+      : Steps(device, std::move(stop_requested)), model_(model), device_(device), adam_(model->parameters(), lr) {}
 
   // Warm-up and capture of both steps, on static buffers shaped like (and first filled with) the two batches
   // given; the warm-up's updates are undone. Returns the seconds it took.
@@ -243,11 +250,15 @@ class StaticSteps : public Steps {
 
   void save(torch::serialize::OutputArchive&) const override { throw Unsupported("the CUDA graph step keeps no checkpoints"); }
   void load(torch::serialize::InputArchive&) override { throw Unsupported("the CUDA graph step keeps no checkpoints"); }
+  std::unique_ptr<OptimizerState> snapshot() const override {
+    throw Unsupported("the CUDA graph step keeps no checkpoints");
+  }
 
-  void train(const Example& batch) override {
+  bool train(const Example& batch) override {
     if (!replayed(train_graph_, train_in_, batch, train_replays_)) {
       train_step(to_device(batch.data, device_), to_device(batch.target, device_));
     }
+    return stop_requested();
   }
   void test(const Example& batch) override {
     if (!replayed(test_graph_, test_in_, batch, test_replays_)) {
@@ -301,100 +312,17 @@ void reduce(const TrainOptions& options, PhaseTotals& t) {
   t.correct = static_cast<int64_t>(v[2].item<double>());
 }
 
-constexpr int64_t kCheckpointVersion = 1;
-
-std::string checkpoint_path(const std::string& dir) { return (std::filesystem::path(dir) / "checkpoint.pt").string(); }
-
-// Writes and reads checkpoints (TrainOptions::checkpoint_dir, resume_dir) of one training run: the model, the
-// optimizer through the steps, torch's CPU generator, and the position, with the training loader's state.
-class Checkpoints {
- public:
-  Checkpoints(SimpleCNN& model, Steps& steps, Loader* train, const TrainOptions& options)
-      : model_(model), steps_(steps), train_(train), options_(options) {}
-
-  // Called after every training step: writes a checkpoint when one is due.
-  void after_step(int64_t epoch, int64_t step, int64_t steps_done, const TrainCallbacks& callbacks) {
-    if (options_.checkpoint_every < 1 || steps_done % options_.checkpoint_every != 0) return;
-    CheckpointInfo info;
-    info.epoch = epoch;
-    info.step = step;
-    info.steps_done = steps_done;
-    info.train_loader = train_->state_dict();
-    if (!options_.write_checkpoints) return;
-    write(info);
-    if (callbacks.on_checkpoint) callbacks.on_checkpoint(info, checkpoint_path(options_.checkpoint_dir));
-  }
-
-  // Loads the checkpoint in options.resume_dir into the model, the optimizer, the generator and the training
-  // loader; returns where training stood.
-  CheckpointInfo resume() {
-    const std::string path = checkpoint_path(options_.resume_dir);
-    CheckpointInfo info = read_checkpoint_info(options_.resume_dir);
-    torch::serialize::InputArchive archive;
-    try {
-      archive.load_from(path, options_.device);
-      torch::serialize::InputArchive model, optimizer;
-      archive.read("model", model);
-      archive.read("optimizer", optimizer);
-      model_->load(model);
-      steps_.load(optimizer);
-      torch::Tensor rng;
-      archive.read("cpu_rng", rng);
-      at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle: shares the default's state
-      std::lock_guard<std::mutex> lock(generator.mutex());
-      generator.set_state(rng.cpu());
-    } catch (const c10::Error& e) {
-      std::string why = e.what_without_backtrace();
-      throw InvalidFile(path + ": not a checkpoint of this model and optimizer (" + why.substr(0, why.find('\n')) + ")");
-    }
-    try {
-      train_->load_state_dict(info.train_loader);
-    } catch (const InvalidArgument& e) {
-      throw InvalidArgument(path + ": cannot resume this run from it: " + e.what());
-    }
-    return info;
-  }
-
- private:
-  void write(const CheckpointInfo& info) {
-    torch::serialize::OutputArchive archive, model, optimizer;
-    model_->save(model);
-    steps_.save(optimizer);
-    archive.write("model", model);
-    archive.write("optimizer", optimizer);
-    archive.write("cpu_rng", at::detail::getDefaultCPUGenerator().get_state());
-    const LoaderState& l = info.train_loader;
-    archive.write("position", torch::tensor({kCheckpointVersion, info.epoch, info.step, info.steps_done, l.version,
-                                             l.epoch, l.batch, static_cast<int64_t>(l.seed), l.world_size,
-                                             l.batch_size, l.samples},
-                                            torch::kInt64));
-    std::ostringstream bytes;
-    archive.save_to(bytes);
-    std::error_code ec;
-    std::filesystem::create_directories(options_.checkpoint_dir, ec);
-    if (ec) throw IoError(options_.checkpoint_dir + ": cannot make the checkpoint folder: " + ec.message());
-    AtomicFile file(checkpoint_path(options_.checkpoint_dir));
-    file.write(bytes.str());
-    file.commit();
-  }
-
-  SimpleCNN& model_;
-  Steps& steps_;
-  Loader* train_;
-  const TrainOptions& options_;
-};
-
 // One training pass: every batch from `next`, one step each, the first numbered `first_step` + 1 (a resumed
-// epoch's).
+// epoch's), or the batches up to the step after which the run stops early.
 PhaseTotals train_phase(SimpleCNN& model, Steps& steps, const NextBatch& next, const TrainOptions& options,
                         int64_t epoch, int64_t batches, int64_t first_step, int64_t& steps_done,
-                        Checkpoints* checkpoints, const TrainCallbacks& callbacks) {
+                        detail::Checkpoints* checkpoints, const TrainCallbacks& callbacks) {
   model->train();
   steps.clear_totals();
   PhaseTotals totals;
   int64_t step = first_step;
   while (auto batch = next()) {
-    steps.train(*batch);
+    totals.stopped = steps.train(*batch);
     totals.seen += batch->target.size(0);
     ++step;
     ++steps_done;
@@ -402,7 +330,8 @@ PhaseTotals train_phase(SimpleCNN& model, Steps& steps, const NextBatch& next, c
       // Reading the loss syncs the device: only pay for it when someone is watching.
       callbacks.on_train_step(epoch, step, batches, steps.train_loss_sum() / static_cast<double>(totals.seen));
     }
-    if (checkpoints != nullptr) checkpoints->after_step(epoch, step, steps_done, callbacks);
+    if (checkpoints != nullptr) checkpoints->after_step(epoch, step, steps_done, totals.stopped, callbacks);
+    if (totals.stopped) break;
   }
   synchronize(options.device);
   totals.loss_sum = steps.train_loss_sum();
@@ -432,13 +361,20 @@ void check_options(const TrainOptions& options) {
   if (options.epochs < 1) throw InvalidArgument("epochs must be at least 1");
   if (!(options.lr > 0)) throw InvalidArgument("learning rate must be positive");
   if (options.checkpoint_every < 0) throw InvalidArgument("checkpoint_every must not be negative");
-  if (options.checkpoint_every > 0 && options.checkpoint_dir.empty()) {
-    throw InvalidArgument("checkpoint_every needs a checkpoint_dir to write to");
+  if (!(options.checkpoint_interval >= 0) || std::isinf(options.checkpoint_interval)) {
+    throw InvalidArgument("checkpoint_interval must be a number of seconds, 0 or more, not " +
+                          std::to_string(options.checkpoint_interval));
+  }
+  if (options.keep_checkpoints < 1) {
+    throw InvalidArgument("keep_checkpoints must be at least 1, not " + std::to_string(options.keep_checkpoints));
+  }
+  if ((options.checkpoint_every > 0 || options.checkpoint_interval > 0) && options.checkpoint_dir.empty()) {
+    throw InvalidArgument("checkpoint_every and checkpoint_interval need a checkpoint_dir to write to");
   }
   if (options.cuda_graph && (options.after_backward || options.reduce_totals)) {
     throw InvalidArgument("the CUDA graph step does not train data-parallel; leave cuda_graph off");
   }
-  if (options.cuda_graph && (options.checkpoint_every > 0 || !options.resume_dir.empty())) {
+  if (options.cuda_graph && (!options.checkpoint_dir.empty() || !options.resume_dir.empty())) {
     throw InvalidArgument("the CUDA graph step keeps no checkpoints; leave cuda_graph off to checkpoint or resume");
   }
 }
@@ -483,7 +419,7 @@ std::pair<double, double> evaluate_with(SimpleCNN& model, Steps& steps, const So
 std::vector<EpochResult> run_epochs(SimpleCNN& model, Steps& steps, const std::function<Source()>& train_source,
                                     const std::function<Source()>& test_source, int64_t batches,
                                     const TrainOptions& options, const TrainCallbacks& callbacks,
-                                    double capture_seconds, Checkpoints* checkpoints = nullptr,
+                                    double capture_seconds, detail::Checkpoints* checkpoints = nullptr,
                                     const CheckpointInfo& start = {}) {
   std::vector<EpochResult> results;
   int64_t steps_done = start.steps_done;
@@ -499,16 +435,26 @@ std::vector<EpochResult> run_epochs(SimpleCNN& model, Steps& steps, const std::f
                                         checkpoints, callbacks);
       r.train_stats = source.stats();
       r.train_loss = mean(t.loss_sum, t.seen);
+      r.interrupted = t.stopped;
     }
     r.train_seconds = seconds_since(clock);
+    if (r.interrupted) {  // no test phase: the run ends here
+      std::tie(r.train_graph_replays, r.test_graph_replays) = steps.take_replays();
+      if (checkpoints != nullptr) checkpoints->finish(callbacks);
+      results.push_back(r);
+      if (callbacks.on_epoch_end) callbacks.on_epoch_end(r);
+      break;
+    }
 
     clock = Clock::now();
     std::tie(r.test_loss, r.test_accuracy) = evaluate_with(model, steps, test_source(), options, &r.test_stats);
     r.test_seconds = seconds_since(clock);
     std::tie(r.train_graph_replays, r.test_graph_replays) = steps.take_replays();
+    if (checkpoints != nullptr) checkpoints->poll(callbacks);
     results.push_back(r);
     if (callbacks.on_epoch_end) callbacks.on_epoch_end(r);
   }
+  if (checkpoints != nullptr) checkpoints->finish(callbacks);
   return results;
 }
 
@@ -520,9 +466,11 @@ std::pair<std::unique_ptr<Steps>, double> make_steps(SimpleCNN& model, const Tra
                                                      const std::function<Example()>& test_batch) {
   model->to(options.device);
   if (!static_steps) {
-    return {std::make_unique<EagerSteps>(model, options.lr, options.device, options.after_backward), 0.0};
+    return {std::make_unique<EagerSteps>(model, options.lr, options.device, options.stop_requested,
+                                         options.after_backward),
+            0.0};
   }
-  auto steps = std::make_unique<StaticSteps>(model, options.lr, options.device);
+  auto steps = std::make_unique<StaticSteps>(model, options.lr, options.device, options.stop_requested);
   const double seconds = capture ? steps->capture(train_batch(), test_batch()) : 0.0;
   return {std::move(steps), seconds};
 }
@@ -532,7 +480,7 @@ std::vector<EpochResult> train_loaders(SimpleCNN& model, Loader& train, Loader& 
                                        const TrainCallbacks& callbacks, bool static_steps, bool capture) {
   auto [steps, capture_seconds] = make_steps(
       model, options, static_steps, capture, [&] { return first_batch(train); }, [&] { return first_batch(test); });
-  Checkpoints checkpoints(model, *steps, &train, options);
+  detail::Checkpoints checkpoints(model, *steps, train, options);
   CheckpointInfo start;
   if (!options.resume_dir.empty()) {
     start = checkpoints.resume();
@@ -546,42 +494,6 @@ std::vector<EpochResult> train_loaders(SimpleCNN& model, Loader& train, Loader& 
 
 }  // namespace
 
-
-// Interim: one file a folder, until the numbered files land.
-std::string latest_checkpoint(const std::string& dir) {
-  std::error_code ec;
-  const std::string path = checkpoint_path(dir);
-  return std::filesystem::is_regular_file(path, ec) ? path : std::string();
-}
-
-CheckpointInfo read_checkpoint_info(const std::string& dir) {
-  const std::string path = checkpoint_path(dir);
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw IoError(path + ": not found (no checkpoint in " + dir + ")");
-  torch::Tensor p;
-  try {
-    torch::serialize::InputArchive archive;
-    archive.load_from(path);
-    archive.read("position", p);
-  } catch (const c10::Error& e) {
-    std::string why = e.what_without_backtrace();
-    throw InvalidFile(path + ": not a feedline checkpoint (" + why.substr(0, why.find('\n')) + ")");
-  }
-  if (p.dim() != 1 || p.size(0) != 11 || p.scalar_type() != torch::kInt64 || p[0].item<int64_t>() != kCheckpointVersion) {
-    throw InvalidFile(path + ": not a feedline checkpoint of version " + std::to_string(kCheckpointVersion));
-  }
-  const auto at = [&](int64_t i) { return p[i].item<int64_t>(); };
-  CheckpointInfo info;
-  info.epoch = at(1);
-  info.step = at(2);
-  info.steps_done = at(3);
-  info.train_loader = LoaderState{at(4), at(5), at(6), static_cast<uint64_t>(at(7)), at(8), at(9), at(10)};
-  if (info.epoch < 1 || info.step < 0 || info.steps_done < info.step) {
-    throw InvalidFile(path + ": a checkpoint at an impossible position (epoch " + std::to_string(info.epoch) +
-                      ", step " + std::to_string(info.step) + ")");
-  }
-  return info;
-}
 
 namespace {
 

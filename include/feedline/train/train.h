@@ -41,20 +41,24 @@ struct TrainOptions {
   // Stopping early (preemption: SIGTERM). Polled once a training step, after its backward pass (and passed to
   // after_backward in a job). When it says true (on any rank of a job), the run ends after that step: it writes a
   // checkpoint at that position when checkpoint_dir is set (on the process that writes them), runs no test phase,
-  // and returns with the last EpochResult's `interrupted` set. Empty: never.
+  // and returns with the last EpochResult's `interrupted` set (on_epoch_end gets that epoch too). Empty: never.
   std::function<bool()> stop_requested;
 
   // Checkpoints, for an exact resume. One is due after every `checkpoint_every` training steps (counted from the
   // first epoch's first step), after the first step that ends `checkpoint_interval` seconds or more after the last
-  // checkpoint (or the start) when that is above 0, and when the run stops early. Each is a file
+  // checkpoint (or the start) when that is above 0, and when the run stops early (a checkpoint_dir alone: only
+  // then). Each is a file
   // checkpoint-<steps done, 9 digits>.pt in `checkpoint_dir` (checkpoint_file()) holding the model, the optimizer,
   // torch's CPU generator and the training loader's position, written to a temporary file and renamed, so that a
   // crash while writing leaves the earlier ones whole. The newest `keep_checkpoints` stay: older ones are removed
   // once a newer one is whole. With `async_checkpoints`, the training thread copies the state into memory and a
   // background thread serializes and writes it while training goes on; one write at a time (a checkpoint due while
-  // the last is still being written waits for it), and train_model returns only after the last write ended,
-  // rethrowing its failure. `write_checkpoints` false counts the steps without writing (the ranks of a job other
-  // than rank 0). Not with cuda_graph.
+  // the last is still being written waits for it), and train_model returns only after the last write ended; a
+  // write's failure is rethrown on the training thread (at the next step or checkpoint, or before train_model
+  // returns). Temporary files of an unfinished write are removed by the next write. `write_checkpoints` false
+  // counts the steps without writing (the ranks of a job other than rank 0). Throws InvalidArgument for
+  // keep_checkpoints below 1, a negative checkpoint_interval, and checkpoint_every or checkpoint_interval without
+  // a checkpoint_dir. Not with cuda_graph.
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   double checkpoint_interval = 0;  // seconds; 0: off

@@ -1,0 +1,75 @@
+// Checkpoints of one training run (TrainOptions::checkpoint_dir, resume_dir): when one is due, what it holds (the
+// model, the optimizer, torch's CPU generator, and the position with the training loader's state), writing it
+// (on the training thread, or copied there and written by a background thread) and reading it back. Internal to
+// train_model. Not thread-safe: the training thread drives a Checkpoints; its background write touches only the
+// copy it was handed.
+#pragma once
+
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <chrono>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <string>
+
+#include "feedline/loader/loader.h"
+#include "feedline/train/model.h"
+#include "feedline/train/train.h"
+
+namespace torch::optim {
+class Adam;
+}
+
+namespace feedline::detail {
+
+// What a checkpoint keeps of the optimizer.
+class OptimizerState {
+ public:
+  virtual ~OptimizerState() = default;
+  virtual void save(torch::serialize::OutputArchive& archive) const = 0;
+  virtual void load(torch::serialize::InputArchive& archive) = 0;
+  // A copy of the state as it is now, which training does not change: its save() writes what save() writes now.
+  virtual std::unique_ptr<OptimizerState> snapshot() const = 0;
+};
+
+// A copy of torch's Adam: its moments cloned, its options kept. Only save() works on it.
+std::unique_ptr<OptimizerState> adam_snapshot(const torch::optim::Adam& adam);
+
+// The checkpoints of one run. The references given must outlive it.
+class Checkpoints {
+ public:
+  Checkpoints(SimpleCNN& model, OptimizerState& optimizer, Loader& train, const TrainOptions& options);
+  // Waits for a write in flight; its failure is dropped (the run is failing already when this is what ends it).
+  ~Checkpoints();
+  Checkpoints(const Checkpoints&) = delete;
+  Checkpoints& operator=(const Checkpoints&) = delete;
+
+  // Loads the newest checkpoint in options.resume_dir into the model, the optimizer, the generator and the
+  // training loader; returns where training stood.
+  CheckpointInfo resume();
+
+  // After each training step: takes a checkpoint when one is due by count or by time, or when `stopping`, and
+  // reports a background write that has ended. `step` counts the epoch's steps, `steps_done` all of them.
+  void after_step(int64_t epoch, int64_t step, int64_t steps_done, bool stopping, const TrainCallbacks& callbacks);
+  // Reports a background write that has ended (on_checkpoint), rethrowing its failure; does not wait.
+  void poll(const TrainCallbacks& callbacks);
+  // Waits for the write in flight, if any, and reports it.
+  void finish(const TrainCallbacks& callbacks);
+
+ private:
+  struct Pending;
+
+  void take(const CheckpointInfo& info, const TrainCallbacks& callbacks);
+  void report(const TrainCallbacks& callbacks);
+
+  SimpleCNN& model_;
+  OptimizerState& optimizer_;
+  Loader& train_;
+  const TrainOptions& options_;
+  std::chrono::steady_clock::time_point last_;  // when the last checkpoint was taken (or the run started)
+  std::unique_ptr<Pending> pending_;            // the background write in flight
+};
+
+}  // namespace feedline::detail
