@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli/cli_support.h"
+#include "dist/processes.h"
 #include "dist/tcp_store.h"
 #include "feedline/dataset/dataset.h"
 #include "feedline/dist/data_parallel.h"
@@ -32,6 +33,14 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using testing::Child;
+using testing::children_of;
+using testing::ended;
+using testing::prepared;
+using testing::saved_weights;
+using testing::start;
+using testing::torch_program;
+using testing::train_args;
 
 // A store on a free loopback port, as a launcher hosts it; the ranks connect to it as clients.
 struct TestStore {
@@ -318,101 +327,6 @@ TEST(Dist, ARankOnNcclTrainsAsOneProcess) {
 
 // ------------------------------------------------------------------------------------- ranks as processes
 
-std::string torch_program() {
-  std::string cli = FEEDLINE_CLI;
-  return cli.substr(0, cli.rfind('/') + 1) + "feedline-torch";
-}
-
-// A process of the test's, its output going to a file.
-struct Child {
-  pid_t pid = -1;
-  std::string out;
-
-  // Waits up to `limit`; returns the exit status, or nullopt on timeout.
-  std::optional<int> wait_for(std::chrono::milliseconds limit) {
-    const auto end = Clock::now() + limit;
-    while (Clock::now() < end) {
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        return status;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    return std::nullopt;
-  }
-  std::string output() const {
-    std::ifstream f(out);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-  }
-  // Waits until the output holds `text` (true) or `limit` passes or the process ends (false).
-  bool wait_for_output(const std::string& text, std::chrono::milliseconds limit) const {
-    const auto end = Clock::now() + limit;
-    while (Clock::now() < end) {
-      if (output().find(text) != std::string::npos) return true;
-      siginfo_t info{};
-      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != 0) {
-        return output().find(text) != std::string::npos;  // it ended
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    return false;
-  }
-  ~Child() {
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  }
-};
-
-std::unique_ptr<Child> start(const std::vector<std::string>& args, const std::vector<std::string>& env,
-                             const std::string& out) {
-  auto child = std::make_unique<Child>();
-  child->out = out;
-  std::vector<std::string> a = args;
-  std::vector<char*> argv;
-  for (auto& s : a) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> e;
-  for (char** p = environ; *p != nullptr; ++p) e.emplace_back(*p);
-  for (const auto& kv : env) e.push_back(kv);
-  std::vector<char*> envp;
-  for (auto& s : e) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  child->pid = ::fork();
-  if (child->pid == 0) {
-    std::FILE* f = std::freopen(out.c_str(), "w", stdout);
-    if (f == nullptr || ::dup2(::fileno(stdout), 2) < 0) ::_exit(126);
-    ::execve(argv[0], argv.data(), envp.data());
-    ::_exit(127);
-  }
-  return child;
-}
-
-// How a child ended, in words, for a failure's message: a crash at exit shows in no output.
-std::string ended(const std::optional<int>& status) {
-  if (!status) return "(still running)";
-  if (WIFSIGNALED(*status)) return "(killed by signal " + std::to_string(WTERMSIG(*status)) + ")";
-  return "(exit code " + std::to_string(WEXITSTATUS(*status)) + ")";
-}
-
-// A tiny MNIST-shaped dataset, prepared as `feedline prepare` does; returns its folder (IDX files beside).
-std::string prepared(const std::string& name, uint32_t train, uint32_t test) {
-  const std::string idx = testing::make_idx_dir(name, train, test);
-  const auto r = testing::run_cli("prepare --dataset mnist --mnist-idx " + idx + " --data-dir " + idx + "/data");
-  EXPECT_EQ(r.status, 0) << r.output;
-  return idx;
-}
-
-// Train flags over a prepared dataset; with many epochs, long enough to be mid-training when a test strikes.
-std::vector<std::string> train_args(const std::string& program, const std::string& dir, int64_t epochs) {
-  return {program, "train", "--dataset", "mnist", "--data-dir", dir + "/data", "--device", "cpu", "--threads", "1",
-          "--batch-size", "64", "--epochs", std::to_string(epochs)};
-}
-
 // Rank `victim` of two is killed (or stopped) mid-training; the other must end non-zero, in well under 30 s,
 // naming it.
 void strike_a_rank(int sig, int64_t victim) {
@@ -444,14 +358,6 @@ TEST(DistProcesses, AKilledRankEndsTheJobNamingIt) {
 }
 
 TEST(DistProcesses, AStoppedRankEndsTheJobNamingIt) { strike_a_rank(SIGSTOP, 1); }
-
-std::vector<pid_t> children_of(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
-  std::vector<pid_t> out;
-  pid_t c;
-  while (f >> c) out.push_back(c);
-  return out;
-}
 
 TEST(DistProcesses, TheLauncherNamesAFailedRankAndStopsTheOthers) {
   const std::string idx = prepared("dist_launcher", 2000, 100);
@@ -486,14 +392,6 @@ TEST(DistProcesses, InterruptingTheLauncherStopsEveryRank) {
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 128 + SIGINT)
       << ended(status) << "\n" << launcher->output();
   for (const pid_t p : ranks) EXPECT_NE(::kill(p, 0), 0) << "rank pid " << p << " outlived the interrupt";
-}
-
-std::vector<torch::Tensor> saved_weights(const std::string& path) {
-  SimpleCNN model{SimpleCNNOptions()};
-  load_module(*model, path);
-  std::vector<torch::Tensor> out;
-  for (const auto& p : model->parameters()) out.push_back(p.detach().clone());
-  return out;
 }
 
 // Killed mid-epoch after a checkpoint, resumed from it: the final weights equal an uninterrupted run's exactly.
