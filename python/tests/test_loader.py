@@ -99,6 +99,40 @@ def test_a_resumed_loader_yields_exactly_the_remaining_batches(prepared):
         assert same(head + rest, expected)
 
 
+def test_a_state_resumes_on_another_world_size_with_the_same_global_batch(tensors):
+    # Two ranks with batches of 4: global batches of 8. Rank r's k-th batch holds positions 8k + r, 8k + r + 2, ...
+    # of the epoch's order, so global batch k is the union of the ranks' k-th batches, whatever the world size.
+    def make(rank, world_size, batch_size):
+        return feedline.DataLoader(tensors, batch_size=batch_size, shuffle=True, seed=4, rank=rank,
+                                   world_size=world_size)
+
+    def global_batches(loaders):
+        # Two epochs of every rank, batch by batch: the sorted labels of each global batch.
+        per_rank = [[y.clone() for _, y in loader] + [y.clone() for _, y in loader] for loader in loaders]
+        assert len({len(b) for b in per_rank}) == 1
+        return [torch.cat(ys).sort().values for ys in zip(*per_rank)]
+
+    expected = global_batches([make(r, 2, 4) for r in range(2)])
+    assert len(expected) == 2 * 125
+    saved = make(0, 2, 4)
+    it = iter(saved)
+    for _ in range(30):
+        next(it)
+    state = saved.state_dict()
+    assert state["world_size"] == 2 and state["batch"] == 30
+    del it, saved
+    for world_size, batch_size in ((1, 8), (4, 2)):
+        loaders = [make(r, world_size, batch_size) for r in range(world_size)]
+        for loader in loaders:
+            loader.load_state_dict(state)
+        rest = global_batches(loaders)
+        assert len(rest) == len(expected) - 30, world_size
+        assert all(torch.equal(a, b) for a, b in zip(rest, expected[30:])), world_size
+    # Another global batch is refused.
+    with pytest.raises(ValueError, match="batch"):
+        make(0, 1, 4).load_state_dict(state)
+
+
 def test_a_state_of_another_run_is_refused_naming_what_differs(tensors):
     state = feedline.DataLoader(tensors, batch_size=10, seed=1).state_dict()
     with pytest.raises(ValueError, match="batch size"):
