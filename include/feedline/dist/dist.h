@@ -35,8 +35,9 @@ struct WorldInfo {
   int64_t local_rank = 0;
   int64_t local_world_size = 1;  // the job's ranks on this host (LOCAL_WORLD_SIZE; WORLD_SIZE where unset)
   int64_t group_rank = 0;        // this host's number in the job (torchrun's GROUP_RANK, Slurm's SLURM_NODEID)
-  // Who set the environment: "torchrun" (TORCHELASTIC_RUN_ID or GROUP_RANK present), "slurm", "feedline --nproc"
-  // (FEEDLINE_STORE_FILE) or "environment" (RANK and WORLD_SIZE set by hand or by another launcher).
+  // Who set the environment: "feedline --nproc" (FEEDLINE_STORE_FILE set), else "torchrun" (TORCHELASTIC_RUN_ID or
+  // GROUP_RANK present), "slurm" (Slurm's variables read) or "environment" (RANK and WORLD_SIZE set by hand or by
+  // another launcher).
   std::string launcher;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
