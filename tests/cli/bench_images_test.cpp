@@ -1,5 +1,6 @@
 // End-to-end tests of `feedline bench images` on a tiny folder of JPEGs: every row is printed and the JSON holds
 // what it promises; a missing folder is named. No timing is asserted.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -88,6 +89,29 @@ TEST(BenchImagesCli, EveryRowOnATinyFolderAndTheJsonHasItsFields) {
   EXPECT_GT(shares.at("decode").get<double>(), 0);
   EXPECT_EQ(j.at("breakdown").at("sample").get<int64_t>(), 4);
   EXPECT_EQ(j.at("goals").size(), 4u);
+
+  // Memory in flight: (c) and (e) at prefetch factors 1 and 2, each bound (window + 2 batches, at most an epoch's
+  // 2, and each worker's scratch) as printed, and batches of uint8.
+  const auto& in_flight = j.at("in_flight");
+  ASSERT_EQ(in_flight.size(), 4u);
+  const double batch_mib = 4.0 * (3 * 224 * 224 + 8) / (1024.0 * 1024.0);
+  for (size_t k = 0; k < in_flight.size(); ++k) {
+    const auto& m = in_flight[k];
+    EXPECT_EQ(m.at("row"), k < 2 ? "c" : "e");
+    const int64_t prefetch = k % 2 == 0 ? 1 : 2;
+    EXPECT_EQ(m.at("prefetch_factor").get<int64_t>(), prefetch);
+    EXPECT_EQ(m.at("window").get<int64_t>(), 2 * prefetch);
+    EXPECT_EQ(m.at("live_batches").get<int64_t>(), 2);  // 8 images in batches of 4
+    EXPECT_NEAR(m.at("batch_mib").get<double>(), batch_mib, 1e-9);
+    const double scratch = m.at("worker_scratch_mib").get<double>();
+    EXPECT_GE(scratch, 0);
+    EXPECT_NEAR(m.at("bound_mib").get<double>(), 2 * batch_mib + 2 * scratch, 1e-9);
+    EXPECT_EQ(m.at("dtype"), "uint8");
+    ASSERT_FALSE(m.at("measured_mib").is_null()) << m;  // Linux: VmHWM resets through clear_refs
+    EXPECT_GT(m.at("measured_mib").get<double>(), 0);
+    EXPECT_TRUE(contains(r.output, fmt::format("({}) prefetch_factor {}: in flight: ", k < 2 ? "c" : "e",
+                                               prefetch))) << r.output;
+  }
 }
 
 TEST(BenchImagesCli, AMissingFolderIsNamed) {

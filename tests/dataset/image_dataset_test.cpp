@@ -4,6 +4,7 @@
 #include "feedline/dataset/image_dataset.h"
 
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -134,6 +135,24 @@ TEST(ImageDataset, APhotoFolderGivesTheSameBatchesWithAnyWorkers) {
   EXPECT_LE(runs[0][0].data.max().item<float>(), 1.0f);
   expect_error<InvalidArgument>([] { make_image_dataset(open_image_source(hf_dir() + "/plain.parquet"),
                                                         {image_steps::ToTensor{}}); }, {"RandomResizedCrop"});
+}
+
+// What the training loop expects of image batches: uint8 (it normalises on the device), page-locked when the loader
+// pins, which it does where CUDA is.
+TEST(ImageDataset, BatchesAreUint8AndPinnedWherePinningTakesEffect) {
+  const auto dataset = make_image_dataset(open_image_source(photo_tree("photos_pinned", {})),
+                                          {image_steps::RandomResizedCrop{24, 24}, image_steps::PILToTensor{}});
+  Loader loader(dataset, LoaderOptions(3).num_workers(2).pin_memory(true));
+  const bool cuda = torch::cuda::is_available();
+  EXPECT_EQ(loader.pin_memory_active(), cuda);
+  const std::vector<Example> batches = all_batches(loader);
+  ASSERT_EQ(batches.size(), 3u);
+  for (const Example& b : batches) {
+    EXPECT_EQ(b.data.scalar_type(), torch::kUInt8);
+    EXPECT_EQ(b.data.size(1), 3);
+    EXPECT_EQ(b.data.is_pinned(), cuda);
+    EXPECT_EQ(b.target.is_pinned(), cuda);
+  }
 }
 
 TEST(ImageDataset, ACorruptPhotoIsSkippedOrNamed) {
