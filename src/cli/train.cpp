@@ -71,7 +71,7 @@ class StopSignals {
   struct sigaction old_term_ {}, old_int_ {};
 };
 
-std::string signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+std::string signal_name(int sig) { return sig == SIGINT ? "SIGINT" : "SIGTERM"; }
 
 // ------------------------------------------------------------------------------------------ the log
 
@@ -130,9 +130,9 @@ void print_epoch(const TrainArgs& args, const EpochResult& r, std::optional<doub
                             r.train_seconds > 0 ? 100.0 * *allreduce_seconds / r.train_seconds : 0.0);
   }
   if (r.interrupted) {  // no test phase
-    fmt::print("Epoch {}/{}: stopped after {} train steps in {:.2f}s (loss {:.4f}, data wait {:.1f}%{})\n", r.epoch,
-               args.epochs, r.train_stats.batches, r.train_seconds, r.train_loss, 100.0 * r.data_wait_share(),
-               allreduce);
+    fmt::print("Epoch {}/{}: stopped after {} train step{} in {:.2f}s (loss {:.4f}, data wait {:.1f}%{})\n", r.epoch,
+               args.epochs, r.train_stats.batches, r.train_stats.batches == 1 ? "" : "s", r.train_seconds, r.train_loss,
+               100.0 * r.data_wait_share(), allreduce);
     std::fflush(stdout);
     return;
   }
@@ -192,12 +192,14 @@ void print_skipped(const SkippedSamples& train, const SkippedSamples& test) {
 // Where a stopped job stopped, and how to go on.
 void print_stopped(const TrainArgs& args, const dist::TrainJobResult& result,
                    const std::optional<CheckpointInfo>& checkpoint) {
-  const std::string why = signal_name(g_stop_signal);
+  // A rank that got no signal itself stopped with the others.
+  const std::string by = g_stop_signal != 0 ? " by " + signal_name(g_stop_signal) : "";
+  const std::string peer = g_stop_signal != 0 ? "" : " (another rank of the job was signalled)";
   if (!result.checkpoint.empty() && checkpoint) {
-    fmt::print("Stopped by {} at epoch {}, step {}; checkpoint {} (continue with --resume {} or --resume auto)\n",
-               why, checkpoint->epoch, checkpoint->step, result.checkpoint, args.checkpoint_dir);
+    fmt::print("Stopped{} at epoch {}, step {}{}; checkpoint {} (continue with --resume {} or --resume auto)\n", by,
+               checkpoint->epoch, checkpoint->step, peer, result.checkpoint, args.checkpoint_dir);
   } else {
-    fmt::print("Stopped by {} in epoch {}{}\n", why, result.epochs.back().epoch,
+    fmt::print("Stopped{} in epoch {}{}{}\n", by, result.epochs.back().epoch, peer,
                args.checkpoint_dir.empty() ? "; no checkpoint (no --checkpoint)" : "");
   }
   std::fflush(stdout);
