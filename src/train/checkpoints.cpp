@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <condition_variable>
+#include <functional>
 #include <mutex>
-#include <sstream>
+#include <thread>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -243,15 +245,16 @@ std::string write_snapshot(const Snapshot& s, const std::string& dir, int64_t ke
                 torch::tensor({kCheckpointVersion, s.info.epoch, s.info.step, s.info.steps_done, l.version, l.epoch,
                                l.batch, static_cast<int64_t>(l.seed), l.world_size, l.batch_size, l.samples},
                               torch::kInt64));
-  std::ostringstream bytes;
-  archive.save_to(bytes);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw IoError(dir + ": cannot make the checkpoint folder: " + ec.message());
   remove_temporaries(dir);
   const std::string file = checkpoint_file(dir, s.info.steps_done);
   AtomicFile out(file);
-  out.write(bytes.str());
+  archive.save_to([&out](const void* data, size_t size) {
+    out.write(data, size);
+    return size;
+  });
   out.commit();
   prune(dir, keep, file);
   return file;
@@ -264,12 +267,58 @@ struct Checkpoints::Pending {
   std::future<std::string> file;
 };
 
+// The thread that writes checkpoints in the background: one for the run, so that the memory a write takes is
+// there again for the next (a thread of its own for each write would start from scratch every time).
+class Checkpoints::Writer {
+ public:
+  Writer() : thread_([this] { run(); }) {}
+  ~Writer() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+  // Runs `job` on the thread; the caller waits for the last job's future before handing over the next.
+  std::future<std::string> submit(std::function<std::string()> job) {
+    std::packaged_task<std::string()> task(std::move(job));
+    auto future = task.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      task_ = std::move(task);
+    }
+    wake_.notify_one();
+    return future;
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::packaged_task<std::string()> task;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [this] { return done_ || task_.valid(); });
+        if (!task_.valid()) return;
+        task = std::move(task_);
+      }
+      task();  // a failure goes to the future
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::packaged_task<std::string()> task_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 Checkpoints::Checkpoints(SimpleCNN& model, OptimizerState& optimizer, Loader& train, const TrainOptions& options)
     : model_(model), optimizer_(optimizer), train_(train), options_(options), last_(std::chrono::steady_clock::now()) {}
 
 Checkpoints::~Checkpoints() {
   if (pending_ && pending_->file.valid()) pending_->file.wait();
-}
+}  // and the writer's thread ends
 
 void Checkpoints::after_step(int64_t epoch, int64_t step, int64_t steps_done, bool stopping,
                              const TrainCallbacks& callbacks) {
@@ -303,9 +352,10 @@ void Checkpoints::take(const CheckpointInfo& info, const TrainCallbacks& callbac
     if (callbacks.on_checkpoint) callbacks.on_checkpoint(info, file);
     return;
   }
+  if (!writer_) writer_ = std::make_unique<Writer>();
   pending_ = std::make_unique<Pending>();
   pending_->info = info;
-  pending_->file = std::async(std::launch::async, [s, dir, keep] { return write_snapshot(*s, dir, keep); });
+  pending_->file = writer_->submit([s, dir, keep] { return write_snapshot(*s, dir, keep); });
 }
 
 void Checkpoints::report(const TrainCallbacks& callbacks) {

@@ -60,6 +60,7 @@ class Checkpoints {
 
  private:
   struct Pending;
+  class Writer;
 
   void take(const CheckpointInfo& info, const TrainCallbacks& callbacks);
   void report(const TrainCallbacks& callbacks);
@@ -69,6 +70,7 @@ class Checkpoints {
   Loader& train_;
   const TrainOptions& options_;
   std::chrono::steady_clock::time_point last_;  // when the last checkpoint was taken (or the run started)
+  std::unique_ptr<Writer> writer_;              // made for the first background write
   std::unique_ptr<Pending> pending_;            // the background write in flight
 };
 
