@@ -18,7 +18,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const cache = process.env.FEEDLINE_CACHE ? path.join(process.env.FEEDLINE_CACHE, 'npm') : path.join(root, '.cache', 'npm');
+const cache = process.env.FEEDLINE_CACHE ? path.join(process.env.FEEDLINE_CACHE, 'npm')
+                                          : path.join(root, '.cache', 'npm');
 const require = createRequire(path.join(cache, 'package.json'));
 
 const [outDir, rowsArg, arrowRowsArg] = process.argv.slice(2);

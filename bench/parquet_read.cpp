@@ -9,14 +9,21 @@
 // whichever reader it uses). --first-read WARM times the process's first read
 // of each file instead, once, after one read of the file WARM has set up what a first read of any file sets up
 // (threads, the allocator's arenas): run it once per file per process, as bench/duckdb_read.mjs --first-read.
+// --floor also times each file's codec floor (codec_floor.h: its pages decompressed by the same functions on as
+// many threads, plus one memcpy of the decoded table's bytes), --repeat times after the reads, and adds its
+// median (floor_s, and its parts decompress_s and copy_s), the table's bytes and the file's bytes to the line.
 #include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
+
+#include "bench/codec_floor.h"
 
 #include "feedline/io/error.h"
 #include "feedline/io/parquet.h"
@@ -24,11 +31,12 @@
 
 int main(int argc, char** argv) {
   int threads = 0, repeat = 5;
-  bool keep_memory = false;
+  bool keep_memory = false, floor = false;
   std::string first_read;
   std::vector<std::string> files, columns;
   const char* usage =
-      "usage: feedline_parquet_read [--threads N] [--repeat N] [--columns A,B,...] [--keep-memory | --first-read WARM] FILE...\n";
+      "usage: feedline_parquet_read [--threads N] [--repeat N] [--columns A,B,...]\n"
+      "                             [--keep-memory | --first-read WARM] [--floor] FILE...\n";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) {
@@ -45,6 +53,8 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--keep-memory") {
       keep_memory = true;
+    } else if (a == "--floor") {
+      floor = true;
     } else if (a == "--first-read" && i + 1 < argc) {
       first_read = argv[++i];
     } else if (!a.empty() && a[0] != '-') {
@@ -54,7 +64,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (files.empty() || (keep_memory && !first_read.empty())) {
+  if (files.empty() || (keep_memory && !first_read.empty()) || (floor && (!first_read.empty() || !columns.empty()))) {
     std::fputs(usage, stderr);
     return 2;
   }
@@ -64,7 +74,8 @@ int main(int argc, char** argv) {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
   }
-  std::printf("file,threads,rows,columns,median_s,min_s\n");
+  std::printf("file,threads,rows,columns,median_s,min_s%s\n",
+              floor ? ",floor_s,decompress_s,copy_s,table_bytes,file_bytes" : "");
   try {
     const auto timed = [](const auto& read, std::vector<double>* times) {
       const auto start = std::chrono::steady_clock::now();
@@ -90,8 +101,22 @@ int main(int argc, char** argv) {
       const auto first = first_read.empty() ? read() : timed(read, &times);
       for (int r = 0; first_read.empty() && r < repeat; ++r) timed(read, &times);
       std::sort(times.begin(), times.end());
-      std::printf("%s,%d,%lld,%zu,%.6f,%.6f\n", f.c_str(), threads, static_cast<long long>(first.num_rows),
+      std::printf("%s,%d,%lld,%zu,%.6f,%.6f", f.c_str(), threads, static_cast<long long>(first.num_rows),
                   first.columns.size(), times[times.size() / 2], times.front());
+      if (floor) {
+        if (dataset) throw feedline::InvalidArgument("--floor takes files, not '" + f + "'");
+        std::ifstream in(f, std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (!in && !in.eof()) throw feedline::IoError("cannot read '" + f + "'");
+        const auto chunks = feedline::bench::file_pages(bytes, f);
+        const size_t output = feedline::bench::table_bytes(first);
+        std::vector<feedline::bench::FloorTimes> floors;
+        for (int r = 0; r < repeat; ++r) floors.push_back(feedline::bench::codec_floor(chunks, output, threads));
+        std::sort(floors.begin(), floors.end(), [](const auto& a, const auto& b) { return a.total() < b.total(); });
+        const auto& mid = floors[floors.size() / 2];
+        std::printf(",%.6f,%.6f,%.6f,%zu,%zu", mid.total(), mid.decompress_s, mid.copy_s, output, bytes.size());
+      }
+      std::printf("\n");
       std::fflush(stdout);
     }
   } catch (const feedline::Error& e) {
