@@ -245,6 +245,28 @@ TEST(PreemptionProcesses, ACheckpointResumesOnAnotherNumberOfRanksWithTheSameGlo
       << run->output();
 }
 
+// SIGTERM to one rank of a --nproc job (an orchestrator that signals a process of its choosing): the other rank
+// stops after the same step, rank 0 writes the checkpoint, and the launcher ends with 143 rather than as a failure.
+TEST(PreemptionProcesses, ASignalToOneRankStopsTheWholeJob) {
+  const std::string idx = prepared("preemption_one_rank", 2000, 100);
+  auto run = start(with(train_args(FEEDLINE_CLI, idx, 1000),
+                        {"--nproc", "2", "--checkpoint", idx + "/ck", "--checkpoint-every", "10"}),
+                   {}, idx + "/job.out");
+  ASSERT_TRUE(run->wait_for_output("Checkpoint: epoch 1, step 10", 120s)) << run->output();
+  const auto ranks = testing::children_of(run->pid);
+  ASSERT_EQ(ranks.size(), 2u) << run->output();
+  ::kill(ranks[1], SIGTERM);
+  const auto status = run->wait_for(60s);
+  ASSERT_TRUE(status.has_value()) << "the job still runs 60 s after SIGTERM to rank 1\n" << run->output();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 128 + SIGTERM) << ended(status) << "\n" << run->output();
+  const std::string output = run->output();
+  EXPECT_NE(output.find("(another rank of the job was signalled); checkpoint "), std::string::npos) << output;
+  const std::string stopped_at = stopped_checkpoint(output);
+  EXPECT_TRUE(!stopped_at.empty() && std::filesystem::is_regular_file(stopped_at)) << output;
+  EXPECT_EQ(output.find("exited with code"), std::string::npos) << "the launcher took the stop for a failure\n"
+                                                                 << output;
+}
+
 // One process: SIGINT stops it with 130; a second signal while it stops ends it at once, by that signal.
 TEST(PreemptionProcesses, OneProcessStopsOnSigintAndASecondSignalEndsItAtOnce) {
   const std::string idx = prepared("preemption_one", 2000, 100);
