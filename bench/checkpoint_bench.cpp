@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
               static_cast<long long>(every), static_cast<long long>(steps / every), torch::get_num_threads(),
               static_cast<long long>(rounds), dir.c_str());
   const std::vector<std::string> modes = {"none", "sync", "async"};
-  std::map<std::string, std::vector<double>> seconds;
+  std::map<std::string, std::vector<double>> seconds, held;
   for (int64_t round = 1; round <= rounds; ++round) {
     for (const auto& mode : modes) {
       remove_tree(dir);
@@ -79,19 +79,44 @@ int main(int argc, char** argv) {
         o.checkpoint_every = every;
         o.async_checkpoints = mode == "async";
       }
+      // The time between one step's end and the next's: a checkpoint due after step k lengthens the gap after it
+      // by what it holds the training thread for. Medians, so that a stall of the machine's other work weighs
+      // little.
+      std::vector<std::chrono::steady_clock::time_point> ends;
+      TrainCallbacks callbacks;
+      callbacks.on_train_step = [&](int64_t, int64_t, int64_t, double) {
+        ends.push_back(std::chrono::steady_clock::now());
+      };
       const auto start = std::chrono::steady_clock::now();
-      train_model(model, train, test, o);
+      train_model(model, train, test, o, callbacks);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       seconds[mode].push_back(s);
-      std::printf("round %lld %-5s %.3f s\n", static_cast<long long>(round), mode.c_str(), s);
+      std::vector<double> after_checkpoint, after_others;
+      for (size_t i = 0; i + 1 < ends.size(); ++i) {
+        const double gap = std::chrono::duration<double>(ends[i + 1] - ends[i]).count();
+        ((i + 1) % static_cast<size_t>(every) == 0 ? after_checkpoint : after_others).push_back(gap);
+      }
+      held[mode].push_back(1000 * (median(after_checkpoint) - median(after_others)));
+      std::printf("round %lld %-5s %.3f s, the step after a checkpoint's step %+.1f ms\n",
+                  static_cast<long long>(round), mode.c_str(), s, held[mode].back());
       std::fflush(stdout);
     }
   }
   remove_tree(dir);
-  const double none = median(seconds["none"]), sync = median(seconds["sync"]), async = median(seconds["async"]);
+  // Each round's figures against the same round's run with no checkpoints, then the median over the rounds.
   const double count = static_cast<double>(steps / every);
-  std::printf("median: none %.3f s, sync %.3f s (+%.1f ms a checkpoint), async %.3f s (+%.1f ms a checkpoint); "
-              "async / sync %.3f\n",
-              none, sync, 1000 * (sync - none) / count, async, 1000 * (async - none) / count, async / sync);
+  std::vector<double> sync_cost, async_cost, ratio;
+  for (size_t i = 0; i < seconds["none"].size(); ++i) {
+    sync_cost.push_back(1000 * (seconds["sync"][i] - seconds["none"][i]) / count);
+    async_cost.push_back(1000 * (seconds["async"][i] - seconds["none"][i]) / count);
+    ratio.push_back(seconds["async"][i] / seconds["sync"][i]);
+  }
+  std::printf("median: none %.3f s, sync %.3f s, async %.3f s; a checkpoint's cost, round by round: sync %.1f ms, "
+              "async %.1f ms; async / sync, round by round: %.3f\n",
+              median(seconds["none"]), median(seconds["sync"]), median(seconds["async"]), median(sync_cost),
+              median(async_cost), median(ratio));
+  std::printf("median: the training thread held by a checkpoint (the step after it, against the others): none %.1f ms, "
+              "sync %.1f ms, async %.1f ms\n",
+              median(held["none"]), median(held["sync"]), median(held["async"]));
   return 0;
 }
