@@ -164,7 +164,10 @@ def run_rank(rank, args, store_path):
         os.replace(args.json + ".part", args.json)
     if group:
         dist.barrier()
-        dist.destroy_process_group()
+        # torch 1.13 can deadlock tearing DDP down (its Gloo group joins a worker thread that waits for the GIL the
+        # destructor holds): with the results written and every rank past the barrier, the rank leaves at once.
+        sys.stdout.flush()
+        os._exit(0)
 
 
 def main():
