@@ -271,6 +271,27 @@ struct InFlight {
   bool pinned = false;      // with pin_memory(true): page-locked (it takes CUDA)
 };
 
+// Samples the scratch is measured over (every one of a smaller set), spread over the set.
+constexpr int64_t kScratchSamples = 2000;
+
+// While it lives, blocks of 128 KiB and more (batches, decode buffers) are mapped and unmapped whole, glibc's
+// default, so that resident memory follows live memory. feedline's process settings (MALLOC_MMAP_MAX_=0) keep
+// freed memory in each worker thread's arena instead, where malloc_trim cannot hand it back and a later loader
+// reuses it: resident memory measured from before such a loader would leave that memory out.
+class MappedBlocks {
+ public:
+  MappedBlocks() { mallopt(M_MMAP_MAX, kGlibcMmapMax); }
+  ~MappedBlocks() {
+    const char* choice = std::getenv("FEEDLINE_MALLOC");
+    if (choice == nullptr || std::string(choice) != "system") mallopt(M_MMAP_MAX, 0);
+  }
+  MappedBlocks(const MappedBlocks&) = delete;
+  MappedBlocks& operator=(const MappedBlocks&) = delete;
+
+ private:
+  static constexpr int kGlibcMmapMax = 65536;  // glibc's DEFAULT_MMAP_MAX
+};
+
 // One worker's scratch: how much a fresh thread's transforms of `chosen` samples, one after another into one
 // batch slot, grow resident memory by (the decode buffer, the resampler's buffers and libswscale contexts, with the
 // allocator's room for them).
@@ -299,7 +320,8 @@ double worker_scratch_mib(const SampleSource& source, const std::vector<int64_t>
 }
 
 // The (c) or (e) loader for o.epochs epochs at `prefetch`, with pin_memory(true), its peak resident memory against
-// the bound. Freed memory is handed back first (malloc_trim) so that the epochs' batches need pages of their own.
+// the bound. Freed memory is handed back first (malloc_trim); the caller holds a MappedBlocks, so that the epochs'
+// batches need pages of their own.
 InFlight measure_in_flight(const ImageBenchOptions& o, const std::shared_ptr<const SampleSource>& source,
                            int64_t workers, bool reduced, int64_t prefetch, double scratch_mib) {
   InFlight m;
@@ -599,7 +621,8 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
   // Memory in flight: the C++ rows at two prefetch factors.
   reporter.note("Memory in flight of the C++ rows (resident memory: the peak during the epochs less before)");
   std::vector<InFlight> in_flight;
-  const std::vector<int64_t> every = spread(source->size(), 0);
+  const std::vector<int64_t> every = spread(source->size(), kScratchSamples);
+  const MappedBlocks mapped;
   for (const bool reduced : {false, true}) {
     ImageTransformOptions options;
     options.reduced_decode = reduced;
