@@ -58,25 +58,6 @@ std::string last_line(const std::string& out) {
   return out.substr(start, end + 1 - start);
 }
 
-// The 1-, 5- and 15-minute load averages, for the record.
-std::string load_averages() {
-  std::ifstream f("/proc/loadavg");
-  double a = 0, b = 0, c = 0;
-  if (!(f >> a >> b >> c)) return "unknown";
-  return fmt::format("{:.2f} {:.2f} {:.2f}", a, b, c);
-}
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
-      return line.substr(line.find_first_not_of(" \t", line.find(':') + 1));
-    }
-  }
-  return "unknown";
-}
-
 // feedline's run: `program` training with `nproc` processes of `threads` threads, its epoch lines read.
 RunResult run_feedline(const std::string& program, const DistBenchOptions& o, int64_t nproc, int threads) {
   std::string cmd = quoted(program) + " train --device cpu --data-dir " + quoted(o.data_dir) + " --dataset " +
@@ -139,20 +120,6 @@ RunResult run_pytorch(const DistBenchOptions& o, const std::string& script, int6
   return r;
 }
 
-// ddp_bench.py: --script, else beside the checkout (the current folder) or the program's install.
-std::string find_script(const DistBenchOptions& o, const std::string& program) {
-  if (!o.script.empty()) {
-    if (!fs::is_regular_file(o.script)) throw IoError("bench dist: --script " + o.script + ": not found");
-    return o.script;
-  }
-  const fs::path dir = fs::path(program).parent_path();
-  for (const fs::path& p : {fs::path("scripts/python/ddp_bench.py"), dir / "../scripts/python/ddp_bench.py",
-                            dir / "../share/feedline/scripts/ddp_bench.py"}) {
-    std::error_code ec;
-    if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
-  }
-  return "";
-}
 
 void check_options(const DistBenchOptions& o) {
   if (o.nproc < 2) throw InvalidArgument("bench dist: --nproc must be at least 2");
@@ -338,7 +305,7 @@ DistBenchResult run_dist_bench(const DistBenchOptions& o, const std::string& pro
                                {"python", o.python_program}};
   DistBenchResult r;
   r.rows = make_rows(o);
-  PyTorchRunner pytorch{o, o.python ? find_script(o, program) : ""};
+  PyTorchRunner pytorch{o, o.python ? find_bench_script(o.script, program, "ddp_bench.py", "bench dist") : ""};
   for (int64_t k = 0; k < o.repeat; ++k) {
     // Every other round runs the configurations in the opposite order, so that a machine slowing down or speeding
     // up over the run favours none of them.

@@ -63,13 +63,6 @@ std::string first_line_of(const std::string& path, const std::string& key) {
   return "";
 }
 
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  double a = 0, b = 0, c = 0;
-  if (!(f >> a >> b >> c)) return "unknown";
-  return fmt::format("{:.2f} {:.2f} {:.2f}", a, b, c);
-}
-
 // The source's samples, `limit` of them spread evenly over it (0: every one).
 std::vector<int64_t> spread(int64_t size, int64_t limit) {
   const int64_t n = limit > 0 ? std::min(limit, size) : size;
@@ -151,32 +144,12 @@ std::vector<ImageStep> bench_steps(int64_t size) {
 // The Python pipelines' environment: the process settings the feedline tool applies (unless the environment
 // chooses otherwise, as apply_process_settings() lets it), and the feedline package on the path.
 std::string python_environment(const std::string& python_path) {
-  std::string env;
-  const char* choice = std::getenv("FEEDLINE_MALLOC");
-  if (choice == nullptr || std::string(choice) != "system") {
-    env += "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=1073741824 ";
-  }
-  const char* blas = std::getenv("OPENBLAS_NUM_THREADS");
-  if (blas == nullptr || *blas == '\0') env += "OPENBLAS_NUM_THREADS=1 ";
+  std::string env = process_settings_environment();
   if (!python_path.empty()) {
     const char* old = std::getenv("PYTHONPATH");
     env += "PYTHONPATH=" + quoted(python_path + (old != nullptr && *old != '\0' ? ":" + std::string(old) : "")) + " ";
   }
   return env;
-}
-
-std::string find_script(const ImageBenchOptions& o, const std::string& program) {
-  if (!o.script.empty()) {
-    if (!fs::is_regular_file(o.script)) throw IoError("bench images: --script " + o.script + ": not found");
-    return o.script;
-  }
-  const fs::path dir = fs::path(program).parent_path();
-  for (const fs::path& p : {fs::path("scripts/python/image_bench.py"), dir / "../scripts/python/image_bench.py",
-                            dir / "../share/feedline/scripts/image_bench.py"}) {
-    std::error_code ec;
-    if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
-  }
-  return "";
 }
 
 std::string find_python_path(const ImageBenchOptions& o, const std::string& program) {
@@ -542,12 +515,12 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
   ImageBenchResult result;
   const int64_t workers = o.workers > 0 ? o.workers : resolve_threads(0);
   result.workers = workers;
-  const std::string load_before = load_average();
+  const std::string load_before = load_averages();
   const ImageFolderSource all(o.data_dir);
   const LinkFolder folder(all, spread(all.size(), o.images));
   const auto source = std::make_shared<const ImageFolderSource>(folder.root());
   result.images = source->size();
-  const std::string script = o.python ? find_script(o, program) : "";
+  const std::string script = o.python ? find_bench_script(o.script, program, "image_bench.py", "bench images") : "";
   const std::string python_path = find_python_path(o, program);
 
   reporter.section("Images: decoding and augmentation");
@@ -645,7 +618,7 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
                                                             : "no (no CUDA here: pin_memory takes effect with CUDA)"));
   }
 
-  const std::string load_after = load_average();
+  const std::string load_after = load_averages();
   reporter.table(image_bench_table(result.rows));
   reporter.line("Images/s: the median run; vs (a) and vs (d): the median over rounds of the row's run over theirs "
                 "in the same round");

@@ -162,18 +162,6 @@ LoaderOptions loader_options(const PipelineConfig& c, bool shuffle, uint64_t see
 
 // ------------------------------------------------------------------------------------------- context
 
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  }
-  return "unknown CPU";
-}
-
 double memory_gib() {
   std::ifstream f("/proc/meminfo");
   std::string key;

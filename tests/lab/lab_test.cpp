@@ -54,6 +54,7 @@ TEST(Lab, RunsFromCppOnAProgramsOwnFiles) {
   options.train_file = write_split(dir + "/train.csv", 96, 1);
   options.test_file = write_split(dir + "/test.csv", 32, 2);
   options.out_dir = dir + "/results";
+  options.data_dir = dir;  // (not the current folder's data, whose photo set would add the image rung)
   options.skip_training = options.skip_sweeps = options.skip_plots = true;
   options.loader_epochs = 1;
   options.loader_min_seconds = 0;
