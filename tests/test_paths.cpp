@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -37,6 +39,17 @@ class ScratchCleanup : public ::testing::Environment {
     ::testing::AddGlobalTestEnvironment(new ScratchCleanup);  // gtest owns and deletes it
 
 }  // namespace
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    ADD_FAILURE() << path << ": cannot be read";
+    return "";
+  }
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
 
 std::string scratch_dir(const std::string& name) {
   namespace fs = std::filesystem;

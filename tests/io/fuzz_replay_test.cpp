@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 
 #include "fuzz_targets.h"
@@ -16,13 +15,6 @@ namespace feedline {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string slurp(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 const fs::path kFuzzDir = fs::path(FEEDLINE_SOURCE_DIR) / "tests" / "fuzz";
 
@@ -48,16 +40,17 @@ TEST(FuzzReplay, SeedsReadOrFailCleanly) {
     if (!fs::is_directory(dir)) continue;
     for (const auto& entry : fs::directory_iterator(dir)) {
       SCOPED_TRACE(entry.path().string());
-      EXPECT_NO_THROW(fuzz::run(target, slurp(entry.path())));  // a feedline::Error is caught inside
+      // (a feedline::Error is caught inside)
+      EXPECT_NO_THROW(fuzz::run(target, testing::file_bytes(entry.path())));
       ++inputs;
     }
   }
   EXPECT_GE(inputs, 6);
   // Well-formed seeds read without complaint.
-  EXPECT_EQ(fuzz::run("csv", slurp(kFuzzDir / "seeds" / "csv" / "ints.csv")), "");
-  EXPECT_EQ(fuzz::run("idx", slurp(kFuzzDir / "seeds" / "idx" / "images.idx3.gz")), "");
-  EXPECT_EQ(fuzz::run("image", slurp(kFuzzDir / "seeds" / "image" / "rgb.jpg")), "");
-  EXPECT_EQ(fuzz::run("image", slurp(kFuzzDir / "seeds" / "image" / "lossless.webp")), "");
+  EXPECT_EQ(fuzz::run("csv", testing::file_bytes(kFuzzDir / "seeds" / "csv" / "ints.csv")), "");
+  EXPECT_EQ(fuzz::run("idx", testing::file_bytes(kFuzzDir / "seeds" / "idx" / "images.idx3.gz")), "");
+  EXPECT_EQ(fuzz::run("image", testing::file_bytes(kFuzzDir / "seeds" / "image" / "rgb.jpg")), "");
+  EXPECT_EQ(fuzz::run("image", testing::file_bytes(kFuzzDir / "seeds" / "image" / "lossless.webp")), "");
   // And broken input gives the reader's message, naming the file.
   EXPECT_EQ(normalise(fuzz::run("idx", std::string("\0\0\x08\x03", 4))),
             "{path}: truncated IDX header");
@@ -77,7 +70,8 @@ TEST(FuzzReplay, TheCorpusParquetFilesPassTheFuzzersChecks) {
       for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       if (!entry.is_regular_file() || ext != ".parquet" || entry.file_size() >= 256 * 1024) continue;
       SCOPED_TRACE(entry.path().string());
-      EXPECT_NO_THROW(fuzz::run("parquet", slurp(entry.path())));  // a feedline::Error is caught inside
+      // (a feedline::Error is caught inside)
+      EXPECT_NO_THROW(fuzz::run("parquet", testing::file_bytes(entry.path())));
       ++inputs;
     }
   }
@@ -96,7 +90,7 @@ TEST(FuzzReplay, EveryFindingGivesItsExactMessage) {
     const std::string file = line.substr(0, tab), expected = line.substr(tab + 1);
     const std::string target = file.substr(0, file.find('/'));
     SCOPED_TRACE(file);
-    EXPECT_EQ(normalise(fuzz::run(target, slurp(kFuzzDir / "regressions" / file))), expected);
+    EXPECT_EQ(normalise(fuzz::run(target, testing::file_bytes(kFuzzDir / "regressions" / file))), expected);
     ++findings;
   }
   // Every input in the folder is listed.

@@ -5,8 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,15 +17,7 @@ namespace {
 
 std::string images_dir() { return feedline::testing::test_data_dir() + "/images"; }
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  EXPECT_TRUE(f.good()) << path;
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::string image_bytes(const std::string& file) { return slurp(images_dir() + "/" + file); }
+std::string image_bytes(const std::string& file) { return testing::file_bytes(images_dir() + "/" + file); }
 
 bool have_pillow() { return std::system("/usr/bin/python3 -W ignore -c 'import PIL' >/dev/null 2>&1") == 0; }
 
@@ -40,7 +30,7 @@ std::string pillow_pixels(const std::string& file, const char* mode) {
       "open(sys.argv[2], \"wb\").write(Image.open(sys.argv[1]).convert(sys.argv[3]).tobytes())' '" +
       images_dir() + "/" + file + "' '" + out + "' " + mode;
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  return slurp(out);
+  return testing::file_bytes(out);
 }
 
 double mean_abs_difference(const std::vector<uint8_t>& ours, const std::string& pillow) {

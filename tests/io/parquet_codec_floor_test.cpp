@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,13 +19,6 @@ namespace feedline {
 namespace {
 
 namespace format = parquet::format;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 format::FileMetaData footer_of(const std::string& file) {
   uint32_t footer_len;
@@ -72,7 +63,7 @@ TEST(ParquetCodecFloor, FindsEveryPageOfEachCodecAndDecompressesThem) {
     o.page_bytes = 16 << 10;
     o.row_group_rows = 25000;
     parquet::write_table(path, t, o);
-    const std::string file = slurp(path);
+    const std::string file = testing::file_bytes(path);
     const auto chunks = bench::file_pages(file, path);
     ASSERT_EQ(chunks.size(), 3u * 2u);  // three row groups of two columns
     for (const auto& c : chunks) EXPECT_EQ(c.codec, codec);
@@ -103,7 +94,7 @@ TEST(ParquetCodecFloor, FindsEveryPageOfEachCodecAndDecompressesThem) {
 
 TEST(ParquetCodecFloor, DataPageV2LeavesItsLevelsOut) {
   const std::string path = testing::test_data_dir() + "/parquet-testing/data/datapage_v2.snappy.parquet";
-  const std::string file = slurp(path);
+  const std::string file = testing::file_bytes(path);
   const auto chunks = bench::file_pages(file, path);
   ASSERT_FALSE(chunks.empty());
   expect_pages_cover_chunks(file, chunks);
@@ -114,7 +105,7 @@ TEST(ParquetCodecFloor, DataPageV2LeavesItsLevelsOut) {
 TEST(ParquetCodecFloor, RefusesABrokenFileByName) {
   const std::string path = testing::scratch_dir("parquet-codec-floor") + "/broken.parquet";
   parquet::write_table(path, testing::id_name_table(0, 1000), parquet::WriteOptions{});
-  std::string file = slurp(path);
+  std::string file = testing::file_bytes(path);
   try {
     bench::file_pages(file.substr(0, file.size() - 1), path);
     ADD_FAILURE() << "a truncated file was taken";

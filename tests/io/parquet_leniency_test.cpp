@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "feedline/io/parquet.h"
@@ -21,19 +20,12 @@ namespace {
 
 namespace format = parquet::format;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Rewrites the one-column, one-page, uncompressed file `src` (data page v1) as `dst`, whose page is a data page v2
 // that declares `rep_bytes` bytes of repetition levels ahead of its definition levels, though the column is flat:
 // what a writer that always writes both level sections makes.
 void write_v2_with_flat_repetition_levels(const std::string& src, const std::string& dst, const std::string& rep_bytes,
                                           bool nullable) {
-  const std::string file = slurp(src);
+  const std::string file = testing::file_bytes(src);
   ASSERT_GE(file.size(), 12u);
   uint32_t footer_len;
   std::memcpy(&footer_len, file.data() + file.size() - 8, 4);
@@ -125,7 +117,7 @@ TEST(ParquetLeniency, PageChecksumsAreZlibsCrc32) {
   o.codec = parquet::Codec::kSnappy;
   o.page_bytes = 4096;
   parquet::write_table(path, t, o);
-  const std::string file = slurp(path);
+  const std::string file = testing::file_bytes(path);
   uint32_t footer_len;
   std::memcpy(&footer_len, file.data() + file.size() - 8, 4);
   const size_t footer_at = file.size() - 8 - footer_len;
