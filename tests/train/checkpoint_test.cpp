@@ -19,6 +19,7 @@
 #include "feedline/loader/loader.h"
 #include "feedline/train/model.h"
 #include "feedline/train/train.h"
+#include "fashion_split.h"
 #include "test_paths.h"
 
 namespace feedline {
@@ -26,20 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// FashionMNIST's packaged test split (Debian's dataset-fashion-mnist), as pre-decoded tensors.
-const ImageTensors& images() {
-  static const ImageTensors t = [] {
-    const std::string dir = "/usr/share/datasets/fashion-mnist";
-    const ImageSplit s = read_idx_split(dir + "/t10k-images-idx3-ubyte.gz", dir + "/t10k-labels-idx1-ubyte.gz");
-    return decode_image_table(image_split_to_table(s));
-  }();
-  return t;
-}
-
-std::shared_ptr<const Dataset> slice(int64_t start, int64_t count) {
-  return std::make_shared<TensorDataset>(images().images.narrow(0, start, count),
-                                         images().labels.narrow(0, start, count));
-}
+using testing::fashion_slice;
 
 // 640 training samples in shuffled batches of 64: 10 steps an epoch.
 LoaderOptions train_options(int64_t batch = 64) { return LoaderOptions(batch).shuffle(true).seed(3); }
@@ -54,8 +42,8 @@ struct TrainRun {
 TrainRun train_run(TrainOptions options, const LoaderOptions& loader = train_options(), uint64_t model_seed = 7) {
   torch::manual_seed(model_seed);
   SimpleCNN model;
-  Loader train(slice(0, 640), loader);
-  Loader test(slice(640, 128), LoaderOptions(64));
+  Loader train(fashion_slice(0, 640), loader);
+  Loader test(fashion_slice(640, 128), LoaderOptions(64));
   options.device = torch::kCPU;
   TrainRun run;
   TrainCallbacks callbacks;
@@ -312,8 +300,8 @@ TEST(Checkpoints, AStopWithoutAFolderEndsTheRunAndWritesNothing) {
   int64_t ended = 0;
   torch::manual_seed(7);
   SimpleCNN model;
-  Loader train(slice(0, 640), train_options());
-  Loader test(slice(640, 128), LoaderOptions(64));
+  Loader train(fashion_slice(0, 640), train_options());
+  Loader test(fashion_slice(640, 128), LoaderOptions(64));
   TrainCallbacks callbacks;
   callbacks.on_epoch_end = [&](const EpochResult& r) {
     ++ended;
@@ -432,8 +420,8 @@ TEST(Checkpoints, ACheckpointOfAnotherWorldSizeWithTheSameGlobalBatchResumes) {
   std::vector<int64_t> steps;
   torch::manual_seed(7);
   SimpleCNN model;
-  Loader train(slice(0, 640), train_options(64));
-  Loader test(slice(640, 128), LoaderOptions(64));
+  Loader train(fashion_slice(0, 640), train_options(64));
+  Loader test(fashion_slice(640, 128), LoaderOptions(64));
   TrainCallbacks callbacks;
   callbacks.on_train_step = [&](int64_t, int64_t step, int64_t, double) { steps.push_back(step); };
   const auto results = train_model(model, train, test, r, callbacks);
@@ -442,7 +430,7 @@ TEST(Checkpoints, ACheckpointOfAnotherWorldSizeWithTheSameGlobalBatchResumes) {
   EXPECT_EQ(results[0].train_stats.samples, 7 * 64);
 
   // Another global batch is refused, naming the file.
-  Loader other(slice(0, 640), train_options(48));
+  Loader other(fashion_slice(0, 640), train_options(48));
   expect_error_naming<InvalidArgument>([&] { train_model(model, other, test, r); }, latest_checkpoint(dir));
 }
 

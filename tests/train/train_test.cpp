@@ -12,6 +12,7 @@
 #include "feedline/io/error.h"
 #include "feedline/io/idx.h"
 #include "feedline/train/model.h"
+#include "fashion_split.h"
 #include "test_paths.h"
 #include "train/cuda_support.h"
 #include "train/device_adam.h"
@@ -20,20 +21,8 @@
 namespace feedline {
 namespace {
 
-// FashionMNIST's packaged test split (Debian's dataset-fashion-mnist), as pre-decoded tensors.
-const ImageTensors& fashion_test_split() {
-  static const ImageTensors t = [] {
-    const std::string dir = "/usr/share/datasets/fashion-mnist";
-    const ImageSplit s = read_idx_split(dir + "/t10k-images-idx3-ubyte.gz", dir + "/t10k-labels-idx1-ubyte.gz");
-    return decode_image_table(image_split_to_table(s));
-  }();
-  return t;
-}
-
-std::shared_ptr<const Dataset> slice(int64_t start, int64_t count) {
-  const auto& t = fashion_test_split();
-  return std::make_shared<TensorDataset>(t.images.narrow(0, start, count), t.labels.narrow(0, start, count));
-}
+using testing::fashion_slice;
+using testing::fashion_test_split;
 
 TEST(Model, SavedWeightsLoadBackAndBadFilesAreNamed) {
   const std::string dir = testing::scratch_dir("model_file");
@@ -128,8 +117,8 @@ TEST(Model, SimpleCnnTakesOtherShapesAndClassCounts) {
 TEST(Train, OneEpochOnASubsetBeatsChanceByAWideMargin) {
   torch::manual_seed(42);
   SimpleCNN model;
-  Loader train(slice(0, 8000), LoaderOptions(64).shuffle(true).seed(42));
-  Loader test(slice(8000, 2000), LoaderOptions(500));
+  Loader train(fashion_slice(0, 8000), LoaderOptions(64).shuffle(true).seed(42));
+  Loader test(fashion_slice(8000, 2000), LoaderOptions(500));
   const auto before = evaluate(model, test, torch::kCPU);
   const auto results = train_model(model, train, test, TrainOptions{1, 1e-3, torch::kCPU});
   ASSERT_EQ(results.size(), 1u);
@@ -148,8 +137,8 @@ TEST(Train, SameSeedGivesTheSameModelForAnyWorkerCount) {
   for (int64_t workers : {0, 2}) {
     torch::manual_seed(7);
     SimpleCNN model;
-    Loader train(slice(0, 640), LoaderOptions(64).shuffle(true).seed(3).num_workers(workers).persistent_workers(true));
-    Loader test(slice(640, 128), LoaderOptions(64));
+    Loader train(fashion_slice(0, 640), LoaderOptions(64).shuffle(true).seed(3).num_workers(workers).persistent_workers(true));
+    Loader test(fashion_slice(640, 128), LoaderOptions(64));
     train_model(model, train, test, TrainOptions{2, 1e-3, torch::kCPU});
     const auto params = model->parameters();
     if (reference.empty()) {
@@ -270,7 +259,7 @@ TEST(Train, RejectsBadDevicesAndOptions) {
     EXPECT_TRUE(resolve_device("auto").is_cuda());
   }
   SimpleCNN model;
-  Loader l(slice(0, 64), LoaderOptions(64));
+  Loader l(fashion_slice(0, 64), LoaderOptions(64));
   EXPECT_THROW(train_model(model, l, l, TrainOptions{0, 1e-3, torch::kCPU}), InvalidArgument);
   EXPECT_THROW(train_model(model, l, l, TrainOptions{1, -1.0, torch::kCPU}), InvalidArgument);
 }
@@ -405,7 +394,7 @@ TEST(Train, StaticStepMatchesTheEagerStep) {
 
 TEST(Train, CudaGraphStepNeedsACudaDevice) {
   SimpleCNN model;
-  Loader l(slice(0, 64), LoaderOptions(64));
+  Loader l(fashion_slice(0, 64), LoaderOptions(64));
   TrainOptions options{1, 1e-3, torch::kCPU};
   options.cuda_graph = true;
   EXPECT_THROW(train_model(model, l, l, options), InvalidArgument);
