@@ -9,7 +9,9 @@
 #   Polars' and arrow-rs's writers, SNAPPY, ZSTD and uncompressed. Its table adds each file's size and codec floor
 #   (feedline_parquet_read --floor, measured in the kept run's process: the file's pages decompressed by the
 #   reader's codec functions on as many threads, plus one memcpy of the decoded table's bytes) with feedline's
-#   times over it; FLOOR=1 adds them for any files. FIRST_READS defaults to 3 for it.
+#   times over it; FLOOR=1 adds them for any files. FIRST_READS defaults to 3 for it. DuckDB's new-memory reads
+#   are left out of it (DUCKDB_NEW=0, which any run may set): its results of these files, kept until the garbage
+#   collector runs, take more memory than 24 GiB holds.
 # Both readers are timed three ways. New memory: each repeated read takes new memory for its output (feedline as
 # glibc's malloc leaves it, which hands large freed blocks back to the kernel; DuckDB's results left to JavaScript's
 # garbage collector, which frees them when it sees fit). Kept: each read reuses the memory the last one freed
@@ -33,6 +35,7 @@ if [ "${files[*]}" = duckdb-folder ]; then
   done
 fi
 floor=${FLOOR:-0}
+duck_new=${DUCKDB_NEW:-1}
 first_reads=${FIRST_READS:-7}
 if [ "${files[*]}" = large-files ]; then
   rows=${LARGE_ROWS:-10000000}
@@ -44,6 +47,7 @@ if [ "${files[*]}" = large-files ]; then
   done
   floor=1
   first_reads=${FIRST_READS:-3}
+  duck_new=${DUCKDB_NEW:-0}
 fi
 floor_flag=()
 [ "$floor" = 1 ] && floor_flag=(--floor)
@@ -51,7 +55,11 @@ bin="${FEEDLINE_BUILD_DIR:-$here/build}/bench/feedline_parquet_read"
 [ -x "$bin" ] || { echo "build first: scripts/build.sh" >&2; exit 1; }
 ours=$("$bin" --threads "$threads" --repeat "$repeat" "${files[@]}")
 kept=$("$bin" --threads "$threads" --repeat "$repeat" --keep-memory "${floor_flag[@]}" "${files[@]}")
-duck=$(node bench/duckdb_read.mjs "$threads" "$repeat" "${files[@]}")
+if [ "$duck_new" = 1 ]; then
+  duck=$(node bench/duckdb_read.mjs "$threads" "$repeat" "${files[@]}")
+else
+  duck=$(echo "$ours" | awk -F, '{ print $1 ",,,,0" }')  # not measured: shown as -
+fi
 duck_kept=$(node --expose-gc bench/duckdb_read.mjs --free-results "$threads" "$repeat" "${files[@]}")
 warm="$here/tests/data/parquet-testing/data/alltypes_plain.parquet"
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
@@ -85,7 +93,9 @@ join -t, <(echo "$ours" | tail -n +2 | cut -d, -f1,3,5 | sort) <(echo "$duck" | 
   join -t, - <(printf '%s\n' "$floors") |
   join -t, -a 1 - <(printf '%s' "$firsts" | sort) |
   awk -F, -v on="$floor" '
-           function pair(a, b) { printf " %8.2f %8.2f %4.1fx", 1000 * a, 1000 * b, (a > 0 ? b / a : 0) }
+           function pair(a, b) {
+             if (b == 0) printf " %8.2f %8s %5s", 1000 * a, "-", "-"
+             else printf " %8.2f %8.2f %4.1fx", 1000 * a, 1000 * b, (a > 0 ? b / a : 0) }
            { n = split($1, parts, "/"); name = (n > 1 ? parts[n - 1] "/" : "") parts[n]
              printf "%-52s %7d", name, $2
              if (on == 1) printf " %8.1f", $8 / 1e6
