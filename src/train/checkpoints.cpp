@@ -46,7 +46,12 @@ bool is_temporary(const std::string& name) {
   return name.rfind(kPrefix, 0) == 0 && name.find(std::string(kSuffix) + ".tmp-") != std::string::npos;
 }
 
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+// What a failed load says, on one line: LibTorch's message without its backtrace.
+std::string load_failure(const std::exception& e) {
+  const auto* c = dynamic_cast<const c10::Error*>(&e);
+  const std::string why = c != nullptr ? c->what_without_backtrace() : e.what();
+  return why.substr(0, why.find('\n'));
+}
 
 // A module's parameters and buffers, cloned, in the layout torch::nn::Module::save() writes.
 struct ModuleCopy {
@@ -152,9 +157,7 @@ CheckpointInfo read_info(const std::string& path) {
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    std::string why = e.what();
-    if (const auto* c = dynamic_cast<const c10::Error*>(&e)) why = c->what_without_backtrace();
-    throw InvalidFile(path + ": not a feedline checkpoint (" + first_line(why) + ")");
+    throw InvalidFile(path + ": not a feedline checkpoint (" + load_failure(e) + ")");
   }
   if (p.dim() != 1 || p.size(0) != 11 || p.scalar_type() != torch::kInt64 ||
       p[0].item<int64_t>() != kCheckpointVersion) {
@@ -392,9 +395,7 @@ CheckpointInfo Checkpoints::resume() {
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    std::string why = e.what();
-    if (const auto* c = dynamic_cast<const c10::Error*>(&e)) why = c->what_without_backtrace();
-    throw InvalidFile(path + ": not a checkpoint of this model and optimizer (" + first_line(why) + ")");
+    throw InvalidFile(path + ": not a checkpoint of this model and optimizer (" + load_failure(e) + ")");
   }
   try {
     train_.load_state_dict(info.train_loader);
