@@ -103,9 +103,9 @@ std::string read_parquet(const uint8_t* data, size_t size) {
     options.max_output_bytes = max_output;
     // Read again on three threads, each chunk's pages on three where they can be: the same table or the same error.
     const auto read_threaded = [max_output](const std::string& file) {
-      const parquet::detail::ForcedPageThreads page_threads(3);
       parquet::ReadOptions threaded;
       threaded.num_threads = 3;
+      threaded.page_threads = 3;
       threaded.max_output_bytes = max_output;
       return parquet::read_table(file, threaded);
     };

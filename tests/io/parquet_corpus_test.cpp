@@ -148,9 +148,9 @@ TEST(ParquetCorpus, FixedLengthPagesDecodedApartReadAsOnOneThread) {
         encodings.insert(rg.columns[c].encodings.begin(), rg.columns[c].encodings.end());
       }
     }
-    detail::ForcedPageThreads apart(3);
     ReadOptions three = one;
     three.num_threads = 3;
+    three.page_threads = 3;
     feedline::testing::expect_tables_equal(serial, read_table(path, three));
     ++compared;
   }

@@ -29,7 +29,6 @@
 namespace feedline::parquet {
 namespace {
 
-using detail::ForcedPageThreads;
 using feedline::testing::random_table;
 using feedline::testing::RandomTableSpec;
 using feedline::testing::scratch_dir;
@@ -664,8 +663,7 @@ TEST(ParquetHostile, ListChunkOfManyPagesReadsAlikeOnAnyThreads) {
 Table read_with_pages_apart(const std::string& path, int threads) {
   ReadOptions options;
   options.num_threads = threads;
-  if (threads == 1) return read_table(path, options);
-  ForcedPageThreads apart(threads);
+  options.page_threads = threads;
   return read_table(path, options);
 }
 

@@ -17,7 +17,6 @@ namespace feedline::parquet {
 namespace {
 
 using feedline::testing::expect_tables_equal;
-using detail::ForcedPageThreads;
 using feedline::testing::random_list_table;
 using feedline::testing::random_table;
 using feedline::testing::RandomTableSpec;
@@ -83,9 +82,9 @@ TEST(ParquetRoundTrip, PagesDecodedApartReadAsOnOneThread) {
       ReadOptions one;
       one.num_threads = 1;
       const Table serial = read_table(path, one);
-      ForcedPageThreads apart(3);
       ReadOptions three;
       three.num_threads = 3;
+      three.page_threads = 3;
       const Table threaded = read_table(path, three);
       expect_tables_equal(serial, threaded);
       expect_tables_equal(t, threaded);

@@ -1,12 +1,9 @@
-// Internal to the Parquet reader: one column chunk's reader (ChunkReader) and what its parts share. The reader is
-// split by job, one file each: chunk_reader.h (this: the class, the page and level types), levels.cpp (definition
-// and repetition levels, nulls spread), pages.h / pages.cpp (the walk over a chunk's page headers, CRCs,
-// decompression, dictionary pages), values.h (a data page's values, by encoding), flat_column.cpp (a flat column's
-// chunk, its pages decoded on several threads when large), list_column.cpp (list columns), reader.cpp (the
-// footer, the row groups and columns of a read, and their threads).
-//
-// A ChunkReader reads one (row group, column) chunk and is used by one thread; the pages of a large chunk may be
-// decoded on several (see read_apart and read_list), each with this thread's scratch().
+// Internal to the Parquet reader: what the readers of column chunks share. The reader is split by job, one file
+// each: reader.cpp (the footer, the row groups and columns of a read, and their threads), chunk_reader.h (this: the
+// interface of a chunk's reader, one a column shape, and the page and level types), pages.h / pages.cpp (the walk
+// over a chunk's page headers, CRCs, decompression, dictionary pages), values.h (a data page's values, by
+// encoding), levels.cpp (definition and repetition levels, nulls spread), and a file a shape: flat_column.cpp,
+// list_column.cpp, nested_list_column.cpp, raw_levels.cpp.
 #pragma once
 
 #include <cstdint>
@@ -71,7 +68,7 @@ struct Scratch {
   // The chunk's dictionary. A thread reads one chunk at a time, and the threads that help it decode pages read
   // the dictionary of the thread that owns the chunk. Fixed-width values of any type (a byte a BOOLEAN, INT32,
   // INT64, FLOAT, DOUBLE, or a FIXED_LEN_BYTE_ARRAY's values back to back) share one buffer, so that chunks of
-  // different types reuse its room (ChunkReader keeps the count of the chunk's values); variable-length byte
+  // different types reuse its room (the page walk keeps the count of the chunk's values); variable-length byte
   // arrays have their own.
   ScratchVector<uint8_t> dict;
   ByteArrays dict_bytes;
@@ -164,237 +161,77 @@ struct RawChunk {
   Column values;
 };
 
-class ChunkReader {
- public:
-  // threads: how many may decode the chunk's pages (the caller's thread included): flat columns of fixed-width
-  // values or FIXED_LEN_BYTE_ARRAY, and one-level lists of fixed-width values.
-  ChunkReader(const ParsedFile& file, const Leaf& leaf, const format::ColumnChunk& chunk, int64_t num_rows,
-              int64_t output_budget, int threads = 1)
-      : file_(file), leaf_(leaf), chunk_(chunk), num_rows_(num_rows), budget_(output_budget), threads_(threads) {}
-  ~ChunkReader() { home_.trim(); }
-  ChunkReader(const ChunkReader&) = delete;
-  ChunkReader& operator=(const ChunkReader&) = delete;
+// A column chunk's reading, by the shape of its column: flat (a value or null a row), a list of values, lists of
+// lists, or any column's raw level entries (VARIANT's leaves). Each shape has a reader of its own (flat_column.cpp,
+// list_column.cpp, nested_list_column.cpp, raw_levels.cpp) over a PageWalk (pages.h: the chunk's bytes, its page
+// headers walked in order, its dictionary) and a ValueDecoder (values.h: a data page's levels and values).
+enum class ChunkShape { kFlat, kList, kNestedList, kRawLevels };
 
-  // A flat column's chunk: values into `out` (a T* slice of num_rows, or a ByteArrays to append to) and, for
-  // optional columns, validity bytes into validity[0..num_rows). Returns the number of nulls.
-  template <class T, class Out>
-  int64_t read(Out out, uint8_t* validity);
+// The shape a leaf's chunks are read as into a Table's column (kRawLevels is asked for by VARIANT's reader).
+inline ChunkShape column_shape(const Leaf& leaf) {
+  return leaf.max_rep == 0 ? ChunkShape::kFlat : leaf.max_rep == 1 ? ChunkShape::kList : ChunkShape::kNestedList;
+}
 
-  // A list column's chunk, as a list Column of num_rows rows: read_list for lists of values (max_rep 1),
-  // read_nested_list for lists of lists (one level of lists per repetition level).
-  template <class T>
-  Column read_list();
-  template <class T>
-  Column read_nested_list();
-
-  // Any column's chunk as its level entries (see RawChunk).
-  template <class T>
-  RawChunk read_raw();
-
-  int64_t page_offset() const { return page_offset_; }
-
- private:
-  // Decodes a list page's values (after its levels, at p) into `col`: page_slots element slots from first_slot
-  // on, slot_valid[i] saying whether slot first_slot + i holds a value (nullptr: every slot does).
-  template <class T>
-  void append_list_values(int32_t encoding, const uint8_t* p, const uint8_t* end, const uint8_t* slot_valid,
-                          int64_t first_slot, int64_t page_slots, Column* col);
-
-  // A list page's repetition and definition levels, one byte an entry in scratch, beside room for a byte an entry
-  // (slot_valid) for the page's walk; `values`: where the page's values begin (after a v1 page's levels).
-  struct ListPageLevels {
-    uint8_t *rep, *def, *slot_valid;
-    const uint8_t* values;
-  };
-  ListPageLevels read_list_levels(const PageData& page, const uint8_t* body, size_t size);
-
-  // Checks the chunk's metadata against the schema and reads its bytes from the file. Returns the number of
-  // level entries (values, nulls included) the footer declares; 0 for an empty chunk.
-  int64_t load();
-  // A data page found by the walk over the chunk's page headers.
-  struct PageRef {
-    int64_t offset = 0;  // of its header, in the file
-    format::PageHeader header;
-    const uint8_t* data = nullptr;  // its stored bytes (after the header) in the chunk's buffer
-    int64_t num_values = 0;         // level entries (for a flat column, rows)
-  };
-  // Reads page headers from file offset *pos on to the next data page, which it checks against the `total`
-  // level entries less the `seen` before it, and returns; moves *pos past it. Dictionary pages on the way go to
-  // read_dictionary_page<T>; index pages are skipped.
-  template <class T>
-  PageRef next_data_page(int64_t* pos, int64_t seen, int64_t total);
-  // A data page's values (checked against its CRC, and decompressed into this thread's scratch unless stored
-  // plain), with what the decoders need of its header in *page. Safe to call from several threads at once.
-  const uint8_t* open_page(const PageRef& ref, PageData* page, size_t* size) const;
-  // The next window of data pages (at most `window`) of the chunk's `total` level entries, their headers read in
-  // order from file offset *pos (which it moves on), *seen counting the entries before; false when none is left.
-  // A header's error is kept for rethrow_header_error() once the pages before it are done, as reading the pages
-  // one after another would meet it.
-  template <class T>
-  bool next_window(std::vector<PageRef>* into, size_t window, int64_t* pos, int64_t* seen, int64_t total);
-  void rethrow_header_error();
-  // A flat column's chunk (fixed-width, or FIXED_LEN_BYTE_ARRAY into an empty `out`) with its pages decoded on
-  // threads_ threads, a window at a time, then joined in order: what read() returns.
-  template <class T, class Out>
-  int64_t read_apart(Out out, uint8_t* validity);
-  // What one page of a one-level list column holds, found page by page (on several threads, for a large chunk)
-  // and joined in page order by read_list, which also judges what depends on the pages before.
-  struct ListPage {
-    int64_t entries_before = 0;  // level entries in the pages before: where the page's values are decoded
-    int64_t slots = 0;           // element slots
-    int64_t rows = 0;            // rows started; row_starts holds the first num_rows + 1 of them
-    std::vector<int32_t> row_starts;  // the page's slot at which each row starts
-    std::vector<uint8_t> row_valid;   // (nullable lists) whether each row's list is not null
-    std::vector<uint8_t> slot_valid;  // (when some slot is a null element) each slot's validity
-    bool has_entries = false;
-    bool continues = false;   // the first entry has repetition 1: it continues the list open before the page
-    bool open_after = false;  // the last entry leaves its list open
-    std::exception_ptr levels_error;  // opening the page or reading its levels failed
-    enum class Malformed { kNone, kDefinition, kRepetition, kOther } malformed = Malformed::kNone;
-    int64_t malformed_at = -1;   // the entry
-    int malformed_level = 0;     // kDefinition: the level
-    std::exception_ptr values_error;  // decoding the values failed
-  };
-  // Reads one data page of a one-level list column into *out and its values into *col (see ListPage): byte
-  // arrays appended; fixed-width values at values + out->entries_before, where `values` is the column's, sized
-  // for them, or nullptr to make room in it first (only when no other page decodes at the same time).
-  template <class T>
-  void read_list_page(const PageRef& ref, T* values, Column* col, ListPage* out);
-  // A one-level list page's rows and element slots, from its n level entries, into *out (with each slot's
-  // validity in levels.slot_valid). Returns how many slots hold a value; a malformed entry is noted in *out.
-  int64_t find_list_rows(const ListPageLevels& levels, int64_t n, ListPage* out) const;
-  // Finds the first malformed entry of a page for its message (ListPage::malformed and what follows it).
-  void note_malformed_list_page(const ListPageLevels& levels, int64_t n, ListPage* out) const;
-  // Decodes a list page's `present` values into their slots (see read_list_page); a failure goes to
-  // out->values_error.
-  template <class T>
-  void decode_list_page_values(const PageData& page, const ListPageLevels& levels, const uint8_t* end,
-                               int64_t present, T* values, Column* col, ListPage* out);
-  // Checks a list chunk's `entries` level entries against the budget, and makes the room read_list fills.
-  template <class T>
-  void reserve_list_values(int64_t entries, int threads, Column* col) const;
-  // Reads a window of a one-level list chunk's pages into `parts`: on `threads` threads when they decode apart,
-  // while one of them grows the values to `next_end` entries.
-  template <class T>
-  void read_list_window(const std::vector<PageRef>& pages, bool apart, int threads, int64_t next_end, Column* col,
-                        std::vector<ListPage>* parts);
-  // Where read_list's join of its pages has come to.
-  struct ListJoin {
-    int64_t row = -1;   // the last row started
-    int64_t slots = 0;  // element slots joined
-    bool open = false;  // the current row's list has elements (a repetition level of 1 may continue it)
-    bool any_null_element = false;
-  };
-  // Throws the error of a page, if it has one, as reading the pages one after another would meet it.
-  void check_list_page(const ListPage& part, const ListJoin& join) const;
-  // Joins the next page in order into `col`: its values moved down to follow the slots before, its rows' offsets
-  // and validity, its slots' validity.
-  template <class T>
-  void join_list_page(const ListPage& part, ListJoin* join, Column* col);
-  // Lists of lists (read_nested_list): the walk over their level entries, page by page.
-  struct NestedWalk;
-  NestedWalk start_nested_walk() const;
-  // Checks a chunk's `entries` level entries against the budget, and reserves room for its lists and values.
-  template <class T>
-  void reserve_nested_list(int64_t entries, Column* col) const;
-  // Reads one data page into `col`: its levels walked, the lists they begin joined, its values appended.
-  template <class T>
-  void read_nested_page(const PageData& page, const uint8_t* body, size_t size, NestedWalk* w, Column* col);
-  // Walks a page's n level entries: two levels of lists (walk_lists_of_lists, with its state in locals), or any
-  // depth. Rows go to `col`, the inner lists to the page's scratch in *w; returns whether an entry is malformed.
-  bool walk_lists_of_lists(NestedWalk& w, const ListPageLevels& levels, int64_t n, Column* col) const;
-  bool walk_nested_lists(NestedWalk& w, const ListPageLevels& levels, int64_t n, Column* col) const;
-  // The inner lists a page began, from its scratch into the column's levels.
-  void join_inner_lists(const NestedWalk& w, Column* col) const;
-  // The first malformed entry of a page's levels, given the lists open and the row before it, as an error.
-  [[noreturn]] void throw_malformed_nested(const NestedWalk& w, const uint8_t* rep, const uint8_t* def, int64_t n,
-                                           int open_at, int64_t row_at) const;
-  // Hands each dictionary page to read_dictionary_page<T> and each data page to on_data(page, body, size),
-  // which returns the level entries it consumed, until `total` entries have been read.
-  template <class T, class OnData>
-  void walk_pages(int64_t total, OnData on_data);
-  template <class T>
-  void read_dictionary_page(const format::PageHeader& h, const uint8_t* body, size_t size);
-  // A compressed dictionary page of fixed-width values whose size is exactly its values' (PLAIN), decompressed
-  // straight into the chunk's dictionary rather than into scratch and copied: false, reading nothing, otherwise.
-  template <class T>
-  bool decompress_dictionary(const format::PageHeader& h, const uint8_t* data);
-  // The chunk's fixed-width dictionary made `values` long in home_.dict (for FIXED_LEN_BYTE_ARRAY, their bytes),
-  // the room of the thread's chunks before kept; returns where its values go.
-  template <class T>
-  uint8_t* size_dictionary(size_t values);
-  template <class T, class Out>
-  int64_t read_data_page(const PageData& h, const uint8_t* body, size_t size, Out out, int64_t row,
-                         uint8_t* validity);
-  // Decodes `present` values of the page's encoding from p[0..remaining) into `out` (dst: where a fixed-width
-  // column's values go).
-  template <class T, class Out>
-  void decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst);
-  // decode_values for the dictionary encodings: the page's indices gathered from the chunk's dictionary.
-  template <class T, class Out>
-  void decode_dictionary_indices(const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst);
-  // decode_values for BYTE_STREAM_SPLIT FIXED_LEN_BYTE_ARRAY values, appended to `out`.
-  void append_byte_stream_split_fixed(const uint8_t* p, size_t remaining, int64_t present, ByteArrays* out);
-  // The same for FixedBytesOut: `present` FIXED_LEN_BYTE_ARRAY values to dst, for the encodings that
-  // decodes_fixed_bytes accepts.
-  void decode_fixed_bytes(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, char* dst);
-  static bool decodes_fixed_bytes(int32_t encoding) {
-    return encoding == format::encoding::kPlain || encoding == format::encoding::kPlainDictionary ||
-           encoding == format::encoding::kRleDictionary || encoding == format::encoding::kByteStreamSplit ||
-           encoding == format::encoding::kDeltaByteArray;
-  }
-  // A dictionary-encoded page's indices (their bit width, then RLE / bit-packed runs), checked as far as they can
-  // be before decoding: the width is there and at most 32.
-  RleBitPackedDecoder dictionary_indices(const uint8_t* p, size_t remaining) const {
-    if (remaining < 1) throw InvalidFile("dictionary indices missing");
-    const int bit_width = p[0];
-    if (bit_width > 32) throw InvalidFile("dictionary index bit width " + std::to_string(bit_width));
-    return RleBitPackedDecoder(p + 1, remaining - 1, bit_width);
-  }
-  // Checks the page's sizes against the limits and its CRC when it has one.
-  void check_crc(const format::PageHeader& h, const uint8_t* data) const;
-  // The values of a page, decompressed into scratch (into *large past kMaxScratchBytes) unless stored plain (v2
-  // pages may say is_compressed false).
-  const uint8_t* values_body(std::vector<uint8_t>* large, const uint8_t* data, int64_t compressed, int64_t uncompressed,
-                             bool is_compressed, size_t* size) const;
-  // check_crc, then values_body of the whole page (data page v1, dictionary page).
-  const uint8_t* page_body(std::vector<uint8_t>* large, const format::PageHeader& h, const uint8_t* data,
-                           size_t* size) const;
-
-  const ParsedFile& file_;
-  const Leaf& leaf_;
-  const format::ColumnChunk& chunk_;
-  int64_t num_rows_;
-  int64_t budget_;
-  int threads_;
-  Codec codec_ = Codec::kUncompressed;
-  int64_t start_ = 0, end_ = 0;  // the chunk's bytes in the file; home_.chunk holds them
-  int64_t page_offset_ = -1;
-  std::exception_ptr header_error_;  // see next_window
-  int64_t header_error_offset_ = -1;
-  bool have_dictionary_ = false;
-  // The chunk's dictionary of fixed-width values (see size_dictionary), with kShortCopyBytes readable past them:
-  // in home_.dict, or, a FIXED_LEN_BYTE_ARRAY page stored uncompressed, where it lies in home_.chunk.
-  const uint8_t* dict_ = nullptr;
-  size_t dict_values_ = 0;
-  // The scratch of the thread that made the reader: its chunk buffer and the chunk's dictionary, kept between
-  // chunks so that their memory is not faulted in again for each.
-  Scratch& home_ = scratch();
-
-  // The chunk's dictionary of fixed-width values, as their type.
-  template <class T>
-  struct DictionaryView {
-    const T* values;
-    size_t count;
-    const T* data() const { return values; }
-    size_t size() const { return count; }
-  };
-  template <class T>
-  DictionaryView<T> dictionary() const {
-    static_assert(!std::is_same_v<T, ByteArrays>, "byte arrays keep their dictionary in home_.dict_bytes");
-    return {reinterpret_cast<const T*>(dict_), dict_values_};
-  }
+// The chunk to read: its file, leaf, metadata and row group's rows, the read's output budget, and how many threads
+// may decode its pages (the caller's included): flat columns of fixed-width values or FIXED_LEN_BYTE_ARRAY, and
+// one-level lists of fixed-width values use them; other shapes and types decode their pages in order.
+struct ChunkSource {
+  const ParsedFile& file;
+  const Leaf& leaf;
+  const format::ColumnChunk& chunk;
+  int64_t num_rows = 0;
+  int64_t budget = 0;
+  int page_threads = 1;
 };
+
+// Where a chunk is read to, and what it held.
+struct ChunkTarget {
+  // kFlat: fixed-width values written from `values` on (the column's vector at the chunk's first row, of the
+  // type the leaf's physical type reads as), byte arrays appended to `bytes`, and for an optional column a
+  // validity byte a row from `validity` on. `nulls` is set to the chunk's count of nulls.
+  void* values = nullptr;
+  ByteArrays* bytes = nullptr;
+  uint8_t* validity = nullptr;
+  int64_t nulls = 0;
+  // kList, kNestedList: the chunk as a list Column of its row group's rows.
+  Column list;
+  // kRawLevels: the chunk's level entries.
+  RawChunk raw;
+};
+
+// One column chunk's reader, used by one thread (which pages may be handed to): read() reads the chunk into
+// `target` or throws InvalidFile / Unsupported for what it cannot; page_offset() then names the page (the file
+// offset of its header; -1 before the first).
+class ColumnChunkReader {
+ public:
+  virtual ~ColumnChunkReader() = default;
+  virtual void read(ChunkTarget* target) = 0;
+  virtual int64_t page_offset() const = 0;
+};
+
+std::unique_ptr<ColumnChunkReader> make_chunk_reader(ChunkShape shape, const ChunkSource& source);
+
+// Each shape's reader (defined beside it), made for the leaf's physical type.
+std::unique_ptr<ColumnChunkReader> make_flat_reader(const ChunkSource& source);
+std::unique_ptr<ColumnChunkReader> make_list_reader(const ChunkSource& source);
+std::unique_ptr<ColumnChunkReader> make_nested_list_reader(const ChunkSource& source);
+std::unique_ptr<ColumnChunkReader> make_raw_levels_reader(const ChunkSource& source);
+
+// Reader<T> for the type a leaf's physical type reads as: a byte a BOOLEAN, INT32, INT64, FLOAT, DOUBLE, and
+// ByteArrays for BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY.
+template <template <class> class Reader>
+std::unique_ptr<ColumnChunkReader> make_typed_reader(const ChunkSource& source) {
+  switch (source.leaf.schema.type) {
+    case PhysicalType::kBoolean: return std::make_unique<Reader<uint8_t>>(source);
+    case PhysicalType::kInt32: return std::make_unique<Reader<int32_t>>(source);
+    case PhysicalType::kInt64: return std::make_unique<Reader<int64_t>>(source);
+    case PhysicalType::kFloat: return std::make_unique<Reader<float>>(source);
+    case PhysicalType::kDouble: return std::make_unique<Reader<double>>(source);
+    case PhysicalType::kByteArray:
+    case PhysicalType::kFixedLenByteArray: return std::make_unique<Reader<ByteArrays>>(source);
+  }
+  throw InvalidFile("unknown physical type");
+}
 
 // A VARIANT column's chunk of row group `rg` (leaf.variant set): a STRING column of num_rows JSON texts, with a
 // validity vector when the column is nullable. Throws InvalidFile naming the leaf and page for a malformed chunk,

@@ -1,5 +1,5 @@
-// A flat column's chunk: its data pages decoded in order into the column, or, for a large chunk of fixed-width
-// values or FIXED_LEN_BYTE_ARRAY, a window of pages at a time on several threads and joined in page order.
+// A flat column's chunk: a window of data pages at a time, decoded (on several threads where their values go
+// straight to their rows: fixed-width values, and FIXED_LEN_BYTE_ARRAY) and then joined in page order.
 #include <algorithm>
 
 #include "feedline/io/parallel.h"
@@ -10,142 +10,173 @@
 
 namespace feedline::parquet::detail {
 
-template <class T, class Out>
-int64_t ChunkReader::read_apart(Out out, uint8_t* validity) {
-  // Fixed-width values go straight to their rows. Byte arrays of a fixed length go, back to back, to where the
-  // page's first row would put them (no earlier than their place: a null takes no bytes), and are moved down as
-  // the pages join. (A page of an encoding that FIXED_LEN_BYTE_ARRAY cannot have fails as on one thread.)
-  constexpr bool kBytes = std::is_same_v<T, ByteArrays>;
-  const auto width = static_cast<size_t>(leaf_.schema.type_length);
-  const size_t window = static_cast<size_t>(4 * threads_);
-  std::vector<PageRef> pages;
-  int64_t pos = start_, seen = 0, first = 0, total_nulls = 0;
-  next_window<T>(&pages, window, &pos, &seen, num_rows_);
-  if (pages.empty()) rethrow_header_error();  // (the first header's, since num_rows_ > 0)
-  if (pages.size() == 1) {  // a chunk of one page (or one before a bad header): decoded as on one thread
-    page_offset_ = pages[0].offset;
+namespace {
+
+template <class T>
+class FlatChunkReader final : public ColumnChunkReader {
+ public:
+  explicit FlatChunkReader(const ChunkSource& source)
+      : walk_(source), values_(source.leaf, source.budget, walk_.dictionary()), threads_(source.page_threads) {}
+
+  void read(ChunkTarget* target) override;
+  int64_t page_offset() const override { return walk_.page_offset(); }
+
+ private:
+  static constexpr bool kBytes = std::is_same_v<T, ByteArrays>;
+  // What one page of a window gave: its nulls, its values' bytes (FIXED_LEN_BYTE_ARRAY in place), its error.
+  struct PageResult {
+    int64_t first_row = 0;
+    int64_t nulls = 0;
+    size_t value_bytes = 0;
+    std::exception_ptr error;
+  };
+  // Whether a chunk of byte arrays decodes in place: FIXED_LEN_BYTE_ARRAY into a column of no values yet, its
+  // rows' bytes within the budget. Its values then go, back to back, to where the page's first row would put them
+  // (no earlier than their place: a null takes no bytes), and are moved down as the pages join.
+  bool fixed_bytes_in_place(const ByteArrays& out) const {
+    const int64_t width = walk_.leaf().schema.type_length;
+    return width > 0 && out.offsets.size() == 1 && walk_.num_rows() <= walk_.budget() / width;
+  }
+  // Makes the room the chunk's byte arrays fill: an offset a row, and a FIXED_LEN_BYTE_ARRAY's bytes.
+  void make_room(ByteArrays* out, bool in_place) const;
+  // Decodes page `ref` (its first row `result->first_row`) into the column.
+  void decode_page(const PageRef& ref, const ChunkTarget& target, bool in_place, PageResult* result) const;
+  // Joins a FIXED_LEN_BYTE_ARRAY page decoded in place: its bytes moved down to follow the rows before (`*bytes`
+  // of them), its offsets from its rows' validity.
+  void join_fixed_bytes(const PageRef& ref, const PageResult& result, const uint8_t* validity, size_t* bytes,
+                        ByteArrays* out) const;
+
+  PageWalk walk_;
+  ValueDecoder values_;
+  int threads_;
+};
+
+template <class T>
+void FlatChunkReader<T>::make_room(ByteArrays* out, bool in_place) const {
+  const auto rows = static_cast<size_t>(walk_.num_rows());
+  const int64_t width = walk_.leaf().schema.type_length;
+  if (in_place) {
+    resize_populated(out->bytes, rows * static_cast<size_t>(width));
+    reserve_populated(out->offsets, rows + 1);
+    return;
+  }
+  // One offset a row, and a FIXED_LEN_BYTE_ARRAY's bytes, are known before the pages: reserved once (the bytes
+  // with room for what copy_byte_array may write past the last value).
+  reserve_offsets(out, rows);
+  populate_for_writing(out->offsets.data() + out->offsets.size(), rows * sizeof(int64_t));
+  if (width > 0 && walk_.num_rows() <= walk_.budget() / width) {
+    reserve_populated(out->bytes, out->bytes.size() + rows * static_cast<size_t>(width) + kShortCopyBytes);
+  }
+}
+
+template <class T>
+void FlatChunkReader<T>::decode_page(const PageRef& ref, const ChunkTarget& target, bool in_place,
+                                     PageResult* result) const {
+  const int64_t row = result->first_row;
+  try {
     PageData page;
     size_t size;
-    const uint8_t* body = open_page(pages[0], &page, &size);
-    total_nulls = read_data_page<T>(page, body, size, out, 0, validity);
-    rethrow_header_error();
-    return total_nulls;
+    const uint8_t* body = walk_.open_page(ref, &page, &size);
+    if constexpr (kBytes) {
+      if (!in_place) {
+        result->nulls = values_.read_data_page<T>(page, body, size, target.bytes, row, target.validity);
+        return;
+      }
+      if (!ValueDecoder::decodes_fixed_bytes(page.encoding)) {
+        // An encoding FIXED_LEN_BYTE_ARRAY cannot have: decoded as appended values, to fail as they fail.
+        ByteArrays refused;
+        values_.read_data_page<T>(page, body, size, &refused, row, target.validity);
+        throw InvalidFile(std::string("encoding ") + format::encoding_name(page.encoding) +
+                          " on a FIXED_LEN_BYTE_ARRAY column");
+      }
+      const auto width = static_cast<size_t>(walk_.leaf().schema.type_length);
+      char* at = target.bytes->bytes.data() + static_cast<size_t>(row) * width;
+      result->nulls = values_.read_data_page<T>(page, body, size, FixedBytesOut{at}, row, target.validity);
+      result->value_bytes = static_cast<size_t>(ref.num_values - result->nulls) * width;
+    } else {
+      result->nulls =
+          values_.read_data_page<T>(page, body, size, FixedOut<T>{static_cast<T*>(target.values)}, row,
+                                    target.validity);
+    }
+  } catch (const Error&) {
+    result->error = std::current_exception();
   }
+}
+
+template <class T>
+void FlatChunkReader<T>::join_fixed_bytes(const PageRef& ref, const PageResult& result, const uint8_t* validity,
+                                          size_t* bytes, ByteArrays* out) const {
+  const auto width = static_cast<size_t>(walk_.leaf().schema.type_length);
+  const size_t moved = result.value_bytes, at = static_cast<size_t>(result.first_row) * width;
+  if (*bytes != at && moved > 0) std::memmove(out->bytes.data() + *bytes, out->bytes.data() + at, moved);
+  const size_t joined = out->offsets.size(), count = static_cast<size_t>(ref.num_values);
+  out->offsets.resize(joined + count);
+  int64_t* dst = out->offsets.data() + joined;
+  auto end = static_cast<int64_t>(*bytes);
+  const auto w = static_cast<int64_t>(width);
+  if (result.nulls == 0) {
+    for (size_t i = 0; i < count; ++i) dst[i] = end + static_cast<int64_t>(i + 1) * w;
+  } else {
+    const uint8_t* valid = validity + result.first_row;  // (nulls come only with a validity byte a row)
+    for (size_t i = 0; i < count; ++i) dst[i] = end += valid[i] != 0 ? w : 0;
+  }
+  *bytes += moved;
+}
+
+template <class T>
+void FlatChunkReader<T>::read(ChunkTarget* target) {
+  target->nulls = 0;
+  const int64_t rows = walk_.load();
+  if (rows == 0) return;
+  // Pages decode apart when their values go straight to their rows; variable-length byte arrays append, in order.
+  bool in_place = !kBytes;
+  size_t bytes_at_start = 0, bytes = 0;
   if constexpr (kBytes) {
-    resize_populated(out->bytes, static_cast<size_t>(num_rows_) * width);
-    reserve_populated(out->offsets, static_cast<size_t>(num_rows_) + 1);
+    in_place = fixed_bytes_in_place(*target->bytes);
+    make_room(target->bytes, in_place);
+    bytes_at_start = target->bytes->bytes.size();
   }
-  std::vector<std::exception_ptr> errors;
-  std::vector<int64_t> nulls, rows;  // per page of the window: nulls found, first row
-  std::vector<size_t> value_bytes;   // (byte arrays) per page of the window: its values' bytes
-  size_t bytes = 0;  // joined so far
-  for (; !pages.empty(); next_window<T>(&pages, window, &pos, &seen, num_rows_)) {
+  const size_t window = in_place && threads_ > 1 ? static_cast<size_t>(4 * threads_) : 1;
+  std::vector<PageRef> pages;
+  std::vector<PageResult> results;
+  int64_t first = 0;
+  while (walk_.next_window<T>(&pages, window)) {
     const size_t n = pages.size();
-    errors.assign(n, nullptr);
-    nulls.assign(n, 0);
-    if constexpr (kBytes) value_bytes.assign(n, 0);
-    rows.resize(n);
-    for (size_t k = 0; k < n; ++k) rows[k] = k == 0 ? first : rows[k - 1] + pages[k - 1].num_values;
-    parallel_for(n, threads_, [&](size_t k) {
-      const int64_t row = rows[k];
-      try {
-        PageData page;
-        size_t size;
-        const uint8_t* body = open_page(pages[k], &page, &size);
-        if constexpr (kBytes) {
-          if (!decodes_fixed_bytes(page.encoding)) {
-            // An encoding FIXED_LEN_BYTE_ARRAY cannot have: decoded as on one thread, to fail as it fails there.
-            ByteArrays refused;
-            read_data_page<T>(page, body, size, &refused, row, validity);
-            throw InvalidFile(std::string("encoding ") + format::encoding_name(page.encoding) +
-                              " on a FIXED_LEN_BYTE_ARRAY column");
-          }
-          // Straight to where the page's first row puts them.
-          const auto values = static_cast<size_t>(pages[k].num_values);
-          nulls[k] = read_data_page<T>(page, body, size,
-                                       FixedBytesOut{out->bytes.data() + static_cast<size_t>(row) * width}, row,
-                                       validity);
-          value_bytes[k] = (values - static_cast<size_t>(nulls[k])) * width;
-        } else {
-          nulls[k] = read_data_page<T>(page, body, size, out, row, validity);
-        }
-      } catch (const Error&) {
-        errors[k] = std::current_exception();
-      }
-    });
+    results.assign(n, PageResult());
     for (size_t k = 0; k < n; ++k) {
-      page_offset_ = pages[k].offset;
-      if (errors[k]) std::rethrow_exception(errors[k]);
-      total_nulls += nulls[k];
-      if constexpr (kBytes) {
-        // The page's offsets follow from its rows' validity: `width` bytes a value, none a null.
-        const size_t moved = value_bytes[k], at = static_cast<size_t>(first) * width;
-        if (bytes != at && moved > 0) std::memmove(out->bytes.data() + bytes, out->bytes.data() + at, moved);
-        const size_t joined = out->offsets.size(), count = static_cast<size_t>(pages[k].num_values);
-        out->offsets.resize(joined + count);
-        int64_t* dst = out->offsets.data() + joined;
-        auto end = static_cast<int64_t>(bytes);
-        const auto w = static_cast<int64_t>(width);
-        if (nulls[k] == 0) {
-          for (size_t i = 0; i < count; ++i) dst[i] = end + static_cast<int64_t>(i + 1) * w;
-        } else {
-          const uint8_t* valid = validity + first;  // (nulls come only with a validity byte a row)
-          for (size_t i = 0; i < count; ++i) dst[i] = end += valid[i] != 0 ? w : 0;
-        }
-        bytes += moved;
-      }
+      results[k].first_row = first;
       first += pages[k].num_values;
     }
-  }
-  rethrow_header_error();
-  if constexpr (kBytes) out->bytes.resize(bytes);
-  return total_nulls;
-}
-
-template <class T, class Out>
-int64_t ChunkReader::read(Out out, uint8_t* validity) {
-  if (load() == 0) return 0;
-  if (threads_ > 1) {
-    if constexpr (!std::is_same_v<T, ByteArrays>) {
-      return read_apart<T, Out>(out, validity);
-    } else if (leaf_.schema.type_length > 0 && out->offsets.size() == 1 &&
-               num_rows_ <= budget_ / leaf_.schema.type_length) {
-      return read_apart<T, Out>(out, validity);
+    const auto decode = [&](size_t k) { decode_page(pages[k], *target, in_place, &results[k]); };
+    if (n == 1) {
+      decode(0);
+    } else {
+      parallel_for(n, threads_, decode);
     }
-  }
-  if constexpr (std::is_same_v<T, ByteArrays>) {
-    // One offset a row, and a FIXED_LEN_BYTE_ARRAY's bytes, are known before the pages: reserved once (the bytes
-    // with room for what copy_byte_array may write past the last value).
-    reserve_offsets(out, static_cast<size_t>(num_rows_));
-    populate_for_writing(out->offsets.data() + out->offsets.size(), static_cast<size_t>(num_rows_) * sizeof(int64_t));
-    const int64_t width = leaf_.schema.type_length;
-    if (width > 0 && num_rows_ <= budget_ / width) {
-      reserve_populated(out->bytes, out->bytes.size() + static_cast<size_t>(num_rows_ * width) + kShortCopyBytes);
-    }
-  }
-  int64_t row = 0;
-  int64_t nulls = 0;
-  size_t bytes_at_start = 0;
-  if constexpr (std::is_same_v<T, ByteArrays>) bytes_at_start = out->bytes.size();
-  walk_pages<T>(num_rows_, [&](const PageData& page, const uint8_t* body, size_t size) {
-    nulls += read_data_page<T, Out>(page, body, size, out, row, validity);
-    row += page.num_values;
-    if constexpr (std::is_same_v<T, ByteArrays>) {
-      if (leaf_.schema.type_length <= 0) {
-        make_room_for_rest(out, bytes_at_start, row, num_rows_ - row, static_cast<size_t>(budget_));
+    for (size_t k = 0; k < n; ++k) {
+      walk_.set_page_offset(pages[k].offset);
+      if (results[k].error) std::rethrow_exception(results[k].error);
+      target->nulls += results[k].nulls;
+      if constexpr (kBytes) {
+        if (in_place) {
+          join_fixed_bytes(pages[k], results[k], target->validity, &bytes, target->bytes);
+        } else if (walk_.leaf().schema.type_length <= 0) {
+          const int64_t done = results[k].first_row + pages[k].num_values;
+          make_room_for_rest(target->bytes, bytes_at_start, done, rows - done, static_cast<size_t>(walk_.budget()));
+        }
       }
     }
-    return page.num_values;
-  });
-  return nulls;
+  }
+  walk_.rethrow_header_error();
+  if constexpr (kBytes) {
+    if (in_place) target->bytes->bytes.resize(bytes);
+  }
 }
 
-// The columns read_parsed reads.
-template int64_t ChunkReader::read<uint8_t, FixedOut<uint8_t>>(FixedOut<uint8_t>, uint8_t*);
-template int64_t ChunkReader::read<int32_t, FixedOut<int32_t>>(FixedOut<int32_t>, uint8_t*);
-template int64_t ChunkReader::read<int64_t, FixedOut<int64_t>>(FixedOut<int64_t>, uint8_t*);
-template int64_t ChunkReader::read<float, FixedOut<float>>(FixedOut<float>, uint8_t*);
-template int64_t ChunkReader::read<double, FixedOut<double>>(FixedOut<double>, uint8_t*);
-template int64_t ChunkReader::read<ByteArrays, ByteArrays*>(ByteArrays*, uint8_t*);
+}  // namespace
+
+std::unique_ptr<ColumnChunkReader> make_flat_reader(const ChunkSource& source) {
+  return make_typed_reader<FlatChunkReader>(source);
+}
 
 }  // namespace feedline::parquet::detail

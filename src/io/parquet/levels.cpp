@@ -6,6 +6,7 @@
 #include "io/memory.h"
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/dictionary.h"
+#include "io/parquet/list_levels.h"
 #include "io/parquet/rle.h"
 
 namespace feedline::parquet::detail {
@@ -102,6 +103,22 @@ int64_t read_levels_v2(const uint8_t* p, size_t size, int64_t n, int max_level, 
   LevelSink sink{out};
   dec.decode(n, sink);
   return sink.present;
+}
+
+ListPageLevels read_list_levels(const Leaf& leaf, const PageData& page, const uint8_t* body, size_t size) {
+  const int64_t n = page.num_values;
+  std::vector<uint8_t>& levels = scratch().levels;
+  if (levels.size() < static_cast<size_t>(3 * n)) levels.resize(static_cast<size_t>(3 * n));
+  ListPageLevels out{levels.data(), levels.data() + n, levels.data() + 2 * n, body};
+  if (page.v2) {
+    read_levels_v2(page.v2_rep_levels, page.v2_rep_size, n, leaf.max_rep, out.rep);
+    read_levels_v2(page.v2_def_levels, page.v2_def_size, n, leaf.max_def, out.def);
+  } else {
+    const uint8_t* end = body + size;
+    read_levels(page.repetition_level_encoding, out.values, end, n, leaf.max_rep, out.rep);
+    read_levels(page.definition_level_encoding, out.values, end, n, leaf.max_def, out.def);
+  }
+  return out;
 }
 
 int64_t count_present(const uint8_t* validity, int64_t n) {

@@ -1,10 +1,10 @@
 // A column chunk's bytes and pages: the chunk read from the file, each page's sizes and CRC checked, its values
 // decompressed into this thread's scratch (a page over kMaxScratchBytes into a buffer of its own).
-#include "io/parquet/chunk_reader.h"
+#include "io/parquet/pages.h"
 
 namespace feedline::parquet::detail {
 
-void ChunkReader::check_crc(const format::PageHeader& h, const uint8_t* data) const {
+void PageWalk::check_crc(const format::PageHeader& h, const uint8_t* data) const {
   if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0) throw InvalidFile("negative page size");
   if (h.uncompressed_page_size > budget_) {
     throw InvalidFile("page of " + std::to_string(h.uncompressed_page_size) +
@@ -16,7 +16,7 @@ void ChunkReader::check_crc(const format::PageHeader& h, const uint8_t* data) co
   }
 }
 
-const uint8_t* ChunkReader::values_body(std::vector<uint8_t>* large, const uint8_t* data, int64_t compressed,
+const uint8_t* PageWalk::values_body(std::vector<uint8_t>* large, const uint8_t* data, int64_t compressed,
                                         int64_t uncompressed, bool is_compressed, size_t* size) const {
   *size = static_cast<size_t>(uncompressed);
   if (codec_ == Codec::kUncompressed || !is_compressed) {
@@ -41,13 +41,13 @@ const uint8_t* ChunkReader::values_body(std::vector<uint8_t>* large, const uint8
   return buf;
 }
 
-const uint8_t* ChunkReader::page_body(std::vector<uint8_t>* large, const format::PageHeader& h, const uint8_t* data,
+const uint8_t* PageWalk::page_body(std::vector<uint8_t>* large, const format::PageHeader& h, const uint8_t* data,
                                       size_t* size) const {
   check_crc(h, data);
   return values_body(large, data, h.compressed_page_size, h.uncompressed_page_size, true, size);
 }
 
-int64_t ChunkReader::load() {
+int64_t PageWalk::load() {
   if (chunk_.file_path) throw Unsupported("column data in another file ('" + *chunk_.file_path + "')");
   if (chunk_.encrypted && !chunk_.meta_data) throw Unsupported("encrypted column");
   if (!chunk_.meta_data) throw InvalidFile("column chunk lacks its metadata");
@@ -80,15 +80,16 @@ int64_t ChunkReader::load() {
   // parquet-mr up to 1.2.8 left the dictionary page header out of total_compressed_size (PARQUET-816,
   // IMPALA-694): allow for one such header.
   if (file_.old_parquet_mr) length += kMaxDictionaryHeaderBytes;
-  start_ = start;
+  start_ = pos_ = start;
   end_ = length > limit - start ? limit : start + length;
   const auto bytes = static_cast<size_t>(end_ - start_);
   size_scratch(home_.chunk, bytes + kPadding);
   file_.file->read_at(start_, bytes, home_.chunk.data());
+  total_ = entries;
   return entries;
 }
 
-const uint8_t* ChunkReader::open_page(const PageRef& ref, PageData* page, size_t* size) const {
+const uint8_t* PageWalk::open_page(const PageRef& ref, PageData* page, size_t* size) const {
   const format::PageHeader& h = ref.header;
   page->num_values = ref.num_values;
   if (h.type == format::page_type::kDataPage) {
@@ -111,7 +112,7 @@ const uint8_t* ChunkReader::open_page(const PageRef& ref, PageData* page, size_t
                      h.uncompressed_page_size - rep - def, v2.is_compressed, size);
 }
 
-void ChunkReader::rethrow_header_error() {
+void PageWalk::rethrow_header_error() {
   if (!header_error_) return;
   page_offset_ = header_error_offset_;
   std::rethrow_exception(header_error_);

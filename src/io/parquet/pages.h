@@ -1,6 +1,11 @@
-// Internal to the Parquet reader: the walk over a column chunk's page headers, and its dictionary pages. Member
-// templates of ChunkReader (see chunk_reader.h), for the column readers that use them.
+// Internal to the Parquet reader: a column chunk's pages (PageWalk): its bytes read from the file, its page headers
+// walked in order (a window of them at a time, so that their pages may decode on several threads), each page
+// checked against its CRC and decompressed, and the chunk's dictionary page decoded on the way. The readers of
+// each column shape (chunk_reader.h) take their data pages from it.
 #pragma once
+
+#include <exception>
+#include <vector>
 
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/dictionary.h"
@@ -8,10 +13,111 @@
 
 namespace feedline::parquet::detail {
 
+// A data page found by the walk over the chunk's page headers.
+struct PageRef {
+  int64_t offset = 0;  // of its header, in the file
+  format::PageHeader header;
+  const uint8_t* data = nullptr;  // its stored bytes (after the header) in the chunk's buffer
+  int64_t num_values = 0;         // level entries (for a flat column, rows)
+};
+
+// The chunk's dictionary, once its dictionary page is read: fixed-width values (a FIXED_LEN_BYTE_ARRAY's bytes)
+// `count` of them at `fixed`, with kShortCopyBytes readable past them; variable-length byte arrays in `bytes`.
+struct ChunkDictionary {
+  bool present = false;
+  const uint8_t* fixed = nullptr;
+  size_t count = 0;
+  const ByteArrays* bytes = nullptr;
+};
+
+class PageWalk {
+ public:
+  explicit PageWalk(const ChunkSource& source)
+      : file_(source.file), leaf_(source.leaf), chunk_(source.chunk), num_rows_(source.num_rows),
+        budget_(source.budget) {
+    dict_.bytes = &home_.dict_bytes;
+  }
+  ~PageWalk() { home_.trim(); }
+  PageWalk(const PageWalk&) = delete;
+  PageWalk& operator=(const PageWalk&) = delete;
+
+  const Leaf& leaf() const { return leaf_; }
+  int64_t num_rows() const { return num_rows_; }
+  int64_t budget() const { return budget_; }
+  const ChunkDictionary& dictionary() const { return dict_; }
+  // The file offset of the page header being read, or of the page a reader names with set_page_offset; -1 first.
+  int64_t page_offset() const { return page_offset_; }
+  void set_page_offset(int64_t offset) { page_offset_ = offset; }
+
+  // Checks the chunk's metadata against the schema and reads its bytes from the file. Returns the number of
+  // level entries (values, nulls included) its pages hold: for a flat column the row group's rows, else what the
+  // footer declares; 0 for an empty chunk.
+  int64_t load();
+  // The next window of data pages (at most `window`), their headers read in order (dictionary pages on the way
+  // go to read_dictionary_page<T>; index pages are skipped); false when none is left. A header's error is kept
+  // for rethrow_header_error() once the pages before it are done, as reading the pages one after another would
+  // meet it. T: the type the chunk's values decode as (for its dictionary).
+  template <class T>
+  bool next_window(std::vector<PageRef>* into, size_t window);
+  void rethrow_header_error();
+  // Level entries in the data pages the walk has handed out so far.
+  int64_t entries_seen() const { return seen_; }
+  // Every data page in order, opened, to on_data(page, body, size); throws what the walk meets.
+  template <class T, class OnData>
+  void walk(OnData on_data);
+  // A data page's values (checked against its CRC, and decompressed into this thread's scratch unless stored
+  // plain), with what the decoders need of its header in *page. Safe to call from several threads at once.
+  const uint8_t* open_page(const PageRef& ref, PageData* page, size_t* size) const;
+
+ private:
+  // Reads page headers from file offset *pos on to the next data page, which it checks against the `total`
+  // level entries less the `seen` before it, and returns; moves *pos past it.
+  template <class T>
+  PageRef next_data_page(int64_t* pos, int64_t seen, int64_t total);
+  template <class T>
+  void read_dictionary_page(const format::PageHeader& h, const uint8_t* body, size_t size);
+  // A compressed dictionary page of fixed-width values whose size is exactly its values' (PLAIN), decompressed
+  // straight into the chunk's dictionary rather than into scratch and copied: false, reading nothing, otherwise.
+  template <class T>
+  bool decompress_dictionary(const format::PageHeader& h, const uint8_t* data);
+  // The chunk's fixed-width dictionary made `values` long in home_.dict (for FIXED_LEN_BYTE_ARRAY, their bytes),
+  // the room of the thread's chunks before kept; returns where its values go.
+  template <class T>
+  uint8_t* size_dictionary(size_t values);
+  // Checks the page's sizes against the limits and its CRC when it has one.
+  void check_crc(const format::PageHeader& h, const uint8_t* data) const;
+  // The values of a page, decompressed into scratch (into *large past kMaxScratchBytes) unless stored plain (v2
+  // pages may say is_compressed false).
+  const uint8_t* values_body(std::vector<uint8_t>* large, const uint8_t* data, int64_t compressed,
+                             int64_t uncompressed, bool is_compressed, size_t* size) const;
+  // check_crc, then values_body of the whole page (data page v1, dictionary page).
+  const uint8_t* page_body(std::vector<uint8_t>* large, const format::PageHeader& h, const uint8_t* data,
+                           size_t* size) const;
+
+  const ParsedFile& file_;
+  const Leaf& leaf_;
+  const format::ColumnChunk& chunk_;
+  int64_t num_rows_;
+  int64_t budget_;
+  Codec codec_ = Codec::kUncompressed;
+  int64_t start_ = 0, end_ = 0;  // the chunk's bytes in the file; home_.chunk holds them
+  int64_t pos_ = 0;              // the next page header's file offset
+  int64_t seen_ = 0, total_ = 0;  // level entries handed out, and in the chunk
+  int64_t page_offset_ = -1;
+  std::exception_ptr header_error_;  // see next_window
+  int64_t header_error_offset_ = -1;
+  // The scratch of the thread that made the walk: its chunk buffer and the chunk's dictionary, kept between
+  // chunks so that their memory is not faulted in again for each.
+  Scratch& home_ = scratch();
+  // In home_.dict or home_.dict_bytes, or, a FIXED_LEN_BYTE_ARRAY page stored uncompressed, where it lies in
+  // home_.chunk.
+  ChunkDictionary dict_;
+};
+
 static_assert(kPadding >= kShortCopyBytes, "page buffers must end with what copy_byte_array may read past");
 
 template <class T>
-ChunkReader::PageRef ChunkReader::next_data_page(int64_t* pos, int64_t seen, int64_t total) {
+PageRef PageWalk::next_data_page(int64_t* pos, int64_t seen, int64_t total) {
   const uint8_t* base = home_.chunk.data();  // the byte at file offset start_
   for (;;) {
     page_offset_ = *pos;
@@ -32,7 +138,7 @@ ChunkReader::PageRef ChunkReader::next_data_page(int64_t* pos, int64_t seen, int
     switch (h.type) {
       case format::page_type::kDictionaryPage: {
         if (!h.dictionary_page_header) throw InvalidFile("dictionary page without its header");
-        if (have_dictionary_) throw InvalidFile("second dictionary page");
+        if (dict_.present) throw InvalidFile("second dictionary page");
         if (seen > 0) throw InvalidFile("dictionary page after data pages");
         if (decompress_dictionary<T>(h, ref.data)) break;
         size_t size;
@@ -79,36 +185,35 @@ ChunkReader::PageRef ChunkReader::next_data_page(int64_t* pos, int64_t seen, int
 }
 
 template <class T, class OnData>
-void ChunkReader::walk_pages(int64_t total, OnData on_data) {
-  int64_t pos = start_;
-  int64_t seen = 0;
-  while (seen < total) {
-    const PageRef ref = next_data_page<T>(&pos, seen, total);
+void PageWalk::walk(OnData on_data) {
+  std::vector<PageRef> pages;
+  while (next_window<T>(&pages, 1)) {
     PageData page;
     size_t size;
-    const uint8_t* body = open_page(ref, &page, &size);
-    seen += on_data(page, body, size);
+    const uint8_t* body = open_page(pages[0], &page, &size);
+    on_data(page, body, size);
   }
+  rethrow_header_error();
 }
 
 template <class T>
-bool ChunkReader::next_window(std::vector<PageRef>* into, size_t window, int64_t* pos, int64_t* seen, int64_t total) {
+bool PageWalk::next_window(std::vector<PageRef>* into, size_t window) {
   into->clear();
-  while (into->size() < window && *seen < total && !header_error_) {
+  while (into->size() < window && seen_ < total_ && !header_error_) {
     try {
-      into->push_back(next_data_page<T>(pos, *seen, total));
+      into->push_back(next_data_page<T>(&pos_, seen_, total_));
     } catch (const Error&) {
       header_error_ = std::current_exception();
       header_error_offset_ = page_offset_;
       break;
     }
-    *seen += into->back().num_values;
+    seen_ += into->back().num_values;
   }
   return !into->empty();
 }
 
 template <class T>
-bool ChunkReader::decompress_dictionary(const format::PageHeader& h, const uint8_t* data) {
+bool PageWalk::decompress_dictionary(const format::PageHeader& h, const uint8_t* data) {
   if constexpr (std::is_same_v<T, uint8_t>) {
     return false;  // (booleans are bit-packed)
   } else {
@@ -125,24 +230,24 @@ bool ChunkReader::decompress_dictionary(const format::PageHeader& h, const uint8
     uint8_t* dst = size_dictionary<T>(static_cast<size_t>(d.num_values));
     decompress(codec_, data, static_cast<size_t>(h.compressed_page_size), dst,
                static_cast<size_t>(h.uncompressed_page_size));
-    have_dictionary_ = true;
+    dict_.present = true;
     return true;
   }
 }
 
 template <class T>
-uint8_t* ChunkReader::size_dictionary(size_t values) {
+uint8_t* PageWalk::size_dictionary(size_t values) {
   const size_t width = std::is_same_v<T, ByteArrays> ? static_cast<size_t>(leaf_.schema.type_length) : sizeof(T);
   // (Callers check the count against the page's bytes first.) The buffer, from operator new or whole pages, is
   // aligned for any of the types; the room past the values is for FixedBytesDictionaryGather.
   size_scratch(home_.dict, values * width + kShortCopyBytes);
-  dict_ = home_.dict.data();
-  dict_values_ = values;
+  dict_.fixed = home_.dict.data();
+  dict_.count = values;
   return home_.dict.data();
 }
 
 template <class T>
-void ChunkReader::read_dictionary_page(const format::PageHeader& h, const uint8_t* body, size_t size) {
+void PageWalk::read_dictionary_page(const format::PageHeader& h, const uint8_t* body, size_t size) {
   const format::DictionaryPageHeader& d = *h.dictionary_page_header;
   if (d.encoding != format::encoding::kPlain && d.encoding != format::encoding::kPlainDictionary) {
     throw Unsupported(std::string("dictionary page encoding ") + format::encoding_name(d.encoding));
@@ -164,8 +269,8 @@ void ChunkReader::read_dictionary_page(const format::PageHeader& h, const uint8_
       const size_t chunk_bytes = static_cast<size_t>(end_ - start_) + kPadding;
       static_assert(kPadding >= kShortCopyBytes);
       if (at >= chunk && at - chunk <= chunk_bytes && chunk_bytes - (at - chunk) >= bytes + kShortCopyBytes) {
-        dict_ = body;
-        dict_values_ = values;
+        dict_.fixed = body;
+        dict_.count = values;
       } else {
         uint8_t* dst = size_dictionary<T>(values);
         if (bytes > 0) std::memcpy(dst, body, bytes);
@@ -191,7 +296,7 @@ void ChunkReader::read_dictionary_page(const format::PageHeader& h, const uint8_
       decode_plain(body, size, d.num_values, dict);
     }
   }
-  have_dictionary_ = true;
+  dict_.present = true;
 }
 
 }  // namespace feedline::parquet::detail

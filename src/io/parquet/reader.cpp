@@ -1,6 +1,6 @@
 // Reads Parquet files into a Table: the footer and schema (parse), then every (row group, column) chunk of a read
-// decoded on a pool of threads straight into the Table's vectors (read_parsed), a ChunkReader each (see
-// chunk_reader.h for how a chunk's reading is split by job).
+// decoded on a pool of threads straight into the Table's vectors (read_parsed), by the reader of its column's
+// shape (see chunk_reader.h for how a chunk's reading is split by job).
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,9 +25,18 @@
 
 namespace feedline::parquet {
 
-std::atomic<int> detail::page_threads{0};
-
 using namespace detail;
+
+std::unique_ptr<ColumnChunkReader> detail::make_chunk_reader(ChunkShape shape, const ChunkSource& source) {
+  switch (shape) {
+    case ChunkShape::kFlat: return make_flat_reader(source);
+    case ChunkShape::kList: return make_list_reader(source);
+    case ChunkShape::kNestedList: return make_nested_list_reader(source);
+    case ChunkShape::kRawLevels: return make_raw_levels_reader(source);
+  }
+  return nullptr;
+}
+
 
 int64_t detail::file_output_budget(int64_t file_size) {
   const int64_t expanded = file_size > INT64_MAX / kMaxExpansion ? INT64_MAX : file_size * kMaxExpansion;
@@ -230,13 +239,6 @@ void append_list(Column* dst, Column&& part) {
       dst->values);
 }
 
-// A list column's chunk, by the reader for its depth.
-template <class T>
-Column read_list_chunk(ChunkReader& reader, const Leaf& leaf) {
-  if (leaf.max_rep > 1) return reader.read_nested_list<T>();
-  return reader.read_list<T>();
-}
-
 // The row groups to read, in the order asked for (every one when `asked` is empty).
 std::vector<size_t> select_row_groups(const ParsedFile& f, const std::vector<int64_t>& asked) {
   std::vector<size_t> groups;
@@ -267,6 +269,7 @@ struct ReadPlan {
   int64_t num_rows = 0;
   int64_t budget = 0;
   int threads = 1;
+  int page_threads = 0;  // ReadOptions::page_threads
   size_t num_groups() const { return groups.size(); }
   size_t num_chunks() const { return leaves.size() * groups.size(); }
 };
@@ -317,7 +320,7 @@ void check_output_budget(const ParsedFile& f, const ReadPlan& plan) {
       continue;
     }
     if (leaf.max_rep == 0) continue;
-    for (size_t g : plan.groups) {  // level entries: a value, scratch, a row start or inner lists (see read_list)
+    for (size_t g : plan.groups) {  // level entries: a value, scratch, a row start or inner lists (see list_column.cpp)
       const auto& md = f.md.row_groups[g].columns[leaf.index].meta_data;
       const int64_t per_entry = leaf.max_rep == 1 ? 8 : 4 + 9 * (leaf.max_rep - 1);
       if (md && md->num_values > 0) add(md->num_values, value_width(leaf.schema.type) + per_entry);
@@ -339,6 +342,8 @@ ReadPlan plan_read(const ParsedFile& f, const ReadOptions& options) {
   plan.budget = options.max_output_bytes > 0 ? options.max_output_bytes : default_output_budget(f.size);
   check_output_budget(f, plan);
   plan.threads = resolve_threads(options.num_threads);
+  if (options.page_threads < 0) throw InvalidArgument("page_threads must not be negative");
+  plan.page_threads = options.page_threads;
   return plan;
 }
 
@@ -392,7 +397,7 @@ ReadOutput make_output(const ParsedFile& f, const ReadPlan& plan) {
 
 // How many threads decode each chunk's pages (chunks column-major, as read_parsed's tasks): as many as its share of
 // the bytes to read makes of the threads (so that a file of one large column and small others, or of few row
-// groups, uses them all), if it is large enough for threads to pay (see detail::page_threads).
+// groups, uses them all), if it is large enough for threads to pay; or as many as ReadOptions::page_threads says.
 std::vector<int> chunk_page_threads(const ParsedFile& f, const ReadPlan& plan) {
   const size_t num_groups = plan.num_groups();
   std::vector<int64_t> bytes(plan.num_chunks());
@@ -403,7 +408,7 @@ std::vector<int> chunk_page_threads(const ParsedFile& f, const ReadPlan& plan) {
     bytes[task] = md ? std::max<int64_t>(md->total_compressed_size, 0) : 0;
     total_bytes += bytes[task];
   }
-  const int forced = detail::page_threads.load(std::memory_order_relaxed);
+  const int forced = plan.page_threads;
   std::vector<int> threads(bytes.size(), 1);
   for (size_t task = 0; task < bytes.size(); ++task) {
     if (forced > 0) {
@@ -414,36 +419,6 @@ std::vector<int> chunk_page_threads(const ParsedFile& f, const ReadPlan& plan) {
     }
   }
   return threads;
-}
-
-// A list column's chunk, by its type.
-Column read_list_part(ChunkReader& reader, const Leaf& leaf) {
-  switch (leaf.schema.type) {
-    case PhysicalType::kBoolean: return read_list_chunk<uint8_t>(reader, leaf);
-    case PhysicalType::kInt32: return read_list_chunk<int32_t>(reader, leaf);
-    case PhysicalType::kInt64: return read_list_chunk<int64_t>(reader, leaf);
-    case PhysicalType::kFloat: return read_list_chunk<float>(reader, leaf);
-    case PhysicalType::kDouble: return read_list_chunk<double>(reader, leaf);
-    case PhysicalType::kByteArray:
-    case PhysicalType::kFixedLenByteArray: return read_list_chunk<ByteArrays>(reader, leaf);
-  }
-  return Column();
-}
-
-// A flat column's chunk of fixed-width values into `col` from row `first` on, or byte arrays appended to `bytes`.
-// Returns the number of nulls.
-int64_t read_flat_chunk(ChunkReader& reader, PhysicalType type, Column& col, int64_t first, ByteArrays* bytes,
-                        uint8_t* validity) {
-  switch (type) {
-    case PhysicalType::kBoolean: return reader.read<uint8_t>(FixedOut<uint8_t>{col.as<uint8_t>().data() + first}, validity);
-    case PhysicalType::kInt32: return reader.read<int32_t>(FixedOut<int32_t>{col.as<int32_t>().data() + first}, validity);
-    case PhysicalType::kInt64: return reader.read<int64_t>(FixedOut<int64_t>{col.as<int64_t>().data() + first}, validity);
-    case PhysicalType::kFloat: return reader.read<float>(FixedOut<float>{col.as<float>().data() + first}, validity);
-    case PhysicalType::kDouble: return reader.read<double>(FixedOut<double>{col.as<double>().data() + first}, validity);
-    case PhysicalType::kByteArray:
-    case PhysicalType::kFixedLenByteArray: return reader.read<ByteArrays>(bytes, validity);
-  }
-  return 0;
 }
 
 // A VARIANT column's chunk (c, k) into its place in `out`, its validity (when not null) into `validity`. Returns
@@ -471,9 +446,6 @@ void read_chunk(const ParsedFile& f, const ReadPlan& plan, size_t task, int page
   Column& col = out->table.columns[c];
   const format::RowGroup& rg = f.md.row_groups[plan.groups[k]];
   const int64_t first = plan.first_row[k];
-  // Pages decode apart in flat columns and one-level lists, but not of variable-length byte arrays (they append).
-  const bool apart = leaf.max_rep <= 1 && leaf.schema.type != PhysicalType::kByteArray;
-  ChunkReader reader(f, leaf, rg.columns[leaf.index], rg.num_rows, plan.budget, apart ? page_threads : 1);
   // A flat column chunk's validity goes to the thread's scratch, and into the column (made all valid, once)
   // only when the chunk has nulls.
   uint8_t* validity = nullptr;
@@ -482,18 +454,32 @@ void read_chunk(const ParsedFile& f, const ReadPlan& plan, size_t task, int page
     if (v.size() < static_cast<size_t>(rg.num_rows)) v.resize(static_cast<size_t>(rg.num_rows));
     validity = v.data();
   }
+  std::unique_ptr<ColumnChunkReader> reader;
   try {
     int64_t nulls = 0;
     if (leaf.variant) {
       nulls = read_variant_into(f, leaf, rg, plan.budget, c, k, out, validity);
-    } else if (leaf.max_rep > 0) {
-      out->part(c, k) = read_list_part(reader, leaf);
     } else {
-      ByteArrays* bytes = nullptr;
-      if (leaf.schema.type == PhysicalType::kByteArray || leaf.schema.type == PhysicalType::kFixedLenByteArray) {
-        bytes = &std::get<ByteArrays>(out->has_parts(c) ? out->part(c, k).values : col.values);
+      const ChunkSource source{f, leaf, rg.columns[leaf.index], rg.num_rows, plan.budget, page_threads};
+      const ChunkShape shape = column_shape(leaf);
+      reader = make_chunk_reader(shape, source);
+      ChunkTarget target;
+      target.validity = validity;
+      if (shape == ChunkShape::kFlat) {
+        std::visit(
+            [&](auto& v) {
+              using V = std::decay_t<decltype(v)>;
+              if constexpr (std::is_same_v<V, ByteArrays>) {
+                target.bytes = &std::get<ByteArrays>(out->has_parts(c) ? out->part(c, k).values : col.values);
+              } else {
+                target.values = v.data() + first;
+              }
+            },
+            col.values);
       }
-      nulls = read_flat_chunk(reader, leaf.schema.type, col, first, bytes, validity);
+      reader->read(&target);
+      nulls = target.nulls;
+      if (shape != ChunkShape::kFlat) out->part(c, k) = std::move(target.list);
     }
     if (nulls > 0 && validity != nullptr) {
       std::call_once(out->validity_made[c], [&] {
@@ -504,7 +490,7 @@ void read_chunk(const ParsedFile& f, const ReadPlan& plan, size_t task, int page
     }
   } catch (const Error&) {
     std::string where = f.path + ": column '" + leaf.name + "', row group " + std::to_string(plan.groups[k]);
-    if (reader.page_offset() >= 0) where += ", page at offset " + std::to_string(reader.page_offset());
+    if (reader && reader->page_offset() >= 0) where += ", page at offset " + std::to_string(reader->page_offset());
     rethrow_with(where + ": ");
   }
 }
@@ -586,7 +572,8 @@ FileInfo file_info(const ParsedFile& f) {
       info.unsupported_columns.emplace_back(leaf.name, leaf.unsupported);
     }
   }
-  for (const format::KeyValue& kv : f.md.key_value_metadata) info.key_value_metadata.emplace_back(kv.key, kv.value.value_or(""));
+  for (const format::KeyValue& kv : f.md.key_value_metadata)
+    info.key_value_metadata.emplace_back(kv.key, kv.value.value_or(""));
   info.created_by = f.md.created_by.value_or("");
   for (const format::RowGroup& rg : f.md.row_groups) {
     RowGroupInfo rgi;

@@ -1,19 +1,79 @@
 // Internal to the Parquet reader: a data page's levels and values, decoded by encoding (PLAIN, dictionary,
-// DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT, RLE booleans). Member
-// templates of ChunkReader (see chunk_reader.h), for the column readers that use them.
+// DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT, RLE booleans), for the readers
+// of each column shape (chunk_reader.h).
 #pragma once
 
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/delta.h"
 #include "io/parquet/dictionary.h"
+#include "io/parquet/pages.h"
 #include "io/parquet/plain.h"
 #include "io/parquet/rle.h"
 
 namespace feedline::parquet::detail {
 
+// Decodes one leaf's data pages, with its chunk's dictionary (which the chunk's PageWalk fills as it meets the
+// dictionary page). Keeps no state of its own between pages: several threads may decode pages with one.
+class ValueDecoder {
+ public:
+  ValueDecoder(const Leaf& leaf, int64_t budget, const ChunkDictionary& dictionary)
+      : leaf_(leaf), budget_(budget), dict_(dictionary) {}
+
+  // A flat column's data page: its definition levels into validity[row..) (optional columns), its values into
+  // `out` (FixedOut: values at out.values + row; ByteArrays*: appended; FixedBytesOut: a FIXED_LEN_BYTE_ARRAY's
+  // bytes back to back from out.bytes), nulls spread among them. Returns the page's count of nulls.
+  template <class T, class Out>
+  int64_t read_data_page(const PageData& h, const uint8_t* body, size_t size, Out out, int64_t row,
+                         uint8_t* validity) const;
+  // Decodes `present` values of the page's encoding from p[0..remaining) into `out` (dst: where a fixed-width
+  // column's values go).
+  template <class T, class Out>
+  void decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst) const;
+  // The encodings whose FIXED_LEN_BYTE_ARRAY values decode to FixedBytesOut.
+  static bool decodes_fixed_bytes(int32_t encoding) {
+    return encoding == format::encoding::kPlain || encoding == format::encoding::kPlainDictionary ||
+           encoding == format::encoding::kRleDictionary || encoding == format::encoding::kByteStreamSplit ||
+           encoding == format::encoding::kDeltaByteArray;
+  }
+
+ private:
+  // decode_values for the dictionary encodings: the page's indices gathered from the chunk's dictionary.
+  template <class T, class Out>
+  void decode_dictionary_indices(const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst) const;
+  // decode_values for BYTE_STREAM_SPLIT FIXED_LEN_BYTE_ARRAY values, appended to `out`.
+  void append_byte_stream_split_fixed(const uint8_t* p, size_t remaining, int64_t present, ByteArrays* out) const;
+  // `present` FIXED_LEN_BYTE_ARRAY values to dst, for the encodings that decodes_fixed_bytes accepts.
+  void decode_fixed_bytes(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, char* dst) const;
+  // A dictionary-encoded page's indices (their bit width, then RLE / bit-packed runs), checked as far as they can
+  // be before decoding: the width is there and at most 32.
+  RleBitPackedDecoder dictionary_indices(const uint8_t* p, size_t remaining) const {
+    if (remaining < 1) throw InvalidFile("dictionary indices missing");
+    const int bit_width = p[0];
+    if (bit_width > 32) throw InvalidFile("dictionary index bit width " + std::to_string(bit_width));
+    return RleBitPackedDecoder(p + 1, remaining - 1, bit_width);
+  }
+  // The chunk's dictionary of fixed-width values, as their type.
+  template <class T>
+  struct DictionaryView {
+    const T* values;
+    size_t count;
+    const T* data() const { return values; }
+    size_t size() const { return count; }
+  };
+  template <class T>
+  DictionaryView<T> dictionary() const {
+    static_assert(!std::is_same_v<T, ByteArrays>, "byte arrays keep their dictionary in dict_.bytes");
+    return {reinterpret_cast<const T*>(dict_.fixed), dict_.count};
+  }
+
+  const Leaf& leaf_;
+  int64_t budget_;
+  const ChunkDictionary& dict_;
+};
+
 template <class T, class Out>
-int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size_t size, Out out, int64_t row,
-                                    uint8_t* validity) {
+int64_t ValueDecoder::read_data_page(const PageData& h, const uint8_t* body, size_t size, Out out, int64_t row,
+                                     uint8_t* validity) const {
   const int64_t n = h.num_values;
   const uint8_t* p = body;
   const uint8_t* end = body + size;
@@ -51,7 +111,7 @@ int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size
       // Dictionary-encoded values among nulls are gathered straight to their slots.
       if (present < n && (h.encoding == format::encoding::kRleDictionary ||
                           h.encoding == format::encoding::kPlainDictionary)) {
-        if (!have_dictionary_) throw InvalidFile("dictionary-encoded page without a dictionary page");
+        if (!dict_.present) throw InvalidFile("dictionary-encoded page without a dictionary page");
         const auto dict = dictionary<T>();
         SpreadDictionaryGather<T> sink{dict.data(), static_cast<uint32_t>(dict.size()), dst, page_validity, n};
         if (present > 0) {
@@ -74,8 +134,8 @@ int64_t ChunkReader::read_data_page(const PageData& h, const uint8_t* body, size
   }
 }
 
-inline void ChunkReader::decode_fixed_bytes(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present,
-                                            char* dst) {
+inline void ValueDecoder::decode_fixed_bytes(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present,
+                                             char* dst) const {
   const auto width = static_cast<size_t>(leaf_.schema.type_length);
   switch (encoding) {
     case format::encoding::kPlain:
@@ -87,11 +147,11 @@ inline void ChunkReader::decode_fixed_bytes(int32_t encoding, const uint8_t* p, 
       return;
     case format::encoding::kPlainDictionary:
     case format::encoding::kRleDictionary: {
-      if (!have_dictionary_) throw InvalidFile("dictionary-encoded page without a dictionary page");
+      if (!dict_.present) throw InvalidFile("dictionary-encoded page without a dictionary page");
       if (present == 0) return;
       RleBitPackedDecoder dec = dictionary_indices(p, remaining);
-      FixedBytesDictionaryGather sink{reinterpret_cast<const char*>(dict_), static_cast<uint32_t>(dict_values_), width,
-                                      dst};
+      FixedBytesDictionaryGather sink{reinterpret_cast<const char*>(dict_.fixed), static_cast<uint32_t>(dict_.count),
+                                      width, dst};
       dec.decode(present, sink);
       return;
     }
@@ -107,8 +167,8 @@ inline void ChunkReader::decode_fixed_bytes(int32_t encoding, const uint8_t* p, 
   }
 }
 
-inline void ChunkReader::append_byte_stream_split_fixed(const uint8_t* p, size_t remaining, int64_t present,
-                                                        ByteArrays* out) {
+inline void ValueDecoder::append_byte_stream_split_fixed(const uint8_t* p, size_t remaining, int64_t present,
+                                                         ByteArrays* out) const {
   const auto width = static_cast<size_t>(leaf_.schema.type_length);
   if (present > 0 && static_cast<uint64_t>(present) > remaining / width) {
     throw InvalidFile("BYTE_STREAM_SPLIT data holds " + std::to_string(remaining / width) + " values, page declares " +
@@ -124,8 +184,9 @@ inline void ChunkReader::append_byte_stream_split_fixed(const uint8_t* p, size_t
 }
 
 template <class T, class Out>
-void ChunkReader::decode_dictionary_indices(const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst) {
-  if (!have_dictionary_) throw InvalidFile("dictionary-encoded page without a dictionary page");
+void ValueDecoder::decode_dictionary_indices(const uint8_t* p, size_t remaining, int64_t present, Out out,
+                                             T* dst) const {
+  if (!dict_.present) throw InvalidFile("dictionary-encoded page without a dictionary page");
   if (present == 0) return;
   RleBitPackedDecoder dec = dictionary_indices(p, remaining);
   if constexpr (std::is_same_v<T, ByteArrays>) {
@@ -134,13 +195,13 @@ void ChunkReader::decode_dictionary_indices(const uint8_t* p, size_t remaining, 
       const size_t at = out->bytes.size(), bytes = static_cast<size_t>(present) * static_cast<size_t>(width);
       if (at + bytes > static_cast<size_t>(budget_)) throw InvalidFile("byte arrays exceed the size limit");
       out->bytes.resize(at + bytes);
-      FixedBytesDictionaryGather sink{reinterpret_cast<const char*>(dict_), static_cast<uint32_t>(dict_values_),
+      FixedBytesDictionaryGather sink{reinterpret_cast<const char*>(dict_.fixed), static_cast<uint32_t>(dict_.count),
                                       static_cast<size_t>(width), out->bytes.data() + at};
       dec.decode(present, sink);
       append_fixed_offsets(out, present, width);
     } else {
       reserve_offsets(out, static_cast<size_t>(present));
-      ByteArrayDictionaryGather sink{&home_.dict_bytes, out, static_cast<size_t>(budget_)};
+      ByteArrayDictionaryGather sink{dict_.bytes, out, static_cast<size_t>(budget_)};
       dec.decode(present, sink);
     }
   } else {
@@ -151,8 +212,8 @@ void ChunkReader::decode_dictionary_indices(const uint8_t* p, size_t remaining, 
 }
 
 template <class T, class Out>
-void ChunkReader::decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out,
-                                T* dst) {
+void ValueDecoder::decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out,
+                                 T* dst) const {
   switch (encoding) {
     case format::encoding::kPlain:
       if constexpr (std::is_same_v<T, ByteArrays>) {

@@ -610,20 +610,15 @@ Column read_variant_chunk(const ParsedFile& file, const Leaf& leaf, const format
   std::vector<RawChunk> raw(shape.parts.size());
   for (size_t k = 0; k < shape.parts.size(); ++k) {
     const Leaf& part = shape.parts[k];
-    ChunkReader reader(file, part, rg.columns[part.index], rg.num_rows, output_budget);
+    const ChunkSource source{file, part, rg.columns[part.index], rg.num_rows, output_budget, 1};
+    const std::unique_ptr<ColumnChunkReader> reader = make_chunk_reader(ChunkShape::kRawLevels, source);
     try {
-      switch (part.schema.type) {
-        case PhysicalType::kBoolean: raw[k] = reader.read_raw<uint8_t>(); break;
-        case PhysicalType::kInt32: raw[k] = reader.read_raw<int32_t>(); break;
-        case PhysicalType::kInt64: raw[k] = reader.read_raw<int64_t>(); break;
-        case PhysicalType::kFloat: raw[k] = reader.read_raw<float>(); break;
-        case PhysicalType::kDouble: raw[k] = reader.read_raw<double>(); break;
-        case PhysicalType::kByteArray:
-        case PhysicalType::kFixedLenByteArray: raw[k] = reader.read_raw<ByteArrays>(); break;
-      }
+      ChunkTarget target;
+      reader->read(&target);
+      raw[k] = std::move(target.raw);
     } catch (const Error&) {
       std::string where = "leaf '" + part.name + "'";
-      if (reader.page_offset() >= 0) where += ", page at offset " + std::to_string(reader.page_offset());
+      if (reader->page_offset() >= 0) where += ", page at offset " + std::to_string(reader->page_offset());
       rethrow_with(where + ": ");
     }
   }
