@@ -6,9 +6,10 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
-#include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
+#include "feedline/io/cell_writer.h"
 #include "feedline/io/columns.h"
 #include "feedline/io/csv.h"
 #include "feedline/io/file.h"
@@ -21,19 +22,7 @@
 namespace feedline::cli {
 namespace {
 
-using nlohmann::ordered_json;  // keeps the columns in file order
-
 std::string shorten(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n) + "..."; }
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos && !text.empty()) return text;
-  std::string out = "\"";
-  for (const char ch : text) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
-}
 
 // The physical type as inspect shows it: LIST<INT32> for a list column, LIST<LIST<INT32>> for a list of lists.
 std::string type_text(const ColumnSchema& s) {
@@ -170,33 +159,10 @@ int run_inspect(const InspectArgs& args) {
 int run_cat(const CatArgs& args) {
   // A Parquet file, a CSV file (its columns typed, text as STRING) or a dataset of Parquet files.
   const Table t = read_file_columns(args.path, args.columns, args.threads, {}, /*csv_text_columns=*/true);
-  const int64_t rows = args.limit < 0 ? t.num_rows : std::min(args.limit, t.num_rows);
-  std::string out;
-  auto flush = [&] {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    out.clear();
-  };
-  if (args.format == "csv") {
-    for (size_t c = 0; c < t.columns.size(); ++c) out += (c ? "," : "") + csv_field(t.columns[c].schema.name);
-    out += '\n';
-    for (int64_t r = 0; r < rows; ++r) {
-      const size_t row_start = out.size();
-      for (size_t c = 0; c < t.columns.size(); ++c) {
-        if (c) out += ',';
-        if (auto text = cell_text(t.columns[c], r)) out += csv_field(*text);
-      }
-      if (out.size() == row_start) out += "\"\"";  // a lone null: an empty line would be no record
-      out += '\n';
-      if (out.size() > (1 << 16)) flush();
-    }
-  } else {
-    for (int64_t r = 0; r < rows; ++r) {
-      out += json_row(t, r);
-      out += '\n';
-      if (out.size() > (1 << 16)) flush();
-    }
-  }
-  flush();
+  // Each cell written as it is made: a value of a gigabyte is not copied into a text of its own first.
+  const TextFormat format = args.format == "csv" ? TextFormat::kCsv : TextFormat::kJsonLines;
+  write_table_text(
+      t, format, [](std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }, args.limit);
   std::fflush(stdout);
   return 0;
 }

@@ -259,8 +259,6 @@ std::optional<std::string> value_text(const Column& c, int64_t row) {
   return std::nullopt;
 }
 
-namespace {
-
 ordered_json json_value(const Column& c, int64_t row) {
   const auto text = value_text(c, row);
   if (!text) return nullptr;
@@ -289,6 +287,8 @@ ordered_json json_value(const Column& c, int64_t row) {
     default: return *text;
   }
 }
+
+namespace {
 
 // Entry `i` at list level `level` of a list column (0: the rows' lists; list_depth(): the values) as JSON: a
 // value, or an array of the next level's entries; null for a null list or element.

@@ -33,6 +33,10 @@ std::string uuid_text(std::string_view bytes);
 // "00:00:00" when all three are 0.
 std::string interval_text(int32_t months, int32_t days, int64_t micros);
 
+// Value `row` (for a list column, element `row`) as JSON, as json_cell gives a value that is not null (validity is
+// not looked at): a string, a number, a boolean, or the value that a JSON or VARIANT text holds.
+nlohmann::ordered_json json_value(const Column& c, int64_t row);
+
 // One row's cell as JSON: null, a value, or for a list column an array (of arrays, for a list of lists; nulls
 // at any level as null).
 nlohmann::ordered_json json_cell(const Column& c, int64_t row);
