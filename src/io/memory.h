@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace feedline {
@@ -33,6 +34,14 @@ void grow_populated(V& v, size_t n) {
   if (n > v.capacity()) v.reserve(n > 2 * v.capacity() ? n : 2 * v.capacity());
   if (n > v.size()) populate_for_writing(v.data() + v.size(), (n - v.size()) * sizeof(*v.data()));
   v.resize(n);
+}
+
+// Gives v's memory back, leaving it as a new one: a swap with a new one, since a move assignment from one may keep
+// a std::string's buffer (libstdc++ copies a short string into the room it has).
+template <class V>
+void release_memory(V& v) {
+  V empty;
+  std::swap(v, empty);
 }
 
 // Memory for a thread's scratch buffers (a column chunk as read, a page as decompressed), which the thread keeps

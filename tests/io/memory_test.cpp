@@ -4,6 +4,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
+
+#include "feedline/io/table.h"
 
 namespace feedline {
 namespace {
@@ -35,6 +39,18 @@ TEST(ScratchMemory, LargeRequestsGetWholeAlignedTwoMiBBlocks) {
     EXPECT_EQ(p[capacity - 1], 0xab);
     free_scratch(p, bytes);
   }
+}
+
+// A move assignment from a new string keeps the old buffer (libstdc++ copies the short string into it);
+// release_memory gives it back.
+TEST(ScratchMemory, ReleaseMemoryGivesAByteArraysBuffersBack) {
+  ByteArrays v;
+  v.push_back(std::string(1 << 20, 'x'));
+  ASSERT_GE(v.bytes.capacity(), size_t{1} << 20);
+  release_memory(v);
+  EXPECT_LT(v.bytes.capacity(), size_t{1} << 10);
+  EXPECT_EQ(v.offsets, (std::vector<int64_t>{0}));
+  EXPECT_EQ(v.size(), 0);
 }
 
 TEST(ScratchMemory, SizeScratchGrowsOnlyWhenItMustAndUsesAllItsRoom) {

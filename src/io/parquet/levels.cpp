@@ -33,7 +33,7 @@ namespace {
 void release_byte_arrays(ByteArrays* v) {
   if (v->offsets.capacity() * sizeof(int64_t) > static_cast<size_t>(kMaxScratchBytes) ||
       v->bytes.capacity() > static_cast<size_t>(kMaxScratchBytes)) {
-    *v = ByteArrays();
+    release_memory(*v);
   }
 }
 

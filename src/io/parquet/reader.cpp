@@ -505,7 +505,7 @@ void join_byte_arrays(size_t c, int64_t num_rows, ReadOutput* out) {
   for (size_t k = 0; k < out->num_groups; ++k) {
     ByteArrays& part = std::get<ByteArrays>(out->part(c, k).values);
     append_byte_arrays(&dst, part);
-    part = ByteArrays();
+    release_memory(part);
   }
 }
 
