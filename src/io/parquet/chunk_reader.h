@@ -109,6 +109,9 @@ struct PageData {
   // The decompressed values of a page larger than kMaxScratchBytes: freed with the page, not kept in the thread's
   // scratch for the process's life.
   std::vector<uint8_t> large;
+  // A large PLAIN page of byte arrays decompressed into the column's own bytes (PageWalk::open_page): where the
+  // column's bytes ended before it, which its values move down to; -1 for any other page.
+  int64_t output_base = -1;
 };
 
 // Moves `present` packed values at out[0..present) to their slots, zeroing null slots, back to front in place.

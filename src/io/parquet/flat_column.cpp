@@ -76,7 +76,8 @@ void FlatChunkReader<T>::decode_page(const PageRef& ref, const ChunkTarget& targ
   try {
     PageData page;
     size_t size;
-    const uint8_t* body = walk_.open_page(ref, &page, &size);
+    // (Byte arrays appended decode one page at a time, so a large page may decompress into the column's bytes.)
+    const uint8_t* body = walk_.open_page(ref, &page, &size, kBytes && !in_place ? target.bytes : nullptr);
     if constexpr (kBytes) {
       if (!in_place) {
         result->nulls = values_.read_data_page<T>(page, body, size, target.bytes, row, target.validity);
@@ -140,7 +141,14 @@ void FlatChunkReader<T>::read(ChunkTarget* target) {
   std::vector<PageRef> pages;
   std::vector<PageResult> results;
   int64_t first = 0;
+  PageWalk::HugeValues huge;
   while (walk_.next_window<T>(&pages, window)) {
+    if constexpr (kBytes) {
+      if (first == 0 && !in_place) {
+        huge = walk_.find_huge_values();
+        make_room_for_huge_values(huge, target->bytes, walk_.budget());
+      }
+    }
     const size_t n = pages.size();
     results.assign(n, PageResult());
     for (size_t k = 0; k < n; ++k) {
@@ -157,10 +165,11 @@ void FlatChunkReader<T>::read(ChunkTarget* target) {
       walk_.set_page_offset(pages[k].offset);
       if (results[k].error) std::rethrow_exception(results[k].error);
       target->nulls += results[k].nulls;
+      walk_.page_done(pages[k]);
       if constexpr (kBytes) {
         if (in_place) {
           join_fixed_bytes(pages[k], results[k], target->validity, &bytes, target->bytes);
-        } else if (walk_.leaf().schema.type_length <= 0) {
+        } else if (walk_.leaf().schema.type_length <= 0 && !huge.huge) {
           const int64_t done = results[k].first_row + pages[k].num_values;
           make_room_for_rest(target->bytes, bytes_at_start, done, rows - done, static_cast<size_t>(walk_.budget()));
         }

@@ -199,7 +199,7 @@ void ListChunkReader<T>::decode_list_page_values(const PageData& page, const Lis
     if constexpr (std::is_same_v<T, ByteArrays>) {
       ByteArrays& arrays = std::get<ByteArrays>(col->values);
       const size_t base = arrays.offsets.size();
-      values_.decode_values<T>(page.encoding, p, remaining, present, &arrays, nullptr);
+      values_.decode_byte_arrays(page, p, remaining, present, &arrays);
       if (present < slots) spread_byte_arrays(&arrays, base, slot_valid, slots, present);
     } else {
       if (values == nullptr) {
@@ -225,7 +225,9 @@ void ListChunkReader<T>::read_list_page(const PageRef& ref, T* values, Column* c
   const uint8_t* body;
   ListPageLevels levels;
   try {
-    body = walk_.open_page(ref, &page, &size);
+    ByteArrays* spare = nullptr;
+    if constexpr (std::is_same_v<T, ByteArrays>) spare = &std::get<ByteArrays>(col->values);  // (pages in order)
+    body = walk_.open_page(ref, &page, &size, spare);
     levels = read_list_levels(leaf_, page, body, size);
   } catch (const Error&) {
     out->levels_error = std::current_exception();
@@ -366,8 +368,12 @@ void ListChunkReader<T>::read(ChunkTarget* target) {
   std::vector<ListPage> parts;
   walk_.next_window<T>(&pages, window);
   const bool apart = pages.size() > 1;  // (a chunk of one page decodes as on one thread)
+  PageWalk::HugeValues huge;
   if constexpr (kFixed) {
     if (apart) std::get<std::vector<T>>(col.values).resize(static_cast<size_t>(walk_.entries_seen()));
+  } else {
+    huge = walk_.find_huge_values();
+    make_room_for_huge_values(huge, &std::get<ByteArrays>(col.values), walk_.budget());
   }
   int64_t first_entry = 0;  // level entries before the window
   while (!pages.empty()) {
@@ -381,10 +387,13 @@ void ListChunkReader<T>::read(ChunkTarget* target) {
     for (size_t k = 0; k < pages.size(); ++k) {
       walk_.set_page_offset(pages[k].offset);
       join_list_page(parts[k], &join, &col);
+      walk_.page_done(pages[k]);
       if constexpr (!kFixed) {
         const int64_t done = parts[k].entries_before + pages[k].num_values;
-        make_room_for_rest(&std::get<ByteArrays>(col.values), bytes_at_start, done, entries - done,
-                           static_cast<size_t>(walk_.budget()));
+        if (!huge.huge) {
+          make_room_for_rest(&std::get<ByteArrays>(col.values), bytes_at_start, done, entries - done,
+                             static_cast<size_t>(walk_.budget()));
+        }
       }
     }
     pages.swap(next);

@@ -1,5 +1,7 @@
 // A column chunk's bytes and pages: the chunk read from the file, each page's sizes and CRC checked, its values
 // decompressed into this thread's scratch (a page over kMaxScratchBytes into a buffer of its own).
+#include <algorithm>
+
 #include "io/parquet/pages.h"
 
 namespace feedline::parquet::detail {
@@ -89,27 +91,111 @@ int64_t PageWalk::load() {
   return entries;
 }
 
-const uint8_t* PageWalk::open_page(const PageRef& ref, PageData* page, size_t* size) const {
+const uint8_t* PageWalk::open_page(const PageRef& ref, PageData* page, size_t* size, ByteArrays* spare) const {
   const format::PageHeader& h = ref.header;
   page->num_values = ref.num_values;
+  const uint8_t* data = ref.data;
+  int64_t compressed = h.compressed_page_size, uncompressed = h.uncompressed_page_size;
+  bool is_compressed = true;
   if (h.type == format::page_type::kDataPage) {
     page->encoding = h.data_page_header->encoding;
     page->definition_level_encoding = h.data_page_header->definition_level_encoding;
     page->repetition_level_encoding = h.data_page_header->repetition_level_encoding;
-    return page_body(&page->large, h, ref.data, size);
+  } else {
+    const format::DataPageHeaderV2& v2 = *h.data_page_header_v2;
+    const int64_t rep = v2.repetition_levels_byte_length, def = v2.definition_levels_byte_length;
+    page->num_rows = v2.num_rows;
+    page->encoding = v2.encoding;
+    page->v2 = true;
+    page->v2_rep_levels = data;
+    page->v2_rep_size = static_cast<size_t>(rep);
+    page->v2_def_levels = data + rep;
+    page->v2_def_size = static_cast<size_t>(def);
+    data += rep + def;
+    compressed -= rep + def;
+    uncompressed -= rep + def;
+    is_compressed = v2.is_compressed;
   }
-  const format::DataPageHeaderV2& v2 = *h.data_page_header_v2;
-  const int64_t rep = v2.repetition_levels_byte_length, def = v2.definition_levels_byte_length;
   check_crc(h, ref.data);
-  page->num_rows = v2.num_rows;
-  page->encoding = v2.encoding;
-  page->v2 = true;
-  page->v2_rep_levels = ref.data;
-  page->v2_rep_size = static_cast<size_t>(rep);
-  page->v2_def_levels = ref.data + rep;
-  page->v2_def_size = static_cast<size_t>(def);
-  return values_body(&page->large, ref.data + rep + def, h.compressed_page_size - rep - def,
-                     h.uncompressed_page_size - rep - def, v2.is_compressed, size);
+  if (spare != nullptr && is_compressed && codec_ != Codec::kUncompressed && uncompressed > kMaxScratchBytes &&
+      page->encoding == format::encoding::kPlain && leaf_.schema.type_length <= 0) {
+    // Past the column's bytes, which the page's values then move down to (their levels read first).
+    const size_t base = spare->bytes.size();
+    *size = static_cast<size_t>(uncompressed);
+    if (base + *size > static_cast<size_t>(budget_)) throw InvalidFile("byte arrays exceed the size limit");
+    spare->bytes.resize(base + *size + kPadding);
+    uint8_t* at = reinterpret_cast<uint8_t*>(spare->bytes.data()) + base;
+    decompress(codec_, data, static_cast<size_t>(compressed), at, *size);
+    page->output_base = static_cast<int64_t>(base);
+    return at;
+  }
+  return values_body(&page->large, data, compressed, uncompressed, is_compressed, size);
+}
+
+PageWalk::HugeValues PageWalk::find_huge_values() {
+  HugeValues found;
+  const format::ColumnMetaData& md = *chunk_.meta_data;
+  if (leaf_.schema.type_length > 0 || md.total_uncompressed_size <= kMaxScratchBytes || first_data_page_ < 0) {
+    return found;
+  }
+  int64_t longest = 0;  // the dictionary's longest value
+  const ByteArrays& dict = home_.dict_bytes;
+  if (dict_.present) {
+    for (size_t i = 1; i < dict.offsets.size(); ++i) longest = std::max(longest, dict.offsets[i] - dict.offsets[i - 1]);
+  }
+  found.huge = dict_.present && static_cast<int64_t>(dict.bytes.size()) > kMaxScratchBytes;
+  int64_t bound = 0, last_dictionary_page = -1;
+  const uint8_t* base = home_.chunk.data();
+  try {
+    for (int64_t pos = first_data_page_; pos < end_;) {
+      const int64_t at = pos;
+      thrift::CompactReader in(base + (pos - start_), static_cast<size_t>(end_ - pos), pos);
+      const format::PageHeader h = format::read_page_header(in);
+      pos += static_cast<int64_t>(in.position());
+      if (h.compressed_page_size < 0 || h.compressed_page_size > end_ - pos || h.uncompressed_page_size < 0) {
+        return HugeValues();
+      }
+      pos += h.compressed_page_size;
+      int32_t encoding = 0, entries = 0;
+      int64_t values = h.uncompressed_page_size;
+      if (h.type == format::page_type::kDataPage && h.data_page_header) {
+        encoding = h.data_page_header->encoding;
+        entries = h.data_page_header->num_values;
+      } else if (h.type == format::page_type::kDataPageV2 && h.data_page_header_v2) {
+        const format::DataPageHeaderV2& v2 = *h.data_page_header_v2;
+        encoding = v2.encoding;
+        entries = v2.num_values;
+        values -= v2.repetition_levels_byte_length + v2.definition_levels_byte_length;
+      } else {
+        continue;
+      }
+      if (encoding == format::encoding::kRleDictionary || encoding == format::encoding::kPlainDictionary) {
+        last_dictionary_page = at;
+        values = entries > 0 && longest > INT64_MAX / entries ? INT64_MAX : entries * longest;
+      }
+      found.huge |= values > kMaxScratchBytes;
+      bound = values > INT64_MAX - bound ? INT64_MAX : bound + values;
+    }
+  } catch (const Error&) {
+    return HugeValues();
+  }
+  found.bound = bound;
+  if (found.huge && dict_.present) {
+    last_dictionary_page_ = last_dictionary_page;
+    if (last_dictionary_page < 0) release_dictionary();  // no page uses it
+  }
+  return found;
+}
+
+void PageWalk::page_done(const PageRef& ref) {
+  // (No later page uses it: find_huge_values read every header.)
+  if (last_dictionary_page_ >= 0 && ref.offset >= last_dictionary_page_) release_dictionary();
+}
+
+void PageWalk::release_dictionary() {
+  release_memory(home_.dict_bytes);
+  dict_.present = false;
+  last_dictionary_page_ = -1;
 }
 
 void PageWalk::rethrow_header_error() {

@@ -67,7 +67,25 @@ class PageWalk {
   void walk(OnData on_data);
   // A data page's values (checked against its CRC, and decompressed into this thread's scratch unless stored
   // plain), with what the decoders need of its header in *page. Safe to call from several threads at once.
-  const uint8_t* open_page(const PageRef& ref, PageData* page, size_t* size) const;
+  // `spare`: the column's byte arrays, when its pages decode in order; a compressed PLAIN page of more than
+  // kMaxScratchBytes is then decompressed past the end of their bytes (page->output_base), where its values
+  // are decoded in place (ValueDecoder), rather than into a buffer of its own and copied.
+  const uint8_t* open_page(const PageRef& ref, PageData* page, size_t* size, ByteArrays* spare = nullptr) const;
+
+  // A chunk of variable-length byte arrays with huge values: a dictionary or a page's values of more than
+  // kMaxScratchBytes, found from the page headers (only in a chunk that large). `bound`: at most the bytes its
+  // values take from the first data page on (a dictionary-encoded page's entries each the dictionary's longest
+  // value, any other page its values' size), so that the column's bytes can be made room for once; -1 when a
+  // header cannot be read (the walk meets its error in turn). Call once the first window is out (the dictionary
+  // is read then).
+  struct HugeValues {
+    bool huge = false;
+    int64_t bound = -1;
+  };
+  HugeValues find_huge_values();
+  // The reader is done with page `ref`: after the last page that uses it, a huge dictionary (found by
+  // find_huge_values) is given back.
+  void page_done(const PageRef& ref);
 
  private:
   // Reads page headers from file offset *pos on to the next data page, which it checks against the `total`
@@ -84,6 +102,13 @@ class PageWalk {
   // the room of the thread's chunks before kept; returns where its values go.
   template <class T>
   uint8_t* size_dictionary(size_t values);
+  // A compressed PLAIN dictionary page of variable-length byte arrays larger than kMaxScratchBytes, decompressed
+  // into the chunk's dictionary and its values moved down in place, rather than decompressed apart and copied:
+  // false, reading nothing, for any other page.
+  template <class T>
+  bool dictionary_in_place(const format::PageHeader& h, const uint8_t* data);
+  // Gives the chunk's dictionary of byte arrays back (its pages have used it).
+  void release_dictionary();
   // Checks the page's sizes against the limits and its CRC when it has one.
   void check_crc(const format::PageHeader& h, const uint8_t* data) const;
   // The values of a page, decompressed into scratch (into *large past kMaxScratchBytes) unless stored plain (v2
@@ -104,6 +129,8 @@ class PageWalk {
   int64_t pos_ = 0;              // the next page header's file offset
   int64_t seen_ = 0, total_ = 0;  // level entries handed out, and in the chunk
   int64_t page_offset_ = -1;
+  int64_t first_data_page_ = -1;      // the file offset of the first data page's header
+  int64_t last_dictionary_page_ = -1;  // of the last dictionary-encoded data page's, once find_huge_values knows
   std::exception_ptr header_error_;  // see next_window
   int64_t header_error_offset_ = -1;
   // The scratch of the thread that made the walk: its chunk buffer and the chunk's dictionary, kept between
@@ -113,6 +140,16 @@ class PageWalk {
   // home_.chunk.
   ChunkDictionary dict_;
 };
+
+// Room for the rest of a chunk of huge byte arrays (PageWalk::find_huge_values) made at once, within the budget,
+// and not faulted in: its pages then neither move the bytes before them as they grow nor take more memory than
+// their values.
+inline void make_room_for_huge_values(const PageWalk::HugeValues& huge, ByteArrays* out, int64_t budget) {
+  if (!huge.huge || huge.bound < 0) return;
+  const auto have = static_cast<int64_t>(out->bytes.size());
+  const int64_t room = std::min(huge.bound, std::max<int64_t>(budget - have, 0)) + static_cast<int64_t>(kPadding);
+  out->bytes.reserve(static_cast<size_t>(have + room));
+}
 
 static_assert(kPadding >= kShortCopyBytes, "page buffers must end with what copy_byte_array may read past");
 
@@ -140,7 +177,7 @@ PageRef PageWalk::next_data_page(int64_t* pos, int64_t seen, int64_t total) {
         if (!h.dictionary_page_header) throw InvalidFile("dictionary page without its header");
         if (dict_.present) throw InvalidFile("second dictionary page");
         if (seen > 0) throw InvalidFile("dictionary page after data pages");
-        if (decompress_dictionary<T>(h, ref.data)) break;
+        if (dictionary_in_place<T>(h, ref.data) || decompress_dictionary<T>(h, ref.data)) break;
         size_t size;
         std::vector<uint8_t> large;
         const uint8_t* body = page_body(&large, h, ref.data, &size);
@@ -155,6 +192,7 @@ PageRef PageWalk::next_data_page(int64_t* pos, int64_t seen, int64_t total) {
                             " remain");
         }
         ref.num_values = n;
+        if (first_data_page_ < 0) first_data_page_ = ref.offset;
         return ref;
       }
       case format::page_type::kDataPageV2: {
@@ -174,6 +212,7 @@ PageRef PageWalk::next_data_page(int64_t* pos, int64_t seen, int64_t total) {
           throw InvalidFile("data page v2 levels of " + std::to_string(rep) + " + " + std::to_string(def) + " bytes");
         }
         ref.num_values = n;
+        if (first_data_page_ < 0) first_data_page_ = ref.offset;
         return ref;
       }
       case format::page_type::kIndexPage:
@@ -230,6 +269,31 @@ bool PageWalk::decompress_dictionary(const format::PageHeader& h, const uint8_t*
     uint8_t* dst = size_dictionary<T>(static_cast<size_t>(d.num_values));
     decompress(codec_, data, static_cast<size_t>(h.compressed_page_size), dst,
                static_cast<size_t>(h.uncompressed_page_size));
+    dict_.present = true;
+    return true;
+  }
+}
+
+template <class T>
+bool PageWalk::dictionary_in_place(const format::PageHeader& h, const uint8_t* data) {
+  if constexpr (!std::is_same_v<T, ByteArrays>) {
+    return false;
+  } else {
+    const format::DictionaryPageHeader& d = *h.dictionary_page_header;
+    if (leaf_.schema.type_length > 0 || codec_ == Codec::kUncompressed || h.uncompressed_page_size <= kMaxScratchBytes ||
+        (d.encoding != format::encoding::kPlain && d.encoding != format::encoding::kPlainDictionary)) {
+      return false;
+    }
+    check_crc(h, data);
+    const auto size = static_cast<size_t>(h.uncompressed_page_size);
+    ByteArrays& dict = home_.dict_bytes;
+    dict.offsets.assign(1, 0);
+    dict.bytes.clear();
+    dict.bytes.resize(size + kShortCopyBytes);  // (see ByteArrayDictionaryGather)
+    uint8_t* at = reinterpret_cast<uint8_t*>(dict.bytes.data());
+    decompress(codec_, data, static_cast<size_t>(h.compressed_page_size), at, size);
+    const size_t bytes = compact_plain_byte_arrays(at, size, d.num_values, dict.bytes.data(), 0, &dict.offsets, size);
+    dict.bytes.resize(bytes + kShortCopyBytes);
     dict_.present = true;
     return true;
   }

@@ -95,6 +95,46 @@ size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, Byt
   return pos;
 }
 
+size_t compact_plain_byte_arrays(const uint8_t* src, size_t size, int64_t n, char* dst, int64_t base,
+                                 std::vector<int64_t>* offsets, size_t max_total_bytes) {
+  if (n < 0 || static_cast<uint64_t>(n) > size / 4) {
+    throw InvalidFile("PLAIN data holds at most " + std::to_string(size / 4) + " byte arrays, page declares " +
+                      std::to_string(n));
+  }
+  const size_t first = offsets->size();
+  offsets->resize(first + static_cast<size_t>(n));
+  int64_t* ends = offsets->data() + first;
+  size_t pos = 0, total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t len;
+    if (size - pos < 4) {
+      offsets->resize(first);
+      throw InvalidFile("PLAIN byte array " + std::to_string(i) + " of " + std::to_string(n) + " is truncated");
+    }
+    std::memcpy(&len, src + pos, 4);
+    pos += 4;
+    if (len > size - pos || static_cast<size_t>(base) + total + len > max_total_bytes) {
+      offsets->resize(first);
+      throw InvalidFile(len > size - pos ? "PLAIN byte array " + std::to_string(i) + " of " + std::to_string(len) +
+                                               " bytes runs past the page"
+                                         : std::string("byte arrays exceed the size limit"));
+    }
+    total += len;
+    ends[i] = base + static_cast<int64_t>(total);
+    pos += len;
+  }
+  // Front to back: each value's bytes go to or before where they lie, past the values already moved.
+  const uint8_t* from = src;
+  char* to = dst;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto len = static_cast<size_t>(ends[i] - (i == 0 ? base : ends[i - 1]));
+    std::memmove(to, from + 4, len);
+    to += len;
+    from += 4 + len;
+  }
+  return total;
+}
+
 void encode_plain_bool(const uint8_t* values, size_t n, std::string* out) {
   const size_t at = out->size();
   out->resize(at + (n + 7) / 8, '\0');

@@ -97,6 +97,13 @@ inline void copy_byte_array(char* dst, const char* src, size_t len) {
 size_t decode_plain_byte_arrays(const uint8_t* data, size_t size, int64_t n, ByteArrays* out,
                                 size_t max_total_bytes, int32_t fixed_length = 0);
 
+// PLAIN byte arrays decoded where they lie, for pages too large to copy: the n values at src[0..size) (each a
+// 4-byte length, then its bytes) moved down, back to back, to dst (at or before src, in the same buffer), and the
+// offsets of their ends, `base` plus the bytes before, appended to *offsets. Checks every length before moving a
+// byte; `max_total_bytes` caps base plus their bytes. Returns the bytes the values take.
+size_t compact_plain_byte_arrays(const uint8_t* src, size_t size, int64_t n, char* dst, int64_t base,
+                                 std::vector<int64_t>* offsets, size_t max_total_bytes);
+
 template <class T>
 void encode_plain(const T* values, size_t n, std::string* out) {
   out->append(reinterpret_cast<const char*>(values), n * sizeof(T));

@@ -29,6 +29,19 @@ class ValueDecoder {
   // column's values go).
   template <class T, class Out>
   void decode_values(int32_t encoding, const uint8_t* p, size_t remaining, int64_t present, Out out, T* dst) const;
+  // A page's `present` byte arrays from p[0..remaining) appended to `out`: decode_values, or, where open_page
+  // decompressed the page into out's own bytes (page.output_base), moved down in place.
+  void decode_byte_arrays(const PageData& page, const uint8_t* p, size_t remaining, int64_t present,
+                          ByteArrays* out) const {
+    if (page.output_base < 0) {
+      decode_values<ByteArrays>(page.encoding, p, remaining, present, out, nullptr);
+      return;
+    }
+    const auto base = static_cast<size_t>(page.output_base);
+    const size_t bytes = compact_plain_byte_arrays(p, remaining, present, out->bytes.data() + base, page.output_base,
+                                                   &out->offsets, static_cast<size_t>(budget_));
+    out->bytes.resize(base + bytes);
+  }
   // The encodings whose FIXED_LEN_BYTE_ARRAY values decode to FixedBytesOut.
   static bool decodes_fixed_bytes(int32_t encoding) {
     return encoding == format::encoding::kPlain || encoding == format::encoding::kPlainDictionary ||
@@ -122,7 +135,11 @@ int64_t ValueDecoder::read_data_page(const PageData& h, const uint8_t* body, siz
         return n - present;
       }
     }
-    decode_values<T, Out>(h.encoding, p, static_cast<size_t>(end - p), present, out, dst);
+    if constexpr (std::is_same_v<T, ByteArrays>) {
+      decode_byte_arrays(h, p, static_cast<size_t>(end - p), present, out);
+    } else {
+      decode_values<T, Out>(h.encoding, p, static_cast<size_t>(end - p), present, out, dst);
+    }
     if (present < n) {
       if constexpr (std::is_same_v<T, ByteArrays>) {
         spread_byte_arrays(out, bytes_base, page_validity, n, present);
