@@ -196,10 +196,10 @@ struct ChunkTarget {
   ByteArrays* bytes = nullptr;
   uint8_t* validity = nullptr;
   int64_t nulls = 0;
-  // kList, kNestedList: the chunk as a list Column of its row group's rows.
-  Column list;
-  // kRawLevels: the chunk's level entries.
-  RawChunk raw;
+  // kList, kNestedList: where the chunk goes, as a list Column of its row group's rows.
+  Column* list = nullptr;
+  // kRawLevels: where its level entries go.
+  RawChunk* raw = nullptr;
 };
 
 // One column chunk's reader, used by one thread (which pages may be handed to): read() reads the chunk into

@@ -30,12 +30,13 @@ class FlatChunkReader final : public ColumnChunkReader {
     size_t value_bytes = 0;
     std::exception_ptr error;
   };
-  // Whether a chunk of byte arrays decodes in place: FIXED_LEN_BYTE_ARRAY into a column of no values yet, its
-  // rows' bytes within the budget. Its values then go, back to back, to where the page's first row would put them
-  // (no earlier than their place: a null takes no bytes), and are moved down as the pages join.
+  // Whether a chunk of byte arrays decodes in place, its pages on several threads: FIXED_LEN_BYTE_ARRAY into a
+  // column of no values yet, its rows' bytes within the budget. Its values then go, back to back, to where the
+  // page's first row would put them (no earlier than their place: a null takes no bytes), and are moved down as
+  // the pages join. (On one thread they are appended: the room made in place would be zeroed first.)
   bool fixed_bytes_in_place(const ByteArrays& out) const {
     const int64_t width = walk_.leaf().schema.type_length;
-    return width > 0 && out.offsets.size() == 1 && walk_.num_rows() <= walk_.budget() / width;
+    return threads_ > 1 && width > 0 && out.offsets.size() == 1 && walk_.num_rows() <= walk_.budget() / width;
   }
   // Makes the room the chunk's byte arrays fill: an offset a row, and a FIXED_LEN_BYTE_ARRAY's bytes.
   void make_room(ByteArrays* out, bool in_place) const;

@@ -344,7 +344,7 @@ void ListChunkReader<T>::join_list_page(const ListPage& part, ListJoin* join, Co
 template <class T>
 void ListChunkReader<T>::read(ChunkTarget* target) {
   const int64_t entries = walk_.load();
-  Column& col = target->list;
+  Column& col = *target->list;
   col = make_column(leaf_.schema);
   if (entries == 0) return;
   // Fixed-width values decode straight to where their page's first level entry would put them (no earlier

@@ -271,7 +271,7 @@ void NestedListChunkReader<T>::read_nested_page(const PageData& page, const uint
 template <class T>
 void NestedListChunkReader<T>::read(ChunkTarget* target) {
   const int64_t entries = walk_.load();
-  Column& col = target->list;
+  Column& col = *target->list;
   col = make_column(leaf_.schema);
   if (entries == 0) return;
   reserve_nested_list(entries, &col);

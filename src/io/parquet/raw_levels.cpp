@@ -31,7 +31,7 @@ void RawLevelsReader<T>::read(ChunkTarget* target) {
   ColumnSchema flat = leaf_.schema;
   flat.is_list = false;
   flat.inner_list_nullable.clear();
-  RawChunk& raw = target->raw;
+  RawChunk& raw = *target->raw;
   raw = RawChunk{{}, {}, make_column(flat)};
   if (entries == 0) return;
   const int64_t width = (std::is_same_v<T, ByteArrays> ? 8 : static_cast<int64_t>(sizeof(T))) + 3;

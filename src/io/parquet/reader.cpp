@@ -465,7 +465,9 @@ void read_chunk(const ParsedFile& f, const ReadPlan& plan, size_t task, int page
       reader = make_chunk_reader(shape, source);
       ChunkTarget target;
       target.validity = validity;
-      if (shape == ChunkShape::kFlat) {
+      if (shape != ChunkShape::kFlat) {
+        target.list = &out->part(c, k);
+      } else {
         std::visit(
             [&](auto& v) {
               using V = std::decay_t<decltype(v)>;
@@ -479,7 +481,6 @@ void read_chunk(const ParsedFile& f, const ReadPlan& plan, size_t task, int page
       }
       reader->read(&target);
       nulls = target.nulls;
-      if (shape != ChunkShape::kFlat) out->part(c, k) = std::move(target.list);
     }
     if (nulls > 0 && validity != nullptr) {
       std::call_once(out->validity_made[c], [&] {

@@ -614,8 +614,8 @@ Column read_variant_chunk(const ParsedFile& file, const Leaf& leaf, const format
     const std::unique_ptr<ColumnChunkReader> reader = make_chunk_reader(ChunkShape::kRawLevels, source);
     try {
       ChunkTarget target;
+      target.raw = &raw[k];
       reader->read(&target);
-      raw[k] = std::move(target.raw);
     } catch (const Error&) {
       std::string where = "leaf '" + part.name + "'";
       if (reader->page_offset() >= 0) where += ", page at offset " + std::to_string(reader->page_offset());
