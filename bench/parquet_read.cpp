@@ -69,9 +69,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (keep_memory) {
-    // Large blocks from the heap rather than their own mappings (32 MiB is glibc's most), and the heap's top
-    // kept rather than given back.
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    // Every block from the heap rather than a mapping of its own, and the heap's top kept rather than given back,
+    // as the feedline tool's process settings have it (MALLOC_MMAP_MAX_=0, MALLOC_TRIM_THRESHOLD_): a mapping
+    // threshold alone (32 MiB at most) still maps the columns of a large table anew for each read.
+    mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
   }
   std::printf("file,threads,rows,columns,median_s,min_s%s\n",

@@ -5,7 +5,8 @@
 # large-files]   (defaults: every core, 5, duckdb-folder; the file sets as scripts/bench-parquet-read.sh names them).
 # Each round runs both readers on every file, this build first in odd rounds and the other first in even ones (ROUNDS,
 # default 3), each reporting its median of REPEAT reads after a warm-up, in new memory and kept memory; the table
-# gives each reader's median over the rounds and this build's time over the other's (below 1: this build is faster).
+# gives each reader's median over the rounds and this build's time over the other's (below 1: this build is faster),
+# and the geometric mean of those ratios over the files.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -69,7 +70,10 @@ sort -t, -k3,3 -k1,1 -k2,2 "$results" | awk -F, '
       for (m = 1; m <= 2; m++) {
         a = median(times[key, modes[m], "this"]); b = median(times[key, modes[m], "other"])
         printf " %9.2f %9.2f %5.2fx", 1000 * a, 1000 * b, (b > 0 ? a / b : 0)
+        if (a > 0 && b > 0) { logs[m] += log(a / b); counted[m]++ }
       }
       printf "\n"
     }
+    printf "%-60s %9s %9s %5.2fx %9s %9s %5.2fx\n", "geometric mean of the ratios", "", "",
+           (counted[1] ? exp(logs[1] / counted[1]) : 0), "", "", (counted[2] ? exp(logs[2] / counted[2]) : 0)
   }'
