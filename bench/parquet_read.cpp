@@ -69,11 +69,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (keep_memory) {
-    // Every block from the heap rather than a mapping of its own, and the heap's top kept rather than given back,
-    // as the feedline tool's process settings have it (MALLOC_MMAP_MAX_=0, MALLOC_TRIM_THRESHOLD_): a mapping
-    // threshold alone (32 MiB at most) still maps the columns of a large table anew for each read.
+    // Every block from the heap rather than a mapping of its own, as the feedline tool's process settings have it
+    // (MALLOC_MMAP_MAX_=0), and the heap's top kept rather than given back: a mapping threshold alone (32 MiB at
+    // most) still maps the columns of a large table anew for each read.
     mallopt(M_MMAP_MAX, 0);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, -1);  // (never: a table over the tool's 1 GiB would otherwise go back in part)
   }
   std::printf("file,threads,rows,columns,median_s,min_s%s\n",
               floor ? ",floor_s,decompress_s,copy_s,table_bytes,file_bytes" : "");
