@@ -10,6 +10,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
+# shellcheck source=lib/parquet-bench-files.sh
+. "$here/scripts/lib/parquet-bench-files.sh"
 [ $# -ge 1 ] || { sed -n 2,7p "$0" >&2; exit 2; }
 other_dir=$1
 other_bin="$other_dir/bench/feedline_parquet_read"
@@ -20,12 +22,7 @@ shift $(( $# > 2 ? 2 : $# ))
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then files=(duckdb-folder); fi
 if [ "${files[*]}" = duckdb-folder ]; then
-  folder="$here/tests/data/duckdb-parquet-testing"
-  files=()
-  for name in lineitem-top10000.gzip userdata1 spark-ontime aws1.snappy candidate bug687_nulls issue_6013 \
-              dictionary_multipage uuid_v2 sorted.zstd_18_131072_small malloy-smaller/tbl_; do
-    files+=("$folder/$name.parquet")
-  done
+  mapfile -t files < <(duckdb_folder_files "$here")
 elif [ "${files[*]}" = large-files ]; then
   folder="$here/data/large-parquet/${LARGE_ROWS:-10000000}-rows"
   [ -d "$folder" ] || { echo "no $folder: scripts/bench-parquet-read.sh T R large-files writes it" >&2; exit 1; }

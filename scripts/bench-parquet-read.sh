@@ -21,18 +21,15 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
+# shellcheck source=lib/parquet-bench-files.sh
+. "$here/scripts/lib/parquet-bench-files.sh"
 threads=${1:-$(nproc)}
 repeat=${2:-5}
 shift $(( $# > 2 ? 2 : $# ))
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then files=(data/*/*.parquet); fi
 if [ "${files[*]}" = duckdb-folder ]; then
-  folder="$here/tests/data/duckdb-parquet-testing"
-  files=()
-  for name in lineitem-top10000.gzip userdata1 spark-ontime aws1.snappy candidate bug687_nulls issue_6013 \
-              dictionary_multipage uuid_v2 sorted.zstd_18_131072_small malloy-smaller/tbl_; do
-    files+=("$folder/$name.parquet")
-  done
+  mapfile -t files < <(duckdb_folder_files "$here")
 fi
 floor=${FLOOR:-0}
 duck_new=${DUCKDB_NEW:-1}
