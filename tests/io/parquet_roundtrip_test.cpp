@@ -2,6 +2,7 @@
 // groups and pages, projection, threads, statistics and the options' validation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <tuple>
@@ -88,6 +89,42 @@ TEST(ParquetRoundTrip, PagesDecodedApartReadAsOnOneThread) {
       const Table threaded = read_table(path, three);
       expect_tables_equal(serial, threaded);
       expect_tables_equal(t, threaded);
+    }
+  }
+}
+
+// Chunks of byte arrays of 1 MiB and more, their room made from their page headers (every page PLAIN: sized
+// exactly from them; dictionaries: from the dictionary's longest value, or projected): flat columns and lists,
+// with nulls, in one row group and in several, read alike on one thread and on two.
+TEST(ParquetRoundTrip, LargeChunksOfByteArraysSizedFromTheirPageHeaders) {
+  for (const bool lists : {false, true}) {
+    RandomTableSpec spec;
+    spec.rows = lists ? 20000 : 160000;
+    const Table t = lists ? random_list_table(33, spec) : random_table(33, spec);
+    for (const bool dictionary : {false, true}) {
+      for (const int64_t group_rows : {int64_t{1} << 20, spec.rows / 2}) {
+        SCOPED_TRACE(std::string(lists ? "lists" : "flat") + (dictionary ? ", dictionaries" : ", PLAIN") +
+                     ", row groups of " + std::to_string(group_rows));
+        const std::string path = scratch_dir("large-byte-arrays") + "/t.parquet";
+        WriteOptions w;
+        w.page_bytes = 64 << 10;
+        w.row_group_rows = group_rows;
+        w.dictionary = dictionary;
+        write_table(path, t, w);
+        // Some chunk of byte arrays is large enough for its room to be made from its headers.
+        const FileInfo info = read_file_info(path);
+        int64_t largest = 0;
+        for (size_t c = 0; c < info.schema.size(); ++c) {
+          if (info.schema[c].type != PhysicalType::kByteArray) continue;
+          for (const RowGroupInfo& rg : info.row_groups) largest = std::max(largest, rg.columns[c].uncompressed_bytes);
+        }
+        ASSERT_GE(largest, int64_t{1} << 20);
+        for (const int threads : {1, 2}) {
+          ReadOptions r;
+          r.num_threads = threads;
+          expect_tables_equal(t, read_table(path, r));
+        }
+      }
     }
   }
 }

@@ -142,12 +142,11 @@ void FlatChunkReader<T>::read(ChunkTarget* target) {
   std::vector<PageRef> pages;
   std::vector<PageResult> results;
   int64_t first = 0;
-  PageWalk::HugeValues huge;
+  bool room_made = false;  // (byte arrays: from the page headers, or else projected as the pages come)
   while (walk_.next_window<T>(&pages, window)) {
     if constexpr (kBytes) {
       if (first == 0 && !in_place) {
-        huge = walk_.find_huge_values();
-        make_room_for_huge_values(huge, target->bytes, walk_.budget());
+        room_made = make_room_from_headers(walk_.byte_arrays_room(), target->bytes, walk_.budget());
       }
     }
     const size_t n = pages.size();
@@ -170,7 +169,7 @@ void FlatChunkReader<T>::read(ChunkTarget* target) {
       if constexpr (kBytes) {
         if (in_place) {
           join_fixed_bytes(pages[k], results[k], target->validity, &bytes, target->bytes);
-        } else if (walk_.leaf().schema.type_length <= 0 && !huge.huge) {
+        } else if (walk_.leaf().schema.type_length <= 0 && !room_made) {
           const int64_t done = results[k].first_row + pages[k].num_values;
           make_room_for_rest(target->bytes, bytes_at_start, done, rows - done, static_cast<size_t>(walk_.budget()));
         }

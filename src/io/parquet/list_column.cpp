@@ -368,12 +368,13 @@ void ListChunkReader<T>::read(ChunkTarget* target) {
   std::vector<ListPage> parts;
   walk_.next_window<T>(&pages, window);
   const bool apart = pages.size() > 1;  // (a chunk of one page decodes as on one thread)
-  PageWalk::HugeValues huge;
+  bool room_made = false;  // (byte arrays: from the page headers, or else projected as the pages come)
   if constexpr (kFixed) {
     if (apart) std::get<std::vector<T>>(col.values).resize(static_cast<size_t>(walk_.entries_seen()));
   } else {
-    huge = walk_.find_huge_values();
-    make_room_for_huge_values(huge, &std::get<ByteArrays>(col.values), walk_.budget());
+    ByteArrays& values = std::get<ByteArrays>(col.values);
+    room_made = make_room_from_headers(walk_.byte_arrays_room(), &values, walk_.budget());
+    if (room_made) reserve_populated(values.offsets, static_cast<size_t>(entries) + 1);  // (an offset a slot)
   }
   int64_t first_entry = 0;  // level entries before the window
   while (!pages.empty()) {
@@ -390,7 +391,7 @@ void ListChunkReader<T>::read(ChunkTarget* target) {
       walk_.page_done(pages[k]);
       if constexpr (!kFixed) {
         const int64_t done = parts[k].entries_before + pages[k].num_values;
-        if (!huge.huge) {
+        if (!room_made) {
           make_room_for_rest(&std::get<ByteArrays>(col.values), bytes_at_start, done, entries - done,
                              static_cast<size_t>(walk_.budget()));
         }

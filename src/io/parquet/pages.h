@@ -7,6 +7,7 @@
 #include <exception>
 #include <vector>
 
+#include "io/memory.h"
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/dictionary.h"
 #include "io/parquet/plain.h"
@@ -72,19 +73,23 @@ class PageWalk {
   // are decoded in place (ValueDecoder), rather than into a buffer of its own and copied.
   const uint8_t* open_page(const PageRef& ref, PageData* page, size_t* size, ByteArrays* spare = nullptr) const;
 
-  // A chunk of variable-length byte arrays with huge values: a dictionary or a page's values of more than
-  // kMaxScratchBytes, found from the page headers (only in a chunk that large). `bound`: at most the bytes its
-  // values take from the first data page on (a dictionary-encoded page's entries each the dictionary's longest
-  // value, any other page its values' size), so that the column's bytes can be made room for once; -1 when a
-  // header cannot be read (the walk meets its error in turn). Call once the first window is out (the dictionary
-  // is read then).
-  struct HugeValues {
-    bool huge = false;
+  // What a chunk of variable-length byte arrays of 1 MiB or more (uncompressed) takes, from its page headers (read
+  // once the first window is out: its dictionary is read then). `bound`: at most the bytes its values take from
+  // the first data page on, a PLAIN or DELTA_LENGTH_BYTE_ARRAY page at most its values' section (a PLAIN page's
+  // less the lengths of the values its header says it holds), a dictionary-encoded page its entries times the
+  // dictionary's longest value; -1 where a DELTA_BYTE_ARRAY page
+  // (its shared prefixes make values longer than the page) or a header that cannot be read (the walk meets its
+  // error in turn) leaves it unknown. `exact`: no page is dictionary-encoded, so that the bound is the values'
+  // bytes and no more than their lengths and levels over. `huge`: a dictionary or a page's values of more than
+  // kMaxScratchBytes.
+  struct ByteArraysRoom {
     int64_t bound = -1;
+    bool exact = false;
+    bool huge = false;
   };
-  HugeValues find_huge_values();
+  ByteArraysRoom byte_arrays_room();
   // The reader is done with page `ref`: after the last page that uses it, a huge dictionary (found by
-  // find_huge_values) is given back.
+  // byte_arrays_room) is given back.
   void page_done(const PageRef& ref);
 
  private:
@@ -130,7 +135,7 @@ class PageWalk {
   int64_t seen_ = 0, total_ = 0;  // level entries handed out, and in the chunk
   int64_t page_offset_ = -1;
   int64_t first_data_page_ = -1;      // the file offset of the first data page's header
-  int64_t last_dictionary_page_ = -1;  // of the last dictionary-encoded data page's, once find_huge_values knows
+  int64_t last_dictionary_page_ = -1;  // of the last dictionary-encoded data page's, once byte_arrays_room knows
   std::exception_ptr header_error_;  // see next_window
   int64_t header_error_offset_ = -1;
   // The scratch of the thread that made the walk: its chunk buffer and the chunk's dictionary, kept between
@@ -141,14 +146,20 @@ class PageWalk {
   ChunkDictionary dict_;
 };
 
-// Room for the rest of a chunk of huge byte arrays (PageWalk::find_huge_values) made at once, within the budget,
-// and not faulted in: its pages then neither move the bytes before them as they grow nor take more memory than
-// their values.
-inline void make_room_for_huge_values(const PageWalk::HugeValues& huge, ByteArrays* out, int64_t budget) {
-  if (!huge.huge || huge.bound < 0) return;
+// Room for the rest of a chunk's byte arrays made once from its page headers (PageWalk::byte_arrays_room), within
+// the budget: for huge values, not faulted in, so that its pages neither move the bytes before them as they grow
+// nor take more memory than their values; for pages of exact sizes, populated for writing. Returns whether it was
+// made (else the reader projects the room from the bytes its pages take, as they come).
+inline bool make_room_from_headers(const PageWalk::ByteArraysRoom& room, ByteArrays* out, int64_t budget) {
   const auto have = static_cast<int64_t>(out->bytes.size());
-  const int64_t room = std::min(huge.bound, std::max<int64_t>(budget - have, 0)) + static_cast<int64_t>(kPadding);
-  out->bytes.reserve(static_cast<size_t>(have + room));
+  if (room.bound < 0 || (!room.huge && !room.exact) || (!room.huge && room.bound > budget - have)) return false;
+  const int64_t bytes = std::min(room.bound, std::max<int64_t>(budget - have, 0)) + static_cast<int64_t>(kPadding);
+  if (room.huge) {
+    out->bytes.reserve(static_cast<size_t>(have + bytes));
+  } else {
+    reserve_populated(out->bytes, static_cast<size_t>(have + bytes));
+  }
+  return true;
 }
 
 static_assert(kPadding >= kShortCopyBytes, "page buffers must end with what copy_byte_array may read past");
