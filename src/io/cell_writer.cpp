@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "feedline/io/table.h"
 #include "feedline/io/value_text.h"
 #include "io/value_text.h"
 
@@ -122,19 +123,15 @@ class QuoteDoubler final : public TextSink {
   TextSink& out_;
 };
 
-// Bytes as lowercase hex (as append_hex writes them), a bounded piece at a time.
+// Bytes as lowercase hex (append_hex), a bounded piece at a time.
 void write_hex(TextSink& out, std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  static constexpr size_t kPiece = 4096;
-  char text[2 * kPiece];
+  constexpr size_t kPiece = 4096;
+  std::string text;
   while (!bytes.empty()) {
     const size_t n = std::min(bytes.size(), kPiece);
-    for (size_t i = 0; i < n; ++i) {
-      const auto b = static_cast<unsigned char>(bytes[i]);
-      text[2 * i] = kDigits[b >> 4];
-      text[2 * i + 1] = kDigits[b & 15];
-    }
-    out.write(std::string_view(text, 2 * n));
+    text.clear();
+    append_hex(text, bytes.substr(0, n));
+    out.write(text);
     bytes.remove_prefix(n);
   }
 }

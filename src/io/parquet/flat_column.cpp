@@ -13,13 +13,12 @@ namespace feedline::parquet::detail {
 namespace {
 
 template <class T>
-class FlatChunkReader final : public ColumnChunkReader {
+class FlatChunkReader final : public PagedChunkReader {
  public:
   explicit FlatChunkReader(const ChunkSource& source)
-      : walk_(source), values_(source.leaf, source.budget, walk_.dictionary()), threads_(source.page_threads) {}
+      : PagedChunkReader(source), threads_(source.page_threads) {}
 
   void read(ChunkTarget* target) override;
-  int64_t page_offset() const override { return walk_.page_offset(); }
 
  private:
   static constexpr bool kBytes = std::is_same_v<T, ByteArrays>;
@@ -35,7 +34,7 @@ class FlatChunkReader final : public ColumnChunkReader {
   // page's first row would put them (no earlier than their place: a null takes no bytes), and are moved down as
   // the pages join. (On one thread they are appended: the room made in place would be zeroed first.)
   bool fixed_bytes_in_place(const ByteArrays& out) const {
-    const int64_t width = walk_.leaf().schema.type_length;
+    const int64_t width = leaf_.schema.type_length;
     return threads_ > 1 && width > 0 && out.offsets.size() == 1 && walk_.num_rows() <= walk_.budget() / width;
   }
   // Makes the room the chunk's byte arrays fill: an offset a row, and a FIXED_LEN_BYTE_ARRAY's bytes.
@@ -47,15 +46,13 @@ class FlatChunkReader final : public ColumnChunkReader {
   void join_fixed_bytes(const PageRef& ref, const PageResult& result, const uint8_t* validity, size_t* bytes,
                         ByteArrays* out) const;
 
-  PageWalk walk_;
-  ValueDecoder values_;
   int threads_;
 };
 
 template <class T>
 void FlatChunkReader<T>::make_room(ByteArrays* out, bool in_place) const {
   const auto rows = static_cast<size_t>(walk_.num_rows());
-  const int64_t width = walk_.leaf().schema.type_length;
+  const int64_t width = leaf_.schema.type_length;
   if (in_place) {
     resize_populated(out->bytes, rows * static_cast<size_t>(width));
     reserve_populated(out->offsets, rows + 1);
@@ -91,7 +88,7 @@ void FlatChunkReader<T>::decode_page(const PageRef& ref, const ChunkTarget& targ
         throw InvalidFile(std::string("encoding ") + format::encoding_name(page.encoding) +
                           " on a FIXED_LEN_BYTE_ARRAY column");
       }
-      const auto width = static_cast<size_t>(walk_.leaf().schema.type_length);
+      const auto width = static_cast<size_t>(leaf_.schema.type_length);
       char* at = target.bytes->bytes.data() + static_cast<size_t>(row) * width;
       result->nulls = values_.read_data_page<T>(page, body, size, FixedBytesOut{at}, row, target.validity);
       result->value_bytes = static_cast<size_t>(ref.num_values - result->nulls) * width;
@@ -108,7 +105,7 @@ void FlatChunkReader<T>::decode_page(const PageRef& ref, const ChunkTarget& targ
 template <class T>
 void FlatChunkReader<T>::join_fixed_bytes(const PageRef& ref, const PageResult& result, const uint8_t* validity,
                                           size_t* bytes, ByteArrays* out) const {
-  const auto width = static_cast<size_t>(walk_.leaf().schema.type_length);
+  const auto width = static_cast<size_t>(leaf_.schema.type_length);
   const size_t moved = result.value_bytes, at = static_cast<size_t>(result.first_row) * width;
   if (*bytes != at && moved > 0) std::memmove(out->bytes.data() + *bytes, out->bytes.data() + at, moved);
   const size_t joined = out->offsets.size(), count = static_cast<size_t>(ref.num_values);
@@ -169,7 +166,7 @@ void FlatChunkReader<T>::read(ChunkTarget* target) {
       if constexpr (kBytes) {
         if (in_place) {
           join_fixed_bytes(pages[k], results[k], target->validity, &bytes, target->bytes);
-        } else if (walk_.leaf().schema.type_length <= 0 && !room_made) {
+        } else if (leaf_.schema.type_length <= 0 && !room_made) {
           const int64_t done = results[k].first_row + pages[k].num_values;
           make_room_for_rest(target->bytes, bytes_at_start, done, rows - done, static_cast<size_t>(walk_.budget()));
         }

@@ -41,7 +41,7 @@ void release_byte_arrays(ByteArrays* v) {
 
 void Scratch::trim() {
   const auto release = [](auto& v) {
-    if (v.capacity() * sizeof(v[0]) > static_cast<size_t>(kMaxScratchBytes)) std::decay_t<decltype(v)>().swap(v);
+    if (v.capacity() * sizeof(v[0]) > static_cast<size_t>(kMaxScratchBytes)) release_memory(v);
   };
   release(chunk);
   release(inner_offsets);

@@ -42,14 +42,12 @@ void start_rows_at_zeros(const uint8_t* rep, int64_t n, StartRow&& start_row) {
 
 
 template <class T>
-class ListChunkReader final : public ColumnChunkReader {
+class ListChunkReader final : public PagedChunkReader {
  public:
   explicit ListChunkReader(const ChunkSource& source)
-      : leaf_(source.leaf), walk_(source), values_(source.leaf, source.budget, walk_.dictionary()),
-        threads_(source.page_threads) {}
+      : PagedChunkReader(source), threads_(source.page_threads) {}
 
   void read(ChunkTarget* target) override;
-  int64_t page_offset() const override { return walk_.page_offset(); }
 
  private:
   // What one data page holds, found page by page (on several threads, for a large chunk) and joined in page order
@@ -102,9 +100,6 @@ class ListChunkReader final : public ColumnChunkReader {
   // and validity, its slots' validity.
   void join_list_page(const ListPage& part, ListJoin* join, Column* col);
 
-  const Leaf& leaf_;
-  PageWalk walk_;
-  ValueDecoder values_;
   int threads_;
 };
 

@@ -14,13 +14,11 @@ namespace feedline::parquet::detail {
 namespace {
 
 template <class T>
-class NestedListChunkReader final : public ColumnChunkReader {
+class NestedListChunkReader final : public PagedChunkReader {
  public:
-  explicit NestedListChunkReader(const ChunkSource& source)
-      : leaf_(source.leaf), walk_(source), values_(source.leaf, source.budget, walk_.dictionary()) {}
+  explicit NestedListChunkReader(const ChunkSource& source) : PagedChunkReader(source) {}
 
   void read(ChunkTarget* target) override;
-  int64_t page_offset() const override { return walk_.page_offset(); }
 
  private:
   // The walk over a chunk's level entries, page by page.
@@ -39,10 +37,6 @@ class NestedListChunkReader final : public ColumnChunkReader {
   // The first malformed entry of a page's levels, given the lists open and the row before it, as an error.
   [[noreturn]] void throw_malformed_nested(const NestedWalk& w, const uint8_t* rep, const uint8_t* def, int64_t n,
                                            int open_at, int64_t row_at) const;
-
-  const Leaf& leaf_;
-  PageWalk walk_;
-  ValueDecoder values_;
 };
 
 // What the reader knows of a chunk's lists as it walks their level entries, page by page.

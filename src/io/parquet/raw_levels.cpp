@@ -11,18 +11,11 @@ namespace feedline::parquet::detail {
 namespace {
 
 template <class T>
-class RawLevelsReader final : public ColumnChunkReader {
+class RawLevelsReader final : public PagedChunkReader {
  public:
-  explicit RawLevelsReader(const ChunkSource& source)
-      : leaf_(source.leaf), walk_(source), values_(source.leaf, source.budget, walk_.dictionary()) {}
+  explicit RawLevelsReader(const ChunkSource& source) : PagedChunkReader(source) {}
 
   void read(ChunkTarget* target) override;
-  int64_t page_offset() const override { return walk_.page_offset(); }
-
- private:
-  const Leaf& leaf_;
-  PageWalk walk_;
-  ValueDecoder values_;
 };
 
 template <class T>

@@ -297,4 +297,19 @@ void ValueDecoder::decode_values(int32_t encoding, const uint8_t* p, size_t rema
   }
 }
 
+// What the reader of every column shape holds: its leaf, the walk over its chunk's pages and the decoder of their
+// values (which reads the walk's dictionary).
+class PagedChunkReader : public ColumnChunkReader {
+ public:
+  int64_t page_offset() const override { return walk_.page_offset(); }
+
+ protected:
+  explicit PagedChunkReader(const ChunkSource& source)
+      : leaf_(source.leaf), walk_(source), values_(source.leaf, source.budget, walk_.dictionary()) {}
+
+  const Leaf& leaf_;
+  PageWalk walk_;
+  ValueDecoder values_;
+};
+
 }  // namespace feedline::parquet::detail
