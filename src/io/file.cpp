@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "feedline/io/error.h"
+#include "io/remote/object.h"
 
 namespace feedline {
 namespace {
@@ -22,6 +23,7 @@ std::string errno_text() { return std::strerror(errno); }
 }  // namespace
 
 std::string read_file(const std::string& path) {
+  if (is_remote_path(path)) return remote::detail::read_object(path);
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     const int code = errno;
@@ -38,6 +40,7 @@ std::string read_file(const std::string& path) {
 }
 
 int64_t file_size(const std::string& path) {
+  if (is_remote_path(path)) return remote::stat(path).size;
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw IoError(path + ": " + ec.message(), ec.value());
@@ -56,7 +59,13 @@ bool remove_tree(const std::string& path) noexcept {
   return ::lstat(path.c_str(), &st) != 0 && errno == ENOENT;
 }
 
-RandomAccessFile::RandomAccessFile(std::string path) : path_(std::move(path)) {
+RandomAccessFile::RandomAccessFile(std::string path, int64_t tail_bytes) : path_(std::move(path)) {
+  if (is_remote_path(path_)) {
+    auto reader = std::make_shared<const remote::detail::ObjectReader>(path_, tail_bytes);
+    size_ = reader->key().size;
+    remote_ = std::move(reader);
+    return;
+  }
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) {
     const int code = errno;
@@ -74,9 +83,19 @@ RandomAccessFile::RandomAccessFile(std::string path) : path_(std::move(path)) {
   size_ = static_cast<int64_t>(st.st_size);
 }
 
-RandomAccessFile::~RandomAccessFile() { ::close(fd_); }
+RandomAccessFile::~RandomAccessFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void RandomAccessFile::prefetch(const std::vector<remote::ByteRange>& ranges) const {
+  if (remote_) remote_->prefetch(ranges);
+}
 
 void RandomAccessFile::read_at(int64_t offset, size_t size, void* out) const {
+  if (remote_) {
+    remote_->read(offset, size, out);
+    return;
+  }
   auto* dst = static_cast<char*>(out);
   while (size > 0) {
     const ssize_t got = ::pread(fd_, dst, size, static_cast<off_t>(offset));
@@ -92,6 +111,10 @@ void RandomAccessFile::read_at(int64_t offset, size_t size, void* out) const {
 }
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  if (is_remote_path(path_)) {
+    throw InvalidArgument(path_ + ": feedline writes local files only; write here and upload with your storage's "
+                          "own tools");
+  }
   static std::atomic<int> counter{0};
   tmp_path_ = path_ + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   const auto parent = std::filesystem::path(path_).parent_path();

@@ -1,18 +1,27 @@
 // Small file helpers shared by every reader and writer: whole-file reads with clear errors, and writes that
-// never leave a half-written output behind (write to a temporary file beside the target, then rename).
+// never leave a half-written output behind (write to a temporary file beside the target, then rename). The reads take
+// a URL where they take a path (s3://, gs://, http://, https://: feedline/io/remote.h); writes are local.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "feedline/io/remote.h"
 
 namespace feedline {
 
-// Reads the whole file into memory. Throws IoError naming the path on any failure.
+namespace remote::detail {
+class ObjectReader;
+}
+
+// Reads the whole file (or remote object) into memory. Throws IoError naming the path on any failure.
 std::string read_file(const std::string& path);
 
-// Size of a file in bytes; throws IoError when it cannot be read.
+// Size of a file (or remote object) in bytes; throws IoError when it cannot be read.
 int64_t file_size(const std::string& path);
 
 // Removes a file or a folder with everything in it, never following a symbolic link (the link goes, not what it
@@ -23,10 +32,14 @@ int64_t file_size(const std::string& path);
 bool remove_tree(const std::string& path) noexcept;
 
 // A file opened for reads at any offset (pread), from many threads at once. Throws IoError naming the path
-// when it cannot be opened or read, or when it is shorter than a read asks (changed while reading).
+// when it cannot be opened or read, or when it is shorter than a read asks (changed while reading). A URL opens the
+// remote object: reads are range requests (or come from what prefetch() fetched, or from the disk cache).
 class RandomAccessFile {
  public:
-  explicit RandomAccessFile(std::string path);
+  explicit RandomAccessFile(std::string path) : RandomAccessFile(std::move(path), 0) {}
+  // For a URL, the request that opens it also asks for the file's last `tail_bytes` (a footer read next), which
+  // later reads of those bytes take without a request of their own.
+  RandomAccessFile(std::string path, int64_t tail_bytes);
   ~RandomAccessFile();
   RandomAccessFile(const RandomAccessFile&) = delete;
   RandomAccessFile& operator=(const RandomAccessFile&) = delete;
@@ -35,11 +48,17 @@ class RandomAccessFile {
   const std::string& path() const { return path_; }
   // Reads bytes [offset, offset + size) into `out`.
   void read_at(int64_t offset, size_t size, void* out) const;
+  bool is_remote() const { return remote_ != nullptr; }
+  // Starts fetching these ranges of a remote file in the background, merged as RemoteOptions says, at most
+  // RemoteOptions::max_in_flight requests at once over the process; later reads within them wait for them rather
+  // than asking again. Nothing for a local file (the page cache does that job).
+  void prefetch(const std::vector<remote::ByteRange>& ranges) const;
 
  private:
   std::string path_;
   int fd_ = -1;
   int64_t size_ = 0;
+  std::shared_ptr<const remote::detail::ObjectReader> remote_;
 };
 
 // Writes to `<path>.tmp-<pid>-<n>` and renames onto `path` on commit(). Destroyed without commit(), it

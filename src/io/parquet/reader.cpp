@@ -68,14 +68,21 @@ bool is_old_parquet_mr(const std::string& created_by) {
 ParsedFile parse(const std::string& path) {
   ParsedFile f;
   f.path = path;
-  f.file = std::make_unique<RandomAccessFile>(path);
+  // A remote file's opening request brings its end, where the footer is: a small footer then takes no request of
+  // its own.
+  const int64_t footer_guess = is_remote_path(path) ? remote::options().footer_bytes : 0;
+  f.file = std::make_unique<RandomAccessFile>(path, footer_guess);
   const int64_t size = f.size = f.file->size();
   if (size < 12) throw InvalidFile(path + ": not a Parquet file (" + std::to_string(size) + " bytes)");
   uint8_t head[4], tail[8];
-  f.file->read_at(0, 4, head);
   f.file->read_at(size - 8, 8, tail);
-  if (std::memcmp(head, "PAR1", 4) != 0 && std::memcmp(head, "PARE", 4) != 0) {
-    throw InvalidFile(path + ": not a Parquet file (no PAR1 magic at offset 0)");
+  // The leading magic costs a remote file a request of its own unless its end read brought it: the trailing one,
+  // and the footer it closes, are the test then.
+  if (!f.file->is_remote() || size <= footer_guess) {
+    f.file->read_at(0, 4, head);
+    if (std::memcmp(head, "PAR1", 4) != 0 && std::memcmp(head, "PARE", 4) != 0) {
+      throw InvalidFile(path + ": not a Parquet file (no PAR1 magic at offset 0)");
+    }
   }
   if (std::memcmp(tail + 4, "PARE", 4) == 0) {
     throw Unsupported(path + ": encrypted footer (PARE) is not supported");
@@ -524,10 +531,43 @@ void finish_columns(const ParsedFile& f, const ReadPlan& plan, ReadOutput* out) 
   }
 }
 
+// A remote file's chunks of the read, asked for at once (merged where near, in parallel) before the threads read
+// them one by one. The byte ranges are the ones the page walk reads (PageWalk::read_chunk); a range the footer puts
+// outside the file is left to that walk, which says so.
+void prefetch_chunks(const ParsedFile& f, const ReadPlan& plan) {
+  if (!f.file->is_remote()) return;
+  std::vector<remote::ByteRange> ranges;
+  const auto add = [&](const format::ColumnChunk& chunk) {
+    if (!chunk.meta_data) return;
+    const format::ColumnMetaData& md = *chunk.meta_data;
+    int64_t start = md.data_page_offset;
+    if (md.dictionary_page_offset && *md.dictionary_page_offset > 0 && *md.dictionary_page_offset < start) {
+      start = *md.dictionary_page_offset;
+    }
+    int64_t length = std::max<int64_t>(md.total_compressed_size, 0);
+    if (f.old_parquet_mr) length += kMaxDictionaryHeaderBytes;
+    if (start < 4 || start >= f.footer_start) return;
+    ranges.push_back({start, std::min(length, f.footer_start - start)});
+  };
+  for (const size_t leaf_index : plan.leaves) {
+    const Leaf& leaf = f.leaves[leaf_index];
+    for (const size_t g : plan.groups) {
+      const format::RowGroup& rg = f.md.row_groups[g];
+      if (leaf.variant) {
+        for (const Leaf& part : leaf.variant->parts) add(rg.columns[part.index]);
+      } else {
+        add(rg.columns[leaf.index]);
+      }
+    }
+  }
+  f.file->prefetch(ranges);
+}
+
 // What read_table reads, of a file parse() has read the footer of. Only reads `f` (its file through pread), so
 // several threads may call it on one ParsedFile at once.
 Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
   const ReadPlan plan = plan_read(f, options);
+  prefetch_chunks(f, plan);
   ReadOutput out = make_output(f, plan);
   const std::vector<int> page_threads = chunk_page_threads(f, plan);
   parallel_for(plan.num_chunks(), plan.threads,
