@@ -36,7 +36,7 @@ if [ ! -x "$chroot_dir/usr/bin/cmake" ] || [ ! -f "$chroot_dir/usr/include/torch
   cp /etc/resolv.conf "$chroot_dir/etc/resolv.conf"
   chroot "$chroot_dir" env DEBIAN_FRONTEND=noninteractive bash -c "apt-get update -q && apt-get install -y -q \
     --no-install-recommends build-essential cmake ninja-build pkg-config libtorch-dev libopenblas0-pthread \
-    ${feedline_library_packages[*]}"
+    ${feedline_library_packages[*]} ${feedline_remote_packages[*]}"
 fi
 
 # The checkout at the same path inside, so the tests find their data (tests/data) as they do here.

@@ -12,6 +12,7 @@ debian_packages=(
   build-essential cmake ninja-build pkg-config
   libtorch-dev libopenblas0-pthread
   "${feedline_library_packages[@]}"
+  "${feedline_remote_packages[@]}"
   libbenchmark-dev
   dataset-fashion-mnist
   gnuplot-nox
@@ -19,6 +20,10 @@ debian_packages=(
   python3-pandas python3-pil python3-torchvision python3-skimage python3-sklearn
   clang libclang-rt-14-dev
   nodejs npm
+  # The remote tests' servers (tests/remote/servers.py): Ceph's S3 gateway over a one-node cluster of its own,
+  # nginx over HTTP and HTTPS (certificates made with openssl), botocore as the independent S3 client. Neither
+  # package's system service is used: the tests run their own on free loopback ports.
+  radosgw ceph-mon ceph-osd nginx openssl python3-botocore
 )
 
 sudo_cmd=()

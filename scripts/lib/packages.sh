@@ -1,7 +1,6 @@
 # Sourced by install-deps.sh, gpu-pack.sh and check-libtorch2.sh: the Debian -dev packages of the libraries
 # feedline's CMake build finds beside LibTorch (one list, so that a new dependency reaches every place that
 # builds: this machine, a GPU machine without network access (through gpu-pack.sh) and the LibTorch 2.x chroot).
-# libcurl4-openssl-dev, libpugixml-dev: remote files (HTTP, S3 signing, S3's XML listings).
 # libgloo-dev: the Gloo headers that c10d's ProcessGroupGloo header includes (the library itself is inside LibTorch).
 # shellcheck shell=bash
 feedline_library_packages=(
@@ -10,5 +9,7 @@ feedline_library_packages=(
   libturbojpeg0-dev libjpeg62-turbo-dev libwebp-dev libswscale-dev
   libgtest-dev libgmock-dev
   libgloo-dev
-  libcurl4-openssl-dev libpugixml-dev
 )
+# Remote files (HTTP, S3's signing, S3's XML listings). A build without them refuses URLs: gpu-pack.sh leaves them
+# out, as the GPU machine reads local files only.
+feedline_remote_packages=(libcurl4-openssl-dev libpugixml-dev)

@@ -63,8 +63,12 @@ struct NetworkMetrics {
 NetworkMetrics network_metrics();
 
 // Counters the other parts of the layer add to (RemoteStats).
+void count_requests(int64_t requests, int64_t bytes, int64_t retries, int64_t failures);
 void add_wait_seconds(double seconds);
 void add_cache_counts(int64_t hits, int64_t misses, int64_t evictions);
+
+// Whether this build reads remote files (it was built with libcurl and pugixml).
+bool remote_built();
 
 // The text of an S3 error document's Code, Message and Region (empty when the body is not one). Exposed for tests.
 struct S3Error {
@@ -73,5 +77,21 @@ struct S3Error {
   std::string region;
 };
 S3Error parse_s3_error(const std::string& body);
+
+// One page of a ListObjectsV2 listing, as the server gave it (checked by list_objects()).
+struct ListingPage {
+  struct Entry {
+    std::string key;
+    bool has_size = false;
+    std::string size;
+    std::string etag;
+  };
+  bool ok = false;
+  std::string error;  // why the body is not a listing, when !ok
+  std::vector<Entry> entries;
+  bool truncated = false;
+  std::string token;
+};
+ListingPage parse_listing_page(const std::string& body);
 
 }  // namespace feedline::remote::detail

@@ -4,8 +4,6 @@
 #include <cerrno>
 #include <set>
 
-#include <pugixml.hpp>
-
 #include "feedline/io/error.h"
 #include "io/remote/config.h"
 #include "io/remote/fetch.h"
@@ -73,29 +71,24 @@ std::vector<ObjectInfo> list_objects(const std::string& prefix_url) {
     r.url.key.clear();
     r.query = query;
     const detail::Response resp = detail::fetch(std::move(r));
-    pugi::xml_document doc;
-    if (!doc.load_buffer(resp.body.data(), resp.body.size(), pugi::parse_default, pugi::encoding_utf8)) {
-      throw IoError(where + ": the server's answer is not a listing (not XML)");
-    }
-    const pugi::xml_node result = doc.child("ListBucketResult");
-    if (!result) throw IoError(where + ": the server's answer is not a listing (no ListBucketResult)");
+    const detail::ListingPage page = detail::parse_listing_page(resp.body);
+    if (!page.ok) throw IoError(where + ": " + page.error);
     std::string last = out.empty() ? std::string() : out.back().url;
-    for (const pugi::xml_node c : result.children("Contents")) {
-      const std::string key = c.child_value("Key");
+    for (const auto& c : page.entries) {
+      const std::string& key = c.key;
       if (key.empty() || key.compare(0, u.key.size(), u.key) != 0) {
         throw IoError(where + ": the listing holds the key '" + key + "', which does not begin with the prefix");
       }
-      if (!c.child("Size")) throw IoError(where + ": the listing gives no size for '" + key + "'");
-      ObjectInfo info{scheme + u.bucket + "/" + key, parse_size(c.child_value("Size"), where), c.child_value("ETag")};
+      if (!c.has_size) throw IoError(where + ": the listing gives no size for '" + key + "'");
+      ObjectInfo info{scheme + u.bucket + "/" + key, parse_size(c.size.c_str(), where), c.etag};
       if (!last.empty() && info.url <= last) {
         throw IoError(where + ": the listing is out of order or repeats ('" + key + "')");
       }
       last = info.url;
       out.push_back(std::move(info));
     }
-    const std::string truncated = result.child_value("IsTruncated");
-    if (truncated != "true") break;
-    token = result.child_value("NextContinuationToken");
+    if (!page.truncated) break;
+    token = page.token;
     if (token.empty()) throw IoError(where + ": the listing says it goes on but gives no continuation token");
     if (!tokens.insert(token).second) throw IoError(where + ": the listing repeats a continuation token");
   }

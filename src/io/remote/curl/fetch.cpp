@@ -15,8 +15,6 @@
 #include <random>
 #include <thread>
 
-#include <pugixml.hpp>
-
 #include "feedline/io/error.h"
 #include "io/remote/config.h"
 #include "feedline/io/remote.h"
@@ -29,10 +27,6 @@ using Clock = std::chrono::steady_clock;
 // SHA-256 of an empty body: what S3 wants in x-amz-content-sha256 for a GET or HEAD, and what libcurl's signer hashes.
 constexpr const char* kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 constexpr size_t kMaxErrorBody = 64 << 10;
-
-std::atomic<int64_t> g_requests{0}, g_bytes{0}, g_retries{0}, g_failures{0};
-std::atomic<int64_t> g_cache_hits{0}, g_cache_misses{0}, g_cache_evictions{0};
-std::atomic<int64_t> g_wait_micros{0};
 
 std::mutex g_metrics_mu;
 NetworkMetrics g_metrics;
@@ -538,7 +532,7 @@ class Engine {
     }
     if (!cfg.config.ca_bundle.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, cfg.config.ca_bundle.c_str());
     active_[easy] = job;
-    g_requests.fetch_add(1, std::memory_order_relaxed);
+    count_requests(1, 0, 0, 0);
     curl_multi_add_handle(multi_, easy);
   }
 
@@ -577,7 +571,7 @@ class Engine {
     const auto it = active_.find(easy);
     if (it == active_.end()) return;
     const std::shared_ptr<Job> job = it->second;
-    g_bytes.fetch_add(job->attempt_bytes, std::memory_order_relaxed);
+    count_requests(0, job->attempt_bytes, 0, 0);
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &job->status);
     if (code == CURLE_OK || job->abort == Abort::kEnough) measure(easy, job->attempt_bytes);
     release(job);
@@ -624,7 +618,7 @@ class Engine {
     }
     if (transient && job->attempt < std::max(1, options().max_attempts)) {
       job->last_error = why;
-      g_retries.fetch_add(1, std::memory_order_relaxed);
+      count_requests(0, 0, 1, 0);
       const RemoteOptions o = options();
       int64_t delay = jittered(o.backoff, job->attempt - 1, o.max_backoff);
       const int64_t after = retry_after_ms(job->retry_after);
@@ -637,7 +631,7 @@ class Engine {
   }
 
   void fail(const std::shared_ptr<Job>& job, const std::string& why) {
-    g_failures.fetch_add(1, std::memory_order_relaxed);
+    count_requests(0, 0, 0, 1);
     std::string where = job->req.url.text;
     if (job->req.url.object_store()) where += " (endpoint " + job->cfg.config.endpoint + ")";
     // The errno a local file would have given: callers tell a missing object from a refused one by it.
@@ -679,19 +673,7 @@ Engine& engine() {
 
 }  // namespace
 
-S3Error parse_s3_error(const std::string& body) {
-  S3Error e;
-  if (body.empty()) return e;
-  pugi::xml_document doc;
-  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8)) return e;
-  const pugi::xml_node error = doc.child("Error");
-  if (!error) return e;
-  e.code = error.child_value("Code");
-  e.message = error.child_value("Message");
-  e.region = error.child_value("Region");
-  if (e.message.size() > 512) e.message.resize(512);
-  return e;
-}
+bool remote_built() { return true; }
 
 std::shared_future<Response> submit(Request request) { return engine().submit(std::move(request)); }
 
@@ -724,32 +706,4 @@ NetworkMetrics network_metrics() {
   return g_metrics;
 }
 
-void add_wait_seconds(double seconds) {
-  g_wait_micros.fetch_add(static_cast<int64_t>(seconds * 1e6), std::memory_order_relaxed);
-}
-
-void add_cache_counts(int64_t hits, int64_t misses, int64_t evictions) {
-  g_cache_hits.fetch_add(hits, std::memory_order_relaxed);
-  g_cache_misses.fetch_add(misses, std::memory_order_relaxed);
-  g_cache_evictions.fetch_add(evictions, std::memory_order_relaxed);
-}
-
 }  // namespace feedline::remote::detail
-
-namespace feedline::remote {
-
-RemoteStats stats() {
-  using namespace detail;
-  RemoteStats s;
-  s.requests = g_requests.load();
-  s.bytes = g_bytes.load();
-  s.retries = g_retries.load();
-  s.failures = g_failures.load();
-  s.cache_hits = g_cache_hits.load();
-  s.cache_misses = g_cache_misses.load();
-  s.cache_evictions = g_cache_evictions.load();
-  s.wait_seconds = static_cast<double>(g_wait_micros.load()) / 1e6;
-  return s;
-}
-
-}  // namespace feedline::remote
