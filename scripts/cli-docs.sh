@@ -44,7 +44,7 @@ help verbatim.
 
 TEXT
   help_block
-  for cmd in prepare train bench "bench loader" "bench images" inspect cat convert; do
+  for cmd in prepare train bench "bench loader" "bench images" "bench remote" inspect cat convert; do
     echo
     echo "## feedline $cmd"
     echo

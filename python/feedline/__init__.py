@@ -35,6 +35,9 @@ __all__ = [
     "inspect",
     "read_csv",
     "read_parquet",
+    "remote_options",
+    "remote_stats",
+    "set_remote_options",
     "transforms",
 ]
 __version__ = _feedline.__version__
@@ -46,6 +49,7 @@ for _error in (InvalidFileError, UnsupportedError, InvalidArgumentError):
     _error.__module__ = __name__  # shown as feedline.InvalidFileError, where users catch it
 
 _NULLS = ("raise", "zero", "mask")
+_UNSET = object()
 
 
 def _path(path, what="path"):
@@ -74,6 +78,66 @@ def _threads(threads):
     if threads < 1:
         raise ValueError(f"threads={threads}: use 1 or more, or None for every core")
     return threads
+
+
+def _size(value, name):
+    if isinstance(value, str):
+        return _feedline._parse_size(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be a number of bytes (int) or a size such as '20G', not {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name}={value}: use 1 byte or more")
+    return value
+
+
+def set_remote_options(cache_dir=_UNSET, cache_limit=None, memory_limit=None, max_attempts=None, timeout=None,
+                       max_in_flight=None):
+    """Set how this process reads remote data (``s3://``, ``gs://``, ``http://``, ``https://`` paths).
+
+    Only the arguments given change; the others keep their values (see :func:`remote_options`). Credentials,
+    region and endpoint come from the environment and the AWS files as AWS's tools read them
+    (``AWS_ACCESS_KEY_ID``, ``AWS_PROFILE``, ``AWS_ENDPOINT_URL``, ...), never from arguments.
+
+    Args:
+        cache_dir: a folder that keeps remote shards and ranges between reads and runs, shared by the processes
+            of a host (what one downloads, the others wait for); None: no disk cache, bytes stay in memory.
+            Default: the environment's ``FEEDLINE_CACHE_DIR``, else none.
+        cache_limit: the cache's size on disk, in bytes or as ``"20G"``; the entries no one reads and used least
+            recently go first.
+        memory_limit: bytes fetched ahead and held in memory without a disk cache.
+        max_attempts: attempts a request gets before the read fails (1: no retry).
+        timeout: seconds a transfer may stall, or a connection take to open, before it is tried again.
+        max_in_flight: requests in flight at once over the process.
+    """
+    changes = {}
+    if cache_dir is not _UNSET:
+        changes["cache_dir"] = None if cache_dir is None else _path(cache_dir, "cache_dir")
+    if cache_limit is not None:
+        changes["cache_limit"] = _size(cache_limit, "cache_limit")
+    if memory_limit is not None:
+        changes["memory_limit"] = _size(memory_limit, "memory_limit")
+    for name, value in (("max_attempts", max_attempts), ("max_in_flight", max_in_flight)):
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+            changes[name] = value
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ValueError(f"timeout={timeout!r}: use a number of seconds above 0")
+        changes["timeout"] = float(timeout)
+    _feedline._set_remote_options(changes)
+
+
+def remote_options():
+    """The process's remote options, as a dict (see :func:`set_remote_options`)."""
+    return _feedline._remote_options()
+
+
+def remote_stats():
+    """What this process's remote reads have cost so far: a dict of ``requests``, ``bytes`` (over the network),
+    ``retries``, ``failures``, ``cache_hits``, ``cache_misses``, ``cache_evictions`` and ``wait_seconds`` (time
+    the readers waited for bytes)."""
+    return _feedline._remote_stats()
 
 
 def read_parquet(path, columns=None, row_groups=None, threads=None, nulls="raise"):
@@ -456,6 +520,9 @@ class DataLoader:
             global permutation on every rank, padded by wrapping or cut with drop_last). Default: those of
             torch.distributed when it is initialised, else 0 and 1.
         even_shards: False gives evaluation shares: no padding, each sample on exactly one rank.
+        prefetch_blocks: for remote data (``s3://``, ``https://``): the shuffle blocks (tar shards, Parquet row
+            groups) fetched ahead of the reads in the sampler's order; a folder of images fetches this many
+            batches' files ahead. 0: none. See :func:`set_remote_options`.
         label_column, feature_columns, shape, mode, limit, row_groups, threads: for a file source. The label
             column holds class numbers; feature_columns are names or globs (default ``pixel*``, or the file's
             PNG ``image`` column); shape is (channels, height, width) of a sample, (1, 28, 28) by default.
@@ -468,14 +535,17 @@ class DataLoader:
     def __init__(self, source, batch_size=1, shuffle=False, drop_last=False, num_workers=0, pin_memory=False,
                  prefetch_factor=None, persistent_workers=False, seed=None, transform=None, rank=None,
                  world_size=None, even_shards=True, label_column="label", feature_columns=None,
-                 shape=(1, 28, 28), mode="tensor", limit=0, row_groups=None, threads=None):
-        for name, value in (("batch_size", batch_size), ("num_workers", num_workers)):
+                 shape=(1, 28, 28), mode="tensor", limit=0, row_groups=None, threads=None, prefetch_blocks=4):
+        for name, value in (("batch_size", batch_size), ("num_workers", num_workers),
+                            ("prefetch_blocks", prefetch_blocks)):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{name} must be an int, not {type(value).__name__}")
         if batch_size < 1:
             raise ValueError(f"batch_size={batch_size}: use 1 or more")
         if num_workers < 0:
             raise ValueError(f"num_workers={num_workers}: use 0 or more")
+        if prefetch_blocks < 0:
+            raise ValueError(f"prefetch_blocks={prefetch_blocks}: use 0 or more")
         if prefetch_factor is not None and num_workers == 0:
             raise ValueError("prefetch_factor needs num_workers > 0: it counts batches in flight per worker")
         if persistent_workers and num_workers == 0:
@@ -497,6 +567,7 @@ class DataLoader:
             "persistent_workers": bool(persistent_workers),
             "pin_memory": bool(pin_memory),
             "prefetch_factor": 2 if prefetch_factor is None else int(prefetch_factor),
+            "prefetch_blocks": prefetch_blocks,
             "seed": seed % (1 << 64),
             "rank": rank,
             "world_size": world_size,

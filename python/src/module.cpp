@@ -32,6 +32,7 @@
 #include "feedline/io/value_text.h"
 #include "feedline/loader/loader.h"
 #include "images.h"
+#include "remote.h"
 
 namespace py = pybind11;
 
@@ -495,6 +496,7 @@ LoaderOptions loader_options(py::dict o) {
       .persistent_workers(o["persistent_workers"].cast<bool>())
       .pin_memory(o["pin_memory"].cast<bool>())
       .prefetch_factor(o["prefetch_factor"].cast<int64_t>())
+      .prefetch_blocks(o["prefetch_blocks"].cast<int64_t>())
       .seed(o["seed"].cast<uint64_t>())
       .rank(o["rank"].cast<int64_t>())
       .world_size(o["world_size"].cast<int64_t>())
@@ -756,6 +758,7 @@ PYBIND11_MODULE(_feedline, m) {
       .def("skipped", &PyLoader::skipped);
 
   bind_images(m);
+  bind_remote(m);
   m.def("loader_from_images", &loader_from_images, py::arg("dataset"), py::arg("options"));
 
   m.def("loader_from_tensors", &loader_from_tensors, py::arg("features"), py::arg("labels"), py::arg("options"));

@@ -13,6 +13,8 @@
 #include "feedline/io/parallel.h"
 #include "feedline/io/parquet.h"
 #include "feedline/io/parquet_dataset.h"
+#include "feedline/io/remote.h"
+#include "feedline/io/remote_glob.h"
 
 #ifndef FEEDLINE_TORCH_VERSION
 #define FEEDLINE_TORCH_VERSION "unknown"
@@ -138,11 +140,11 @@ std::vector<std::string> dataset_modes(bool with_stream) {
 }
 
 // A file that exists, or Parquet files (a folder, a pattern or a list: see parquet::is_dataset_spec), which are
-// listed and checked when read.
+// listed and checked when read; a URL is checked when read (its remote flags apply only after parsing).
 CLI::Validator existing_input() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        if (parquet::is_dataset_spec(text)) return "";
+        if (is_remote_path(text) || parquet::is_dataset_spec(text)) return "";
         std::error_code ec;
         if (std::filesystem::is_regular_file(text, ec)) return "";
         if (std::filesystem::exists(text, ec)) return in_quotes(text) + " is not a file";
@@ -191,6 +193,29 @@ bool holds_class_folders(const std::string& folder) {
   return image;
 }
 
+// An s3:// or gs:// folder of class folders: an image object in a folder below it and no Parquet object, from one
+// listing (which the image sources then reuse: feedline/io/remote_glob.h).
+bool holds_remote_class_folders(const std::string& url) {
+  static const char* const kExtensions[] = {".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp"};
+  if (!remote::is_object_store_url(url) || remote::has_wildcard(url) || url.find(',') != std::string::npos) {
+    return false;
+  }
+  if (!remote::is_folder_url(url) && remote::exists(url)) return false;
+  const size_t from = (url.back() == '/' ? url.size() - 1 : url.size()) + 1;
+  bool image = false;
+  for (const remote::ObjectInfo& object : remote::folder_objects(url)) {
+    const std::string rel = object.url.substr(std::min(from, object.url.size()));
+    const size_t dot = rel.rfind('.');
+    std::string ext = dot == std::string::npos || rel.find('/', dot) != std::string::npos ? "" : rel.substr(dot);
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    if (ext == ".parquet") return false;
+    if (rel.find('/') != std::string::npos && !image) {
+      image = std::find(std::begin(kExtensions), std::end(kExtensions), ext) != std::end(kExtensions);
+    }
+  }
+  return image;
+}
+
 }  // namespace
 
 bool names_images(const std::string& path) {
@@ -198,6 +223,11 @@ bool names_images(const std::string& path) {
   if (ends_with_tar(first) || ends_with_tar(path)) return true;
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec) && holds_class_folders(path)) return true;
+  try {
+    if (holds_remote_class_folders(path)) return true;
+  } catch (const Error&) {
+    return false;  // inspect of a table says why
+  }
   // Parquet: Hugging Face's image struct, which the table readers show as `image.bytes`.
   try {
     const std::vector<ColumnSchema> schema = parquet::is_dataset_spec(path)
@@ -222,6 +252,10 @@ Commands::Commands(int argc, const char* const* argv)
   define_bench();
   define_inspect_and_cat();
   define_convert();
+  for (CLI::App* command :
+       {train_cmd_, bench_cmd_, bench_images_cmd_, bench_remote_cmd_, inspect_cmd_, cat_cmd_, convert_cmd_}) {
+    add_remote_flags(command, &remote);
+  }
 }
 
 void Commands::define_prepare() {
@@ -300,6 +334,11 @@ void Commands::define_train() {
       ->capture_default_str();
   c->add_flag("--persistent-workers", tr.persistent_workers, "Keep workers across epochs");
   c->add_flag("--pin-memory", tr.pin_memory, "Page-locked host batches (CUDA only)");
+  c->add_option("--prefetch-blocks", tr.prefetch_blocks,
+                "Remote data: shuffle blocks (tar shards, row groups) fetched ahead of the reads, in the sampler's "
+                "order; a folder of images fetches this many batches' files ahead (0: none)")
+      ->check(whole(0))
+      ->capture_default_str();
   c->add_option("--prefetch-factor", tr.prefetch_factor, "Batches in flight per worker")
       ->check(whole(1))
       ->capture_default_str();
@@ -473,6 +512,7 @@ void Commands::define_bench() {
   define_bench_loader(c);
   define_bench_dist(c);
   define_bench_images(c);
+  define_bench_remote(c);
 }
 
 void Commands::define_bench_loader(CLI::App* bench) {
@@ -564,6 +604,49 @@ void Commands::define_bench_images(CLI::App* bench) {
                 "images.png, with gnuplot)");
 }
 
+void Commands::define_bench_remote(CLI::App* bench) {
+  lab::RemoteBenchOptions& rb = remote_bench;
+  auto* r = bench_remote_cmd_ = bench->add_subcommand(
+      "remote", "Remote data against local disk, side by side: a shuffled epoch of tar shards of JPEGs through the "
+                "Loader and a Parquet column projection, each from local disk, an S3 server (Ceph's radosgw) and a web "
+                "server (nginx) on this host (started here, tests/remote/servers.py), beside curl fetching the same "
+                "bytes; then both through a shaped link (a veth pair into a network namespace, tbf, a delay a "
+                "request; needs root), the epoch at several prefetch depths");
+  r->add_option("--photos", rb.photos_dir, "A folder of class folders of JPEGs, made into tar shards (`prepare "
+                "--photos` writes <data-dir>/photos/jpeg/train)")->capture_default_str();
+  r->add_option("--images", rb.images, "Images, spread evenly over the folder")->check(whole(1))->capture_default_str();
+  r->add_option("--shard-images", rb.shard_images, "Images a tar shard")->check(whole(1))->capture_default_str();
+  r->add_option("--workers", rb.workers, "Loader workers (default: every core)")->check(whole(1));
+  r->add_option("--batch-size", rb.batch_size, "Images per batch")->check(whole(1))->capture_default_str();
+  r->add_option("--image-size", rb.image_size, "RandomResizedCrop's size")->check(whole(1))->capture_default_str();
+  r->add_option("--parquet", rb.parquet, "A local Parquet file to project (default: one written here, of id, label, "
+                "f0..f7 and text, in 8 row groups)")->check(existing_input());
+  r->add_option("--parquet-mb", rb.parquet_mb, "The size of the file written here, in MB")->check(whole(1))
+      ->capture_default_str();
+  r->add_option("--columns", rb.columns, "The projection (default: label,f0 of the file written here, else the first "
+                "two)")->delimiter(',');
+  r->add_option("--repeat", rb.repeat, "Rounds, the rows' order reversed every other one; a row gives its median")
+      ->check(whole(1))->capture_default_str();
+  r->add_flag("!--skip-shaped", rb.shaped, "Leave out the shaped link");
+  r->add_option("--rate", rb.rate, "The shaped link's rate each way (tc's units)")->capture_default_str();
+  r->add_option("--delay-ms", rb.delay_ms, "Added to every request on the shaped link")->check(whole(0))
+      ->capture_default_str();
+  r->add_option("--prefetch-blocks", rb.prefetch_blocks, "The shaped epoch's prefetch depths (comma-separated)")
+      ->check(whole(0))->delimiter(',')->capture_default_str();
+  r->add_option("--max-in-flight", rb.max_in_flight, "Requests in flight at once over the process (default: the "
+                "remote layer's, 32)")->check(whole(1, 1024));
+  r->add_option("--python", rb.python_program, "The Python that runs the servers and the link")->capture_default_str();
+  r->add_option("--servers-script", rb.servers_script, "tests/remote/servers.py (default: looked for in the current "
+                "folder and beside the program)");
+  r->add_option("--link-script", rb.link_script, "scripts/python/shaped_link.py (default: likewise)");
+  r->add_option("--work-dir", rb.work_dir, "Shards, the Parquet file and the servers' state and logs (default: a "
+                "temporary folder, removed at the end)");
+  r->add_flag("--keep-work-dir", rb.keep_work_dir, "Leave the temporary folder in place");
+  r->add_option("--out", rb.out_dir, "Results folder (remote.json, remote.md)")->capture_default_str();
+  r->add_option("--seed", rb.seed, "Seed of the shuffle, the crops and the Parquet file's values")
+      ->check(unsigned_whole())->capture_default_str();
+}
+
 void Commands::define_inspect_and_cat() {
   auto* i = inspect_cmd_ = app_.add_subcommand(
       "inspect", "Show a Parquet file's schema, row groups, encodings, codecs, sizes, statistics and key-value "
@@ -638,6 +721,7 @@ int Commands::parse(int argc, const char* const* argv) {
 }
 
 void Commands::finish() {
+  apply_remote_flags(remote);
   if (*prepare_cmd_) {
     command_ = Command::kPrepare;
     if (prepare.photos > 0) {
@@ -660,6 +744,8 @@ void Commands::finish() {
     command_ = Command::kBenchDist;
   } else if (*bench_images_cmd_) {
     command_ = Command::kBenchImages;
+  } else if (*bench_remote_cmd_) {
+    command_ = Command::kBenchRemote;
   } else if (*bench_cmd_ && bench_from_->count() > 0) {
     for (const CLI::Option* o : bench_cmd_->get_options()) {
       const std::string name = o->get_name();
@@ -695,7 +781,7 @@ void Commands::apply_full_protocol() {
 bool Commands::needs_torch() const {
   return command_ == Command::kTrain || command_ == Command::kBench || command_ == Command::kBenchFrom ||
          command_ == Command::kBenchLoader || command_ == Command::kBenchDist || command_ == Command::kBenchImages ||
-         command_ == Command::kInspectImages;
+         command_ == Command::kBenchRemote || command_ == Command::kInspectImages;
 }
 
 }  // namespace feedline::cli

@@ -13,6 +13,8 @@
 #include "feedline/dist/train_job.h"
 #include "feedline/io/column_choice.h"
 #include "feedline/lab/lab.h"
+#include "feedline/lab/remote_bench.h"
+#include "cli/remote_flags.h"
 
 namespace feedline::cli {
 
@@ -75,8 +77,8 @@ struct ConvertArgs {
 
 // The subcommand a parsed line chose.
 enum class Command {
-  kPrepare, kTrain, kBench, kBenchFrom, kBenchLoader, kBenchDist, kBenchImages, kInspect, kInspectImages, kCat,
-  kConvert
+  kPrepare, kTrain, kBench, kBenchFrom, kBenchLoader, kBenchDist, kBenchImages, kBenchRemote, kInspect,
+  kInspectImages, kCat, kConvert
 };
 
 // Every command's arguments and the parser that fills them. After parse(), command() says which ran, and the
@@ -102,9 +104,11 @@ class Commands {
   lab::LoaderBenchOptions loader_bench;
   lab::DistBenchOptions dist_bench;
   lab::ImageBenchOptions image_bench;
+  lab::RemoteBenchOptions remote_bench;
   InspectArgs inspect;
   CatArgs cat;
   ConvertArgs convert;
+  RemoteArgs remote;  // the remote flags of whichever command ran
 
  private:
   void define_prepare();
@@ -113,6 +117,7 @@ class Commands {
   void define_bench_loader(CLI::App* bench);
   void define_bench_dist(CLI::App* bench);
   void define_bench_images(CLI::App* bench);
+  void define_bench_remote(CLI::App* bench);
   void define_inspect_and_cat();
   void define_convert();
   void finish();
@@ -126,6 +131,7 @@ class Commands {
   CLI::App* train_cmd_ = nullptr;
   CLI::App* bench_dist_cmd_ = nullptr;
   CLI::App* bench_images_cmd_ = nullptr;
+  CLI::App* bench_remote_cmd_ = nullptr;
   CLI::App* bench_cmd_ = nullptr;
   CLI::App* bench_loader_cmd_ = nullptr;
   CLI::App* inspect_cmd_ = nullptr;

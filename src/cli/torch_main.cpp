@@ -6,8 +6,10 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <climits>
+#include <csignal>
 #include <cstdlib>
 #include <cstdio>
 #include <exception>
@@ -25,6 +27,7 @@
 #include "feedline/train/process_settings.h"
 #include "feedline/train/train.h"
 #include "feedline/lab/lab.h"
+#include "feedline/lab/remote_bench.h"
 
 namespace feedline::cli {
 namespace {
@@ -77,6 +80,16 @@ int launch_ranks(const Commands& commands, int argc, char** argv, int64_t nproc)
   });
 }
 
+// `bench remote` runs servers: the first SIGINT or SIGTERM asks it to stop them and end, a second ends at once.
+std::atomic<bool> stop_requested{false};
+
+void request_stop(int sig) {
+  if (stop_requested.exchange(true)) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+}
+
 int run(int argc, char** argv) {
   Commands commands(argc, argv);
   if (const int exit_code = commands.parse(argc, argv); exit_code >= 0) return exit_code;
@@ -100,6 +113,16 @@ int run(int argc, char** argv) {
       for (int i = 0; i < argc; ++i) line += (i > 0 ? " " : "") + std::string(i == 0 ? "feedline" : argv[i]);
       commands.image_bench.command = line;
       lab::run_image_bench(commands.image_bench, self_path(), reporter);
+      break;
+    }
+    case Command::kBenchRemote: {
+      std::string line;
+      for (int i = 0; i < argc; ++i) line += (i > 0 ? " " : "") + std::string(i == 0 ? "feedline" : argv[i]);
+      commands.remote_bench.command = line;
+      commands.remote_bench.stop = &stop_requested;
+      std::signal(SIGINT, request_stop);
+      std::signal(SIGTERM, request_stop);
+      lab::run_remote_bench(commands.remote_bench, self_path(), reporter);
       break;
     }
     case Command::kBenchFrom:

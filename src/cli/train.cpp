@@ -17,6 +17,7 @@
 #include "feedline/dist/dist.h"
 #include "feedline/dist/train_job.h"
 #include "feedline/io/error.h"
+#include "feedline/io/remote.h"
 #include "feedline/train/train.h"
 #include "cli/progress.h"
 
@@ -129,6 +130,10 @@ void print_epoch(const TrainArgs& args, const EpochResult& r, std::optional<doub
     allreduce = fmt::format(", allreduce {:.3f}s = {:.1f}%", *allreduce_seconds,
                             r.train_seconds > 0 ? 100.0 * *allreduce_seconds / r.train_seconds : 0.0);
   }
+  // Remote data: how long the loader's threads waited for bytes.
+  if (r.train_stats.fetch_wait_seconds > 0) {
+    allreduce += fmt::format(", remote wait {:.2f}s", r.train_stats.fetch_wait_seconds);
+  }
   if (r.interrupted) {  // no test phase
     fmt::print("Epoch {}/{}: stopped after {} train step{} in {:.2f}s (loss {:.4f}, data wait {:.1f}%{})\n", r.epoch,
                args.epochs, r.train_stats.batches, r.train_stats.batches == 1 ? "" : "s", r.train_seconds, r.train_loss,
@@ -167,6 +172,13 @@ void print_summary(const TrainArgs& args, const dist::TrainJobSetup& s, const di
                result.row_group_reads,
                result.files == 1 ? std::string("file") : fmt::format("dataset ({} files)", result.files),
                result.row_groups, args.epochs, args.epochs == 1 ? "" : "s");
+  }
+  const remote::RemoteStats rs = remote::stats();
+  if (rs.requests > 0 || rs.cache_hits > 0) {
+    fmt::print("Remote reads: {} requests, {:.1f} MB, {} retries; cache: {} hits, {} downloads, {} evictions; "
+               "readers waited {:.2f}s\n",
+               rs.requests, static_cast<double>(rs.bytes) / 1e6, rs.retries, rs.cache_hits, rs.cache_misses,
+               rs.cache_evictions, rs.wait_seconds);
   }
   if (!result.saved_to.empty()) {
     fmt::print("Saved the trained model to {} (feedline::load_module reads it into a SimpleCNN of the same options: "

@@ -14,6 +14,7 @@
 
 #include "feedline/dataset/image_sources.h"
 #include "feedline/io/error.h"
+#include "feedline/io/remote_glob.h"
 
 namespace feedline {
 namespace {
@@ -36,7 +37,10 @@ bool is_tar_name(const std::string& path) {
 
 bool is_parquet_name(const std::string& path) { return ends_with_any_case(path, ".parquet"); }
 
-bool has_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+// A wildcard as glob() reads it; in an http(s) URL only `*` (remote::has_wildcard).
+bool has_glob(const std::string& s) {
+  return is_remote_path(s) ? remote::has_wildcard(s) : s.find_first_of("*?[") != std::string::npos;
+}
 
 std::vector<std::string> split_list(const std::string& spec) {
   std::vector<std::string> out;
@@ -128,6 +132,46 @@ std::vector<std::string> glob_shards(const std::string& pattern) {
   return out;
 }
 
+// The objects a remote wildcard pattern of tar shards matches, sorted. IoError (ENOENT) naming it when none does,
+// as for a local pattern.
+std::vector<std::string> glob_remote_shards(const std::string& pattern) {
+  std::vector<std::string> out;
+  for (remote::GlobMatch& match : remote::glob_objects(pattern)) {
+    if (match.folder == 0) out.push_back(std::move(match.object.url));
+  }
+  if (out.empty()) throw IoError(pattern + ": no object matches this pattern of tar shards", ENOENT);
+  return out;
+}
+
+// Whether the objects under a remote folder are Parquet files and no class folders of images, as
+// is_parquet_folder() tells a local one; IoError naming the folder when no object is under it.
+bool is_parquet_objects(const std::string& url) {
+  const std::vector<remote::ObjectInfo> objects = remote::folder_objects(url);
+  if (objects.empty()) throw IoError(url + ": no such folder (no object's key begins with it)", ENOENT);
+  const size_t from = (url.back() == '/' ? url.size() - 1 : url.size()) + 1;
+  bool has_parquet = false;
+  for (const remote::ObjectInfo& object : objects) {
+    const std::string rel = object.url.substr(std::min(from, object.url.size()));
+    const std::string name = rel.substr(rel.rfind('/') + 1);
+    if (rel.find('/') != std::string::npos && is_image_name(name)) return false;  // a class folder
+    const bool hidden = rel.empty() || rel[0] == '.' || rel[0] == '_' || rel.find("/.") != std::string::npos ||
+                        rel.find("/_") != std::string::npos;
+    has_parquet = has_parquet || (!hidden && is_parquet_name(name));
+  }
+  return has_parquet;
+}
+
+// What a remote path that is neither a tar shard nor named .parquet holds: an s3:// or gs:// object is a Parquet
+// file named otherwise; a folder, Parquet files or class folders. An http(s) URL is a file, or a folder that
+// ImageFolderSource refuses (no listing).
+ImageSourceKind remote_kind(const std::string& url) {
+  if (!remote::is_object_store_url(url)) {
+    return remote::is_folder_url(url) ? ImageSourceKind::kFolder : ImageSourceKind::kParquet;
+  }
+  if (!remote::is_folder_url(url) && remote::exists(url)) return ImageSourceKind::kParquet;
+  return is_parquet_objects(url) ? ImageSourceKind::kParquet : ImageSourceKind::kFolder;
+}
+
 // The entries a spec lists: its comma-separated parts, each brace pattern expanded, and each wildcard pattern of
 // tar shards (Parquet's are parquet::DatasetReader's to expand).
 std::vector<std::string> spec_entries(const std::string& spec) {
@@ -136,7 +180,9 @@ std::vector<std::string> spec_entries(const std::string& spec) {
     for (std::string& path : part.find('{') != std::string::npos ? expand_shard_pattern(part)
                                                                   : std::vector<std::string>{part}) {
       if (has_glob(path) && is_tar_name(path)) {
-        for (std::string& match : glob_shards(path)) out.push_back(std::move(match));
+        for (std::string& match : is_remote_path(path) ? glob_remote_shards(path) : glob_shards(path)) {
+          out.push_back(std::move(match));
+        }
       } else {
         out.push_back(std::move(path));
       }
@@ -170,7 +216,10 @@ ImageSourceKind image_source_kind(const std::string& spec) {
   if (entries.empty()) throw InvalidArgument("an image source: the spec \"" + spec + "\" names no path");
   bool any_exists = false;
   for (const std::string& entry : entries) {
-    if ((has_glob(entry) && !is_tar_name(entry)) || path_kind(entry) != PathKind::kMissing) any_exists = true;
+    // A URL is taken as there: telling would cost a request, and its reader says when it is not.
+    if (is_remote_path(entry) || (has_glob(entry) && !is_tar_name(entry)) || path_kind(entry) != PathKind::kMissing) {
+      any_exists = true;
+    }
   }
   if (!any_exists) {
     throw IoError(spec + ": no such file or folder (an image source: a class-folder tree, Parquet files or tar shards)",
@@ -179,6 +228,7 @@ ImageSourceKind image_source_kind(const std::string& spec) {
   const std::string& first = entries.front();
   if (is_tar_name(first)) return ImageSourceKind::kTarShards;
   if (entries.size() > 1 || has_glob(first) || is_parquet_name(first)) return ImageSourceKind::kParquet;
+  if (is_remote_path(first)) return remote_kind(first);
   const PathKind kind = path_kind(first);
   if (kind == PathKind::kFile) return ImageSourceKind::kParquet;  // a Parquet file named otherwise (Hive's 000000_0)
   return is_parquet_folder(first) ? ImageSourceKind::kParquet : ImageSourceKind::kFolder;

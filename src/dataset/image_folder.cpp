@@ -1,16 +1,19 @@
-// ImageFolderSource: torchvision's find_classes and make_dataset over POSIX directory calls, so that the
-// order of classes and samples is the one Python users already have.
+// ImageFolderSource: torchvision's find_classes and make_dataset over POSIX directory calls (or one listing of a
+// remote folder), so that the order of classes and samples is the one Python users already have.
 #include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <set>
 
+#include "dataset/read_ahead.h"
 #include "feedline/dataset/image_sources.h"
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
+#include "feedline/io/remote_glob.h"
 
 namespace feedline {
 
@@ -85,25 +88,65 @@ std::string extension_list() {
   return out;
 }
 
+// The class folders under a root and, for each, every folder under it with its files (in any order).
+struct Tree {
+  std::vector<std::string> classes;
+  std::vector<std::vector<WalkedFolder>> folders;
+};
+
+Tree local_tree(const std::string& root) {
+  Listing top;
+  if (!list_folder(root, top)) {
+    const int code = errno;
+    throw IoError(root + ": cannot list the image folder: " + std::strerror(code), code);
+  }
+  Tree tree;
+  tree.classes = std::move(top.folders);
+  std::sort(tree.classes.begin(), tree.classes.end());
+  for (const std::string& name : tree.classes) {
+    std::set<std::pair<dev_t, ino_t>> ancestors;
+    walk(join(root, name), ancestors, tree.folders.emplace_back());
+  }
+  return tree;
+}
+
+// The same from one listing of the objects under the root: a class is the first folder of a key that has one, and
+// a key ending in '/' (a folder's marker) makes its folder without a file.
+Tree remote_tree(const std::string& root) {
+  const std::vector<remote::ObjectInfo> objects = remote::folder_objects(root);
+  if (objects.empty()) throw IoError(root + ": no such image folder (no object's key begins with it)", ENOENT);
+  const size_t from = (root.back() == '/' ? root.size() - 1 : root.size()) + 1;
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> by_class;  // class -> folder -> files
+  for (const remote::ObjectInfo& object : objects) {
+    const std::string rel = object.url.substr(std::min(from, object.url.size()));
+    const size_t slash = rel.find('/');
+    if (slash == std::string::npos || slash == 0) continue;  // beside the class folders
+    const std::string name = rel.substr(0, slash);
+    const size_t last = rel.rfind('/');
+    auto& folder = by_class[name][join(root, rel.substr(0, last))];
+    if (last + 1 < rel.size()) folder.push_back(rel.substr(last + 1));
+  }
+  Tree tree;
+  for (auto& [name, folders] : by_class) {
+    tree.classes.push_back(name);
+    auto& walked = tree.folders.emplace_back();
+    for (auto& [path, files] : folders) walked.push_back({path, std::move(files)});
+  }
+  return tree;
+}
+
 }  // namespace
 
 ImageFolderSource::ImageFolderSource(std::string root) : root_(std::move(root)) {
-  Listing top;
-  if (!list_folder(root_, top)) {
-    const int code = errno;
-    throw IoError(root_ + ": cannot list the image folder: " + std::strerror(code), code);
-  }
-  classes_ = std::move(top.folders);
-  std::sort(classes_.begin(), classes_.end());
+  Tree tree = is_remote_path(root_) ? remote_tree(root_) : local_tree(root_);
+  classes_ = std::move(tree.classes);
   if (classes_.empty()) throw IoError(root_ + ": couldn't find any class folder", ENOENT);
 
   std::vector<std::string> empty_classes;
   for (size_t c = 0; c < classes_.size(); ++c) {
     const int64_t index = static_cast<int64_t>(c);
     class_to_idx_[classes_[c]] = index;
-    std::vector<WalkedFolder> folders;
-    std::set<std::pair<dev_t, ino_t>> ancestors;
-    walk(join(root_, classes_[c]), ancestors, folders);
+    std::vector<WalkedFolder>& folders = tree.folders[c];
     // sorted(os.walk(...)): by the folder's path, then its files by name.
     std::sort(folders.begin(), folders.end(),
               [](const WalkedFolder& a, const WalkedFolder& b) { return a.path < b.path; });
@@ -123,6 +166,24 @@ ImageFolderSource::ImageFolderSource(std::string root) : root_(std::move(root)) 
                       " (supported extensions are: " + extension_list() + ")",
                   ENOENT);
   }
+  if (is_remote_path(root_)) {
+    fetcher_ = std::make_unique<detail::ReadAheadFetcher>([](int64_t index) { return index; },
+                                                          [this](int64_t index, const std::vector<int64_t>&) { fetch(index); });
+  }
+}
+
+ImageFolderSource::~ImageFolderSource() = default;
+
+void ImageFolderSource::will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const {
+  if (fetcher_) fetcher_->start(order, ahead.samples);
+}
+
+void ImageFolderSource::fetch(int64_t index) const {
+  // A file that cannot be fetched ahead is read when its sample is, whose read reports what fails.
+  try {
+    prefetch_file(samples_[static_cast<size_t>(index)].first);
+  } catch (const Error&) {
+  }
 }
 
 EncodedSample ImageFolderSource::get(int64_t index) const {
@@ -130,6 +191,7 @@ EncodedSample ImageFolderSource::get(int64_t index) const {
     throw InvalidArgument(root_ + ": sample " + std::to_string(index) + " is outside [0, " +
                           std::to_string(size()) + ")");
   }
+  if (fetcher_) fetcher_->read(index);
   const auto& [path, label] = samples_[static_cast<size_t>(index)];
   EncodedSample sample;
   sample.bytes = read_file(path);

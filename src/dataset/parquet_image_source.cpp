@@ -12,10 +12,12 @@
 #include <utility>
 #include <vector>
 
+#include "dataset/read_ahead.h"
 #include "feedline/dataset/image_dataset.h"
 #include "feedline/io/columns.h"
 #include "feedline/io/error.h"
 #include "feedline/io/parquet.h"
+#include "feedline/io/remote.h"
 
 namespace feedline {
 namespace {
@@ -198,6 +200,19 @@ struct ParquetImageSource::Impl {
     return pending.get();
   }
 
+  // A remote dataset's row groups fetched ahead: the image column's chunks of each.
+  void fetch(int64_t group) const {
+    const parquet::DatasetReader::RowGroup& where = dataset.row_groups()[static_cast<size_t>(group)];
+    parquet::ReadOptions read;
+    read.columns = {image_column};
+    read.row_groups = {where.row_group};
+    // A row group that cannot be fetched ahead is read when its samples are, whose read reports what fails.
+    try {
+      dataset.prefetch_file(where.file, read);
+    } catch (const Error&) {
+    }
+  }
+
   const std::string spec;
   const ParquetImageOptions options;
   parquet::DatasetReader dataset;
@@ -211,6 +226,7 @@ struct ParquetImageSource::Impl {
   mutable std::mutex mutex;
   mutable std::list<std::pair<int64_t, Pending>> cache;  // most recently used first
   mutable std::atomic<int64_t> reads{0};
+  std::unique_ptr<detail::ReadAheadFetcher> fetcher;  // remote files only
 };
 
 ParquetImageSource::ParquetImageSource(std::string spec, ParquetImageOptions options)
@@ -236,6 +252,15 @@ ParquetImageSource::ParquetImageSource(std::string spec, ParquetImageOptions opt
   if (m.dataset.num_files() > 0) {
     m.class_names = hugging_face_names(m.dataset.open_file(0)->info(), m.options.label_column);
   }
+  const auto& paths = m.dataset.files().paths;
+  if (std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return is_remote_path(p); })) {
+    m.fetcher = std::make_unique<detail::ReadAheadFetcher>([&m](int64_t index) { return m.group_of(index); },
+                                                           [&m](int64_t group, const std::vector<int64_t>&) { m.fetch(group); });
+  }
+}
+
+void ParquetImageSource::will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const {
+  if (impl_->fetcher) impl_->fetcher->start(order, ahead.blocks);
 }
 
 ParquetImageSource::~ParquetImageSource() = default;
@@ -248,6 +273,7 @@ EncodedSample ParquetImageSource::get(int64_t index) const {
     throw InvalidArgument(m.spec + ": sample " + std::to_string(index) + " is outside [0, " + std::to_string(m.size) +
                           ")");
   }
+  if (m.fetcher) m.fetcher->read(index);
   const int64_t group = m.group_of(index);
   const std::shared_ptr<const Impl::Block> block = m.block(group);
   const int64_t row = index - m.starts[static_cast<size_t>(group)];

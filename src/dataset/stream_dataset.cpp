@@ -6,9 +6,11 @@
 #include <string>
 #include <utility>
 
+#include "dataset/read_ahead.h"
 #include "feedline/io/columns.h"
 #include "feedline/io/error.h"
 #include "feedline/io/parquet.h"
+#include "feedline/io/remote.h"
 
 namespace feedline {
 namespace {
@@ -44,6 +46,32 @@ ParquetStreamDataset::ParquetStreamDataset(std::string path, ParquetStreamOption
       block(static_cast<int64_t>(rg));
       break;
     }
+  }
+  const auto& paths = dataset_.files().paths;
+  if (std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return is_remote_path(p); })) {
+    fetcher_ = std::make_unique<detail::ReadAheadFetcher>([this](int64_t index) { return group_of(index); },
+                                                          [this](int64_t group, const std::vector<int64_t>&) { fetch(group); });
+  }
+}
+
+ParquetStreamDataset::~ParquetStreamDataset() = default;
+
+int64_t ParquetStreamDataset::group_of(int64_t index) const {
+  return static_cast<int64_t>(std::upper_bound(starts_.begin(), starts_.end(), index) - starts_.begin()) - 1;
+}
+
+void ParquetStreamDataset::will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const {
+  if (fetcher_) fetcher_->start(order, ahead.blocks);
+}
+
+void ParquetStreamDataset::fetch(int64_t row_group) const {
+  const parquet::DatasetReader::RowGroup& where = dataset_.row_groups()[static_cast<size_t>(row_group)];
+  parquet::ReadOptions read = read_options_;
+  read.row_groups = {where.row_group};
+  // A row group that cannot be fetched ahead is read when its samples are, whose read reports what fails.
+  try {
+    dataset_.prefetch_file(where.file, read);
+  } catch (const Error&) {
   }
 }
 
@@ -115,8 +143,8 @@ Example ParquetStreamDataset::get_batch(const std::vector<int64_t>& indices) con
       throw InvalidArgument("index " + std::to_string(index) + " out of range for a dataset of " +
                             std::to_string(size_) + " samples");
     }
-    const auto group =
-        static_cast<int64_t>(std::upper_bound(starts_.begin(), starts_.end(), index) - starts_.begin()) - 1;
+    if (fetcher_) fetcher_->read(index);
+    const int64_t group = group_of(index);
     if (group != current_group) {  // a shuffled batch touches one or two row groups
       current = block(group);
       current_group = group;

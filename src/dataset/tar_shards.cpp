@@ -4,6 +4,8 @@
 #include <archive_entry.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <set>
@@ -11,10 +13,15 @@
 #include "feedline/dataset/image_sources.h"
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
+#include "feedline/io/parallel.h"
+#include "dataset/read_ahead.h"
 
 namespace feedline {
 
 namespace {
+
+// Remote shards indexed at once: each is a download, bounded by the network rather than by the cores.
+constexpr int kRemoteIndexThreads = 8;
 
 // A `.cls` member longer than this is no label.
 constexpr int64_t kMaxLabelBytes = 64;
@@ -77,10 +84,61 @@ struct Pending {
   std::optional<int64_t> label;
 };
 
+// A shard as libarchive's input: read through RandomAccessFile in pieces, a path or a URL alike. A remote shard is
+// asked for a window ahead of the reads, so that its download streams instead of taking a request per piece.
+class ShardInput {
+ public:
+  static constexpr size_t kPiece = size_t{1} << 20;
+  static constexpr int64_t kRemoteAhead = int64_t{32} << 20;
+
+  explicit ShardInput(const RandomAccessFile& file) : file_(file) {}
+
+  // What a read that failed threw, for the indexer to rethrow as it was.
+  std::exception_ptr error;
+
+  // libarchive's callbacks. A read that fails is kept in `error` and told to libarchive as a fatal error: no
+  // exception crosses its C.
+  static la_ssize_t read(archive* a, void* self, const void** buffer) {
+    auto* in = static_cast<ShardInput*>(self);
+    try {
+      return in->next(buffer);
+    } catch (...) {
+      in->error = std::current_exception();
+      archive_set_error(a, EIO, "the shard could not be read");
+      return ARCHIVE_FATAL;
+    }
+  }
+  static la_int64_t skip(archive*, void* self, la_int64_t request) {
+    auto* in = static_cast<ShardInput*>(self);
+    const la_int64_t n = std::min<la_int64_t>(request, in->file_.size() - in->offset_);
+    in->offset_ += n;
+    return n;
+  }
+
+ private:
+  la_ssize_t next(const void** buffer) {
+    const auto n = static_cast<size_t>(std::min<int64_t>(file_.size() - offset_, static_cast<int64_t>(kPiece)));
+    if (file_.is_remote() && offset_ + static_cast<int64_t>(n) + kRemoteAhead / 2 > ahead_to_) {
+      const int64_t from = std::max(ahead_to_, offset_);
+      ahead_to_ = std::min(file_.size(), std::max(from, offset_ + static_cast<int64_t>(n)) + kRemoteAhead);
+      file_.prefetch({{from, ahead_to_ - from}});
+    }
+    piece_.resize(n);
+    file_.read_at(offset_, n, piece_.data());
+    offset_ += static_cast<int64_t>(n);
+    *buffer = piece_.data();
+    return static_cast<la_ssize_t>(n);
+  }
+
+  const RandomAccessFile& file_;
+  std::string piece_;
+  int64_t offset_ = 0, ahead_to_ = 0;
+};
+
 class ShardIndexer {
  public:
-  ShardIndexer(const std::string& shard, int32_t index, std::vector<TarShardSource::Entry>& out)
-      : shard_(shard), index_(index), out_(out) {}
+  ShardIndexer(const RandomAccessFile& file, int32_t index, std::vector<TarShardSource::Entry>& out)
+      : file_(file), input_(file), shard_(file.path()), index_(index), out_(out) {}
 
   void run();
 
@@ -89,6 +147,8 @@ class ShardIndexer {
   void finish_sample();
   [[noreturn]] void fail(archive* a, const std::string& what) const;
 
+  const RandomAccessFile& file_;
+  ShardInput input_;
   const std::string& shard_;
   int32_t index_;
   std::vector<TarShardSource::Entry>& out_;
@@ -98,6 +158,7 @@ class ShardIndexer {
 };
 
 void ShardIndexer::fail(archive* a, const std::string& what) const {
+  if (input_.error) std::rethrow_exception(input_.error);  // the shard's read failed: its own error says why
   const char* why = archive_error_string(a);
   const std::string after = last_member_.empty() ? "" : " (after member " + last_member_ + ")";
   throw InvalidFile(shard_ + ": " + what + after + ": " + (why != nullptr ? why : "unknown libarchive error"));
@@ -107,11 +168,14 @@ void ShardIndexer::run() {
   std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
   archive_read_support_format_tar(a.get());
   archive_read_support_filter_all(a.get());
-  shard_size_ = file_size(shard_);  // an IoError naming the shard when it is missing or unreadable
+  shard_size_ = file_.size();
+  archive_read_set_read_callback(a.get(), ShardInput::read);
+  // A remote shard is read through, not skipped over: its window ahead holds those bytes already, and a window
+  // read whole is let go at once.
+  if (!file_.is_remote()) archive_read_set_skip_callback(a.get(), ShardInput::skip);
+  archive_read_set_callback_data(a.get(), &input_);
   // Opening reads the first block to recognise the format, so a failure here is mostly a file that is no tar.
-  if (archive_read_open_filename(a.get(), shard_.c_str(), 1 << 16) != ARCHIVE_OK) {
-    fail(a.get(), "not a readable tar file");
-  }
+  if (archive_read_open1(a.get()) != ARCHIVE_OK) fail(a.get(), "not a readable tar file");
   archive_entry* entry = nullptr;
   while (true) {
     const int r = archive_read_next_header(a.get(), &entry);
@@ -232,9 +296,27 @@ std::vector<std::string> expand_shard_pattern(const std::string& pattern) {
 
 TarShardSource::TarShardSource(std::vector<std::string> shards) : shards_(std::move(shards)) {
   if (shards_.empty()) throw InvalidArgument("TarShardSource: no shards given");
+  // Shards are indexed side by side (a remote one is a whole download, which waits on the network more than on a
+  // core); the first shard that fails is the error, as if they were read in turn.
+  const bool remote = std::any_of(shards_.begin(), shards_.end(), [](const std::string& s) {
+    return is_remote_path(s);
+  });
+  std::vector<std::vector<Entry>> found(shards_.size());
+  files_.resize(shards_.size());
+  parallel_for(shards_.size(), remote ? kRemoteIndexThreads : resolve_threads(0), [&](size_t s) {
+    files_[s] = std::make_unique<RandomAccessFile>(shards_[s]);
+    ShardIndexer(*files_[s], static_cast<int32_t>(s), found[s]).run();
+  });
   for (size_t s = 0; s < shards_.size(); ++s) {
-    ShardIndexer(shards_[s], static_cast<int32_t>(s), samples_).run();
-    files_.push_back(std::make_unique<RandomAccessFile>(shards_[s]));
+    shard_first_.push_back(static_cast<int64_t>(samples_.size()));
+    samples_.insert(samples_.end(), std::make_move_iterator(found[s].begin()),
+                    std::make_move_iterator(found[s].end()));
+  }
+  shard_first_.push_back(static_cast<int64_t>(samples_.size()));
+  if (remote) {
+    fetcher_ = std::make_unique<detail::ReadAheadFetcher>(
+        [this](int64_t index) { return static_cast<int64_t>(samples_[static_cast<size_t>(index)].shard); },
+        [this](int64_t shard, const std::vector<int64_t>& samples) { fetch_shard(shard, samples); });
   }
   if (samples_.empty()) {
     throw InvalidArgument(shards_.front() + (shards_.size() > 1 ? " and the other shards" : "") +
@@ -252,6 +334,7 @@ EncodedSample TarShardSource::get(int64_t index) const {
     throw InvalidArgument(shards_.front() + ": sample " + std::to_string(index) + " is outside [0, " +
                           std::to_string(size()) + ")");
   }
+  if (fetcher_) fetcher_->read(index);
   const Entry& e = samples_[static_cast<size_t>(index)];
   EncodedSample sample;
   sample.bytes.resize(static_cast<size_t>(e.size));
@@ -259,6 +342,24 @@ EncodedSample TarShardSource::get(int64_t index) const {
   sample.label = e.label;
   sample.name = shards_[static_cast<size_t>(e.shard)] + ":" + e.member;
   return sample;
+}
+
+void TarShardSource::will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const {
+  if (fetcher_) fetcher_->start(order, ahead.blocks);
+}
+
+void TarShardSource::fetch_shard(int64_t shard, const std::vector<int64_t>& samples) const {
+  // The samples this epoch reads, and no others: the remote layer frees the memory of what was fetched ahead once
+  // every byte of it has been read.
+  std::vector<remote::ByteRange> ranges;
+  for (const int64_t i : samples) {
+    ranges.push_back({samples_[static_cast<size_t>(i)].offset, samples_[static_cast<size_t>(i)].size});
+  }
+  // A shard that cannot be fetched ahead is read sample by sample, whose reads report what fails.
+  try {
+    files_[static_cast<size_t>(shard)]->prefetch(ranges);
+  } catch (const Error&) {
+  }
 }
 
 std::vector<int64_t> TarShardSource::labels() const {

@@ -225,6 +225,7 @@ LoaderOptions loader_options(const TrainJobOptions& o, ProcessGroup* group, bool
       .persistent_workers(o.persistent_workers)
       .pin_memory(o.pin_memory)
       .prefetch_factor(o.prefetch_factor)
+      .prefetch_blocks(o.prefetch_blocks)
       .seed(o.seed);
 }
 

@@ -5,13 +5,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string_view>
 #include <unordered_set>
 
 #include "feedline/io/csv.h"
 #include "feedline/io/error.h"
+#include "feedline/io/file.h"
 #include "feedline/io/parquet.h"
 #include "feedline/io/parquet_dataset.h"
 
@@ -184,12 +184,10 @@ FileFormat file_format(const std::string& path) {
 
 FileFormat input_format(const std::string& path) {
   if (const auto format = format_by_name(path)) return *format;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(path + ": cannot open: " + std::strerror(errno));
+  const RandomAccessFile file(path);  // a URL too
   char magic[4] = {};
-  if (in.read(magic, 4) && (std::memcmp(magic, "PAR1", 4) == 0 || std::memcmp(magic, "PARE", 4) == 0)) {
-    return FileFormat::kParquet;
-  }
+  if (file.size() >= 4) file.read_at(0, 4, magic);
+  if (std::memcmp(magic, "PAR1", 4) == 0 || std::memcmp(magic, "PARE", 4) == 0) return FileFormat::kParquet;
   throw InvalidArgument(path + kUnknownFormat + ", and it does not begin as a Parquet file does");
 }
 

@@ -472,28 +472,6 @@ std::vector<int> column_slots(const std::string& path, const std::vector<std::st
 
 }  // namespace
 
-std::vector<std::string> read_csv_header(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) throw IoError(path + ": cannot open: " + std::strerror(errno));
-  std::string header;
-  char buf[1 << 16];
-  bool failed = false, empty = true;
-  for (;;) {
-    const size_t n = std::fread(buf, 1, sizeof buf, f);
-    empty = empty && n == 0;
-    const auto nl = std::string_view(buf, n).find('\n');
-    header.append(buf, nl == std::string_view::npos ? n : nl);
-    if (nl != std::string_view::npos || n < sizeof buf) {
-      failed = std::ferror(f) != 0;
-      break;
-    }
-  }
-  std::fclose(f);
-  if (failed) throw IoError(path + ": read failed");
-  if (empty) throw InvalidFile(path + ": empty file, expected a header row");
-  return parse_header(path, header);
-}
-
 Table read_csv(const std::string& path, const CsvReadOptions& options) {
   const std::string data = read_file(path);
   const std::string_view text(data);
@@ -553,14 +531,21 @@ namespace {
 // on, what has been read and not yet dropped.
 struct ForwardText {
   static constexpr size_t kMinRead = size_t{64} << 10;
-  RandomAccessFile& file;
+  // A remote file is asked for this far ahead of the reads, so that they are not a request each.
+  static constexpr int64_t kRemoteAhead = int64_t{32} << 20;
+  const RandomAccessFile& file;
   int64_t file_size;
   std::string text;
-  int64_t offset = 0, read_to = 0;
+  int64_t offset = 0, read_to = 0, ahead_to = 0;
 
   void read_more(size_t want) {
     const auto n = static_cast<size_t>(std::min<int64_t>(file_size - read_to,
                                                          static_cast<int64_t>(std::max(want, kMinRead))));
+    if (file.is_remote() && read_to + static_cast<int64_t>(n) + kRemoteAhead / 2 > ahead_to) {
+      const int64_t from = std::max(ahead_to, read_to);
+      ahead_to = std::min(file_size, std::max(from, read_to + static_cast<int64_t>(n)) + kRemoteAhead);
+      file.prefetch({{from, ahead_to - from}});
+    }
     const size_t old = text.size();
     text.resize(old + n);
     file.read_at(read_to, n, text.data() + old);
@@ -649,6 +634,14 @@ struct ColumnTotals {
 
 }  // namespace
 
+std::vector<std::string> read_csv_header(const std::string& path) {
+  const RandomAccessFile file(path);
+  if (file.size() == 0) throw InvalidFile(path + ": empty file, expected a header row");
+  ForwardText in{file, file.size()};
+  const size_t header_end = in.header_end();
+  return parse_header(path, std::string_view(in.text).substr(0, header_end));
+}
+
 // The first pass: the header, then the body a block at a time, each parsed as read_csv parses the whole body, and
 // what the blocks say about each column folded together as read_csv folds its chunks.
 void CsvStreamReader::scan() {
@@ -733,9 +726,13 @@ bool CsvStreamReader::next(Table* out) {
     return true;
   }
   const Block& block = blocks_[next_block_++];
-  const int64_t size = file_size(path_);
-  if (size != file_size_) {
-    changed_while_reading(path_, std::to_string(file_size_) + " bytes, now " + std::to_string(size));
+  // A remote file's change is its reads' error (its ETag); its next block comes while this one is parsed.
+  if (!file_->is_remote()) {
+    if (const int64_t size = file_size(path_); size != file_size_) {
+      changed_while_reading(path_, std::to_string(file_size_) + " bytes, now " + std::to_string(size));
+    }
+  } else if (next_block_ < blocks_.size()) {
+    file_->prefetch({{blocks_[next_block_].offset, blocks_[next_block_].size}});
   }
   text_.resize(static_cast<size_t>(block.size));
   file_->read_at(block.offset, text_.size(), text_.data());

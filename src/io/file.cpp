@@ -39,6 +39,10 @@ std::string read_file(const std::string& path) {
   return out;
 }
 
+void prefetch_file(const std::string& path) {
+  if (is_remote_path(path)) remote::detail::prefetch_object(path);
+}
+
 int64_t file_size(const std::string& path) {
   if (is_remote_path(path)) return remote::stat(path).size;
   std::error_code ec;
@@ -87,8 +91,8 @@ RandomAccessFile::~RandomAccessFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void RandomAccessFile::prefetch(const std::vector<remote::ByteRange>& ranges) const {
-  if (remote_) remote_->prefetch(ranges);
+void RandomAccessFile::prefetch(const std::vector<remote::ByteRange>& ranges, bool ahead) const {
+  if (remote_) remote_->prefetch(ranges, ahead);
 }
 
 void RandomAccessFile::read_at(int64_t offset, size_t size, void* out) const {

@@ -19,6 +19,7 @@
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
 #include "feedline/io/parallel.h"
+#include "feedline/io/remote_glob.h"
 #include "io/value_text.h"
 
 namespace feedline::parquet {
@@ -171,8 +172,60 @@ std::vector<std::string> match_pattern(const std::string& pattern) {
   return out;
 }
 
+// An object under a folder (or a folder a pattern matched) that a dataset takes, as walk_folder() takes a file:
+// named *.parquet, and no name below the folder, its own included, starting with `.` or `_`. `from` is where the
+// folder ends in the object's URL.
+bool walks_to(const std::string& url, size_t from) {
+  size_t start = from < url.size() && url[from] == '/' ? from + 1 : from;
+  for (size_t slash = url.find('/', start);; slash = url.find('/', start)) {
+    const std::string name = url.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (name.empty() || name[0] == '.' || name[0] == '_') return false;
+    if (slash == std::string::npos) return ends_with_parquet(name);
+    start = slash + 1;
+  }
+}
+
+// One remote entry of a spec (an object, a folder or a pattern) as objects, from one listing. A folder's objects
+// are taken by their names alone: telling a Parquet file without an extension by its magic would cost a request
+// for every object.
+void expand_remote_entry(const std::string& entry, std::vector<std::string>* out) {
+  const size_t before = out->size();
+  if (remote::has_wildcard(entry)) {
+    for (remote::GlobMatch& match : remote::glob_objects(entry)) {
+      if (match.folder == 0 || walks_to(match.object.url, match.folder)) out->push_back(std::move(match.object.url));
+    }
+    if (out->size() == before) throw InvalidArgument(entry + ": no object matches this pattern");
+    return;
+  }
+  if (!remote::is_folder_url(entry)) {
+    // An http(s) URL names a file: it has no listing.
+    if (!remote::is_object_store_url(entry) || remote::exists(entry)) {
+      out->push_back(entry);
+      return;
+    }
+  }
+  const std::vector<remote::ObjectInfo> objects = remote::folder_objects(entry);
+  const size_t from = entry.back() == '/' ? entry.size() - 1 : entry.size();
+  for (const remote::ObjectInfo& object : objects) {
+    if (walks_to(object.url, from)) out->push_back(object.url);
+  }
+  if (objects.empty()) {
+    throw IoError(entry + (remote::is_folder_url(entry) ? ": no such folder (no object's key begins with it)"
+                                                        : ": no such object, nor a folder of objects under it"),
+                  ENOENT);
+  }
+  if (out->size() == before) {
+    throw InvalidArgument(entry + ": no .parquet object in this folder or below it (names starting with . or _ are "
+                                  "left out)");
+  }
+}
+
 // One entry of a spec (a file, a folder or a pattern) as files.
 void expand_entry(const std::string& entry, std::vector<std::string>* out) {
+  if (is_remote_path(entry)) {
+    expand_remote_entry(entry, out);
+    return;
+  }
   struct stat st;
   if (stat_path(entry, &st)) {
     if (!S_ISDIR(st.st_mode)) {
@@ -332,6 +385,11 @@ Column partition_column(const ColumnSchema& schema, const std::optional<std::str
 }  // namespace
 
 bool is_dataset_spec(const std::string& spec) {
+  if (is_remote_path(spec)) {
+    if (spec.find(',') != std::string::npos || remote::has_wildcard(spec) || remote::is_folder_url(spec)) return true;
+    // No object at the key: a folder, or nothing, which the listing then says.
+    return remote::is_object_store_url(spec) && !remote::exists(spec);
+  }
   struct stat st;
   if (stat_path(spec, &st)) return S_ISDIR(st.st_mode);
   return spec.find_first_of("*?[,") != std::string::npos;
@@ -432,7 +490,13 @@ DatasetReader::DatasetReader(std::string spec, int num_threads, size_t max_open_
   kept[0] = first;
   file_rows_.assign(n, 0);
   std::mutex widen_mutex;
-  parallel_for(n, num_threads, [&](size_t i) {
+  // Remote footers wait on the network, not on cores: as many at once as requests may be in flight.
+  const bool remote = std::any_of(files_.paths.begin(), files_.paths.end(), [](const std::string& p) {
+    return is_remote_path(p);
+  });
+  const int footer_threads = remote ? std::max(resolve_threads(num_threads), remote::options().max_in_flight / 2)
+                                    : num_threads;
+  parallel_for(n, footer_threads, [&](size_t i) {
     std::shared_ptr<const FileReader> reader = i == 0 ? first : std::make_shared<const FileReader>(files_.paths[i]);
     const FileInfo& info = reader->info();
     file_rows_[i] = info.num_rows;
@@ -564,6 +628,19 @@ Table DatasetReader::read_file(size_t i, const ReadOptions& options) const {
     out.columns.push_back(std::move(c));
   }
   return out;
+}
+
+void DatasetReader::prefetch_file(size_t i, const ReadOptions& options) const {
+  if (!is_remote_path(files_.paths[i])) return;
+  ReadOptions file_options = options;
+  file_options.columns.clear();
+  for (const std::string& name : options.columns) {
+    const auto key = std::find_if(schema_.begin() + static_cast<std::ptrdiff_t>(file_columns_), schema_.end(),
+                                  [&](const ColumnSchema& c) { return c.name == name; });
+    if (key == schema_.end()) file_options.columns.push_back(name);
+  }
+  if (!options.columns.empty() && file_options.columns.empty()) return;  // Hive columns alone
+  open_file(i)->prefetch(file_options);
 }
 
 Table DatasetReader::read(const ReadOptions& options) const {

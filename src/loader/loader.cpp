@@ -28,6 +28,7 @@
 
 #include "feedline/dataset/sample_rng.h"
 #include "feedline/io/error.h"
+#include "feedline/io/remote.h"
 #include "loader/blocking_queue.h"
 #include "loader/sequencer.h"
 #include "loader/worker_pool.h"
@@ -213,6 +214,7 @@ struct Epoch::State {
   std::shared_ptr<std::atomic<bool>> live;
   std::shared_ptr<std::atomic<int64_t>> handed_out;  // the loader's view of `returned`
   EpochStats stats;
+  double fetch_wait_at_start = 0;  // RemoteStats::wait_seconds when the epoch began
   std::optional<Clock::time_point> last_return;
 
   ~State() {
@@ -253,6 +255,7 @@ struct Epoch::State {
 
   std::optional<Example> next() {
     const auto enter = Clock::now();
+    stats.fetch_wait_seconds = remote::stats().wait_seconds - fetch_wait_at_start;
     if (last_return) stats.step_seconds += seconds_between(*last_return, enter);
     last_return.reset();
     if (finished) return std::nullopt;
@@ -331,6 +334,10 @@ Loader::Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
   }
   if (options_.num_workers() < 0) {
     throw InvalidArgument("Loader: num_workers must not be negative, got " + std::to_string(options_.num_workers()));
+  }
+  if (options_.prefetch_blocks() < 0) {
+    throw InvalidArgument("Loader: prefetch_blocks must be 0 or more, got " +
+                          std::to_string(options_.prefetch_blocks()));
   }
   if (options_.prefetch_factor() < 1) {
     throw InvalidArgument("Loader: prefetch_factor must be at least 1, got " +
@@ -490,6 +497,14 @@ Epoch Loader::epoch() {
   handed_out_->store(state->returned);
   state->run = std::make_shared<detail::EpochRun>(epoch_indices(epoch), options_.batch_size(), std::move(maker),
                                                   window, epoch, options_.seed());
+  // A remote dataset fetches ahead in this order, from the first batch to be made.
+  state->fetch_wait_at_start = remote::stats().wait_seconds;
+  if (options_.prefetch_blocks() > 0) {
+    const auto& order = state->run->indices;
+    const auto from = std::min(order.size(), static_cast<size_t>(state->returned * options_.batch_size()));
+    dataset_->will_read(std::vector<int64_t>(order.begin() + static_cast<std::ptrdiff_t>(from), order.end()),
+                        ReadAhead{options_.prefetch_blocks(), options_.prefetch_blocks() * options_.batch_size()});
+  }
   if (upload_order) {
     const auto& order = state->run->indices;
     // One upload per epoch (a copy, so the tensor never aliases the host vector).

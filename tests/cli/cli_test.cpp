@@ -1313,8 +1313,8 @@ TEST(Cli, OnlyTrainAndBenchLoadLibTorch) {
 // docs/cli.md holds every command's --help verbatim (scripts/cli-docs.sh writes it), so it cannot drift.
 TEST(Cli, DocsHoldEveryCommandsHelp) {
   const std::string docs = read_file(testing::source_dir() + "/docs/cli.md");
-  for (const std::string command : {"", "prepare", "train", "bench", "bench loader", "bench images", "inspect", "cat",
-                                    "convert"}) {
+  for (const std::string command : {"", "prepare", "train", "bench", "bench loader", "bench images", "bench remote",
+                                    "inspect", "cat", "convert"}) {
     const CliRun r = run_cli(command + (command.empty() ? "" : " ") + "--help");
     ASSERT_EQ(r.status, 0) << command << "\n" << r.output;
     EXPECT_TRUE(contains(docs, "```\n" + r.output + "```\n"))

@@ -18,12 +18,12 @@ using testing::run_command;
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
-// Every ```cpp block of docs/library.md, docs/images.md and README.md, as one source file: every block's #include lines first,
-// then each block's statements as the body of a function of its own.
+// Every ```cpp block of docs/library.md, docs/images.md, docs/remote.md and README.md, as one source file: every
+// block's #include lines first, then each block's statements as the body of a function of its own.
 std::string doc_snippets(int* blocks) {
   std::string includes, bodies;
   *blocks = 0;
-  for (const char* doc : {"/docs/library.md", "/docs/images.md", "/README.md"}) {
+  for (const char* doc : {"/docs/library.md", "/docs/images.md", "/docs/remote.md", "/README.md"}) {
     std::ifstream in(testing::source_dir() + doc);
     std::string line;
     bool in_block = false;

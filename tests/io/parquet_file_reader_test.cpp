@@ -144,6 +144,7 @@ void expect_same_info(const FileInfo& a, const FileInfo& b) {
       EXPECT_EQ(x.encodings, y.encodings);
       EXPECT_EQ(x.compressed_bytes, y.compressed_bytes);
       EXPECT_EQ(x.uncompressed_bytes, y.uncompressed_bytes);
+      EXPECT_EQ(x.offset, y.offset);
       EXPECT_EQ(x.null_count, y.null_count);
       EXPECT_EQ(x.min, y.min);
       EXPECT_EQ(x.max, y.max);
@@ -244,6 +245,24 @@ TEST(ParquetFileReader, InfoIsWhatReadFileInfoReturns) {
     for (const FileInfo* p : seen) EXPECT_EQ(p, &reader.info());
     expect_same_info(read_file_info(path), reader.info());
   }
+}
+
+TEST(ParquetFileReader, ChunkOffsetsTileTheFileAsWritten) {
+  // The writer puts each row group's chunks one after another in column order, from just past the magic: each
+  // chunk's offset and size name exactly its bytes.
+  const std::string path = flat_file("fr_offsets", 1000, 300);
+  const FileInfo info = read_file_info(path);
+  int64_t next = 4;
+  for (size_t g = 0; g < info.row_groups.size(); ++g) {
+    for (size_t c = 0; c < info.row_groups[g].columns.size(); ++c) {
+      const ColumnChunkInfo& chunk = info.row_groups[g].columns[c];
+      SCOPED_TRACE("row group " + std::to_string(g) + ", column " + std::to_string(c));
+      EXPECT_EQ(chunk.offset, next);
+      EXPECT_GT(chunk.compressed_bytes, 0);
+      next = chunk.offset + chunk.compressed_bytes;
+    }
+  }
+  EXPECT_LT(next, static_cast<int64_t>(std::filesystem::file_size(path)) - 8) << "the footer follows the chunks";
 }
 
 TEST(ParquetFileReader, ThrowsWhatReadTableThrows) {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
@@ -21,6 +22,7 @@
 #include "feedline/io/error.h"
 #include "loader/blocking_queue.h"
 #include "loader/sequencer.h"
+#include "dataset/read_ahead.h"
 
 namespace feedline {
 namespace {
@@ -427,6 +429,95 @@ class BlockIndexDataset : public IndexDataset {
   using IndexDataset::IndexDataset;
   std::vector<int64_t> shuffle_blocks() const override { return {10, 10, 10, 10}; }
 };
+
+// A dataset that records what the loader tells it it will read.
+class ReadAheadIndexDataset : public IndexDataset {
+ public:
+  using IndexDataset::IndexDataset;
+  std::vector<int64_t> shuffle_blocks() const override { return {10, 10, 10, 10}; }
+  void will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const override {
+    std::lock_guard<std::mutex> lock(mu);
+    orders.push_back(order);
+    aheads.push_back(ahead);
+  }
+  mutable std::mutex mu;
+  mutable std::vector<std::vector<int64_t>> orders;
+  mutable std::vector<ReadAhead> aheads;
+};
+
+TEST(Loader, TellsTheDatasetTheOrderItWillReadFromWhereTheEpochStarts) {
+  auto ds = std::make_shared<ReadAheadIndexDataset>(40);
+  Loader loader(ds, LoaderOptions(4).shuffle(true).seed(3).rank(1).world_size(2).num_workers(2).prefetch_blocks(3));
+  const auto read = drain(loader);
+  ASSERT_EQ(ds->orders.size(), 1u);
+  EXPECT_EQ(ds->orders[0], read) << "the order told is the order read";
+  EXPECT_EQ(ds->aheads[0].blocks, 3);
+  EXPECT_EQ(ds->aheads[0].samples, 3 * 4);
+  // Resumed after two batches: the rest of the epoch, from the third batch on.
+  LoaderState state;
+  {
+    auto e = loader.epoch();
+    ASSERT_TRUE(e.next().has_value());
+    ASSERT_TRUE(e.next().has_value());
+    state = loader.state_dict();
+  }
+  Loader resumed(ds, LoaderOptions(4).shuffle(true).seed(3).rank(1).world_size(2).prefetch_blocks(3));
+  resumed.load_state_dict(state);
+  const auto rest = drain(resumed);
+  EXPECT_EQ(ds->orders.back(), rest);
+  EXPECT_EQ(rest.size(), 20u - 8u);
+  // prefetch_blocks 0: nothing is told; a negative count is refused.
+  const size_t told = ds->orders.size();
+  Loader none(ds, LoaderOptions(4).prefetch_blocks(0));
+  drain(none);
+  EXPECT_EQ(ds->orders.size(), told);
+  EXPECT_THROW(Loader(ds, LoaderOptions(4).prefetch_blocks(-1)), InvalidArgument);
+}
+
+TEST(ReadAhead, FetchesBlocksInTheOrderTheyComeAheadOfThoseRead) {
+  std::vector<int64_t> fetched;
+  std::map<int64_t, std::vector<int64_t>> told;
+  std::mutex mu;
+  detail::ReadAheadFetcher fetcher([](int64_t index) { return index / 10; },
+                                   [&](int64_t block, const std::vector<int64_t>& samples) {
+                                     std::lock_guard<std::mutex> lock(mu);
+                                     fetched.push_back(block);
+                                     told[block] = samples;
+                                   });
+  // Blocks in the order their first sample comes: 3, 0, 2, 1; each told its samples in the order, once each.
+  const std::vector<int64_t> order = {31, 35, 2, 30, 5, 21, 1, 11, 20, 12, 30};
+  fetcher.start(order, 2);
+  EXPECT_EQ(fetched, (std::vector<int64_t>{3, 0, 2})) << "the block being read and 2 more";
+  EXPECT_EQ(told[3], (std::vector<int64_t>{31, 35, 30}));
+  EXPECT_EQ(told[0], (std::vector<int64_t>{2, 5, 1}));
+  for (const int64_t i : {31, 35, 30}) fetcher.read(i);
+  EXPECT_EQ(fetched, (std::vector<int64_t>{3, 0, 2})) << "reads still in the first block";
+  fetcher.read(2);
+  EXPECT_EQ(fetched, (std::vector<int64_t>{3, 0, 2, 1})) << "a read reached the second block: one more";
+  for (const int64_t i : {5, 21, 1, 11, 20, 12, 30}) fetcher.read(i);
+  EXPECT_EQ(fetched.size(), 4u) << "each block once";
+  // Ahead 0: nothing is fetched.
+  fetched.clear();
+  fetcher.start(order, 0);
+  for (const int64_t i : order) fetcher.read(i);
+  EXPECT_TRUE(fetched.empty());
+  // From many threads at once, every block is fetched once.
+  fetched.clear();
+  std::vector<int64_t> big;
+  for (int64_t i = 0; i < 1000; ++i) big.push_back((i * 37) % 1000);
+  fetcher.start(big, 3);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = static_cast<size_t>(t); i < big.size(); i += 4) fetcher.read(big[i]);
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::sort(fetched.begin(), fetched.end());
+  std::vector<int64_t> all(100);
+  for (int64_t b = 0; b < 100; ++b) all[static_cast<size_t>(b)] = b;
+  EXPECT_EQ(fetched, all);
+}
 
 TEST(Loader, ResumesOnAnotherWorldSizeWithTheSameGlobalBatch) {
   auto ds = std::make_shared<IndexDataset>(48);

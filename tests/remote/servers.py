@@ -225,7 +225,9 @@ osd max object name len = 460
 osd max object namespace len = 64
 
 [client.rgw.test]
-rgw frontends = beast endpoint=127.0.0.1:{rgw_port}
+# Without tcp_nodelay, an answer written as a head and then a body waits for the client's delayed ACK on a reused
+# connection, which makes every request on a keep-alive connection slow.
+rgw frontends = beast endpoint=127.0.0.1:{rgw_port} tcp_nodelay=1
 rgw data = {d}/rgw
 rgw enable usage log = false
 # radosgw asks for a secure connection to the monitor by default, which authentication "none" cannot give.

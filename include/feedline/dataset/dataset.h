@@ -31,6 +31,14 @@ struct BatchContext {
   bool pinned = false;
 };
 
+// How far a dataset may read ahead of the loader (Dataset::will_read()): the shuffle blocks (tar shards, row
+// groups) it may fetch beyond the one being read, or, for a dataset read sample by sample (a folder of images), the
+// samples.
+struct ReadAhead {
+  int64_t blocks = 0;
+  int64_t samples = 0;
+};
+
 class Dataset {
  public:
   virtual ~Dataset() = default;
@@ -51,6 +59,15 @@ class Dataset {
   // order, summing to size(). A shuffling loader then shuffles the blocks' order and the samples inside each block,
   // so an epoch reads each block once instead of all of them at random. Empty (the default): one shuffle of all.
   virtual std::vector<int64_t> shuffle_blocks() const { return {}; }
+  // The samples the loader will ask for, in the order it will ask (this rank's share of an epoch, from where it
+  // starts), so that a dataset whose samples are remote (s3://, https://) fetches them ahead of the reads: its
+  // blocks (or samples) in that order, `ahead` of them beyond the one being read, in the background. Called at the
+  // start of each epoch, before the first get(); a new call replaces the last. Default: nothing (a local dataset
+  // has the page cache).
+  virtual void will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const {
+    (void)order;
+    (void)ahead;
+  }
   // A dataset that makes each batch itself, for the loader's position (an EncodedDataset: samples transformed with
   // randomness of their own, written in place into one batch): the loader's workers then call make_batch() for
   // every batch, never get() or get_batch() (LoaderOptions::batch_fetch does not apply), and pin nothing more.

@@ -47,6 +47,11 @@ class SampleSource {
   // The lengths of consecutive runs of samples best read together (Dataset::shuffle_blocks()): a Parquet row
   // group, a tar shard. Empty: any order reads as well as another.
   virtual std::vector<int64_t> shuffle_blocks() const { return {}; }
+  // Dataset::will_read(), for a source whose samples are remote.
+  virtual void will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const {
+    (void)order;
+    (void)ahead;
+  }
 };
 
 // What a transform makes of every sample: a tensor of `sizes` and `dtype` (the batch is [batch, sizes...]).
@@ -109,6 +114,9 @@ class EncodedDataset : public Dataset {
   // the others, in order (possibly none), and the sample is counted in skipped().
   Example make_batch(const std::vector<int64_t>& indices, const BatchContext& context) const override;
   std::vector<int64_t> shuffle_blocks() const override { return source_->shuffle_blocks(); }
+  void will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const override {
+    source_->will_read(order, ahead);
+  }
 
   const SampleSource& source() const { return *source_; }
   const SampleTransform& transform() const { return *transform_; }

@@ -33,6 +33,8 @@ struct ParquetImageOptions {
 // them. Each row group is a shuffle block, so a shuffled epoch reads each once.
 // Errors name the file and, where one is at fault, the row and column: InvalidArgument for a missing or mistyped
 // image or label column, InvalidFile for a null or negative label or a null image.
+// Remote files (s3://, gs://, http(s)://) are read as local ones; will_read() fetches the image column of the row
+// groups the loader reads next.
 // Thread-safe: the row-group cache is locked; workers wanting one row group wait for one read of it.
 class ParquetImageSource : public SampleSource {
  public:
@@ -45,6 +47,8 @@ class ParquetImageSource : public SampleSource {
   std::vector<int64_t> labels() const override;
   std::vector<std::string> class_names() const override;
   std::vector<int64_t> shuffle_blocks() const override;
+  // Remote files: fetches `ahead.blocks` row groups' images in the order's order beyond those read.
+  void will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const override;
 
   // Row groups read so far (a re-read after eviction counts again).
   int64_t row_group_reads() const;
@@ -66,6 +70,11 @@ const char* image_source_kind_name(ImageSourceKind kind);
 //     folders of images;
 //   - a folder of class folders otherwise.
 // IoError naming the spec when it names nothing that exists.
+// URLs (feedline/io/remote.h) are told apart the same way: a wildcard pattern of s3:// or gs:// shards and a remote
+// folder by one listing (feedline/io/remote_glob.h), an object named neither .tar nor .parquet by one HEAD request
+// (an object: a Parquet file; none: a folder); a URL is not checked for existence beyond that, its reader says when
+// it is missing. A wildcard pattern of shards that matches no object is IoError naming it, as a local one; over
+// http(s) (no listing), InvalidArgument saying so.
 ImageSourceKind image_source_kind(const std::string& spec);
 
 struct ImageSourceOptions {

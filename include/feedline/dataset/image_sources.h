@@ -17,6 +17,9 @@
 namespace feedline {
 
 class RandomAccessFile;
+namespace detail {
+class ReadAheadFetcher;
+}
 
 // The extensions torchvision's ImageFolder accepts (IMG_EXTENSIONS), matched case-insensitively at a name's end.
 extern const std::vector<std::string> kImageFolderExtensions;
@@ -33,9 +36,14 @@ extern const std::vector<std::string> kImageFolderExtensions;
 // long). A folder that cannot be listed below a class folder is passed over, as os.walk passes it over.
 // Errors: IoError naming root when it cannot be listed, and IoError (ENOENT, Python's FileNotFoundError, as
 // torchvision raises) naming root when it has no class folder or a class has no image file.
+// The root may be an s3:// or gs:// folder (feedline/io/remote_glob.h): its objects are found by one listing, the
+// first folder of each key under the root its class, and the same rules give the same classes and order as the
+// folder downloaded would; will_read() then fetches the files the loader reads next. An http(s) root is
+// InvalidArgument: a web server has no listing.
 class ImageFolderSource : public SampleSource {
  public:
   explicit ImageFolderSource(std::string root);
+  ~ImageFolderSource() override;
 
   int64_t size() const override { return static_cast<int64_t>(samples_.size()); }
   // The file's bytes, its class number, and its path as the name. IoError naming the file when it is gone or
@@ -45,6 +53,8 @@ class ImageFolderSource : public SampleSource {
   std::vector<int64_t> labels() const override;
   // classes(): the class folders' names.
   std::vector<std::string> class_names() const override { return classes_; }
+  // A remote folder: fetches `ahead.samples` files in the order's order beyond those read.
+  void will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const override;
 
   const std::string& root() const { return root_; }
   const std::vector<std::string>& classes() const { return classes_; }
@@ -53,10 +63,13 @@ class ImageFolderSource : public SampleSource {
   const std::vector<std::pair<std::string, int64_t>>& samples() const { return samples_; }
 
  private:
+  void fetch(int64_t index) const;
+
   std::string root_;
   std::vector<std::string> classes_;
   std::map<std::string, int64_t> class_to_idx_;
   std::vector<std::pair<std::string, int64_t>> samples_;
+  std::unique_ptr<detail::ReadAheadFetcher> fetcher_;  // a remote folder only
 };
 
 // The shard paths a WebDataset brace pattern names, in braceexpand's order: `train-{000000..000099}.tar` (a
@@ -73,9 +86,11 @@ std::vector<std::string> expand_shard_pattern(const std::string& pattern);
 // shards. Each sample needs exactly one image member (suffix jpg, jpeg, png or webp, in any case) and a `cls`
 // member holding its label as decimal text (surrounding white space allowed, no sign); other suffixes (txt, json,
 // ...) are ignored. Sample order is shard order, then member order.
-// Shards are read once at construction, recording where each image's bytes lie; get() reads them with pread.
-// So shards must be plain, uncompressed tar files: a compressed one (.tar.gz, ...) is refused as Unsupported
-// rather than held in memory or decompressed again for every sample.
+// Shards are read once at construction, several at once, recording where each image's bytes lie; get() reads them
+// in place (pread, or a range of a remote shard). So shards must be plain, uncompressed tar files: a compressed one
+// (.tar.gz, ...) is refused as Unsupported rather than held in memory or decompressed again for every sample.
+// A shard may be a URL (s3://, gs://, http(s)://: feedline/io/remote.h): it is downloaded once to be indexed, and
+// will_read() then fetches the samples of the shards the loader reads next, a shard's samples in few requests.
 // Errors name the shard and, where one is at fault, the member: InvalidFile for a file that is no tar or is
 // truncated, a sample without an image or without a label, two members with one suffix in a sample, a label that
 // is no class number; IoError for a shard that cannot be opened; InvalidArgument for an empty list of shards or
@@ -92,6 +107,8 @@ class TarShardSource : public SampleSource {
   std::vector<int64_t> labels() const override;
   // The samples of each shard, in shard order (a shard is best read whole), leaving out shards without samples.
   std::vector<int64_t> shuffle_blocks() const override;
+  // Remote shards: fetches the samples of `ahead.blocks` shards in the order's order beyond those read.
+  void will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const override;
 
   const std::vector<std::string>& shards() const { return shards_; }
   // The distinct labels, sorted.
@@ -108,10 +125,14 @@ class TarShardSource : public SampleSource {
   const std::vector<Entry>& entries() const { return samples_; }
 
  private:
+  void fetch_shard(int64_t shard, const std::vector<int64_t>& samples) const;
+
   std::vector<std::string> shards_;
   std::vector<std::unique_ptr<RandomAccessFile>> files_;
   std::vector<Entry> samples_;
+  std::vector<int64_t> shard_first_;  // shard s's samples are [shard_first_[s], shard_first_[s + 1])
   std::vector<int64_t> classes_;
+  std::unique_ptr<detail::ReadAheadFetcher> fetcher_;  // remote shards only
 };
 
 }  // namespace feedline

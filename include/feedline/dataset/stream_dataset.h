@@ -3,6 +3,8 @@
 // asked for, and keeps only the few row groups used last. Its row groups, those of every file, are its shuffle
 // blocks (see Dataset::shuffle_blocks()), so a shuffling Loader visits them one at a time and reads each once an
 // epoch, and a rank's share is a stretch of them that may span files.
+// Remote files (s3://, gs://, http(s)://) are read as local ones; will_read() fetches the column chunks of the row
+// groups the loader reads next.
 // Thread-safe: the row-group cache is locked, workers that want the same row group wait for one read of it, and
 // different row groups are read at once (through parquet::DatasetReader, thread-safe).
 #pragma once
@@ -25,6 +27,10 @@
 
 namespace feedline {
 
+namespace detail {
+class ReadAheadFetcher;
+}
+
 struct ParquetStreamOptions {
   ImageTableLayout layout;
   std::vector<std::string> columns;  // non-empty: nothing outside these exact names is read (DatasetColumns::columns)
@@ -45,12 +51,15 @@ class ParquetStreamDataset : public Dataset {
   // read_table() and read_dataset_table() do (files that disagree, a missing column, a wrong feature count), and
   // InvalidArgument for a path that is not a .parquet file or cached_row_groups below 1.
   ParquetStreamDataset(std::string path, ParquetStreamOptions options);
+  ~ParquetStreamDataset() override;
 
   int64_t size() const override { return size_; }
   Example get(int64_t index) const override;
   bool has_batch_fetch() const override { return true; }
   Example get_batch(const std::vector<int64_t>& indices) const override;
   std::vector<int64_t> shuffle_blocks() const override { return blocks_; }
+  // Remote files: fetches `ahead.blocks` row groups in the order's order beyond those read.
+  void will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const override;
 
   // Row groups read and decoded so far (each read counts, a re-read after eviction too).
   int64_t row_group_reads() const { return reads_.load(); }
@@ -66,6 +75,8 @@ class ParquetStreamDataset : public Dataset {
   // that read's error.
   std::shared_ptr<const Block> block(int64_t row_group) const;
   std::shared_ptr<const Block> read_block(int64_t row_group) const;
+  int64_t group_of(int64_t index) const;
+  void fetch(int64_t row_group) const;
 
   ParquetStreamOptions options_;
   parquet::DatasetReader dataset_;
@@ -76,6 +87,7 @@ class ParquetStreamDataset : public Dataset {
   mutable std::mutex mutex_;
   mutable std::list<std::pair<int64_t, Pending>> cache_;  // most recently used first
   mutable std::atomic<int64_t> reads_{0};
+  std::unique_ptr<detail::ReadAheadFetcher> fetcher_;  // remote files only
 };
 
 }  // namespace feedline

@@ -40,6 +40,7 @@ struct TrainJobOptions {
   bool persistent_workers = false;
   bool pin_memory = false;
   int64_t prefetch_factor = 2;
+  int64_t prefetch_blocks = 4;  // LoaderOptions::prefetch_blocks, for remote data
   std::string device = "auto";  // a job's ranks given "cuda" (or "auto" on a GPU machine) take their local GPU
   bool cuda_graph = false;
   uint64_t seed = 42;

@@ -21,6 +21,11 @@ class ObjectReader;
 // Reads the whole file (or remote object) into memory. Throws IoError naming the path on any failure.
 std::string read_file(const std::string& path);
 
+// For a URL: starts fetching the whole object in the background (within RemoteOptions' limits), so that a
+// read_file() of it later takes the bytes from there. Nothing for a local path. Throws IoError naming the URL when
+// the object cannot be opened.
+void prefetch_file(const std::string& path);
+
 // Size of a file (or remote object) in bytes; throws IoError when it cannot be read.
 int64_t file_size(const std::string& path);
 
@@ -51,8 +56,10 @@ class RandomAccessFile {
   bool is_remote() const { return remote_ != nullptr; }
   // Starts fetching these ranges of a remote file in the background, merged as RemoteOptions says, at most
   // RemoteOptions::max_in_flight requests at once over the process; later reads within them wait for them rather
-  // than asking again. Nothing for a local file (the page cache does that job).
-  void prefetch(const std::vector<remote::ByteRange>& ranges) const;
+  // than asking again. `ahead`: for reads to come later (a loader's next blocks), fetched one after another in the
+  // order asked; false: for a read about to be made (a Parquet read's chunks), all at once and before any fetched
+  // ahead. Nothing for a local file (the page cache does that job).
+  void prefetch(const std::vector<remote::ByteRange>& ranges, bool ahead = true) const;
 
  private:
   std::string path_;

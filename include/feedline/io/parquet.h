@@ -123,6 +123,9 @@ struct ColumnChunkInfo {
   std::vector<std::string> encodings;
   int64_t compressed_bytes = 0;
   int64_t uncompressed_bytes = 0;
+  // Where its pages begin in the file (the dictionary page where one comes first); with compressed_bytes, the byte
+  // range a read of the chunk fetches. -1: the footer gives no metadata for it.
+  int64_t offset = -1;
   int64_t null_count = -1;  // -1: not recorded
   std::string min, max;      // statistics as raw PLAIN bytes; empty when absent
 };
@@ -178,6 +181,12 @@ class FileReader {
   const FileInfo& info() const;
   // What read_table(path(), options) returns, and throws what it throws for the file opened.
   Table read(const ReadOptions& options = {}) const;
+  // For a remote file: starts fetching, in the background, the column chunks that read(options) would read (the
+  // columns and row groups it names), so that the read later takes them without a request of its own. Nothing for
+  // a local file. Throws as read() does for options it would refuse.
+  void prefetch(const ReadOptions& options = {}) const;
+  // Whether the file is remote (feedline/io/remote.h).
+  bool is_remote() const;
 
  private:
   struct Impl;

@@ -4,6 +4,10 @@
 // the key is a whole number, else STRING; __HIVE_DEFAULT_PARTITION__ is null (DuckDB's and Spark's reading).
 // The files must agree on their columns (by name, in any order, and type; a column may be optional in one file
 // and required in another); errors name both files and the column.
+// Remote files (feedline/io/remote.h) are named as local ones: an s3:// or gs:// folder (a URL ending in '/', or one
+// at whose key no object is but objects are under key + '/') or pattern is found in one listing of its prefix
+// (feedline/io/remote_glob.h), and lists may mix URLs and paths. An http(s) server has no listing: its files are
+// named one by one.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +23,8 @@ namespace feedline::parquet {
 
 // Whether `spec` names a dataset of files rather than one file: a folder, a pattern with `*`, `?` or `[`, or a
 // comma-separated list (each entry a file, a folder or a pattern). A path to an existing file is that one file,
-// whatever its name holds. Touches the file system only to tell which.
+// whatever its name holds. Touches the file system only to tell which; for an s3:// or gs:// URL that neither ends
+// in '/' nor holds a wildcard or comma, one HEAD request tells (no object at the key: a folder).
 bool is_dataset_spec(const std::string& spec);
 
 // The files of a dataset and the Hive keys of their paths.
@@ -37,7 +42,9 @@ struct DatasetFiles {
 // start with `.` or `_` (_SUCCESS, _metadata, .crc files, _temporary); a pattern's matches are taken as they are
 // (a folder matched as a folder). Throws InvalidArgument naming the entry for a folder without Parquet files or a
 // pattern that matches nothing, IoError for a listed file that is not there, InvalidArgument naming two files
-// whose paths have different Hive keys.
+// whose paths have different Hive keys. A remote folder's objects are taken by their names: an object without an
+// extension is left out (telling Parquet's magic would cost a request an object). A pattern over http(s) is
+// InvalidArgument (no listing).
 DatasetFiles list_dataset_files(const std::string& spec);
 
 // Files a DatasetReader keeps open at once, by default: far below the usual limit of 1024 descriptors a process.
@@ -84,6 +91,9 @@ class DatasetReader {
   // What read_table() reads of file `i` (options.columns may name Hive columns too: empty means every column of
   // the dataset's schema), with the dataset's column order and nullability. Throws as read_table() does.
   Table read_file(size_t i, const ReadOptions& options = {}) const;
+  // For a remote file: starts fetching, in the background, the column chunks read_file(i, options) would read (the
+  // Hive columns need none); nothing for a local file. Throws as FileReader::prefetch() does.
+  void prefetch_file(size_t i, const ReadOptions& options = {}) const;
   // Every file's read_file(), in order, as one table (options.row_groups: of each file); as many files at once as
   // options.num_threads resolves to.
   Table read(const ReadOptions& options = {}) const;

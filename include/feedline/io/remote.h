@@ -33,7 +33,7 @@ namespace remote {
 struct RemoteOptions {
   // Where shards and ranges are kept on local disk between reads and runs; empty: no disk cache, and the bytes of a
   // read stay in memory until it ends, at most `memory_limit` of them fetched ahead. Processes on one host may share
-  // the folder: what one downloads, the others wait for and read.
+  // the folder: what one downloads, the others wait for and read. Default: the environment's FEEDLINE_CACHE_DIR.
   std::string cache_dir;
   // The cache's size on disk: past it, the entries used least recently and read by no one are removed.
   int64_t cache_limit = int64_t{20} << 30;
@@ -65,6 +65,10 @@ struct RemoteOptions {
 // Throws InvalidArgument naming the field for a value out of range (attempts < 1, a negative size or time).
 void set_options(const RemoteOptions& options);
 RemoteOptions options();
+
+// A size in bytes as people write it: "1073741824", "512M", "20G", "1.5T" (K, M, G, T: powers of 1024; a trailing
+// "B" or "iB" allowed). InvalidArgument naming the text otherwise.
+int64_t parse_size(const std::string& text);
 
 // Where the requests go and how they are signed, as resolved from the environment and the AWS files for one URL.
 // For s3:// and gs://: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, else the profile

@@ -57,6 +57,11 @@ struct LoaderOptions {
   FEEDLINE_ARG(bool, pin_memory) = false;
   // Batches in flight per worker (the queue bound is num_workers * prefetch_factor).
   FEEDLINE_ARG(int64_t, prefetch_factor) = 2;
+  // For a remote dataset (s3://, https://): its shuffle blocks (tar shards, row groups) fetched ahead of the reads,
+  // in the sampler's order, beyond the one being read; a dataset read file by file (a folder of images) fetches
+  // prefetch_blocks x batch_size files ahead. 0: none, each sample is fetched when it is read. See
+  // Dataset::will_read(); the requests in flight are bounded by RemoteOptions::max_in_flight.
+  FEEDLINE_ARG(int64_t, prefetch_blocks) = 4;
   FEEDLINE_ARG(uint64_t, seed) = 0;
   // Data-parallel training: this process is rank `rank` of `world_size`, and sees its share of every epoch, as
   // PyTorch's DistributedSampler gives it. Every rank draws the same global permutation (the same seed), pads it
@@ -92,6 +97,9 @@ struct EpochStats {
   int64_t samples = 0;
   double wait_seconds = 0;  // inside next(): waiting for a batch
   double step_seconds = 0;  // between a batch handed out and the next call to next(): the consumer's work
+  // The loader's threads waiting for a remote dataset's bytes (remote::RemoteStats::wait_seconds over the epoch:
+  // the process's remote reads, whichever loader made them). Part of wait_seconds only where it held a batch up.
+  double fetch_wait_seconds = 0;
 };
 
 class Loader;

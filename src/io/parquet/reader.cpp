@@ -531,19 +531,25 @@ void finish_columns(const ParsedFile& f, const ReadPlan& plan, ReadOutput* out) 
   }
 }
 
+// Where a chunk's pages begin: its dictionary page where one comes first, else its first data page.
+int64_t chunk_start(const format::ColumnMetaData& md) {
+  int64_t start = md.data_page_offset;
+  if (md.dictionary_page_offset && *md.dictionary_page_offset > 0 && *md.dictionary_page_offset < start) {
+    start = *md.dictionary_page_offset;
+  }
+  return start;
+}
+
 // A remote file's chunks of the read, asked for at once (merged where near, in parallel) before the threads read
 // them one by one. The byte ranges are the ones the page walk reads (PageWalk::read_chunk); a range the footer puts
 // outside the file is left to that walk, which says so.
-void prefetch_chunks(const ParsedFile& f, const ReadPlan& plan) {
+void prefetch_chunks(const ParsedFile& f, const ReadPlan& plan, bool ahead) {
   if (!f.file->is_remote()) return;
   std::vector<remote::ByteRange> ranges;
   const auto add = [&](const format::ColumnChunk& chunk) {
     if (!chunk.meta_data) return;
     const format::ColumnMetaData& md = *chunk.meta_data;
-    int64_t start = md.data_page_offset;
-    if (md.dictionary_page_offset && *md.dictionary_page_offset > 0 && *md.dictionary_page_offset < start) {
-      start = *md.dictionary_page_offset;
-    }
+    const int64_t start = chunk_start(md);
     int64_t length = std::max<int64_t>(md.total_compressed_size, 0);
     if (f.old_parquet_mr) length += kMaxDictionaryHeaderBytes;
     if (start < 4 || start >= f.footer_start) return;
@@ -560,14 +566,14 @@ void prefetch_chunks(const ParsedFile& f, const ReadPlan& plan) {
       }
     }
   }
-  f.file->prefetch(ranges);
+  f.file->prefetch(ranges, ahead);
 }
 
 // What read_table reads, of a file parse() has read the footer of. Only reads `f` (its file through pread), so
 // several threads may call it on one ParsedFile at once.
 Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
   const ReadPlan plan = plan_read(f, options);
-  prefetch_chunks(f, plan);
+  prefetch_chunks(f, plan, /*ahead=*/false);
   ReadOutput out = make_output(f, plan);
   const std::vector<int> page_threads = chunk_page_threads(f, plan);
   parallel_for(plan.num_chunks(), plan.threads,
@@ -598,6 +604,7 @@ ColumnChunkInfo variant_chunk_info(const format::RowGroup& rg, const VariantShap
     }
     ci.compressed_bytes += md.total_compressed_size;
     ci.uncompressed_bytes += md.total_uncompressed_size;
+    ci.offset = ci.offset < 0 ? chunk_start(md) : std::min(ci.offset, chunk_start(md));
   }
   return ci;
 }
@@ -633,6 +640,7 @@ FileInfo file_info(const ParsedFile& f) {
         for (int32_t e : md.encodings) ci.encodings.emplace_back(format::encoding_name(e));
         ci.compressed_bytes = md.total_compressed_size;
         ci.uncompressed_bytes = md.total_uncompressed_size;
+        ci.offset = chunk_start(md);
         if (md.statistics && !leaf.int96) {  // INT96 has no defined sort order
           const format::Statistics& s = *md.statistics;
           ci.null_count = s.null_count.value_or(-1);
@@ -676,6 +684,12 @@ const FileInfo& FileReader::info() const {
 }
 
 Table FileReader::read(const ReadOptions& options) const { return read_parsed(impl_->file, options); }
+
+void FileReader::prefetch(const ReadOptions& options) const {
+  if (impl_->file.file->is_remote()) prefetch_chunks(impl_->file, plan_read(impl_->file, options), /*ahead=*/true);
+}
+
+bool FileReader::is_remote() const { return impl_->file.file->is_remote(); }
 
 Table read_table(const std::string& path, const ReadOptions& options) { return FileReader(path).read(options); }
 

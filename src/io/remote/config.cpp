@@ -223,7 +223,8 @@ std::string object_request_url(const Url& url, const RemoteConfig& config, const
   if (!url.object_store()) {
     out = url.original;
   } else if (config.path_style) {
-    out = config.endpoint + "/" + url.bucket + "/" + uri_encode(url.key, true);
+    // A bucket's own requests (listings) go to "/bucket", as AWS's SDKs send them.
+    out = config.endpoint + "/" + url.bucket + (url.key.empty() ? "" : "/" + uri_encode(url.key, true));
   } else {
     const size_t scheme_end = config.endpoint.find("://") + 3;
     out = config.endpoint.substr(0, scheme_end) + url.bucket + "." + config.endpoint.substr(scheme_end) + "/" +

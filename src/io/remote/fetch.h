@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <future>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,15 @@ struct Request {
   std::string etag;
   // Where the bytes go: `out` (room for `size` bytes), else a file at `fd_offset` (pwrite), else Response::body.
   char* out = nullptr;
+  // Kept alive until the request ends: the owner of `out`, which may let it go before then (a reader that closes
+  // with ranges still in flight).
+  std::shared_ptr<void> hold;
   int fd = -1;
   int64_t fd_offset = 0;
+  // Fetched ahead of its reads: such requests start in the order they were made, each once those running before it
+  // have less than a bandwidth-delay product left to come, so that the one due first gets the link's full rate
+  // rather than an equal share of it; a read that waits (not background) starts before any of them.
+  bool background = false;
 };
 
 struct Response {

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -25,6 +26,8 @@ using Clock = std::chrono::steady_clock;
 // in aligned blocks of this size.
 constexpr int64_t kWholeObjectLimit = int64_t{64} << 20;
 constexpr int64_t kCacheBlock = int64_t{16} << 20;
+// How long a range fetched ahead and never read is kept from eviction: past it, its reader has given it up.
+constexpr auto kUnreadLifetime = std::chrono::seconds(60);
 // How long a listing's sizes and ETags stand in for a request of the object's own.
 constexpr auto kListingLifetime = std::chrono::minutes(10);
 
@@ -86,23 +89,32 @@ class RangeStore {
 
   // `wanted`: the bytes of the piece that reads will ask for (the rest are holes merged over); once they have been
   // read, the piece's memory is let go.
-  void prefetch(const Url& url, const ObjectKey& key, ByteRange piece, int64_t wanted) {
+  void prefetch(const Url& url, const ObjectKey& key, ByteRange piece, int64_t wanted, bool ahead) {
     auto cache = DiskCache::current();
     std::lock_guard<std::mutex> lock(mu_);
+    keys_by_url_[key.url] = key;
     auto& pieces = pieces_[object_id(key)];
-    if (covered(pieces, piece)) return;
+    if (Piece* held = covering(pieces, piece)) {
+      // Held already. Partly read (an epoch that did not read all it asked for): its bytes serve this prefetch's
+      // reads, and it is kept until they have been made. Not read yet: the same reads asked for twice.
+      if (held->bytes && *held->read > 0) {
+        *held->read = 0;
+        *held->wanted = std::min(wanted, piece.size);
+      }
+      return;
+    }
     Piece p;
     p.range = piece;
     p.last_use = ++clock_;
-    p.wanted = std::min(wanted, piece.size);
+    *p.wanted = std::min(wanted, piece.size);
     if (cache) {
       auto promise = std::make_shared<std::promise<void>>();
       p.filled = promise->get_future().share();
       pieces.emplace(piece.offset, p);
       const std::string id = object_id(key);
-      fill_threads().post([this, cache, url, key, piece, promise, id] {
+      fill_threads().post([this, cache, url, key, piece, promise, id, ahead] {
         try {
-          fill_entry(*cache, url, key, piece);
+          fill_unless_held(*cache, url, key, piece, ahead);
           promise->set_value();
         } catch (...) {
           promise->set_exception(std::current_exception());
@@ -111,7 +123,7 @@ class RangeStore {
         auto it = pieces_.find(id);
         if (it != pieces_.end()) {
           it->second.erase(piece.offset);
-          if (it->second.empty()) pieces_.erase(it);
+          if (it->second.empty()) forget(it);
         }
       });
       return;
@@ -125,6 +137,8 @@ class RangeStore {
     r.size = piece.size;
     r.etag = key.etag;
     r.out = p.bytes.get();
+    r.background = ahead;
+    r.hold = p.bytes;
     p.fetched = submit(std::move(r));
     held_ += piece.size;
     pieces.emplace(piece.offset, p);
@@ -155,7 +169,14 @@ class RangeStore {
       if (found.range.size > 0) {
         const auto start = Clock::now();
         if (found.bytes) {
-          found.fetched.get();
+          try {
+            found.fetched.get();
+          } catch (...) {
+            // A later read asks again rather than taking this failure for its answer.
+            std::lock_guard<std::mutex> lock(mu_);
+            drop(id, found);
+            throw;
+          }
           add_wait_seconds(std::chrono::duration<double>(Clock::now() - start).count());
           const int64_t n = std::min(end, found.range.end()) - offset;
           std::memcpy(out, found.bytes.get() + (offset - found.range.offset), static_cast<size_t>(n));
@@ -207,7 +228,15 @@ class RangeStore {
     }
   }
 
-  // The object's ranges held in memory are let go (its last reader closed).
+  // The object of `url` that ranges were fetched ahead for lately, if any.
+  std::optional<ObjectKey> key_of(const std::string& url) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = keys_by_url_.find(url);
+    if (it == keys_by_url_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // The object's ranges held in memory are let go.
   void release(const ObjectKey& key) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = pieces_.find(object_id(key));
@@ -220,32 +249,45 @@ class RangeStore {
         ++p;  // a download to the disk cache removes itself when it ends
       }
     }
-    if (it->second.empty()) pieces_.erase(it);
+    if (it->second.empty()) forget(it);
   }
 
  private:
   struct Piece {
     ByteRange range{0, 0};
-    int64_t wanted = 0;
-    std::shared_ptr<int64_t> read = std::make_shared<int64_t>(0);  // bytes read from it, shared by its copies
+    // The bytes reads will take from it (the rest are holes merged over), and those read so far, shared by its
+    // copies; a prefetch that asks again for what it holds after reads began counts them anew.
+    std::shared_ptr<int64_t> wanted = std::make_shared<int64_t>(0);
+    std::shared_ptr<int64_t> read = std::make_shared<int64_t>(0);
     std::shared_ptr<char[]> bytes;             // memory: the range's bytes, once `fetched` is ready
     std::shared_future<Response> fetched;
     std::shared_future<void> filled;           // disk: the range's entry is in the cache
     uint64_t last_use = 0;
+    Clock::time_point arrived_by = Clock::now();  // when it was asked for
   };
 
   // Counts `n` bytes read from a memory piece; a piece whose wanted bytes have all been read is let go.
   void consumed(const std::string& id, const Piece& piece, int64_t n) {
     std::lock_guard<std::mutex> lock(mu_);
     *piece.read += n;
-    if (*piece.read < piece.wanted) return;
+    if (*piece.read >= *piece.wanted) drop(id, piece);
+  }
+
+  // Lets a memory piece go (under mu_), unless another has taken its place.
+  void drop(const std::string& id, const Piece& piece) {
     auto obj = pieces_.find(id);
     if (obj == pieces_.end()) return;
     auto it = obj->second.find(piece.range.offset);
     if (it == obj->second.end() || it->second.bytes != piece.bytes) return;
     held_ -= piece.range.size;
     obj->second.erase(it);
-    if (obj->second.empty()) pieces_.erase(obj);
+    if (obj->second.empty()) forget(obj);
+  }
+
+  // An object without ranges fetched ahead any more (under mu_).
+  void forget(std::unordered_map<std::string, std::map<int64_t, Piece>>::iterator obj) {
+    keys_by_url_.erase(obj->first.substr(0, obj->first.find('\n')));
+    pieces_.erase(obj);
   }
 
   static FillThreads& fill_threads() {
@@ -254,7 +296,7 @@ class RangeStore {
   }
 
   static std::shared_ptr<CacheEntry> fill_entry(DiskCache& cache, const Url& url, const ObjectKey& key,
-                                                ByteRange range) {
+                                                ByteRange range, bool background = false) {
     return cache.fill(key, range, [&](int fd) {
       Request r;
       r.url = url;
@@ -262,17 +304,32 @@ class RangeStore {
       r.size = range.size;
       r.etag = key.etag;
       r.fd = fd;
+      r.background = background;
       fetch(std::move(r));
     });
   }
 
-  static bool covered(const std::map<int64_t, Piece>& pieces, ByteRange r) {
+  // Fills the range's entry unless one entry already holds all of it (the whole object, read before): a read within
+  // it then takes it from there.
+  static void fill_unless_held(DiskCache& cache, const Url& url, const ObjectKey& key, ByteRange range,
+                               bool background) {
+    const auto held = cache.find(key, range.offset);
+    if (held && held->range().end() >= range.end()) return;
+    fill_entry(cache, url, key, range, background);
+  }
+
+  // The piece that holds all of `r`, or null.
+  static Piece* covering(std::map<int64_t, Piece>& pieces, ByteRange r) {
     auto it = pieces.upper_bound(r.offset);
-    return it != pieces.begin() && std::prev(it)->second.range.end() >= r.end();
+    if (it == pieces.begin() || std::prev(it)->second.range.end() < r.end()) return nullptr;
+    return &std::prev(it)->second;
   }
 
   // Frees memory ranges that have arrived, read least recently first, until `size` more fits; false when it will not.
   bool make_room(int64_t size, int64_t limit) {
+    // Ranges fetched ahead and not read yet are what the prefetch is for: they go only once they are stale (their
+    // reader gave them up). Ranges read from go first, least recently read first.
+    const auto now = Clock::now();
     while (held_ + size > limit) {
       std::map<int64_t, Piece>* oldest_map = nullptr;
       std::map<int64_t, Piece>::iterator oldest;
@@ -280,6 +337,7 @@ class RangeStore {
         for (auto it = pieces.begin(); it != pieces.end(); ++it) {
           const Piece& p = it->second;
           if (!p.bytes || p.fetched.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
+          if (*p.read == 0 && now - p.arrived_by < kUnreadLifetime) continue;
           if (oldest_map == nullptr || p.last_use < oldest->second.last_use) {
             oldest_map = &pieces;
             oldest = it;
@@ -288,13 +346,14 @@ class RangeStore {
       }
       if (oldest_map == nullptr) return false;
       held_ -= oldest->second.range.size;
-      oldest_map->erase(oldest);
+      oldest_map->erase(oldest);  // an object's map left empty goes with its next use or its last piece's read
     }
     return true;
   }
 
   std::mutex mu_;
   std::unordered_map<std::string, std::map<int64_t, Piece>> pieces_;
+  std::unordered_map<std::string, ObjectKey> keys_by_url_;
   int64_t held_ = 0;
   uint64_t clock_ = 0;
 };
@@ -348,7 +407,7 @@ ObjectReader::ObjectReader(const std::string& url, int64_t tail_bytes) : url_(pa
   key_.etag = resp.etag;
 }
 
-ObjectReader::~ObjectReader() { RangeStore::get().release(key_); }
+ObjectReader::~ObjectReader() = default;
 
 void ObjectReader::read(int64_t offset, size_t size, void* out) const {
   if (offset < 0 || offset + static_cast<int64_t>(size) > key_.size) {
@@ -357,15 +416,22 @@ void ObjectReader::read(int64_t offset, size_t size, void* out) const {
   }
   if (size == 0) return;
   auto* dst = static_cast<char*>(out);
+  int64_t end = offset + static_cast<int64_t>(size);
   const int64_t tail_end = tail_offset_ + static_cast<int64_t>(tail_.size());
-  if (!tail_.empty() && offset >= tail_offset_ && offset + static_cast<int64_t>(size) <= tail_end) {
-    std::memcpy(dst, tail_.data() + (offset - tail_offset_), size);
-    return;
+  // The part of the read that the tail holds is copied from it (a chunk that ends in the footer's request needs only
+  // its beginning asked for); the rest comes from the store.
+  if (!tail_.empty() && end > tail_offset_ && end <= tail_end) {
+    const int64_t from = std::max(offset, tail_offset_);
+    std::memcpy(dst + (from - offset), tail_.data() + (from - tail_offset_), static_cast<size_t>(end - from));
+    end = from;
+    // What is left ends where the tail begins (the rest of a footer longer than the tail): asked for as it is, never
+    // as the whole object the disk cache takes for a small object's unplanned reads.
+    if (end > offset) RangeStore::get().prefetch(url_, key_, {offset, end - offset}, end - offset, /*ahead=*/false);
   }
-  RangeStore::get().read(url_, key_, offset, static_cast<int64_t>(size), dst);
+  if (end > offset) RangeStore::get().read(url_, key_, offset, end - offset, dst);
 }
 
-void ObjectReader::prefetch(const std::vector<ByteRange>& ranges) const {
+void ObjectReader::prefetch(const std::vector<ByteRange>& ranges, bool ahead) const {
   int64_t hole = 0, limit = 0;
   merge_limits(&hole, &limit);
   std::vector<ByteRange> wanted;
@@ -383,11 +449,18 @@ void ObjectReader::prefetch(const std::vector<ByteRange>& ranges) const {
     for (const ByteRange& w : wanted) {
       asked += std::max<int64_t>(0, std::min(w.end(), piece.end()) - std::max(w.offset, piece.offset));
     }
-    RangeStore::get().prefetch(url_, key_, piece, asked);
+    RangeStore::get().prefetch(url_, key_, piece, asked, ahead);
   }
 }
 
 std::string read_object(const std::string& url) {
+  // Fetched ahead (prefetch_object): from there.
+  const Url u = parse_url(url);
+  if (auto key = RangeStore::get().key_of(u.text)) {
+    std::string out(static_cast<size_t>(key->size), '\0');
+    if (!out.empty()) RangeStore::get().read(u, *key, 0, key->size, out.data());
+    return out;
+  }
   if (!DiskCache::current()) {
     // One request: the whole object, its length from the answer.
     const auto start = Clock::now();
@@ -402,6 +475,11 @@ std::string read_object(const std::string& url) {
   std::string out(static_cast<size_t>(reader.key().size), '\0');
   reader.read(0, out.size(), out.data());
   return out;
+}
+
+void prefetch_object(const std::string& url) {
+  const ObjectReader reader(url, 0);
+  if (reader.key().size > 0) reader.prefetch({{0, reader.key().size}});
 }
 
 }  // namespace feedline::remote::detail

@@ -29,7 +29,7 @@ class ObjectReader {
   void read(int64_t offset, size_t size, void* out) const;
   // Starts fetching these ranges (merged by RemoteOptions' limits) in the background; reads within them then wait
   // for them rather than asking again.
-  void prefetch(const std::vector<ByteRange>& ranges) const;
+  void prefetch(const std::vector<ByteRange>& ranges, bool ahead = true) const;
 
  private:
   Url url_;
@@ -45,7 +45,13 @@ void merge_limits(int64_t* hole_limit, int64_t* range_limit);
 void remember_objects(const std::vector<ObjectInfo>& objects);
 std::optional<ObjectInfo> recall_object(const std::string& url);
 
-// The whole object, for read_file().
+// The keys a listing asks for per page (ListObjectsV2's max-keys); 0: the server's default (1000). For tests, which
+// see many pages of a few objects so.
+void set_listing_page_keys(int keys);
+
+// The whole object, for read_file(): from what prefetch_object() fetched, the disk cache, or one request.
 std::string read_object(const std::string& url);
+// Starts fetching the whole object (for a read_file() to come).
+void prefetch_object(const std::string& url);
 
 }  // namespace feedline::remote::detail

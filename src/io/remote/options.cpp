@@ -1,5 +1,8 @@
 // The process's remote options, and how planned ranges are merged.
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <string>
 #include <mutex>
 
 #include "feedline/io/error.h"
@@ -14,8 +17,13 @@ std::mutex& options_mutex() {
   return mu;
 }
 
+// The defaults, with FEEDLINE_CACHE_DIR as the cache folder where it is set.
 RemoteOptions& stored_options() {
-  static RemoteOptions o;
+  static RemoteOptions o = [] {
+    RemoteOptions d;
+    if (const char* dir = std::getenv("FEEDLINE_CACHE_DIR"); dir != nullptr) d.cache_dir = dir;
+    return d;
+  }();
   return o;
 }
 
@@ -41,6 +49,29 @@ void set_options(const RemoteOptions& o) {
 RemoteOptions options() {
   std::lock_guard<std::mutex> lock(options_mutex());
   return stored_options();
+}
+
+int64_t parse_size(const std::string& text) {
+  const auto bad = [&] {
+    return InvalidArgument("'" + text + "' is not a size (bytes, or a number with K, M, G or T: 512M, 20G)");
+  };
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !(value >= 0)) throw bad();
+  std::string unit(end);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() > 1 && (unit.substr(1) == "B" || unit.substr(1) == "IB")) unit = unit.substr(0, 1);
+  if (unit == "B") unit.clear();
+  const std::string units = "KMGT";
+  double scale = 1;
+  if (!unit.empty()) {
+    const size_t at = units.find(unit);
+    if (unit.size() != 1 || at == std::string::npos) throw bad();
+    scale = static_cast<double>(int64_t{1} << (10 * (at + 1)));
+  }
+  const double bytes = value * scale;
+  if (bytes >= 9.2e18) throw bad();
+  return static_cast<int64_t>(bytes);
 }
 
 std::vector<ByteRange> coalesce_ranges(std::vector<ByteRange> ranges, int64_t hole_limit, int64_t range_limit) {

@@ -1,6 +1,8 @@
 // The remote layer's public functions: configuration, stat, listing.
 #include "feedline/io/remote.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <set>
 
@@ -35,6 +37,14 @@ bool exists(const std::string& url) {
   }
 }
 
+namespace detail {
+namespace {
+std::atomic<int> g_listing_page_keys{0};
+}  // namespace
+
+void set_listing_page_keys(int keys) { g_listing_page_keys = std::max(0, keys); }
+}  // namespace detail
+
 namespace {
 
 int64_t parse_size(const char* text, const std::string& where) {
@@ -52,8 +62,9 @@ int64_t parse_size(const char* text, const std::string& where) {
 std::vector<ObjectInfo> list_objects(const std::string& prefix_url) {
   const detail::Url u = detail::parse_url(prefix_url);
   if (!u.object_store()) {
-    throw InvalidArgument(u.text + ": an http(s) server has no listing: name its files one by one (a brace pattern "
-                          "such as shard-{000..099}.tar expands), or read them from s3://");
+    throw InvalidArgument(u.text + ": an http(s) server has no listing: name the files themselves (a comma-separated "
+                          "list; tar shards also take a brace pattern such as train-{000..099}.tar), or read them "
+                          "from s3://");
   }
   const std::string scheme = u.scheme == detail::Scheme::kS3 ? "s3://" : "gs://";
   const std::string where = scheme + u.bucket + " (listing '" + u.key + "')";
@@ -65,6 +76,7 @@ std::vector<ObjectInfo> list_objects(const std::string& prefix_url) {
     std::string query;
     if (!token.empty()) query += "continuation-token=" + detail::uri_encode(token, false) + "&";
     query += "list-type=2";
+    if (const int keys = detail::g_listing_page_keys.load(); keys > 0) query += "&max-keys=" + std::to_string(keys);
     if (!u.key.empty()) query += "&prefix=" + detail::uri_encode(u.key, false);
     detail::Request r;
     r.url = u;

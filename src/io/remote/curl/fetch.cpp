@@ -93,7 +93,17 @@ struct Job {
   Abort abort = Abort::kNone;
   std::string abort_detail;
 
-  int64_t wanted() const { return req.suffix > 0 || req.size < 0 ? -1 : req.size; }
+  // The bytes the answers must deliver in all: the size asked for, else (the end of the object) what its size, once
+  // an answer has said it, leaves; -1 while unknown.
+  int64_t wanted() const {
+    if (req.suffix > 0) return resp.object_size >= 0 ? resp.object_size - resp.first_byte : -1;
+    if (req.size >= 0) return req.size;
+    return resp.object_size >= 0 ? resp.object_size - req.offset : -1;
+  }
+  // Whether every byte wanted has been delivered (a transfer that fails after its last byte then lost nothing).
+  bool complete() const {
+    return req.method == Method::kGet && req.query.empty() && body_started && wanted() >= 0 && delivered == wanted();
+  }
   std::string what() const {
     if (req.method == Method::kHead) return "HEAD";
     if (!req.query.empty()) return "listing";
@@ -246,9 +256,7 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
     job->skip -= at;
   }
   int64_t take = total - at;
-  const int64_t wanted = job->req.suffix > 0 && job->resp.object_size >= 0
-                             ? job->resp.object_size - job->resp.first_byte
-                             : job->wanted();
+  const int64_t wanted = job->wanted();
   if (wanted >= 0 && job->delivered + take > wanted) {
     take = wanted - job->delivered;
     if (take > 0 && !write_out(job, data + at, take)) {
@@ -291,6 +299,16 @@ int64_t retry_after_ms(const std::string& v) {
   return std::max<int64_t>(0, (static_cast<int64_t>(when) - static_cast<int64_t>(std::time(nullptr))) * 1000);
 }
 
+// A request for an object's last bytes, or for all of it from byte 0, is unsatisfiable (416) only when the object is
+// empty (RFC 9110, 14.1.2): that answer says its size, 0, as a Content-Range of "bytes */0" does where one comes.
+bool empty_object(const Job& job) {
+  const bool from_start = job.req.suffix > 0 || (job.req.size < 0 && job.req.offset == 0);
+  return job.status == 416 && from_start && job.req.method == Method::kGet && job.req.query.empty() &&
+         job.delivered == 0 && (job.content_range.empty() || job.content_range == "bytes */0");
+}
+
+bool status_ok(long s) { return s >= 200 && s < 300; }
+
 bool retryable_status(long s) { return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504; }
 
 bool retryable_curl(CURLcode c) {
@@ -307,6 +325,9 @@ bool retryable_curl(CURLcode c) {
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_WEIRD_SERVER_REPLY:
     case CURLE_AGAIN:
+    // Bytes that are no HTTP answer ("HTTP/0.9"), as what is left on a reused connection of a body whose length a
+    // server understated: the URLs here are all http(s), so libcurl 7 gives this code for nothing else.
+    case CURLE_UNSUPPORTED_PROTOCOL:
       return true;
     default:
       return false;
@@ -387,7 +408,7 @@ class Engine {
     job->resp.first_byte = job->req.offset;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      ready_.push_back(job);
+      queue_of(*job).push_back(job);
     }
     curl_multi_wakeup(multi_);
     return job->future;
@@ -401,7 +422,8 @@ class Engine {
         if (stop_) break;
         const auto now = Clock::now();
         while (!timers_.empty() && timers_.begin()->first <= now) {
-          ready_.push_back(timers_.begin()->second);
+          // A retry goes first in its queue: it was due before what came after it.
+          queue_of(*timers_.begin()->second).push_front(timers_.begin()->second);
           timers_.erase(timers_.begin());
         }
       }
@@ -415,7 +437,7 @@ class Engine {
       int wait_ms = 1000;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (!ready_.empty() && static_cast<int>(active_.size()) < options().max_in_flight) wait_ms = 0;
+        if (startable(options().max_in_flight)) wait_ms = 0;
         if (!timers_.empty()) {
           const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(timers_.begin()->first -
                                                                                     Clock::now());
@@ -434,15 +456,43 @@ class Engine {
     active_.clear();
   }
 
+  std::deque<std::shared_ptr<Job>>& queue_of(const Job& job) { return job.req.background ? background_ : ready_; }
+
+  // How many bytes background transfers may still have to come before the next one starts: one bandwidth-delay
+  // product as measured (at least 1 MiB). The next request's wait for its first byte then overlaps the end of those
+  // before it, while each transfer gets the link almost alone, in the order they were asked for.
+  static int64_t background_budget() {
+    const NetworkMetrics m = network_metrics();
+    return std::max<int64_t>(int64_t{1} << 20, static_cast<int64_t>(m.bytes_per_second * m.first_byte_seconds));
+  }
+
+  // The bytes the running background transfers have yet to deliver (loop thread).
+  int64_t background_to_come() const {
+    int64_t left = 0;
+    for (const auto& [easy, job] : active_) {
+      if (!job->req.background) continue;
+      left += job->req.size > 0 ? std::max<int64_t>(0, job->req.size - job->delivered) : int64_t{1} << 20;
+    }
+    return left;
+  }
+
+  // Whether a queued request may start now (loop thread, under mu_).
+  bool startable(int limit) {
+    if (static_cast<int>(active_.size()) >= std::max(1, limit)) return false;
+    if (!ready_.empty()) return true;
+    return !background_.empty() && background_to_come() <= background_budget();
+  }
+
   void start_ready() {
-    const int limit = std::max(1, options().max_in_flight);
+    const int limit = options().max_in_flight;
     for (;;) {
       std::shared_ptr<Job> job;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (ready_.empty() || static_cast<int>(active_.size()) >= limit) return;
-        job = ready_.front();
-        ready_.pop_front();
+        if (!startable(limit)) return;
+        auto& queue = !ready_.empty() ? ready_ : background_;
+        job = queue.front();
+        queue.pop_front();
       }
       start(job);
     }
@@ -487,16 +537,18 @@ class Engine {
           if (r.size >= 0) last = r.offset + r.size - 1;
         }
         job->asked_first = begin;
-        if (last >= 0) {
-          range = "bytes=" + std::to_string(begin) + "-" + std::to_string(last);
-        } else if (begin > 0) {
-          range = "bytes=" + std::to_string(begin) + "-";
-        }
+        // Open-ended from 0 too: a partial answer's Content-Range says the object's size, which a Content-Length
+        // alone (wrong, from a broken proxy) does not prove.
+        range = "bytes=" + std::to_string(begin) + "-" + (last >= 0 ? std::to_string(last) : std::string());
       }
     }
     if (!range.empty()) headers = curl_slist_append(headers, ("Range: " + range).c_str());
     const std::string& etag = !r.etag.empty() ? r.etag : job->resp.etag;
-    if (!etag.empty() && r.query.empty()) headers = curl_slist_append(headers, ("If-Match: " + etag).c_str());
+    // A weak ETag (W/"...") never matches under If-Match (RFC 9110, 13.1.1): such a server's answers are checked by
+    // their ETag alone.
+    if (!etag.empty() && etag.rfind("W/", 0) != 0 && r.query.empty()) {
+      headers = curl_slist_append(headers, ("If-Match: " + etag).c_str());
+    }
     const Resolved& cfg = job->cfg;
     if (r.url.object_store() && cfg.config.signed_requests) {
       headers = curl_slist_append(headers, (std::string("x-amz-content-sha256: ") + kEmptySha256).c_str());
@@ -525,8 +577,14 @@ class Engine {
     curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 512L << 10);
     curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "feedline");
+    // A retry does not trust the connection pool: the connection the failed attempt used may be what failed.
+    if (job->attempt > 1) curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
     if (r.method == Method::kHead) curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
-    if (!r.url.object_store()) {
+    if (r.url.object_store()) {
+      // A key is a name, not a path: "a/../b" and "a/./b" are keys of their own, which libcurl would otherwise
+      // squash into another key's path.
+      curl_easy_setopt(easy, CURLOPT_PATH_AS_IS, 1L);
+    } else {
       curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
       curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 5L);
     }
@@ -579,6 +637,13 @@ class Engine {
     job->resp.status = job->status;
     job->resp.attempts = job->attempt;
 
+    // An answer without a body (an empty object, or a range of nothing) never reached on_body: its head is checked
+    // here.
+    if (code == CURLE_OK && status_ok(job->status) && !job->body_started && r.method == Method::kGet &&
+        r.query.empty()) {
+      job->body_started = true;
+      begin_body(job.get());
+    }
     if (job->abort == Abort::kChanged) return fail(job, "changed while it was read: " + job->abort_detail);
     if (job->abort == Abort::kWriteFailed) return fail(job, job->abort_detail);
     bool transient = false;
@@ -586,14 +651,12 @@ class Engine {
     if (job->abort == Abort::kBadRange || job->abort == Abort::kTooMuch) {
       transient = true;
       why = job->abort_detail;
-    } else if (code != CURLE_OK && job->abort != Abort::kEnough) {
+    } else if (code != CURLE_OK && job->abort != Abort::kEnough && !(status_ok(job->status) && job->complete())) {
       why = job->curl_error[0] != '\0' ? job->curl_error : curl_easy_strerror(code);
       if (!retryable_curl(code)) return fail(job, why);
       transient = true;
     } else if (job->status >= 200 && job->status < 300) {
-      const int64_t wanted = r.suffix > 0 ? (job->resp.object_size >= 0 ? job->resp.object_size - job->resp.first_byte
-                                                                         : -1)
-                                          : job->wanted();
+      const int64_t wanted = job->wanted();
       if (r.method == Method::kGet && wanted >= 0 && job->delivered < wanted) {
         transient = true;
         why = "the answer ended after " + std::to_string(job->delivered) + " of " + std::to_string(wanted) + " bytes";
@@ -605,6 +668,13 @@ class Engine {
         job->promise.set_value(std::move(job->resp));
         return;
       }
+    } else if (empty_object(*job)) {
+      job->resp.object_size = 0;
+      job->resp.first_byte = 0;
+      job->resp.bytes = 0;
+      job->resp.etag = job->etag;
+      job->promise.set_value(std::move(job->resp));
+      return;
     } else {
       const S3Error e = parse_s3_error(job->error_body);
       why = "HTTP " + std::to_string(job->status);
@@ -644,7 +714,8 @@ class Engine {
   std::thread thread_;
   std::mutex mu_;
   bool stop_ = false;
-  std::deque<std::shared_ptr<Job>> ready_;
+  std::deque<std::shared_ptr<Job>> ready_;       // reads that wait, first come first started
+  std::deque<std::shared_ptr<Job>> background_;  // fetches ahead, in the order they were asked for
   std::multimap<Clock::time_point, std::shared_ptr<Job>> timers_;
   // Loop thread only.
   std::map<CURL*, std::shared_ptr<Job>> active_;
