@@ -236,22 +236,6 @@ class RangeStore {
     return it->second;
   }
 
-  // The object's ranges held in memory are let go.
-  void release(const ObjectKey& key) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = pieces_.find(object_id(key));
-    if (it == pieces_.end()) return;
-    for (auto p = it->second.begin(); p != it->second.end();) {
-      if (p->second.bytes) {
-        held_ -= p->second.range.size;
-        p = it->second.erase(p);
-      } else {
-        ++p;  // a download to the disk cache removes itself when it ends
-      }
-    }
-    if (it->second.empty()) forget(it);
-  }
-
  private:
   struct Piece {
     ByteRange range{0, 0};
