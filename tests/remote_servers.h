@@ -40,6 +40,10 @@ struct TestServers {
 // started, and again on every later call.
 const TestServers& test_servers();
 
+// Points the process's AWS environment at the test S3 gateway with its keys, the test CA for HTTPS, and nothing from
+// the user's AWS files or other AWS variables; and clears both proxies' faults and logs.
+void use_test_servers();
+
 struct CommandResult {
   int exit_code = -1;  // the exit status, or 128 + the signal that ended it
   std::string output;  // stdout and stderr together

@@ -168,20 +168,7 @@ inline void expect_same_run(const LoaderRun& local, const LoaderRun& remote) {
 class RemoteDatasetTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const TestServers& s = test_servers();
-    proxy_reset("s3");
-    proxy_reset("http");
-    ::setenv("AWS_ACCESS_KEY_ID", s.s3_access_key().c_str(), 1);
-    ::setenv("AWS_SECRET_ACCESS_KEY", s.s3_secret_key().c_str(), 1);
-    ::setenv("AWS_REGION", s.s3_region().c_str(), 1);
-    ::setenv("AWS_ENDPOINT_URL", s.s3_endpoint().c_str(), 1);
-    ::setenv("AWS_CA_BUNDLE", s.ca_file().c_str(), 1);
-    ::setenv("AWS_CONFIG_FILE", "/dev/null", 1);
-    ::setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null", 1);
-    for (const char* name : {"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3",
-                             "AWS_NO_SIGN_REQUEST", "AWS_S3_ADDRESSING_STYLE", "AWS_DEFAULT_REGION"}) {
-      ::unsetenv(name);
-    }
+    use_test_servers();
     remote::RemoteOptions o;
     o.backoff = std::chrono::milliseconds(10);
     o.max_backoff = std::chrono::milliseconds(2000);
