@@ -510,31 +510,32 @@ std::string image_bench_table(const std::vector<ImageBenchRow>& rows) {
   return t;
 }
 
-ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& program, Reporter& reporter) {
-  check_options(o);
-  ImageBenchResult result;
-  const int64_t workers = o.workers > 0 ? o.workers : resolve_threads(0);
-  result.workers = workers;
-  const std::string load_before = load_averages();
-  const ImageFolderSource all(o.data_dir);
-  const LinkFolder folder(all, spread(all.size(), o.images));
-  const auto source = std::make_shared<const ImageFolderSource>(folder.root());
-  result.images = source->size();
-  const std::string script = o.python ? find_bench_script(o.script, program, "image_bench.py", "bench images") : "";
-  const std::string python_path = find_python_path(o, program);
+namespace {
 
+// What every piece of one `bench images` run reads: its options, its workers, the files and the Python side.
+struct ImageBenchRun {
+  const ImageBenchOptions& o;
+  int64_t workers = 0;
+  std::shared_ptr<const ImageFolderSource> source;  // the chosen files, through the link folder
+  std::string root;                                 // the link folder, which the Python pipelines read
+  std::string script, python_path;                  // the Python pipelines' script ("": none) and package
+};
+
+void report_header(const ImageBenchRun& run, const ImageFolderSource& all, const ImageBenchResult& result,
+                   const std::string& load_before, Reporter& reporter) {
+  const ImageBenchOptions& o = run.o;
   reporter.section("Images: decoding and augmentation");
   reporter.line(fmt::format("{}: {} of {} images in {} classes; RandomResizedCrop({}), RandomHorizontalFlip(), "
                             "PILToTensor(), batch {}, shuffled, {} workers; each pipeline a warm-up epoch, then {} "
                             "round{} of {} epoch{} each (a row's figure: its median run)",
-                            o.data_dir, result.images, all.size(), source->classes().size(), o.image_size,
-                            o.batch_size, workers, o.repeat, o.repeat == 1 ? "" : "s", o.epochs,
+                            o.data_dir, result.images, all.size(), run.source->classes().size(), o.image_size,
+                            o.batch_size, run.workers, o.repeat, o.repeat == 1 ? "" : "s", o.epochs,
                             o.epochs == 1 ? "" : "s"));
   reporter.line(fmt::format("Load average before: {}", load_before));
-  // The page cache: every pipeline reads files already in memory.
-  parallel_for(static_cast<size_t>(result.images), static_cast<int>(workers),
-               [&](size_t i) { (void)source->get(static_cast<int64_t>(i)); });
+}
 
+// The pipelines, in the order each round runs them.
+std::vector<ImageBenchRow> pipeline_rows(const ImageBenchOptions& o, int64_t workers) {
   const std::string w = fmt::format("{} worker{}", workers, workers == 1 ? "" : "s");
   std::vector<ImageBenchRow> rows{
       {"a", "torchvision ImageFolder, torch DataLoader, PILToTensor (uint8), " + w + " (processes)"},
@@ -544,40 +545,51 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
       {"d", "limit: read + decode_image of the whole files on " + std::to_string(workers) + " threads"},
       {"e", "(c) with reduced_decode"}};
   if (!o.to_tensor) rows.erase(rows.begin() + 1);
-  for (const auto& row : rows) reporter.line(fmt::format("  ({}) {}", row.key, row.name));
-  // In rounds, each pipeline once a round, so that the machine's slower and faster spells fall on all alike.
+  return rows;
+}
+
+// One run of one pipeline, its rate added to the row (or the row marked skipped, for good).
+void run_pipeline(const ImageBenchRun& run, ImageBenchRow& row) {
+  const ImageBenchOptions& o = run.o;
+  if (row.key == "a" || row.key == "a-totensor" || row.key == "b") {
+    if (!o.python) {
+      row.skipped = true;
+      row.note = "the Python rows were left out";
+    } else if (run.script.empty()) {
+      row.skipped = true;
+      row.note = "scripts/python/image_bench.py not found: give --script";
+    } else {
+      const std::string pipeline = row.key == "a" ? "torchvision" : row.key == "b" ? "feedline"
+                                                                                   : "torchvision-totensor";
+      run_python_row(o, run.script, run.python_path, run.root, run.workers, pipeline, row);
+    }
+  } else if (row.key == "c" || row.key == "e") {
+    run_loader_row(o, run.source, run.workers, row.key == "e", row);
+  } else {
+    run_decode_row(o, *run.source, run.workers, row);
+  }
+}
+
+// In rounds, each pipeline once a round, so that the machine's slower and faster spells fall on all alike.
+void run_rounds(const ImageBenchRun& run, std::vector<ImageBenchRow>& rows, Reporter& reporter) {
+  const ImageBenchOptions& o = run.o;
   for (int64_t round = 0; round < o.repeat; ++round) {
     if (o.repeat > 1) reporter.note(fmt::format("Round {} of {}", round + 1, o.repeat));
     for (auto& row : rows) {
       if (row.skipped) continue;
-      if (row.key == "a" || row.key == "a-totensor" || row.key == "b") {
-        if (!o.python) {
-          row.skipped = true;
-          row.note = "the Python rows were left out";
-        } else if (script.empty()) {
-          row.skipped = true;
-          row.note = "scripts/python/image_bench.py not found: give --script";
-        } else {
-          const std::string pipeline = row.key == "a" ? "torchvision" : row.key == "b" ? "feedline"
-                                                                                       : "torchvision-totensor";
-          run_python_row(o, script, python_path, folder.root(), workers, pipeline, row);
-        }
-      } else if (row.key == "c" || row.key == "e") {
-        run_loader_row(o, source, workers, row.key == "e", row);
-      } else {
-        run_decode_row(o, *source, workers, row);
-      }
+      run_pipeline(run, row);
       reporter.line(row.skipped ? fmt::format("  ({}) skipped: {}", row.key, row.note)
                                 : fmt::format("  ({}) {:.0f} images/s ({} images)", row.key, row.rates.back(),
                                               row.images_per_run));
     }
   }
   for (auto& row : rows) row.images_per_second = median(row.rates);
-  result.rows = rows;
+}
 
-  reporter.note(fmt::format("Where the time of (c) goes, on one thread over {} images", std::min(o.sample,
-                                                                                                 result.images)));
-  result.breakdown = measure_breakdown(o, source);
+void report_breakdown(const ImageBenchRun& run, ImageBenchResult& result, Reporter& reporter) {
+  reporter.note(fmt::format("Where the time of (c) goes, on one thread over {} images",
+                            std::min(run.o.sample, result.images)));
+  result.breakdown = measure_breakdown(run.o, run.source);
   const ImageBreakdown& b = result.breakdown;
   const double total = b.total();
   const auto piece = [total](const char* name, double s) {
@@ -588,27 +600,27 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
                  piece("the rest of the transform (crop box, flip, copy)", b.rest) +
                  piece("loader: sampling, batch assembly", b.assembly) +
                  fmt::format("| total | {:.2f} ms | |\n", 1e3 * total));
+}
 
-  // The process's peak so far (rows c-e), before the in-flight measurements reset it.
-  const std::string vm_peak = first_line_of("/proc/self/status", "VmHWM");
-  // Memory in flight: the C++ rows at two prefetch factors.
+// Memory in flight: the C++ rows at two prefetch factors. The caller holds a MappedBlocks.
+std::vector<InFlight> report_in_flight(const ImageBenchRun& run, Reporter& reporter) {
+  const ImageBenchOptions& o = run.o;
   reporter.note("Memory in flight of the C++ rows (resident memory: the peak during the epochs less before)");
   std::vector<InFlight> in_flight;
-  const std::vector<int64_t> every = spread(source->size(), kScratchSamples);
-  const MappedBlocks mapped;
+  const std::vector<int64_t> every = spread(run.source->size(), kScratchSamples);
   for (const bool reduced : {false, true}) {
     ImageTransformOptions options;
     options.reduced_decode = reduced;
     const double scratch =
-        worker_scratch_mib(*source, every, ImageTransform(bench_steps(o.image_size), options), o.seed);
+        worker_scratch_mib(*run.source, every, ImageTransform(bench_steps(o.image_size), options), o.seed);
     for (const int64_t prefetch : {int64_t{1}, int64_t{2}}) {
-      const InFlight m = measure_in_flight(o, source, workers, reduced, prefetch, scratch);
+      const InFlight m = measure_in_flight(o, run.source, run.workers, reduced, prefetch, scratch);
       in_flight.push_back(m);
       reporter.line(fmt::format("  ({}) prefetch_factor {}: in flight: {}, bound {:.0f} MiB ({} batches of {:.1f} "
                                 "MiB + {} workers x {:.1f} MiB of scratch)",
                                 m.key, m.prefetch, m.measured_mib > 0 ? fmt::format("{:.0f} MiB", m.measured_mib)
                                                                       : std::string("unknown"),
-                                m.bound_mib, m.live_batches, m.batch_mib, workers, m.scratch_mib));
+                                m.bound_mib, m.live_batches, m.batch_mib, run.workers, m.scratch_mib));
     }
   }
   if (!in_flight.empty()) {
@@ -617,8 +629,12 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
                               : torch::cuda::is_available() ? "no"
                                                             : "no (no CUDA here: pin_memory takes effect with CUDA)"));
   }
+  return in_flight;
+}
 
-  const std::string load_after = load_averages();
+// The pipelines' table and what goes under it.
+std::vector<Goal> report_table(const ImageBenchResult& result, const std::string& load_after,
+                               const std::string& vm_peak, Reporter& reporter) {
   reporter.table(image_bench_table(result.rows));
   reporter.line("Images/s: the median run; vs (a) and vs (d): the median over rounds of the row's run over theirs "
                 "in the same round");
@@ -634,22 +650,14 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
     reporter.line("(e): ImageTransformOptions::reduced_decode = true, else as (c)");
   }
   reporter.line("Peak memory of this process (rows c-e): " + (vm_peak.empty() ? "unknown" : vm_peak));
+  return gs;
+}
 
+// The JSON file (o.json_path) and the plot (o.plot_dir), where asked for.
+void write_outputs(const ImageBenchRun& run, const ImageBenchResult& result, const nlohmann::json& context,
+                   const std::vector<Goal>& gs, const std::vector<InFlight>& in_flight, Reporter& reporter) {
+  const ImageBenchOptions& o = run.o;
   if (!o.json_path.empty()) {
-    const nlohmann::json context{{"date", utc_now()},
-                                 {"command", o.command},
-                                 {"cpu", first_line_of("/proc/cpuinfo", "model name")},
-                                 {"cores", resolve_threads(0)},
-                                 {"data", o.data_dir},
-                                 {"images", result.images},
-                                 {"workers", workers},
-                                 {"batch_size", o.batch_size},
-                                 {"image_size", o.image_size},
-                                 {"epochs", o.epochs},
-                                 {"repeat", o.repeat},
-                                 {"load_average_before", load_before},
-                                 {"load_average_after", load_after},
-                                 {"peak_rss_cpp", vm_peak}};
     write_json(o, result, context, gs, in_flight);
     reporter.line("Wrote " + o.json_path);
   }
@@ -658,6 +666,62 @@ ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& 
     const auto files = write_image_plot(result, o.plot_dir, &problem);
     reporter.line(problem.empty() ? fmt::format("Plot: {} files in {}", files.size(), o.plot_dir) : "Plot: " + problem);
   }
+}
+
+nlohmann::json context_json(const ImageBenchRun& run, const ImageBenchResult& result, const std::string& load_before,
+                            const std::string& load_after, const std::string& vm_peak) {
+  const ImageBenchOptions& o = run.o;
+  return {{"date", utc_now()},
+          {"command", o.command},
+          {"cpu", first_line_of("/proc/cpuinfo", "model name")},
+          {"cores", resolve_threads(0)},
+          {"data", o.data_dir},
+          {"images", result.images},
+          {"workers", run.workers},
+          {"batch_size", o.batch_size},
+          {"image_size", o.image_size},
+          {"epochs", o.epochs},
+          {"repeat", o.repeat},
+          {"load_average_before", load_before},
+          {"load_average_after", load_after},
+          {"peak_rss_cpp", vm_peak}};
+}
+
+}  // namespace
+
+ImageBenchResult run_image_bench(const ImageBenchOptions& o, const std::string& program, Reporter& reporter) {
+  check_options(o);
+  ImageBenchResult result;
+  const int64_t workers = o.workers > 0 ? o.workers : resolve_threads(0);
+  result.workers = workers;
+  const std::string load_before = load_averages();
+  const ImageFolderSource all(o.data_dir);
+  const LinkFolder folder(all, spread(all.size(), o.images));
+  ImageBenchRun run{o, workers, std::make_shared<const ImageFolderSource>(folder.root()), folder.root()};
+  result.images = run.source->size();
+  run.script = o.python ? find_bench_script(o.script, program, "image_bench.py", "bench images") : "";
+  run.python_path = find_python_path(o, program);
+
+  report_header(run, all, result, load_before, reporter);
+  // The page cache: every pipeline reads files already in memory.
+  parallel_for(static_cast<size_t>(result.images), static_cast<int>(workers),
+               [&](size_t i) { (void)run.source->get(static_cast<int64_t>(i)); });
+  std::vector<ImageBenchRow> rows = pipeline_rows(o, workers);
+  for (const auto& row : rows) reporter.line(fmt::format("  ({}) {}", row.key, row.name));
+  run_rounds(run, rows, reporter);
+  result.rows = rows;
+  report_breakdown(run, result, reporter);
+
+  // The process's peak so far (rows c-e), before the in-flight measurements reset it.
+  const std::string vm_peak = first_line_of("/proc/self/status", "VmHWM");
+  const MappedBlocks mapped;
+  const std::vector<InFlight> in_flight = report_in_flight(run, reporter);
+
+  const std::string load_after = load_averages();
+  const std::vector<Goal> gs = report_table(result, load_after, vm_peak, reporter);
+  const nlohmann::json context =
+      o.json_path.empty() ? nlohmann::json() : context_json(run, result, load_before, load_after, vm_peak);
+  write_outputs(run, result, context, gs, in_flight, reporter);
   return result;
 }
 
