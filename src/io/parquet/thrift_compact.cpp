@@ -69,8 +69,6 @@ bool CompactReader::read_bool(const FieldHeader& field) {
   fail("field " + std::to_string(field.id) + " is not a bool");
 }
 
-bool CompactReader::read_bool_element() { return read_byte() == 1; }
-
 int8_t CompactReader::read_i8() { return static_cast<int8_t>(read_byte()); }
 
 int16_t CompactReader::read_i16() {

@@ -56,7 +56,6 @@ class CompactReader {
   void end_struct();
 
   bool read_bool(const FieldHeader& field);  // a bool field: the value is in the header
-  bool read_bool_element();                  // a bool list element: one byte
   int8_t read_i8();
   int16_t read_i16();
   int32_t read_i32();
