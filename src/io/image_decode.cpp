@@ -240,11 +240,14 @@ int png_channels(const spng_ihdr& ihdr) {
 // byte and leaves alpha and transparency out: Pillow's convert("RGB"). Gamma is not applied, as Pillow does not.
 void decode_png(const std::string& name, spng_ctx* ctx, const ImageInfo& info, bool gray, uint8_t* out) {
   const size_t pixels = static_cast<size_t>(info.width) * static_cast<size_t>(info.height);
-  // Gray replicated to RGB gives its own value back as luma, so L of any PNG is exactly Pillow's.
-  rgb_or_gray(pixels, gray, out, [&](uint8_t* rgb) {
-    const int err = spng_decode_image(ctx, rgb, pixels * 3, SPNG_FMT_RGB8, 0);
+  const auto decode = [&](uint8_t* dst, size_t size, int format) {
+    const int err = spng_decode_image(ctx, dst, size, format, 0);
     if (err != 0) corrupt(name, ImageFormat::kPng, spng_strerror(err));
-  });
+  };
+  // Gray replicated to RGB gives its own value back as luma, so L of any PNG is exactly Pillow's; an 8-bit gray
+  // PNG's samples are that L as stored.
+  if (gray && info.channels == 1 && info.bit_depth == 8) return decode(out, pixels, SPNG_FMT_PNG);
+  rgb_or_gray(pixels, gray, out, [&](uint8_t* rgb) { decode(rgb, pixels * 3, SPNG_FMT_RGB8); });
 }
 
 // --- WebP (libwebp)
@@ -372,6 +375,7 @@ Probe probe(std::string_view bytes, const std::string& name) {
     probed.png = png_context(bytes, name, &ihdr);
     info.width = static_cast<int>(ihdr.width), info.height = static_cast<int>(ihdr.height);
     info.channels = png_channels(ihdr);
+    info.bit_depth = ihdr.bit_depth;
   } else {
     const WebPBitstreamFeatures features = webp_features(bytes, name);
     info.width = features.width, info.height = features.height, info.channels = features.has_alpha ? 4 : 3;

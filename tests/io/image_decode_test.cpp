@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "feedline/io/error.h"
+#include "feedline/io/image_encode.h"
 #include "test_paths.h"
 
 namespace feedline {
@@ -121,6 +122,41 @@ TEST(ImageDecode, SixteenBitGrayKeepsItsHighByteWherePillowClips) {
   DecodeOptions gray;
   gray.gray = true;
   EXPECT_EQ(decode_image(image_bytes("gray16.png"), "gray16.png", gray).pixels, (std::vector<uint8_t>{3, 1, 255, 0}));
+}
+
+TEST(ImageDecode, ProbeTellsTheBitsOfASample) {
+  EXPECT_EQ(probe_image(image_bytes("chelsea_1bit.png"), "chelsea_1bit.png").bit_depth, 1);
+  EXPECT_EQ(probe_image(image_bytes("chelsea.png"), "chelsea.png").bit_depth, 8);
+  EXPECT_EQ(probe_image(image_bytes("green_palette.png"), "green_palette.png").bit_depth, 8);
+  EXPECT_EQ(probe_image(image_bytes("gray16.png"), "gray16.png").bit_depth, 16);
+  EXPECT_EQ(probe_image(image_bytes("chelsea_rgb16.png"), "chelsea_rgb16.png").bit_depth, 16);
+  EXPECT_EQ(probe_image(image_bytes("china.jpg"), "china.jpg").bit_depth, 8);
+  EXPECT_EQ(probe_image(image_bytes("chelsea_lossy.webp"), "chelsea_lossy.webp").bit_depth, 8);
+}
+
+TEST(ImageDecode, AnEightBitGrayPngIsItsSamplesAsLAndThemRepeatedAsRgb) {
+  // Pillow's convert("L") of an L image is the image itself: its samples are the oracle.
+  const int width = 29, height = 17;
+  std::vector<uint8_t> samples(static_cast<size_t>(width * height));
+  for (size_t i = 0; i < samples.size(); ++i) samples[i] = static_cast<uint8_t>(i * 37 + i / 29);
+  const std::string png = encode_png({samples.data(), width, height, 1});
+  const ImageInfo info = probe_image(png, "gray.png");
+  EXPECT_EQ(info.channels, 1);
+  EXPECT_EQ(info.bit_depth, 8);
+  DecodeOptions gray;
+  gray.gray = true;
+  EXPECT_EQ(decode_image(png, "gray.png", gray).pixels, samples);
+  const DecodedImage rgb = decode_image(png, "gray.png");
+  ASSERT_EQ(rgb.pixels.size(), samples.size() * 3);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    ASSERT_EQ(rgb.pixels[i * 3], samples[i]) << i;
+    ASSERT_EQ(rgb.pixels[i * 3 + 1], samples[i]) << i;
+    ASSERT_EQ(rgb.pixels[i * 3 + 2], samples[i]) << i;
+  }
+  // Cut short, the gray path refuses it as the RGB one does.
+  const std::string cut = png.substr(0, png.size() / 2);
+  EXPECT_THROW(decode_image(cut, "cut.png", gray), InvalidFile);
+  EXPECT_THROW(decode_image(cut, "cut.png"), InvalidFile);
 }
 
 TEST(ImageDecode, IntoACallersBufferOfTheRightSize) {

@@ -26,6 +26,8 @@ struct ImageInfo {
   int width = 0, height = 0;
   // As stored: 1 gray, 2 gray and alpha, 3 colour (palette, RGB, YCbCr), 4 colour and alpha, or CMYK/YCCK.
   int channels = 0;
+  // Bits of a sample as stored: a PNG's 1, 2, 4, 8 or 16 (a palette's index bits); 8 for JPEG and WebP.
+  int bit_depth = 8;
 };
 
 // Reads the header alone. Throws InvalidFile naming `name` (the sample, for messages) when the bytes are empty,
