@@ -2,14 +2,18 @@
 // binding (python/) beside cli. A file of a layer, under src/<layer>/ or include/feedline/<layer>/ (python/ for the
 // binding), includes only headers of its own layer or the ones before it, and io and catalog include no LibTorch;
 // the front ends (cli, python) include the library's public headers only (feedline/...), never its internal ones.
-// Read from the sources themselves, so a wrong include fails here before it tangles the build.
+// Benchmarks (bench/) and fuzz targets (fuzz/) stand outside the layers, as a user's program does: public headers
+// and their own folder's, save the internal headers named below, each with why. Read from the sources themselves,
+// so a wrong include fails here before it tangles the build.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_paths.h"
@@ -44,30 +48,51 @@ struct Include {
   bool angled;
 };
 
-// Every #include of every source and header under `root`, keyed by the layer of its folder.
-std::map<int, std::vector<Include>> includes_by_layer(const std::filesystem::path& root) {
-  std::map<int, std::vector<Include>> out;
+// Every #include of every source and header under `dir`.
+std::vector<Include> includes_under(const std::filesystem::path& dir) {
+  std::vector<Include> out;
   const std::regex include_re(R"(^\s*#\s*include\s*([<"])([^">]+)[">])");
-  for (const auto& layer : kLayers) {
-    const std::filesystem::path dir = root / layer;
-    if (!std::filesystem::is_directory(dir)) continue;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-      const std::string ext = entry.path().extension().string();
-      if (!entry.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
-      std::ifstream f(entry.path());
-      std::string text;
-      int number = 0;
-      while (std::getline(f, text)) {
-        ++number;
-        std::smatch m;
-        if (std::regex_search(text, m, include_re)) {
-          out[layer_index(layer)].push_back({entry.path().string(), number, m[2].str(), m[1].str() == "<"});
-        }
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string ext = entry.path().extension().string();
+    if (!entry.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
+    std::ifstream f(entry.path());
+    std::string text;
+    int number = 0;
+    while (std::getline(f, text)) {
+      ++number;
+      std::smatch m;
+      if (std::regex_search(text, m, include_re)) {
+        out.push_back({entry.path().string(), number, m[2].str(), m[1].str() == "<"});
       }
     }
   }
   return out;
 }
+
+// Every #include of every source and header under `root`, keyed by the layer of its folder.
+std::map<int, std::vector<Include>> includes_by_layer(const std::filesystem::path& root) {
+  std::map<int, std::vector<Include>> out;
+  for (const auto& layer : kLayers) {
+    const std::filesystem::path dir = root / layer;
+    if (std::filesystem::is_directory(dir)) out[layer_index(layer)] = includes_under(dir);
+  }
+  return out;
+}
+
+// The internal headers a benchmark or fuzz target includes, by its path under the source folder: what each times
+// or drives is no public function.
+const std::set<std::pair<std::string, std::string>> kInternalUses{
+    // The Parquet decoders timed alone: no file, no codec, no page headers.
+    {"bench/decode_bench.cpp", "io/parquet/delta.h"},
+    {"bench/decode_bench.cpp", "io/parquet/dictionary.h"},
+    {"bench/decode_bench.cpp", "io/parquet/plain.h"},
+    {"bench/decode_bench.cpp", "io/parquet/rle.h"},
+    // The codec floor: a file's pages found from its footer and decompressed by the reader's own codec functions.
+    {"bench/codec_floor.h", "io/parquet/codec.h"},
+    {"bench/codec_floor.h", "io/parquet/metadata.h"},
+    // The reader's memory budget for a file's size, which the fuzzer reads under within libFuzzer's limit.
+    {"fuzz/fuzz_targets.cpp", "io/parquet/reader_internal.h"},
+};
 
 TEST(Layers, EachLayerIncludesOnlyItselfAndTheLayersBefore) {
   const std::filesystem::path source = testing::source_dir();
@@ -103,6 +128,48 @@ TEST(Layers, EachLayerIncludesOnlyItselfAndTheLayersBefore) {
     }
   }
   EXPECT_GT(checked, 100u);
+}
+
+TEST(Layers, BenchmarksAndFuzzTargetsIncludePublicHeadersSaveTheirNamedInternals) {
+  const std::filesystem::path source = testing::source_dir();
+  std::set<std::pair<std::string, std::string>> used;
+  size_t checked = 0;
+  for (const char* folder : {"bench", "fuzz"}) {
+    ASSERT_TRUE(std::filesystem::is_directory(source / folder)) << source / folder;
+    for (const Include& inc : includes_under(source / folder)) {
+      const std::string file = std::filesystem::relative(inc.file, source).generic_string();
+      const std::string where = file + ":" + std::to_string(inc.line) + " includes " + inc.target;
+      ++checked;
+      const int to = included_layer(inc.target);
+      // The fuzz targets link feedline_io alone, as the `feedline` program does: io and catalog, no LibTorch.
+      const bool fuzz = file.rfind("fuzz/", 0) == 0;
+      if (inc.angled) {
+        for (const char* torch : {"torch/", "ATen/", "c10/"}) {
+          if (fuzz) EXPECT_NE(inc.target.rfind(torch, 0), 0u) << where << ": the fuzz targets build without LibTorch";
+        }
+        continue;
+      }
+      if (fuzz) EXPECT_LE(to, kCatalog) << where << ": the fuzz targets link feedline_io alone";
+      if (inc.target.rfind("feedline/", 0) == 0) {
+        EXPECT_GE(to, 0) << where << ": not a layer's header";
+        EXPECT_TRUE(std::filesystem::exists(source / "include" / inc.target)) << where << ": no such public header";
+        continue;
+      }
+      const bool own = std::filesystem::exists(std::filesystem::path(inc.file).parent_path() / inc.target) ||
+                       inc.target.rfind(std::string(folder) + "/", 0) == 0;
+      if (own) continue;
+      if (kInternalUses.count({file, inc.target}) > 0) {
+        used.insert({file, inc.target});
+        continue;
+      }
+      ADD_FAILURE() << where << ": benchmarks and fuzz targets include public headers (feedline/...); an internal "
+                    << "one that must be reached is named in kInternalUses with the reason";
+    }
+  }
+  for (const auto& [file, header] : kInternalUses) {
+    EXPECT_EQ(used.count({file, header}), 1u) << file << " no longer includes " << header << ": drop it from the list";
+  }
+  EXPECT_GT(checked, 20u);
 }
 
 TEST(Layers, TheRuleItselfTellsLayersApart) {
