@@ -202,7 +202,7 @@ std::string dist_table(const DistBenchOptions& o, const DistBenchResult& r) {
   }
   const std::string many = fmt::format("{} processes", o.nproc);
   if (!r.processes_over_ddp.rounds.empty()) {
-    t += fmt::format("\nfeedline's {} over DDP's: {:.3f} (the median of the rounds: {}); goal: at most 1.02\n", many,
+    t += fmt::format("\nfeedline's {} over DDP's: {:.3f} (the median of the rounds: {})\n", many,
                      r.processes_over_ddp.median, rounds_text(r.processes_over_ddp));
   }
   t += fmt::format("\nScaling efficiency, T1 / ({} x T{}): feedline {:.1f}% (rounds: {})", o.nproc, o.nproc,

@@ -9,7 +9,6 @@
 
 #include "feedline/io/file.h"
 #include "feedline/io/remote.h"
-#include "feedline/loader/loader.h"
 
 namespace feedline::lab {
 namespace {
@@ -75,16 +74,6 @@ std::string parquet_table(const RemoteBenchResult& result) {
                      remote && !is_curl(r) ? std::to_string(2 + result.merged_ranges) : "—",
                      remote ? fmt::format("{:.1f}", mb) : "—",
                      remote && r.seconds > 0 ? fmt::format("{:.0f}", mb / r.seconds) : "—", runs_text(r));
-  }
-  return t;
-}
-
-std::string goals_table(const RemoteBenchResult& result) {
-  std::string t = "| Goal | Row | Value | Target | Met |\n|---|---|---:|---:|---|\n";
-  for (const RemoteGoal& g : result.goals) {
-    t += g.known ? fmt::format("| {} | {} | {:.3g} | {:g} | {} |\n", g.text, g.row, g.value, g.target,
-                               g.met ? "yes" : "no")
-                 : fmt::format("| {} | {} | not measured | {:g} | |\n", g.text, g.row, g.target);
   }
   return t;
 }
@@ -163,40 +152,10 @@ void summarize(RemoteBenchResult& result) {
       r.vs_local = median(ratios);
     }
   }
-  result.goals.clear();
-  const auto goal = [&result](const std::string& text, const std::string& key, double target,
-                              double (*value)(const RemoteBenchRow&), bool below) {
-    RemoteGoal g{text, key, 0, target};
-    if (const RemoteBenchRow* r = result.find(key); r != nullptr && !r->runs.empty()) {
-      g.known = true;
-      g.value = value(*r);
-      g.met = below ? g.value < g.target : g.value <= g.target;
-    }
-    result.goals.push_back(g);
-  };
-  for (const char* source : {"s3", "http"}) {
-    goal("epoch within 10% of local disk (time over local's)",
-         std::string("images ") + source, 1.10, [](const RemoteBenchRow& r) { return r.vs_local; }, false);
-  }
-  const int64_t prefetch = LoaderOptions().prefetch_blocks();
-  for (const char* source : {"s3", "http"}) {
-    goal(fmt::format("shaped, default prefetch ({}): loader's wait under 5% of its threads' time", prefetch),
-         fmt::format("images {} shaped p{}", source, prefetch), 0.05,
-         [](const RemoteBenchRow& r) { return r.wait_share; }, true);
-  }
-  for (const char* key : {"parquet s3", "parquet http", "parquet s3 shaped", "parquet http shaped"}) {
-    if (result.find(key) == nullptr) continue;
-    goal("projection in at most 2 requests + 1 a merged range", key,
-         static_cast<double>(2 + result.merged_ranges), [](const RemoteBenchRow& r) {
-           double most = 0;
-           for (const RemoteRun& run : r.runs) most = std::max(most, static_cast<double>(run.requests));
-           return most;
-         }, false);
-  }
 }
 
 std::string remote_bench_tables(const RemoteBenchResult& result) {
-  return images_table(result) + "\n" + parquet_table(result) + "\n" + goals_table(result);
+  return images_table(result) + "\n" + parquet_table(result);
 }
 
 std::vector<std::string> write_remote_outputs(const RemoteBenchResult& result, const RemoteBenchOptions& o,
@@ -231,12 +190,6 @@ std::vector<std::string> write_remote_outputs(const RemoteBenchResult& result, c
                   {"shaped_note", result.shaped_note}};
   j["rows"] = nlohmann::json::array();
   for (const RemoteBenchRow& r : result.rows) j["rows"].push_back(row_json(r));
-  j["goals"] = nlohmann::json::array();
-  for (const RemoteGoal& g : result.goals) {
-    j["goals"].push_back({{"goal", g.text}, {"row", g.row}, {"target", g.target},
-                          {"value", g.known ? nlohmann::json(g.value) : nlohmann::json(nullptr)},
-                          {"met", g.known ? nlohmann::json(g.met) : nlohmann::json(nullptr)}});
-  }
   const std::string json_path = o.out_dir + "/remote.json", md_path = o.out_dir + "/remote.md";
   write_whole(json_path, j.dump(2) + "\n");
   std::string md = fmt::format("# feedline bench remote\n\n{} on {} ({} cores), load average {} before, {} after.\n\n"
@@ -251,8 +204,7 @@ std::vector<std::string> write_remote_outputs(const RemoteBenchResult& result, c
   md += result.shaped_note.empty()
             ? fmt::format("Shaped link: {} each way, {} ms added to every request.\n\n", o.rate, o.delay_ms)
             : "Shaped link: " + result.shaped_note + "\n\n";
-  md += "## Images\n\n" + images_table(result) + "\n## Parquet projection\n\n" + parquet_table(result) +
-        "\n## Goals\n\n" + goals_table(result);
+  md += "## Images\n\n" + images_table(result) + "\n## Parquet projection\n\n" + parquet_table(result);
   write_whole(md_path, md);
   return {json_path, md_path};
 }

@@ -1,4 +1,4 @@
-// `bench remote`'s figures made from its runs (medians, ratios against local disk, the goals), its tables, and its
+// `bench remote`'s figures made from its runs (medians, ratios against local disk), its tables, and its
 // remote.json and remote.md: plain data in, text out, no network.
 #pragma once
 
@@ -16,8 +16,7 @@ struct RemoteContext {
   std::string load_before, load_after;
 };
 
-// Fills each row's medians, wait share and ratio against the local row of its part (round by round), and the
-// result's goals.
+// Fills each row's medians, wait share and ratio against the local row of its part (round by round).
 void summarize(RemoteBenchResult& result);
 
 // Writes remote.json and remote.md into options.out_dir (each whole, then renamed); returns their paths.
