@@ -1,18 +1,17 @@
 // ParquetImageSource: the labels read once, the images a row group at a time through a small LRU cache of row
-// groups (as ParquetStreamDataset caches its decoded ones), the images kept as the column's bytes.
+// groups (row_group_cache.h, as ParquetStreamDataset caches its decoded ones), the images kept as the column's
+// bytes.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
-#include <future>
 #include <limits>
-#include <list>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "dataset/read_ahead.h"
+#include "dataset/row_group_cache.h"
 #include "feedline/dataset/image_dataset.h"
 #include "feedline/io/columns.h"
 #include "feedline/io/error.h"
@@ -98,10 +97,12 @@ struct ParquetImageSource::Impl {
   struct Block {
     Column images;
   };
-  using Pending = std::shared_future<std::shared_ptr<const Block>>;
 
   Impl(std::string spec_in, ParquetImageOptions options_in)
-      : spec(std::move(spec_in)), options(std::move(options_in)), dataset(open(spec, options)) {}
+      : spec(std::move(spec_in)),
+        options(std::move(options_in)),
+        dataset(open(spec, options)),
+        cache(options.cached_row_groups, [this](int64_t group) { return read_block(group); }) {}
 
   static parquet::DatasetReader open(const std::string& spec, const ParquetImageOptions& options) {
     if (!parquet::is_dataset_spec(spec) && input_format(spec) != FileFormat::kParquet) {
@@ -168,38 +169,6 @@ struct ParquetImageSource::Impl {
     return std::make_shared<const Block>(Block{std::move(table.columns.at(0))});
   }
 
-  // The row group's images, read by this call or by the one that asked first; rethrows that read's error.
-  std::shared_ptr<const Block> block(int64_t group) const {
-    std::promise<std::shared_ptr<const Block>> promise;
-    Pending pending;
-    bool mine = false;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      const auto it = std::find_if(cache.begin(), cache.end(), [&](const auto& e) { return e.first == group; });
-      if (it != cache.end()) {
-        cache.splice(cache.begin(), cache, it);
-        pending = it->second;
-      } else {
-        // Evicting a row group still being read is safe: whoever waits for it holds its shared state.
-        pending = promise.get_future().share();
-        cache.emplace_front(group, pending);
-        while (static_cast<int64_t>(cache.size()) > options.cached_row_groups) cache.pop_back();
-        mine = true;
-      }
-    }
-    if (mine) {
-      try {
-        promise.set_value(read_block(group));
-        ++reads;
-      } catch (...) {
-        promise.set_exception(std::current_exception());
-        std::lock_guard<std::mutex> lock(mutex);  // not kept: the next call reads it again
-        cache.remove_if([&](const auto& e) { return e.first == group; });
-      }
-    }
-    return pending.get();
-  }
-
   // A remote dataset's row groups fetched ahead: the image column's chunks of each.
   void fetch(int64_t group) const {
     const parquet::DatasetReader::RowGroup& where = dataset.row_groups()[static_cast<size_t>(group)];
@@ -223,9 +192,7 @@ struct ParquetImageSource::Impl {
   std::vector<int64_t> file_row_of_group;  // the row group's first row in its file
   std::vector<int64_t> labels;
   std::vector<std::string> class_names;
-  mutable std::mutex mutex;
-  mutable std::list<std::pair<int64_t, Pending>> cache;  // most recently used first
-  mutable std::atomic<int64_t> reads{0};
+  detail::RowGroupCache<Block> cache;  // the images of the row groups used last
   std::unique_ptr<detail::ReadAheadFetcher> fetcher;  // remote files only
 };
 
@@ -275,7 +242,7 @@ EncodedSample ParquetImageSource::get(int64_t index) const {
   }
   if (m.fetcher) m.fetcher->read(index);
   const int64_t group = m.group_of(index);
-  const std::shared_ptr<const Impl::Block> block = m.block(group);
+  const std::shared_ptr<const Impl::Block> block = m.cache.get(group);
   const int64_t row = index - m.starts[static_cast<size_t>(group)];
   EncodedSample sample;
   sample.name = m.name(index);
@@ -290,6 +257,6 @@ EncodedSample ParquetImageSource::get(int64_t index) const {
 std::vector<int64_t> ParquetImageSource::labels() const { return impl_->labels; }
 std::vector<std::string> ParquetImageSource::class_names() const { return impl_->class_names; }
 std::vector<int64_t> ParquetImageSource::shuffle_blocks() const { return impl_->blocks; }
-int64_t ParquetImageSource::row_group_reads() const { return impl_->reads.load(); }
+int64_t ParquetImageSource::row_group_reads() const { return impl_->cache.reads(); }
 
 }  // namespace feedline

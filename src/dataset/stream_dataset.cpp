@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <string>
 #include <utility>
 
 #include "dataset/read_ahead.h"
+#include "dataset/row_group_cache.h"
 #include "feedline/io/columns.h"
 #include "feedline/io/error.h"
 #include "feedline/io/parquet.h"
@@ -28,6 +28,8 @@ parquet::DatasetReader open_stream_files(const std::string& path, const ParquetS
 
 ParquetStreamDataset::ParquetStreamDataset(std::string path, ParquetStreamOptions options)
     : options_(std::move(options)), dataset_(open_stream_files(path, options_)) {
+  cache_ = std::make_unique<detail::RowGroupCache<Block>>(
+      options_.cached_row_groups, [this](int64_t row_group) { return read_block(row_group); });
   starts_.push_back(0);
   for (const auto& rg : dataset_.row_groups()) {
     int64_t rows = rg.num_rows;
@@ -43,7 +45,7 @@ ParquetStreamDataset::ParquetStreamDataset(std::string path, ParquetStreamOption
   // The first row group now: a missing column or a wrong feature count is an error here, not in a worker.
   for (size_t rg = 0; rg < blocks_.size(); ++rg) {
     if (blocks_[rg] > 0) {
-      block(static_cast<int64_t>(rg));
+      cache_->get(static_cast<int64_t>(rg));
       break;
     }
   }
@@ -55,6 +57,8 @@ ParquetStreamDataset::ParquetStreamDataset(std::string path, ParquetStreamOption
 }
 
 ParquetStreamDataset::~ParquetStreamDataset() = default;
+
+int64_t ParquetStreamDataset::row_group_reads() const { return cache_->reads(); }
 
 int64_t ParquetStreamDataset::group_of(int64_t index) const {
   return static_cast<int64_t>(std::upper_bound(starts_.begin(), starts_.end(), index) - starts_.begin()) - 1;
@@ -95,37 +99,6 @@ std::shared_ptr<const ParquetStreamDataset::Block> ParquetStreamDataset::read_bl
   }
 }
 
-std::shared_ptr<const ParquetStreamDataset::Block> ParquetStreamDataset::block(int64_t row_group) const {
-  std::promise<std::shared_ptr<const Block>> promise;
-  Pending pending;
-  bool mine = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = std::find_if(cache_.begin(), cache_.end(), [&](const auto& e) { return e.first == row_group; });
-    if (it != cache_.end()) {
-      cache_.splice(cache_.begin(), cache_, it);
-      pending = it->second;
-    } else {
-      // Evicting a row group still being read is safe: whoever waits for it holds its shared state.
-      pending = promise.get_future().share();
-      cache_.emplace_front(row_group, pending);
-      while (static_cast<int64_t>(cache_.size()) > options_.cached_row_groups) cache_.pop_back();
-      mine = true;
-    }
-  }
-  if (mine) {
-    try {
-      promise.set_value(read_block(row_group));
-      ++reads_;
-    } catch (...) {
-      promise.set_exception(std::current_exception());
-      std::lock_guard<std::mutex> lock(mutex_);  // not kept: the next call reads it again
-      cache_.remove_if([&](const auto& e) { return e.first == row_group; });
-    }
-  }
-  return pending.get();
-}
-
 Example ParquetStreamDataset::get_batch(const std::vector<int64_t>& indices) const {
   const auto n = static_cast<int64_t>(indices.size());
   const auto& layout = options_.layout;
@@ -146,7 +119,7 @@ Example ParquetStreamDataset::get_batch(const std::vector<int64_t>& indices) con
     if (fetcher_) fetcher_->read(index);
     const int64_t group = group_of(index);
     if (group != current_group) {  // a shuffled batch touches one or two row groups
-      current = block(group);
+      current = cache_->get(group);
       current_group = group;
     }
     const int64_t row = index - starts_[static_cast<size_t>(group)];

@@ -11,14 +11,9 @@
 
 #include <torch/types.h>
 
-#include <atomic>
 #include <cstdint>
-#include <future>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "feedline/dataset/dataset.h"
@@ -29,7 +24,9 @@ namespace feedline {
 
 namespace detail {
 class ReadAheadFetcher;
-}
+template <class Block>
+class RowGroupCache;
+}  // namespace detail
 
 struct ParquetStreamOptions {
   ImageTableLayout layout;
@@ -62,7 +59,7 @@ class ParquetStreamDataset : public Dataset {
   void will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const override;
 
   // Row groups read and decoded so far (each read counts, a re-read after eviction too).
-  int64_t row_group_reads() const { return reads_.load(); }
+  int64_t row_group_reads() const;
   // The Parquet files the dataset reads (1 for a single file).
   size_t num_files() const { return dataset_.num_files(); }
 
@@ -70,10 +67,7 @@ class ParquetStreamDataset : public Dataset {
   struct Block {  // one decoded row group
     torch::Tensor images, labels;
   };
-  using Pending = std::shared_future<std::shared_ptr<const Block>>;
-  // The row group's block (counted over every file), read by this call or by the one that asked first; rethrows
-  // that read's error.
-  std::shared_ptr<const Block> block(int64_t row_group) const;
+  // The row group's block (counted over every file), read and decoded: what the cache reads.
   std::shared_ptr<const Block> read_block(int64_t row_group) const;
   int64_t group_of(int64_t index) const;
   void fetch(int64_t row_group) const;
@@ -84,9 +78,7 @@ class ParquetStreamDataset : public Dataset {
   int64_t size_ = 0;
   std::vector<int64_t> blocks_;  // rows of each row group used (the last cut by `limit`)
   std::vector<int64_t> starts_;  // first index of each row group; starts_.back() == size_
-  mutable std::mutex mutex_;
-  mutable std::list<std::pair<int64_t, Pending>> cache_;  // most recently used first
-  mutable std::atomic<int64_t> reads_{0};
+  std::unique_ptr<detail::RowGroupCache<Block>> cache_;  // the decoded row groups used last
   std::unique_ptr<detail::ReadAheadFetcher> fetcher_;  // remote files only
 };
 
