@@ -4,10 +4,13 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/util/Exception.h>
 #include <torch/optim/adam.h>
+#include <torch/optim/optimizer.h>
 #include <torch/types.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <sstream>
 #include <filesystem>
 #include <condition_variable>
 #include <functional>
@@ -19,11 +22,14 @@
 
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
+#include "train/weight_average.h"
 
 namespace feedline {
 namespace {
 
-constexpr int64_t kCheckpointVersion = 1;
+// Version 1 kept the optimizer as an archive of its own; version 2 keeps its bytes (any optimizer) and the
+// model's layout. Both are read.
+constexpr int64_t kCheckpointVersion = 2;
 constexpr const char* kPrefix = "checkpoint-";
 constexpr const char* kSuffix = ".pt";
 
@@ -83,7 +89,36 @@ void write_module(const ModuleCopy& copy, torch::serialize::OutputArchive& archi
   }
 }
 
-class AdamCopy : public detail::OptimizerState {
+// A copy of an optimizer's state as it is now, which training does not change, to be serialized later.
+class OptimizerCopy {
+ public:
+  virtual ~OptimizerCopy() = default;
+  // What torch::optim::Optimizer::save() writes, as the bytes of an archive.
+  virtual std::string bytes() const = 0;
+};
+
+std::string archive_bytes(torch::serialize::OutputArchive& archive) {
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+// Any optimizer: serialized now, on the training thread.
+class SerializedCopy : public OptimizerCopy {
+ public:
+  explicit SerializedCopy(const torch::optim::Optimizer& from) {
+    torch::serialize::OutputArchive archive;
+    from.save(archive);
+    bytes_ = archive_bytes(archive);
+  }
+  std::string bytes() const override { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+// torch's Adam, the common case, made cheaper: its moments cloned now and serialized by the background write.
+class AdamCopy : public OptimizerCopy {
  public:
   explicit AdamCopy(const torch::optim::Adam& from) : adam_(groups_of(from), defaults_of(from)) {
     const auto& to_groups = adam_.param_groups();
@@ -102,9 +137,11 @@ class AdamCopy : public detail::OptimizerState {
     }
   }
 
-  void save(torch::serialize::OutputArchive& archive) const override { adam_.save(archive); }
-  void load(torch::serialize::InputArchive&) override { throw Unsupported("a copy of an optimizer loads nothing"); }
-  std::unique_ptr<OptimizerState> snapshot() const override { throw Unsupported("a copy of an optimizer's copy"); }
+  std::string bytes() const override {
+    torch::serialize::OutputArchive archive;
+    adam_.save(archive);
+    return archive_bytes(archive);
+  }
 
  private:
   // The same groups with the same options, over placeholders: only the parameters' order counts in a save.
@@ -123,6 +160,63 @@ class AdamCopy : public detail::OptimizerState {
 
   torch::optim::Adam adam_;
 };
+
+std::unique_ptr<OptimizerCopy> copy_optimizer(const torch::optim::Optimizer& optimizer) {
+  if (const auto* adam = dynamic_cast<const torch::optim::Adam*>(&optimizer)) return std::make_unique<AdamCopy>(*adam);
+  return std::make_unique<SerializedCopy>(optimizer);
+}
+
+torch::Tensor bytes_tensor(const std::string& bytes) {
+  auto t = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
+  std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
+  return t;
+}
+
+std::string tensor_bytes(const torch::Tensor& t) {
+  const auto c = t.cpu().contiguous();
+  return std::string(static_cast<const char*>(c.data_ptr()), static_cast<size_t>(c.numel()));
+}
+
+// A module's layout: one line a parameter ("p <name> <sizes>") and a buffer ("b <name> <sizes>"), in order.
+std::string layout_of(const torch::nn::Module& module) {
+  std::string text;
+  for (const auto& p : module.named_parameters()) text += "p " + p.key() + " " + c10::str(p.value().sizes()) + "\n";
+  for (const auto& b : module.named_buffers()) text += "b " + b.key() + " " + c10::str(b.value().sizes()) + "\n";
+  return text;
+}
+
+// The first difference between a checkpoint's layout and the model's, in words; empty when they agree.
+std::string layout_difference(const std::string& saved, const std::string& model) {
+  struct Entry {
+    std::string kind, sizes;
+  };
+  const auto parse = [](const std::string& text) {
+    std::vector<std::pair<std::string, Entry>> entries;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      const size_t a = line.find(' '), b = line.find(' ', a + 1);
+      if (a == std::string::npos || b == std::string::npos) continue;
+      entries.push_back({line.substr(a + 1, b - a - 1), {line.substr(0, a) == "p" ? "parameter" : "buffer",
+                                                         line.substr(b + 1)}});
+    }
+    return entries;
+  };
+  const auto ours = parse(model), theirs = parse(saved);
+  const auto find = [](const auto& entries, const std::string& name) {
+    return std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == name; });
+  };
+  for (const auto& [name, e] : ours) {
+    const auto it = find(theirs, name);
+    if (it == theirs.end()) return "it holds no " + e.kind + " '" + name + "' (" + e.sizes + " in this model)";
+    if (it->second.sizes != e.sizes) {
+      return e.kind + " '" + name + "' is " + it->second.sizes + " in it and " + e.sizes + " in this model";
+    }
+  }
+  for (const auto& [name, e] : theirs) {
+    if (find(ours, name) == ours.end()) return "it holds " + e.kind + " '" + name + "' " + e.sizes + ", which this model lacks";
+  }
+  return {};
+}
 
 // Removes the temporary files that unfinished writes left in `dir`. Best effort.
 void remove_temporaries(const std::string& dir) {
@@ -159,9 +253,9 @@ CheckpointInfo read_info(const std::string& path) {
   } catch (const std::exception& e) {
     throw InvalidFile(path + ": not a feedline checkpoint (" + load_failure(e) + ")");
   }
-  if (p.dim() != 1 || p.size(0) != 11 || p.scalar_type() != torch::kInt64 ||
-      p[0].item<int64_t>() != kCheckpointVersion) {
-    throw InvalidFile(path + ": not a feedline checkpoint of version " + std::to_string(kCheckpointVersion));
+  if (p.dim() != 1 || p.size(0) != 11 || p.scalar_type() != torch::kInt64 || p[0].item<int64_t>() < 1 ||
+      p[0].item<int64_t>() > kCheckpointVersion) {
+    throw InvalidFile(path + ": not a feedline checkpoint of version 1 to " + std::to_string(kCheckpointVersion));
   }
   const auto at = [&](int64_t i) { return p[i].item<int64_t>(); };
   CheckpointInfo info;
@@ -220,28 +314,32 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
 
 namespace detail {
 
-std::unique_ptr<OptimizerState> adam_snapshot(const torch::optim::Adam& adam) {
-  return std::make_unique<AdamCopy>(adam);
-}
-
 namespace {
 
 // What a checkpoint holds, copied on the training thread so that training may go on while it is written.
 struct Snapshot {
   CheckpointInfo info;
   ModuleCopy model;
-  std::unique_ptr<OptimizerState> optimizer;
+  std::string layout;
+  std::unique_ptr<OptimizerCopy> optimizer;
+  std::vector<torch::Tensor> average;  // empty: no weights' average
+  int64_t average_updates = 0;
   torch::Tensor cpu_rng;
 };
 
 // Serializes `s` and writes it to its file in `dir` (a temporary file, renamed), then removes the temporary files
 // of unfinished writes and the checkpoints beyond the newest `keep`. Returns the file.
 std::string write_snapshot(const Snapshot& s, const std::string& dir, int64_t keep) {
-  torch::serialize::OutputArchive archive, model, optimizer;
+  torch::serialize::OutputArchive archive, model;
   write_module(s.model, model);
-  s.optimizer->save(optimizer);
   archive.write("model", model);
-  archive.write("optimizer", optimizer);
+  archive.write("layout", bytes_tensor(s.layout));
+  archive.write("optimizer_state", bytes_tensor(s.optimizer->bytes()));
+  if (!s.average.empty()) {
+    torch::serialize::OutputArchive average;
+    WeightAverage::save(s.average, s.average_updates, average);
+    archive.write("average", average);
+  }
   archive.write("cpu_rng", s.cpu_rng);
   const LoaderState& l = s.info.train_loader;
   archive.write("position",
@@ -316,8 +414,10 @@ class Checkpoints::Writer {
   std::thread thread_;
 };
 
-Checkpoints::Checkpoints(SimpleCNN& model, OptimizerState& optimizer, Loader& train, const TrainOptions& options)
-    : model_(model), optimizer_(optimizer), train_(train), options_(options), last_(std::chrono::steady_clock::now()) {}
+Checkpoints::Checkpoints(torch::nn::Module& model, torch::optim::Optimizer* optimizer, WeightAverage* average,
+                         Loader& train, const TrainOptions& options)
+    : model_(model), optimizer_(optimizer), average_(average), train_(train), options_(options),
+      last_(std::chrono::steady_clock::now()) {}
 
 Checkpoints::~Checkpoints() {
   if (pending_ && pending_->file.valid()) pending_->file.wait();
@@ -344,8 +444,14 @@ void Checkpoints::take(const CheckpointInfo& info, const TrainCallbacks& callbac
   finish(callbacks);  // one write at a time
   auto s = std::make_shared<Snapshot>();
   s->info = info;
-  s->model = copy_module(*model_);
-  s->optimizer = optimizer_.snapshot();
+  if (optimizer_ == nullptr) throw Unsupported("this run keeps no checkpoints");
+  s->model = copy_module(model_);
+  s->layout = layout_of(model_);
+  s->optimizer = copy_optimizer(*optimizer_);
+  if (average_ != nullptr) {
+    s->average = average_->snapshot();
+    s->average_updates = average_->updates();
+  }
   s->cpu_rng = at::detail::getDefaultCPUGenerator().get_state();
   last_ = std::chrono::steady_clock::now();
   const std::string dir = options_.checkpoint_dir;
@@ -379,14 +485,43 @@ CheckpointInfo Checkpoints::resume() {
   const std::string path = latest_checkpoint(options_.resume_dir);
   if (path.empty()) throw IoError(options_.resume_dir + ": holds no checkpoint to resume from");
   CheckpointInfo info = read_info(path);
+  if (optimizer_ == nullptr) throw Unsupported("this run keeps no checkpoints");
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(path, options_.device);
-    torch::serialize::InputArchive model, optimizer;
+    const auto keys = archive.keys();
+    const auto has = [&keys](const char* key) { return std::find(keys.begin(), keys.end(), key) != keys.end(); };
+    if (has("layout")) {
+      torch::Tensor layout;
+      archive.read("layout", layout);
+      const std::string difference = layout_difference(tensor_bytes(layout), layout_of(model_));
+      if (!difference.empty()) throw InvalidFile(path + ": a checkpoint of another model: " + difference);
+    }
+    torch::serialize::InputArchive model;
     archive.read("model", model);
-    archive.read("optimizer", optimizer);
-    model_->load(model);
-    optimizer_.load(optimizer);
+    model_.load(model);
+    if (has("optimizer_state")) {
+      torch::Tensor bytes;
+      archive.read("optimizer_state", bytes);
+      const std::string b = tensor_bytes(bytes);
+      torch::serialize::InputArchive optimizer;
+      optimizer.load_from(b.data(), b.size(), options_.device);
+      optimizer_->load(optimizer);
+    } else {
+      torch::serialize::InputArchive optimizer;
+      archive.read("optimizer", optimizer);
+      optimizer_->load(optimizer);
+    }
+    if (average_ != nullptr) {
+      if (!has("average")) throw InvalidFile(path + ": holds no average of the weights to resume it from");
+      torch::serialize::InputArchive average;
+      archive.read("average", average);
+      try {
+        average_->load(average);
+      } catch (const InvalidArgument& e) {
+        throw InvalidFile(path + ": " + e.what());
+      }
+    }
     torch::Tensor rng;
     archive.read("cpu_rng", rng);
     at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle: shares the default's state

@@ -1,7 +1,7 @@
 // Checkpoints of one training run (TrainOptions::checkpoint_dir, resume_dir): when one is due, what it holds (the
-// model, the optimizer, torch's CPU generator, and the position with the training loader's state), writing it
-// (on the training thread, or copied there and written by a background thread) and reading it back. Internal to
-// train_model. Not thread-safe: the training thread drives a Checkpoints; its background write touches only the
+// model with its layout, the optimizer, the weights' average when there is one, torch's CPU generator, and the
+// position with the training loader's state), writing it (on the training thread, or copied there and written by
+// a background thread) and reading it back. Internal to fit(). Not thread-safe: the training thread drives a Checkpoints; its background write touches only the
 // copy it was handed.
 #pragma once
 
@@ -15,39 +15,30 @@
 #include <string>
 
 #include "feedline/loader/loader.h"
-#include "feedline/train/model.h"
 #include "feedline/train/train.h"
 
 namespace torch::optim {
-class Adam;
+class Optimizer;
 }
 
 namespace feedline::detail {
 
-// What a checkpoint keeps of the optimizer.
-class OptimizerState {
- public:
-  virtual ~OptimizerState() = default;
-  virtual void save(torch::serialize::OutputArchive& archive) const = 0;
-  virtual void load(torch::serialize::InputArchive& archive) = 0;
-  // A copy of the state as it is now, which training does not change: its save() writes what save() writes now.
-  virtual std::unique_ptr<OptimizerState> snapshot() const = 0;
-};
+class WeightAverage;
 
-// A copy of torch's Adam: its moments cloned, its options kept. Only save() works on it.
-std::unique_ptr<OptimizerState> adam_snapshot(const torch::optim::Adam& adam);
-
-// The checkpoints of one run. The references given must outlive it.
+// The checkpoints of one run. The references and pointers given must outlive it. `optimizer` null: a run that
+// keeps no checkpoints (its options ask for none); `average` null: no weights' average.
 class Checkpoints {
  public:
-  Checkpoints(SimpleCNN& model, OptimizerState& optimizer, Loader& train, const TrainOptions& options);
+  Checkpoints(torch::nn::Module& model, torch::optim::Optimizer* optimizer, WeightAverage* average, Loader& train,
+              const TrainOptions& options);
   // Waits for a write in flight; its failure is dropped (the run is failing already when this is what ends it).
   ~Checkpoints();
   Checkpoints(const Checkpoints&) = delete;
   Checkpoints& operator=(const Checkpoints&) = delete;
 
-  // Loads the newest checkpoint in options.resume_dir into the model, the optimizer, the generator and the
-  // training loader; returns where training stood.
+  // Loads the newest checkpoint in options.resume_dir into the model, the optimizer, the average, the generator
+  // and the training loader; returns where training stood. Throws InvalidFile naming the file and the first
+  // parameter or buffer that differs when it was written by a model of another layout.
   CheckpointInfo resume();
 
   // After each training step: takes a checkpoint when one is due by count or by time, or when `stopping`, and
@@ -65,8 +56,9 @@ class Checkpoints {
   void take(const CheckpointInfo& info, const TrainCallbacks& callbacks);
   void report(const TrainCallbacks& callbacks);
 
-  SimpleCNN& model_;
-  OptimizerState& optimizer_;
+  torch::nn::Module& model_;
+  torch::optim::Optimizer* optimizer_;
+  WeightAverage* average_;
   Loader& train_;
   const TrainOptions& options_;
   std::chrono::steady_clock::time_point last_;  // when the last checkpoint was taken (or the run started)

@@ -16,6 +16,7 @@
 #include "train/cuda_support.h"
 #include "train/device_adam.h"
 #include "train/static_step.h"
+#include "train/weight_average.h"
 
 namespace feedline {
 namespace {
@@ -97,6 +98,33 @@ namespace {
 // A source of batches for one phase: a loader epoch, or synthetic batches for the compute floor.
 using NextBatch = std::function<std::optional<Example>()>;
 
+// A batch's summed loss, for the test phase's totals.
+using TestLoss = std::function<torch::Tensor(const torch::Tensor& output, const torch::Tensor& target)>;
+
+namespace F = torch::nn::functional;
+
+Loss loss_of(const Recipe& recipe) {
+  if (recipe.loss) return recipe.loss;
+  const double smoothing = recipe.label_smoothing;
+  return [smoothing](const torch::Tensor& out, const torch::Tensor& y) {
+    return F::cross_entropy(out, y, F::CrossEntropyFuncOptions().label_smoothing(smoothing));
+  };
+}
+
+// Cross-entropy summed by torch itself (the sum of a mean times the count would round differently), any other
+// loss as its mean times the batch's samples.
+TestLoss test_loss_of(const Recipe& recipe) {
+  if (recipe.loss) {
+    return [loss = recipe.loss](const torch::Tensor& out, const torch::Tensor& y) {
+      return loss(out, y) * static_cast<double>(y.size(0));
+    };
+  }
+  const double smoothing = recipe.label_smoothing;
+  return [smoothing](const torch::Tensor& out, const torch::Tensor& y) {
+    return F::cross_entropy(out, y, F::CrossEntropyFuncOptions().reduction(torch::kSum).label_smoothing(smoothing));
+  };
+}
+
 struct PhaseTotals {
   double loss_sum = 0;
   int64_t seen = 0, correct = 0;
@@ -105,22 +133,22 @@ struct PhaseTotals {
 
 // How batches become work, the one thing the loops below leave open: plain eager steps with torch's Adam, or
 // the CUDA-graph path's static steps. The running totals stay on the device (reading them syncs it).
-class Steps : public detail::OptimizerState {
+class Steps {
  public:
-  // `stop_requested`: TrainOptions's, polled once a training step (empty: never).
-  Steps(torch::Device device, std::function<bool()> stop_requested) : stop_requested_(std::move(stop_requested)) {
+  // `stop_requested`: TrainOptions's, polled once a training step (empty: never). `test_loss_sum`: a batch's
+  // summed loss, for the test phase's totals.
+  Steps(torch::Device device, std::function<bool()> stop_requested, TestLoss test_loss)
+      : stop_requested_(std::move(stop_requested)), test_loss_sum_(std::move(test_loss)) {
     const auto on = torch::TensorOptions().device(device);
     train_loss_ = torch::zeros({}, on.dtype(torch::kFloat64));
     test_loss_ = torch::zeros({}, on.dtype(torch::kFloat64));
     correct_ = torch::zeros({}, on.dtype(torch::kInt64));
   }
   virtual ~Steps() = default;
-  // One optimizer step; adds the batch's summed loss. Returns whether the run stops after it (stop_requested, or
-  // any rank's in a job: after_backward).
-  virtual bool train(const Example& batch) = 0;
+  // One optimizer step, the one after `steps_done` steps; adds the batch's summed loss. Returns whether the run
+  // stops after it (stop_requested, or any rank's in a job: after_backward).
+  virtual bool train(const Example& batch, int64_t steps_done) = 0;
   virtual void test(const Example& batch) = 0;  // adds the batch's summed loss and correct count
-  // The optimizer's state, for checkpoints (OptimizerState): the eager steps' alone, the others refuse checkpoints
-  // up front.
 
   void clear_totals() {
     train_loss_.zero_();
@@ -138,51 +166,67 @@ class Steps : public detail::OptimizerState {
   // The totals' share of a step, the same for both kinds (a captured step adds them on the device too).
   void add_train_loss(const torch::Tensor& loss, int64_t n) { train_loss_.add_(loss.detach().to(torch::kFloat64) * n); }
   void add_test(const torch::Tensor& out, const torch::Tensor& y) {
-    test_loss_.add_(torch::nn::functional::cross_entropy(
-                        out, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                        .to(torch::kFloat64));
-    correct_.add_(out.argmax(1).eq(y).sum());
+    test_loss_.add_(test_loss_sum_(out, y).to(torch::kFloat64));
+    if (y.dim() == 1 && y.scalar_type() == torch::kInt64 && out.dim() == 2) correct_.add_(out.argmax(1).eq(y).sum());
   }
   int64_t train_replays_ = 0, test_replays_ = 0;
 
  private:
   std::function<bool()> stop_requested_;
+  TestLoss test_loss_sum_;
   torch::Tensor train_loss_, test_loss_, correct_;
 };
 
-// The experiment's step: torch::optim::Adam, a fresh graph of kernels launched for every batch.
+// The eager step: the user's optimizer, a fresh graph of kernels launched for every batch.
 class EagerSteps : public Steps {
  public:
-  EagerSteps(SimpleCNN& model, double lr, torch::Device device, std::function<bool()> stop_requested = {},
-             std::function<bool(bool)> after_backward = {})
-      : Steps(device, std::move(stop_requested)), model_(model), device_(device),
-        optimizer_(model->parameters(), torch::optim::AdamOptions(lr)), after_backward_(std::move(after_backward)) {}
+  EagerSteps(const Model& model, torch::optim::Optimizer& optimizer, const Recipe& recipe, torch::Device device,
+             std::function<bool()> stop_requested = {}, std::function<bool(bool)> after_backward = {},
+             detail::WeightAverage* average = nullptr, std::function<void()> before_forward = {})
+      : Steps(device, std::move(stop_requested), test_loss_of(recipe)), model_(model), device_(device),
+        optimizer_(optimizer), loss_(loss_of(recipe)), schedule_(recipe.schedule), clip_(recipe.clip_grad_norm),
+        average_(average), average_every_(recipe.ema_every), after_backward_(std::move(after_backward)),
+        before_forward_(std::move(before_forward)) {
+    for (const auto& g : optimizer_.param_groups()) base_lr_.push_back(g.options().get_lr());
+  }
 
-  bool train(const Example& batch) override {
+  bool train(const Example& batch, int64_t steps_done) override {
+    if (schedule_) {
+      const double factor = schedule_(steps_done);
+      auto& groups = optimizer_.param_groups();
+      for (size_t g = 0; g < groups.size(); ++g) groups[g].options().set_lr(base_lr_[g] * factor);
+    }
     const auto y = to_device(batch.target, device_);
     optimizer_.zero_grad();
-    const auto loss = torch::nn::functional::cross_entropy(model_->forward(as_float(to_device(batch.data, device_))), y);
+    if (before_forward_) before_forward_();
+    const auto loss = loss_(model_.forward(as_float(to_device(batch.data, device_))), y);
     loss.backward();
     bool stop = stop_requested();
     if (after_backward_) stop = after_backward_(stop);
+    if (clip_ > 0) torch::nn::utils::clip_grad_norm_(model_.module->parameters(), clip_);
     optimizer_.step();
+    if (average_ != nullptr && (steps_done + 1) % average_every_ == 0) average_->update();
     add_train_loss(loss, y.size(0));
     return stop;
   }
   void test(const Example& batch) override {
     torch::NoGradGuard no_grad;
     const auto y = to_device(batch.target, device_);
-    add_test(model_->forward(as_float(to_device(batch.data, device_))), y);
+    add_test(model_.forward(as_float(to_device(batch.data, device_))), y);
   }
-  void save(torch::serialize::OutputArchive& archive) const override { optimizer_.save(archive); }
-  void load(torch::serialize::InputArchive& archive) override { optimizer_.load(archive); }
-  std::unique_ptr<OptimizerState> snapshot() const override { return detail::adam_snapshot(optimizer_); }
 
  private:
-  SimpleCNN& model_;
+  Model model_;
   torch::Device device_;
-  torch::optim::Adam optimizer_;
+  torch::optim::Optimizer& optimizer_;
+  Loss loss_;
+  Schedule schedule_;
+  double clip_;
+  detail::WeightAverage* average_;
+  int64_t average_every_;
   std::function<bool(bool)> after_backward_;
+  std::function<void()> before_forward_;
+  std::vector<double> base_lr_;  // each group's learning rate as the optimizer was made
 };
 
 // One batch's worth of device memory that batches are copied into, so a captured step always reads the same
@@ -216,8 +260,9 @@ Example first_batch(const Loader& loader) {
 // its update is 17 kernels for the whole model rather than as many per parameter.
 class StaticSteps : public Steps {
  public:
-  StaticSteps(SimpleCNN& model, double lr, torch::Device device, std::function<bool()> stop_requested)
-      : Steps(device, std::move(stop_requested)), model_(model), device_(device), adam_(model->parameters(), lr) {}
+  StaticSteps(const Model& model, double lr, torch::Device device, std::function<bool()> stop_requested)
+      : Steps(device, std::move(stop_requested), test_loss_of(Recipe{})), model_(model), device_(device),
+        adam_(model.module->parameters(), lr) {}
 
   // Warm-up and capture of both steps, on static buffers shaped like (and first filled with) the two batches
   // given; the warm-up's updates are undone. Returns the seconds it took.
@@ -231,10 +276,10 @@ class StaticSteps : public Steps {
     test_in_ = copy(test_batch);
     std::vector<torch::Tensor> saved;
     for (const auto& p : adam_.params()) saved.push_back(p.detach().clone());
-    model_->train();
+    model_.module->train();
     train_graph_.emplace(device_);
     train_graph_->capture([this] { train_step(train_in_.x, train_in_.y); }, kWarmups);
-    model_->eval();
+    model_.module->eval();
     test_graph_.emplace(device_);
     test_graph_->capture([this] { test_step(test_in_.x, test_in_.y); }, kWarmups);
     {
@@ -248,13 +293,7 @@ class StaticSteps : public Steps {
     return seconds_since(start);
   }
 
-  void save(torch::serialize::OutputArchive&) const override { throw Unsupported("the CUDA graph step keeps no checkpoints"); }
-  void load(torch::serialize::InputArchive&) override { throw Unsupported("the CUDA graph step keeps no checkpoints"); }
-  std::unique_ptr<OptimizerState> snapshot() const override {
-    throw Unsupported("the CUDA graph step keeps no checkpoints");
-  }
-
-  bool train(const Example& batch) override {
+  bool train(const Example& batch, int64_t /*steps_done*/) override {
     if (!replayed(train_graph_, train_in_, batch, train_replays_)) {
       train_step(to_device(batch.data, device_), to_device(batch.target, device_));
     }
@@ -283,17 +322,17 @@ class StaticSteps : public Steps {
   void train_step(const torch::Tensor& x, const torch::Tensor& y) {
     // Zeroed in place, never freed: a captured step writes the gradients at the addresses it was captured with.
     adam_.zero_grad();
-    const auto loss = torch::nn::functional::cross_entropy(model_->forward(as_float(x)), y);
+    const auto loss = F::cross_entropy(model_.forward(as_float(x)), y);
     loss.backward();
     adam_.step();
     add_train_loss(loss, y.size(0));
   }
   void test_step(const torch::Tensor& x, const torch::Tensor& y) {
     torch::NoGradGuard no_grad;
-    add_test(model_->forward(as_float(x)), y);
+    add_test(model_.forward(as_float(x)), y);
   }
 
-  SimpleCNN& model_;
+  Model model_;
   torch::Device device_;
   detail::DeviceAdam adam_;
   StaticBatch train_in_, test_in_;
@@ -314,15 +353,15 @@ void reduce(const TrainOptions& options, PhaseTotals& t) {
 
 // One training pass: every batch from `next`, one step each, the first numbered `first_step` + 1 (a resumed
 // epoch's), or the batches up to the step after which the run stops early.
-PhaseTotals train_phase(SimpleCNN& model, Steps& steps, const NextBatch& next, const TrainOptions& options,
+PhaseTotals train_phase(torch::nn::Module& model, Steps& steps, const NextBatch& next, const TrainOptions& options,
                         int64_t epoch, int64_t batches, int64_t first_step, int64_t& steps_done,
                         detail::Checkpoints* checkpoints, const TrainCallbacks& callbacks) {
-  model->train();
+  model.train();
   steps.clear_totals();
   PhaseTotals totals;
   int64_t step = first_step;
   while (auto batch = next()) {
-    totals.stopped = steps.train(*batch);
+    totals.stopped = steps.train(*batch, steps_done);
     totals.seen += batch->target.size(0);
     ++step;
     ++steps_done;
@@ -340,8 +379,8 @@ PhaseTotals train_phase(SimpleCNN& model, Steps& steps, const NextBatch& next, c
 }
 
 // One evaluation pass in eval mode with no gradients.
-PhaseTotals eval_phase(SimpleCNN& model, Steps& steps, const NextBatch& next, const TrainOptions& options) {
-  model->eval();
+PhaseTotals eval_phase(torch::nn::Module& model, Steps& steps, const NextBatch& next, const TrainOptions& options) {
+  model.eval();
   steps.clear_totals();
   PhaseTotals totals;
   while (auto batch = next()) {
@@ -371,7 +410,7 @@ void check_options(const TrainOptions& options) {
   if ((options.checkpoint_every > 0 || options.checkpoint_interval > 0) && options.checkpoint_dir.empty()) {
     throw InvalidArgument("checkpoint_every and checkpoint_interval need a checkpoint_dir to write to");
   }
-  if (options.cuda_graph && (options.after_backward || options.reduce_totals)) {
+  if (options.cuda_graph && (options.after_backward || options.reduce_totals || options.before_forward)) {
     throw InvalidArgument("the CUDA graph step does not train data-parallel; leave cuda_graph off");
   }
   if (options.cuda_graph && (!options.checkpoint_dir.empty() || !options.resume_dir.empty())) {
@@ -407,7 +446,7 @@ Source from_tensors(const torch::Tensor& images, const torch::Tensor& labels, in
           [stats] { return stats; }};
 }
 
-std::pair<double, double> evaluate_with(SimpleCNN& model, Steps& steps, const Source& source,
+std::pair<double, double> evaluate_with(torch::nn::Module& model, Steps& steps, const Source& source,
                                         const TrainOptions& options, EpochStats* stats) {
   const PhaseTotals t = eval_phase(model, steps, source.next, options);
   if (stats != nullptr) *stats = source.stats();
@@ -416,11 +455,12 @@ std::pair<double, double> evaluate_with(SimpleCNN& model, Steps& steps, const So
 
 // The epochs of train_model and of the compute floor, over whichever steps and batches they chose, from
 // `start` on (epoch 1, step 0 for a fresh run).
-std::vector<EpochResult> run_epochs(SimpleCNN& model, Steps& steps, const std::function<Source()>& train_source,
+// With a weights' average, the test phase evaluates it too.
+std::vector<EpochResult> run_epochs(torch::nn::Module& model, Steps& steps, const std::function<Source()>& train_source,
                                     const std::function<Source()>& test_source, int64_t batches,
                                     const TrainOptions& options, const TrainCallbacks& callbacks,
                                     double capture_seconds, detail::Checkpoints* checkpoints = nullptr,
-                                    const CheckpointInfo& start = {}) {
+                                    const CheckpointInfo& start = {}, detail::WeightAverage* average = nullptr) {
   std::vector<EpochResult> results;
   int64_t steps_done = start.steps_done;
   for (int64_t e = start.epoch; e <= options.epochs; ++e) {
@@ -449,6 +489,11 @@ std::vector<EpochResult> run_epochs(SimpleCNN& model, Steps& steps, const std::f
     clock = Clock::now();
     std::tie(r.test_loss, r.test_accuracy) = evaluate_with(model, steps, test_source(), options, &r.test_stats);
     r.test_seconds = seconds_since(clock);
+    if (average != nullptr) {
+      average->swap();
+      std::tie(r.ema_test_loss, r.ema_test_accuracy) = evaluate_with(model, steps, test_source(), options, nullptr);
+      average->swap();
+    }
     std::tie(r.train_graph_replays, r.test_graph_replays) = steps.take_replays();
     if (checkpoints != nullptr) checkpoints->poll(callbacks);
     results.push_back(r);
@@ -458,29 +503,25 @@ std::vector<EpochResult> run_epochs(SimpleCNN& model, Steps& steps, const std::f
   return results;
 }
 
-// The steps train_model and the compute floor use: eager, or static and captured as CUDA graphs when asked for
-// (capture = false runs the static steps uncaptured, for tests on the CPU). `train_batch` and `test_batch` give
-// the static buffers their shape. Returns the steps and the seconds the capture took.
-std::pair<std::unique_ptr<Steps>, double> make_steps(SimpleCNN& model, const TrainOptions& options, bool static_steps,
-                                                     bool capture, const std::function<Example()>& train_batch,
-                                                     const std::function<Example()>& test_batch) {
-  model->to(options.device);
-  if (!static_steps) {
-    return {std::make_unique<EagerSteps>(model, options.lr, options.device, options.stop_requested,
-                                         options.after_backward),
-            0.0};
-  }
+// The CUDA-graph path's steps, captured when `capture` (false runs them uncaptured, for tests on the CPU).
+// `train_batch` and `test_batch` give the static buffers their shape. Returns the steps and the seconds the
+// capture took.
+std::pair<std::unique_ptr<Steps>, double> make_static_steps(const Model& model, const TrainOptions& options,
+                                                            bool capture, const std::function<Example()>& train_batch,
+                                                            const std::function<Example()>& test_batch) {
+  model.module->to(options.device);
   auto steps = std::make_unique<StaticSteps>(model, options.lr, options.device, options.stop_requested);
   const double seconds = capture ? steps->capture(train_batch(), test_batch()) : 0.0;
   return {std::move(steps), seconds};
 }
 
-// Training on two loaders, with the steps make_steps() gives for `static_steps` and `capture`.
-std::vector<EpochResult> train_loaders(SimpleCNN& model, Loader& train, Loader& test, const TrainOptions& options,
-                                       const TrainCallbacks& callbacks, bool static_steps, bool capture) {
-  auto [steps, capture_seconds] = make_steps(
-      model, options, static_steps, capture, [&] { return first_batch(train); }, [&] { return first_batch(test); });
-  detail::Checkpoints checkpoints(model, *steps, train, options);
+// Training on two loaders with the steps given; `optimizer` (null for the static steps, which keep no
+// checkpoints) and `average` for the checkpoints.
+std::vector<EpochResult> train_loaders(const Model& model, Steps& steps, torch::optim::Optimizer* optimizer,
+                                       detail::WeightAverage* average, Loader& train, Loader& test,
+                                       const TrainOptions& options, const TrainCallbacks& callbacks,
+                                       double capture_seconds) {
+  detail::Checkpoints checkpoints(*model.module, optimizer, average, train, options);
   CheckpointInfo start;
   if (!options.resume_dir.empty()) {
     start = checkpoints.resume();
@@ -488,14 +529,17 @@ std::vector<EpochResult> train_loaders(SimpleCNN& model, Loader& train, Loader& 
     test.set_epoch(start.epoch - 1);
   }
   return run_epochs(
-      model, *steps, [&] { return from_loader(train); }, [&] { return from_loader(test); }, train.batches_per_epoch(),
-      options, callbacks, capture_seconds, &checkpoints, start);
+      *model.module, steps, [&] { return from_loader(train); }, [&] { return from_loader(test); },
+      train.batches_per_epoch(), options, callbacks, capture_seconds, &checkpoints, start, average);
 }
 
-}  // namespace
-
-
-namespace {
+std::vector<EpochResult> train_static_steps(const Model& model, Loader& train, Loader& test,
+                                            const TrainOptions& options, const TrainCallbacks& callbacks,
+                                            bool capture) {
+  auto [steps, capture_seconds] = make_static_steps(
+      model, options, capture, [&] { return first_batch(train); }, [&] { return first_batch(test); });
+  return train_loaders(model, *steps, nullptr, nullptr, train, test, options, callbacks, capture_seconds);
+}
 
 void check_cuda_graph(const TrainOptions& options) {
   if (options.cuda_graph && !options.device.is_cuda()) {
@@ -503,13 +547,29 @@ void check_cuda_graph(const TrainOptions& options) {
   }
 }
 
+void check_recipe(const Recipe& r) {
+  if (!(r.label_smoothing >= 0 && r.label_smoothing < 1)) {
+    throw InvalidArgument("label smoothing must be in [0, 1), not " + std::to_string(r.label_smoothing));
+  }
+  if (!(r.clip_grad_norm >= 0) || std::isinf(r.clip_grad_norm)) {
+    throw InvalidArgument("the gradient clipping norm must be 0 (off) or above, not " +
+                          std::to_string(r.clip_grad_norm));
+  }
+  if (!(r.ema_decay >= 0 && r.ema_decay < 1)) {
+    throw InvalidArgument("the weights' average decay must be in (0, 1), or 0 for none, not " +
+                          std::to_string(r.ema_decay));
+  }
+  if (r.ema_every < 1) throw InvalidArgument("the weights' average must be updated every 1 step or more");
+}
+
 }  // namespace
 
-std::pair<double, double> evaluate(SimpleCNN& model, Loader& loader, torch::Device device, EpochStats* stats) {
-  EagerSteps steps(model, 1e-3, device);  // its optimizer never steps here
+std::pair<double, double> evaluate(const Model& model, Loader& loader, torch::Device device, EpochStats* stats) {
+  torch::optim::SGD unused(std::vector<torch::Tensor>{}, torch::optim::SGDOptions(1.0));  // never steps here
+  EagerSteps steps(model, unused, Recipe{}, device);
   TrainOptions options;
   options.device = device;
-  return evaluate_with(model, steps, from_loader(loader), options, stats);
+  return evaluate_with(*model.module, steps, from_loader(loader), options, stats);
 }
 
 namespace detail {
@@ -517,16 +577,36 @@ namespace detail {
 std::vector<EpochResult> train_static(SimpleCNN& model, Loader& train, Loader& test, const TrainOptions& options,
                                       const TrainCallbacks& callbacks, bool capture) {
   check_options(options);
-  return train_loaders(model, train, test, options, callbacks, /*static_steps=*/true, capture);
+  return train_static_steps(model, train, test, options, callbacks, capture);
 }
 
 }  // namespace detail
+
+std::vector<EpochResult> fit(const Model& model, torch::optim::Optimizer& optimizer, Loader& train, Loader& test,
+                             const TrainOptions& options, const Recipe& recipe, const TrainCallbacks& callbacks) {
+  check_options(options);
+  check_recipe(recipe);
+  if (options.cuda_graph) {
+    throw InvalidArgument("the CUDA graph step is train_model's (SimpleCNN with Adam); leave cuda_graph off");
+  }
+  if (!model.module || !model.forward) throw InvalidArgument("fit: the model has no module or no forward pass");
+  model.module->to(options.device);
+  std::optional<detail::WeightAverage> average;
+  if (recipe.ema_decay > 0) average.emplace(*model.module, recipe.ema_decay);
+  detail::WeightAverage* averaged = average ? &*average : nullptr;
+  EagerSteps steps(model, optimizer, recipe, options.device, options.stop_requested, options.after_backward, averaged,
+                   options.before_forward);
+  return train_loaders(model, steps, &optimizer, averaged, train, test, options, callbacks, 0.0);
+}
 
 std::vector<EpochResult> train_model(SimpleCNN& model, Loader& train, Loader& test, const TrainOptions& options,
                                      const TrainCallbacks& callbacks) {
   check_options(options);
   check_cuda_graph(options);
-  return train_loaders(model, train, test, options, callbacks, options.cuda_graph, options.cuda_graph);
+  if (options.cuda_graph) return train_static_steps(model, train, test, options, callbacks, /*capture=*/true);
+  model->to(options.device);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(options.lr));
+  return fit(model, adam, train, test, options, Recipe{}, callbacks);
 }
 
 std::vector<EpochResult> train_compute_floor(SimpleCNN& model, const torch::Tensor& train_images,
@@ -565,12 +645,22 @@ std::vector<EpochResult> train_compute_floor(SimpleCNN& model, const torch::Tens
     const int64_t n = std::min(batch_size, x.size(0));
     return Example{x.slice(0, 0, n), y.slice(0, 0, n)};
   };
-  auto [steps, capture_seconds] = make_steps(
-      model, options, options.cuda_graph, options.cuda_graph, [&] { return head(train_images, train_labels); },
-      [&] { return head(test_images, test_labels); });
+  std::unique_ptr<Steps> steps;
+  double capture_seconds = 0;
+  std::optional<torch::optim::Adam> adam;
+  if (options.cuda_graph) {
+    std::tie(steps, capture_seconds) = make_static_steps(
+        model, options, /*capture=*/true, [&] { return head(train_images, train_labels); },
+        [&] { return head(test_images, test_labels); });
+  } else {
+    model->to(options.device);
+    adam.emplace(model->parameters(), torch::optim::AdamOptions(options.lr));
+    steps = std::make_unique<EagerSteps>(model, *adam, Recipe{}, options.device, options.stop_requested,
+                                         options.after_backward);
+  }
   synchronize(options.device);
   return run_epochs(
-      model, *steps, [&] { return from_tensors(train_images, train_labels, batch_size); },
+      *model.ptr(), *steps, [&] { return from_tensors(train_images, train_labels, batch_size); },
       [&] { return from_tensors(test_images, test_labels, batch_size); },
       (train_images.size(0) + batch_size - 1) / batch_size, options, callbacks, capture_seconds);
 }

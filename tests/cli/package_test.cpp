@@ -93,7 +93,7 @@ TEST(Package, AProjectOfItsOwnBuildsAgainstTheInstalledLibrary) {
   EXPECT_FALSE(std::ifstream(dir + "/build-io/feedline_example").good());
 
   const std::string idx = testing::make_idx_dir("package_idx", 600, 200);
-  r = testing::run_cli("prepare --dataset mnist --mnist-idx " + idx + " --data-dir " + dir + "/data");
+  r = testing::run_cli("prepare --images --dataset mnist --mnist-idx " + idx + " --data-dir " + dir + "/data");
   ASSERT_EQ(r.status, 0) << r.output;
   const std::string data = dir + "/data/MNIST/";
   const std::string example = quoted(dir + "/build/feedline_example");
@@ -111,6 +111,24 @@ TEST(Package, AProjectOfItsOwnBuildsAgainstTheInstalledLibrary) {
   r = run_command(example + " " + data + "missing.parquet " + data + "test.parquet");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_TRUE(contains(r.output, data + "missing.parquet")) << r.output;
+
+  // A model of the program's own on an image folder: trained in one go, and killed after a checkpoint, then
+  // resumed by the same command line, to the same saved model byte for byte.
+  const std::string images = dir + "/data/MNIST/images/png/";
+  const std::string trainer = quoted(dir + "/build/feedline_train_images") + " " + images + "train " + images + "test ";
+  r = run_command(trainer + dir + "/whole 2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Epoch 2: train loss ")) << r.output;
+  r = run_command("KILL_AFTER_STEP=12 " + trainer + dir + "/killed 2");
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Checkpoint after 5 steps")) << r.output;
+  EXPECT_FALSE(contains(r.output, "Epoch 1:")) << r.output;
+  r = run_command(trainer + dir + "/killed 2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Step 10's checkpoint, or step 5's when the process died while step 10's was still being written.
+  EXPECT_TRUE(contains(r.output, "Resuming at epoch 1, step 10") || contains(r.output, "Resuming at epoch 1, step 5"))
+      << r.output;
+  EXPECT_EQ(testing::file_bytes(dir + "/killed/model.pt"), testing::file_bytes(dir + "/whole/model.pt"));
 
   // The labels of make_idx_dir are i % 10: a mean of 4.5 over 600 rows, in the Parquet file and in the CSV file.
   for (const std::string build : {"/build/", "/build-io/"}) {

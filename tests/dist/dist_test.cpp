@@ -20,6 +20,7 @@
 
 #include "cli/cli_support.h"
 #include "dist/processes.h"
+#include "dist/thread_ranks.h"
 #include "dist/tcp_store.h"
 #include "feedline/dataset/dataset.h"
 #include "feedline/dist/data_parallel.h"
@@ -42,48 +43,8 @@ using testing::saved_weights;
 using testing::start;
 using testing::torch_program;
 using testing::train_args;
-
-// A store on a free loopback port, as a launcher hosts it; the ranks connect to it as clients.
-struct TestStore {
-  c10::intrusive_ptr<c10d::TCPStore> store;
-  TestStore() {
-    c10d::TCPStoreOptions o;
-    o.port = 0;
-    o.isServer = true;
-    o.waitWorkers = false;
-    dist::detail::classic_tcp_store(o);
-    store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", o);
-  }
-  dist::WorldInfo world(int64_t rank, int64_t size) const {
-    dist::WorldInfo w;
-    w.rank = rank;
-    w.world_size = size;
-    w.local_rank = rank;
-    w.master_addr = "127.0.0.1";
-    w.master_port = store->getPort();
-    w.launcher_hosts_store = true;
-    return w;
-  }
-};
-
-// Runs `body(rank)` on `size` threads at once and rethrows the first failure.
-void on_ranks(int64_t size, const std::function<void(int64_t)>& body) {
-  std::vector<std::thread> threads;
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(size));
-  for (int64_t r = 0; r < size; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        body(r);
-      } catch (...) {
-        errors[static_cast<size_t>(r)] = std::current_exception();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-}
+using testing::on_ranks;
+using testing::TestStore;
 
 class EnvGuard {
  public:

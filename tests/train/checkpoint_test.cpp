@@ -85,7 +85,10 @@ Contents contents(const std::string& file) {
   archive.load_from(file);
   torch::serialize::InputArchive model_archive, optimizer_archive;
   archive.read("model", model_archive);
-  archive.read("optimizer", optimizer_archive);
+  torch::Tensor optimizer_bytes;
+  archive.read("optimizer_state", optimizer_bytes);
+  optimizer_archive.load_from(static_cast<const char*>(optimizer_bytes.data_ptr()),
+                              static_cast<size_t>(optimizer_bytes.numel()));
   Contents c;
   SimpleCNN model;
   model->load(model_archive);

@@ -3,8 +3,11 @@
 // loaders bring their own workers.
 #pragma once
 
+#include <torch/optim/optimizer.h>
+
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,13 +16,61 @@
 
 namespace feedline {
 
+// A model as the training loop sees it: any torch::nn::Module and its forward pass (a Module has no virtual
+// forward, so the loop is handed the call). Made from a TORCH_MODULE holder by itself: fit(MyNet(), ...), where
+// MyNetImpl has `torch::Tensor forward(torch::Tensor)`; or from a module and a function for any other call.
+struct Model {
+  Model(std::shared_ptr<torch::nn::Module> module, std::function<torch::Tensor(const torch::Tensor&)> forward)
+      : module(std::move(module)), forward(std::move(forward)) {}
+  template <typename Impl>
+  Model(const torch::nn::ModuleHolder<Impl>& holder)  // NOLINT(google-explicit-constructor): a holder is a model
+      : Model(holder.ptr(), [impl = holder.ptr().get()](const torch::Tensor& x) { return impl->forward(x); }) {}
+
+  std::shared_ptr<torch::nn::Module> module;
+  std::function<torch::Tensor(const torch::Tensor&)> forward;
+};
+
+// A batch's loss: (the model's output, the batch's targets) -> a scalar, the mean over the batch's samples.
+using Loss = std::function<torch::Tensor(const torch::Tensor& output, const torch::Tensor& target)>;
+
+// A learning-rate schedule: the factor each parameter group's learning rate (as the optimizer was made with it) is
+// multiplied by for the step after `steps_done` steps, counted from the start of training over all epochs. A
+// function of the step alone, so a resumed run continues it where the checkpoint stood.
+using Schedule = std::function<double(int64_t steps_done)>;
+
+// torchvision's schedules, by step: a linear warm-up over `warmup_steps` from `warmup_factor` to 1 (none when
+// warmup_steps is 0), then cosine annealing to 0 over the remaining steps up to `total_steps`
+// (CosineAnnealingLR, eta_min 0), or the factor multiplied by `gamma` every `step_size` steps after the warm-up
+// (StepLR). Throw InvalidArgument for total_steps or step_size below 1, a negative warmup_steps, warmup_steps not
+// below total_steps, or a factor outside (0, 1].
+Schedule cosine_schedule(int64_t total_steps, int64_t warmup_steps = 0, double warmup_factor = 0.01);
+Schedule step_schedule(int64_t step_size, double gamma, int64_t warmup_steps = 0, double warmup_factor = 0.01);
+
+// How a model is trained, beyond its optimizer: torchvision's classification recipe as options.
+struct Recipe {
+  // Empty: cross-entropy with `label_smoothing` (torch's CrossEntropyLoss(label_smoothing=)). The test phase
+  // reports the same loss.
+  Loss loss;
+  double label_smoothing = 0;
+  Schedule schedule;  // empty: the learning rates as the optimizer has them
+  // Above 0: the gradients' total L2 norm is clipped to this before each optimizer step (after they are averaged
+  // over the ranks of a job), as torch.nn.utils.clip_grad_norm_.
+  double clip_grad_norm = 0;
+  // Above 0: an exponential moving average of the weights (parameters and buffers), torchvision's
+  // ExponentialMovingAverage: every `ema_every` steps, ema = decay * ema + (1 - decay) * weights, the first
+  // update a copy. The test phase evaluates it too (EpochResult::ema_test_loss, ema_test_accuracy); checkpoints
+  // hold it. Below 1.
+  double ema_decay = 0;
+  int64_t ema_every = 1;
+};
+
 // "auto" (CUDA when available, else CPU), "cpu" or "cuda" / "cuda:N". Throws InvalidArgument for anything else
 // and for "cuda" when no CUDA device is available.
 torch::Device resolve_device(const std::string& name);
 
 struct TrainOptions {
   int64_t epochs = 5;
-  double lr = 1e-3;
+  double lr = 1e-3;  // train_model's Adam (fit() takes the user's optimizer as it was made)
   torch::Device device = torch::kCPU;
   // Capture the training step and the test step as CUDA graphs and replay them for every full batch: one launch a
   // step instead of one per kernel. Batches are copied into static device buffers first; a last, shorter batch
@@ -34,9 +85,12 @@ struct TrainOptions {
   // returns whether any rank passed stop = true (the flag rides in the same allreduce, so agreeing costs no
   // collective of its own), so that every rank of a job stops after the same step. `reduce_totals` gets each
   // phase's totals as float64 {loss sum, samples, correct} and sums them over the ranks in place, so that the
-  // results are the whole job's. Empty: one process. Not with cuda_graph.
+  // results are the whole job's. `before_forward` runs before each training step's forward pass: it gives every
+  // rank rank 0's buffers (batch norm's running statistics), as DistributedDataParallel does. Empty: one process.
+  // Not with cuda_graph.
   std::function<bool(bool stop)> after_backward;
   std::function<void(torch::Tensor&)> reduce_totals;
+  std::function<void()> before_forward;
 
   // Stopping early (preemption: SIGTERM). Polled once a training step, after its backward pass (and passed to
   // after_backward in a job). When it says true (on any rank of a job), the run ends after that step: it writes a
@@ -100,7 +154,8 @@ struct EpochResult {
   int64_t epoch = 0;  // 1-based
   double train_seconds = 0, test_seconds = 0;
   double train_loss = 0, test_loss = 0;  // mean per sample
-  double test_accuracy = 0;              // fraction in [0, 1]
+  double test_accuracy = 0;              // fraction in [0, 1]; 0 when the targets are not class indices
+  double ema_test_loss = 0, ema_test_accuracy = 0;  // Recipe::ema_decay: the same of the weights' average
   EpochStats train_stats, test_stats;
   double capture_seconds = 0;  // TrainOptions::cuda_graph: warm-up and capture, before epoch 1 (0 for the others)
   // TrainOptions::cuda_graph: the steps replayed from the captured graphs; the others (a last, shorter batch)
@@ -122,8 +177,23 @@ struct TrainCallbacks {
   std::function<void(const EpochResult&)> on_epoch_end;
 };
 
-// Trains `model` for options.epochs epochs. Batches whose data is uint8 are normalised on the device
-// (float, divided by 255), so uint8 datasets copy 4x fewer bytes.
+// Trains any model with the caller's optimizer (made over the model's parameters) for options.epochs epochs, each a
+// training pass over `train` and an evaluation pass over `test`: for each batch, the loss of the model's output
+// against the batch's targets (Recipe::loss), backward, then the optimizer's step at the schedule's learning
+// rate. Everything in TrainOptions holds for it: checkpoints (the model, the optimizer's state, the RNG state,
+// the loader's position; the schedule's step is the position's), exact resume, data-parallel training through
+// dist::DataParallel, stopping early. A checkpoint refuses to load into a model whose parameters or buffers
+// differ from the ones it was written by, naming the first that differs. Batches whose data is uint8 are
+// normalised on the device (float, divided by 255), so uint8 datasets copy 4x fewer bytes; the targets go to
+// the device as they are. The accuracy counts outputs whose largest entry is at the target class, for int64
+// targets of one class index a sample. Throws InvalidArgument for cuda_graph (train_model's alone) and for a
+// recipe out of range.
+std::vector<EpochResult> fit(const Model& model, torch::optim::Optimizer& optimizer, Loader& train, Loader& test,
+                             const TrainOptions& options, const Recipe& recipe = {},
+                             const TrainCallbacks& callbacks = {});
+
+// Trains SimpleCNN as the experiment does: fit() with torch::optim::Adam(options.lr) and cross-entropy; with
+// options.cuda_graph, the captured static steps.
 std::vector<EpochResult> train_model(SimpleCNN& model, Loader& train, Loader& test, const TrainOptions& options,
                                      const TrainCallbacks& callbacks = {});
 
@@ -144,7 +214,8 @@ std::vector<EpochResult> train_compute_floor(SimpleCNN& model, const torch::Tens
                                              const torch::Tensor& test_labels, int64_t batch_size,
                                              const TrainOptions& options, const TrainCallbacks& callbacks = {});
 
-// One evaluation pass in eval mode with no gradients: returns {mean loss, accuracy}.
-std::pair<double, double> evaluate(SimpleCNN& model, Loader& loader, torch::Device device, EpochStats* stats = nullptr);
+// One evaluation pass in eval mode with no gradients: returns {mean cross-entropy loss, accuracy}.
+std::pair<double, double> evaluate(const Model& model, Loader& loader, torch::Device device,
+                                   EpochStats* stats = nullptr);
 
 }  // namespace feedline
