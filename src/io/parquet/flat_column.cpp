@@ -4,6 +4,7 @@
 
 #include "feedline/io/parallel.h"
 #include "io/memory.h"
+#include "io/parquet/byte_arrays_room.h"
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/pages.h"
 #include "io/parquet/values.h"
@@ -143,7 +144,7 @@ void FlatChunkReader<T>::read(ChunkTarget* target) {
   while (walk_.next_window<T>(&pages, window)) {
     if constexpr (kBytes) {
       if (first == 0 && !in_place) {
-        room_made = make_room_from_headers(walk_.byte_arrays_room(), target->bytes, walk_.budget());
+        room_made = make_room_from_headers(walk_, target->bytes);
       }
     }
     const size_t n = pages.size();

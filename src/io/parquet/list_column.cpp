@@ -5,6 +5,7 @@
 
 #include "feedline/io/parallel.h"
 #include "io/memory.h"
+#include "io/parquet/byte_arrays_room.h"
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/list_levels.h"
 #include "io/parquet/pages.h"
@@ -368,7 +369,7 @@ void ListChunkReader<T>::read(ChunkTarget* target) {
     if (apart) std::get<std::vector<T>>(col.values).resize(static_cast<size_t>(walk_.entries_seen()));
   } else {
     ByteArrays& values = std::get<ByteArrays>(col.values);
-    room_made = make_room_from_headers(walk_.byte_arrays_room(), &values, walk_.budget());
+    room_made = make_room_from_headers(walk_, &values);
     if (room_made) reserve_populated(values.offsets, static_cast<size_t>(entries) + 1);  // (an offset a slot)
   }
   int64_t first_entry = 0;  // level entries before the window

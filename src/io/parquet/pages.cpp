@@ -43,12 +43,6 @@ const uint8_t* PageWalk::values_body(std::vector<uint8_t>* large, const uint8_t*
   return buf;
 }
 
-const uint8_t* PageWalk::page_body(std::vector<uint8_t>* large, const format::PageHeader& h, const uint8_t* data,
-                                      size_t* size) const {
-  check_crc(h, data);
-  return values_body(large, data, h.compressed_page_size, h.uncompressed_page_size, true, size);
-}
-
 int64_t PageWalk::load() {
   if (chunk_.file_path) throw Unsupported("column data in another file ('" + *chunk_.file_path + "')");
   if (chunk_.encrypted && !chunk_.meta_data) throw Unsupported("encrypted column");
@@ -130,83 +124,6 @@ const uint8_t* PageWalk::open_page(const PageRef& ref, PageData* page, size_t* s
     return at;
   }
   return values_body(&page->large, data, compressed, uncompressed, is_compressed, size);
-}
-
-PageWalk::ByteArraysRoom PageWalk::byte_arrays_room() {
-  ByteArraysRoom room;
-  const format::ColumnMetaData& md = *chunk_.meta_data;
-  if (leaf_.schema.type_length > 0 || md.total_uncompressed_size < kMinParallelChunkBytes || first_data_page_ < 0) {
-    return room;
-  }
-  int64_t longest = 0;  // the dictionary's longest value
-  const ByteArrays& dict = home_.dict_bytes;
-  if (dict_.present) {
-    for (size_t i = 1; i < dict.offsets.size(); ++i) longest = std::max(longest, dict.offsets[i] - dict.offsets[i - 1]);
-  }
-  bool huge = dict_.present && static_cast<int64_t>(dict.bytes.size()) > kMaxScratchBytes, exact = true;
-  int64_t bound = 0, last_dictionary_page = -1, prefixes = 0;
-  const uint8_t* base = home_.chunk.data();
-  try {
-    for (int64_t pos = first_data_page_; pos < end_;) {
-      const int64_t at = pos;
-      thrift::CompactReader in(base + (pos - start_), static_cast<size_t>(end_ - pos), pos);
-      const format::PageHeader h = format::read_page_header(in);
-      pos += static_cast<int64_t>(in.position());
-      if (h.compressed_page_size < 0 || h.compressed_page_size > end_ - pos || h.uncompressed_page_size < 0) {
-        return room;
-      }
-      pos += h.compressed_page_size;
-      int32_t encoding = 0, entries = 0;
-      int64_t values = h.uncompressed_page_size, present = 0;  // present: values known to be in the page
-      if (h.type == format::page_type::kDataPage && h.data_page_header) {
-        encoding = h.data_page_header->encoding;
-        entries = h.data_page_header->num_values;
-        if (leaf_.max_def == 0) present = entries;  // (a required flat column: a value an entry)
-      } else if (h.type == format::page_type::kDataPageV2 && h.data_page_header_v2) {
-        const format::DataPageHeaderV2& v2 = *h.data_page_header_v2;
-        encoding = v2.encoding;
-        entries = v2.num_values;
-        present = std::max(v2.num_values - v2.num_nulls, 0);
-        values -= v2.repetition_levels_byte_length + v2.definition_levels_byte_length;
-      } else {
-        continue;
-      }
-      if (encoding == format::encoding::kRleDictionary || encoding == format::encoding::kPlainDictionary) {
-        last_dictionary_page = at;
-        exact = false;
-        values = entries > 0 && longest > INT64_MAX / entries ? INT64_MAX : entries * longest;
-      } else if (encoding == format::encoding::kPlain) {
-        const int64_t lengths = std::min(4 * present, values);  // (each value's length before it)
-        values -= lengths;
-        prefixes = std::max(prefixes, lengths);
-      } else if (encoding != format::encoding::kDeltaLengthByteArray) {
-        return room;
-      }
-      huge |= values > kMaxScratchBytes;
-      bound = values > INT64_MAX - bound ? INT64_MAX : bound + values;
-    }
-  } catch (const Error&) {
-    return room;
-  }
-  // A huge PLAIN page decompresses past the column's bytes with its lengths (open_page): room for one page's.
-  if (huge) bound = prefixes > INT64_MAX - bound ? INT64_MAX : bound + prefixes;
-  room = ByteArraysRoom{bound, exact, huge};
-  if (huge && dict_.present) {
-    last_dictionary_page_ = last_dictionary_page;
-    if (last_dictionary_page < 0) release_dictionary();  // no page uses it
-  }
-  return room;
-}
-
-void PageWalk::page_done(const PageRef& ref) {
-  // (No later page uses it: byte_arrays_room read every header.)
-  if (last_dictionary_page_ >= 0 && ref.offset >= last_dictionary_page_) release_dictionary();
-}
-
-void PageWalk::release_dictionary() {
-  release_memory(home_.dict_bytes);
-  dict_.present = false;
-  last_dictionary_page_ = -1;
 }
 
 void PageWalk::rethrow_header_error() {

@@ -305,7 +305,7 @@ class PagedChunkReader : public ColumnChunkReader {
 
  protected:
   explicit PagedChunkReader(const ChunkSource& source)
-      : leaf_(source.leaf), walk_(source), values_(source.leaf, source.budget, walk_.dictionary()) {}
+      : leaf_(source.leaf), walk_(source), values_(source.leaf, source.budget, walk_.dictionary().view()) {}
 
   const Leaf& leaf_;
   PageWalk walk_;
