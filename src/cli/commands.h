@@ -95,7 +95,6 @@ class Commands {
   Command command() const { return command_; }
   // Whether the command needs LibTorch (train, bench, inspect of image files): run by feedline-torch.
   bool needs_torch() const;
-  CLI::App& app() { return app_; }
 
   PrepareArgs prepare;
   TrainArgs train;
