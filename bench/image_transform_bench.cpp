@@ -1,34 +1,23 @@
 // ImageTransform on one thread: RandomResizedCrop(224) (and RandomHorizontalFlip, ToTensor) applied to the JPEG
 // photos of tests/data/images, with ImageTransformOptions::reduced_decode off and on, in images per second. Each
 // iteration draws the next sample's box (SampleRng of its index), as an epoch does. BM_*_Large runs the same on
-// china.jpg enlarged to 2560 x 1708 and encoded again (TurboJPEG, quality 90): a camera-sized photo, where the DCT
+// china.jpg enlarged to 2560 x 1708 and encoded again (encode_jpeg, quality 90): a camera-sized photo, where the DCT
 // scales come into play (the photos themselves are under 448 pixels a side, so they are only cropped).
 //   build/bench/feedline_image_transform_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
-#include <turbojpeg.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "feedline/dataset/image_transforms.h"
+#include "feedline/io/file.h"
+#include "feedline/io/image_encode.h"
 
 namespace feedline {
 namespace {
 
 std::string photo(const std::string& file) {
-  const std::string path = std::string(FEEDLINE_TEST_DATA_DIR) + "/images/" + file;
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    std::fprintf(stderr, "image_transform_bench: cannot read %s\n", path.c_str());
-    std::abort();
-  }
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
+  return read_file(std::string(FEEDLINE_TEST_DATA_DIR) + "/images/" + file);
 }
 
 // china.jpg resampled (Pillow's bilinear, through image_ops) to 4 times its size and encoded as a JPEG again.
@@ -36,17 +25,10 @@ std::string large_photo() {
   const DecodedImage china = decode_image(photo("china.jpg"), "china.jpg");
   const DecodedImage big = image_ops::resized_crop(china, {0, 0, china.height, china.width}, china.height * 4,
                                                    china.width * 4);
-  tjhandle tj = tjInitCompress();
-  unsigned char* jpeg = nullptr;
-  unsigned long size = 0;
-  if (tjCompress2(tj, big.pixels.data(), big.width, 0, big.height, TJPF_RGB, &jpeg, &size, TJSAMP_420, 90, 0) != 0) {
-    std::fprintf(stderr, "image_transform_bench: %s\n", tjGetErrorStr2(tj));
-    std::abort();
-  }
-  std::string bytes(reinterpret_cast<const char*>(jpeg), size);
-  tjFree(jpeg);
-  tjDestroy(tj);
-  return bytes;
+  JpegEncodeOptions options;
+  options.quality = 90;
+  options.subsampling = JpegSubsampling::k420;
+  return encode_jpeg(PixelView{big.pixels.data(), big.width, big.height, 3}, options);
 }
 
 void run(benchmark::State& state, const std::vector<EncodedSample>& samples, bool reduced) {

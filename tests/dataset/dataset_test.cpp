@@ -12,6 +12,7 @@
 #include "feedline/io/error.h"
 #include "feedline/io/idx.h"
 #include "feedline/dataset/image.h"
+#include "feedline/io/image_encode.h"
 #include "feedline/io/parquet.h"
 #include "io/parquet_duckdb_support.h"
 #include "test_paths.h"
@@ -661,6 +662,14 @@ TEST(PngImages, EncodeDecodeAndErrors) {
   EXPECT_EQ(back, pixels);
   EXPECT_EQ(error_of([&] { decode_png_gray8(png, 56, 14, back.data()); }), "PNG of 28x28 pixels, expected 14x56");
   EXPECT_EQ(error_of([&] { decode_png_gray8("GIF89a..", 28, 28, back.data()); }), "not a PNG image (no PNG signature)");
+  // Only 8-bit gray is taken, as it is stored: colour is not made gray, nor other depths scaled.
+  std::vector<uint8_t> rgb(pixels.size() * 3, 9);
+  const std::string colour = encode_png({rgb.data(), 28, 28, 3});
+  EXPECT_EQ(error_of([&] { decode_png_gray8(colour, 28, 28, back.data()); }),
+            "PNG of colour samples of 8 bits, expected 8-bit grayscale");
+  const std::string gray16 = testing::file_bytes(testing::test_data_dir() + "/images/gray16.png");
+  EXPECT_EQ(error_of([&] { decode_png_gray8(gray16, 1, 4, back.data()); }),
+            "PNG of gray samples of 16 bits, expected 8-bit grayscale");
   // Truncated and corrupted files give an error, never a crash (libspng checks every chunk's CRC). The image
   // data ends before the IEND trailer: a file cut inside the trailer still holds the whole image, and reads.
   for (size_t cut : {size_t{8}, size_t{20}, size_t{40}, png.size() / 2}) {

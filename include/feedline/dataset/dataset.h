@@ -82,7 +82,7 @@ Example collate(const std::vector<Example>& examples);
 // How an image table is laid out: a label column and either channels x height x width feature columns, one
 // value a pixel, taken in the table's column order (`label,pixel1..pixel784`), or one row-major column of byte
 // strings of that many bytes each (Parquet FIXED_LEN_BYTE_ARRAY(784)) or of lists of that many numbers each
-// (Parquet list<uint8>, list<float>), or of PNG files (8-bit grayscale, decoded with libspng): the `image`
+// (Parquet list<uint8>, list<float>), or of PNG files (8-bit grayscale, decoded by io's codec): the `image`
 // column when the table has it (or `image.bytes`: a Hugging Face image struct's PNG field, as the Parquet
 // reader flattens it), or the feature patterns' only match when that holds byte strings or lists.
 struct ImageTableLayout {

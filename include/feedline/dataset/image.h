@@ -1,5 +1,6 @@
 // PNG images in byte columns, as Hugging Face datasets store them (an `image` struct whose `bytes` field holds
-// the PNG file), through libspng. Plain functions without state: safe from any thread.
+// the PNG file): 8-bit grayscale of a size known beforehand, through io's codec (feedline/io/image_decode.h,
+// image_encode.h). Plain functions without state: safe from any thread.
 #pragma once
 
 #include <cstdint>
