@@ -9,7 +9,7 @@
 
 namespace feedline {
 
-std::shared_ptr<const Dataset> make_image_dataset(std::shared_ptr<const Table> table, DatasetMode mode,
+std::shared_ptr<const Dataset> make_table_dataset(std::shared_ptr<const Table> table, DatasetMode mode,
                                                   const ImageTableLayout& layout, torch::Device device) {
   switch (mode) {
     case DatasetMode::kRow:
@@ -87,7 +87,7 @@ ImageFile load_image_file(const std::string& path, const ImageFileOptions& optio
   file.max_label = max_label(table, layout.label_column, path);
   try {
     file.dataset =
-        make_image_dataset(std::make_shared<const Table>(std::move(table)), options.mode, layout, options.device);
+        make_table_dataset(std::make_shared<const Table>(std::move(table)), options.mode, layout, options.device);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(path + ": " + e.what());
   }
