@@ -18,11 +18,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "test_paths.h"
 
 extern char** environ;
 
@@ -36,13 +37,6 @@ constexpr auto kStartTimeout = std::chrono::seconds(240);
 constexpr auto kStopTimeout = std::chrono::seconds(60);
 
 std::string remote_dir() { return std::string(FEEDLINE_SOURCE_DIR) + "/tests/remote"; }
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 bool exists(const std::string& path) {
   struct stat st{};
@@ -152,12 +146,12 @@ std::string start_servers_child() {
     if (code != kStillRunning) {
       g_child.pid = -1;
       throw std::runtime_error("servers.py up ended with status " + std::to_string(code) +
-                               " before the servers were ready:\n" + read_text(g_child.log));
+                               " before the servers were ready:\n" + file_bytes(g_child.log));
     }
     if (std::chrono::steady_clock::now() > end) {
       stop_child();
       throw std::runtime_error("servers.py up was not ready after " + std::to_string(kStartTimeout.count()) +
-                               " s:\n" + read_text(g_child.log));
+                               " s:\n" + file_bytes(g_child.log));
     }
   }
   return servers_json;
@@ -177,7 +171,7 @@ TestServers load_servers() {
   TestServers servers;
   servers.servers_json = path;
   try {
-    servers.info = nlohmann::json::parse(read_text(path));
+    servers.info = nlohmann::json::parse(file_bytes(path));
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(path + ": not readable JSON: " + e.what());
   }

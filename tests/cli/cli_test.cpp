@@ -32,6 +32,7 @@ namespace feedline {
 namespace {
 
 using testing::CliRun;
+using testing::file_bytes;
 using testing::make_idx_dir;
 using testing::run_cli;
 
@@ -146,11 +147,6 @@ TEST(Cli, PrepareThenTrainPrintsTheExperimentsLines) {
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(contains(r.output, "--save " + model_path + "/inside.pt: cannot make the folder")) << r.output;
   EXPECT_FALSE(contains(r.output, "Epoch 1")) << r.output;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
 size_t count_of(const std::string& haystack, const std::string& needle) {
@@ -287,7 +283,7 @@ TEST(Cli, ConvertPacksNarrowsAndRoundTrips) {
   EXPECT_TRUE(contains(r.output, "Narrowed 785 integer columns to INT(8,unsigned)")) << r.output;
   r = run_cli("convert " + dir + "/narrow.parquet " + dir + "/back.csv");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(slurp(dir + "/back.csv"), slurp(dir + "/train.csv"));
+  EXPECT_EQ(file_bytes(dir + "/back.csv"), file_bytes(dir + "/train.csv"));
 
   // A pandas-like file (INT64, SNAPPY) narrowed is, byte for byte, the file `prepare` writes for the same images.
   parquet::WriteOptions snappy;
@@ -297,7 +293,7 @@ TEST(Cli, ConvertPacksNarrowsAndRoundTrips) {
   ASSERT_EQ(r.status, 0) << r.output;
   parquet::write_table(dir + "/prepared.parquet",
                        image_split_to_table(read_idx_split(idx + "/train-images-idx3-ubyte", idx + "/train-labels-idx1-ubyte")));
-  EXPECT_EQ(slurp(dir + "/ours.parquet"), slurp(dir + "/prepared.parquet"));
+  EXPECT_EQ(file_bytes(dir + "/ours.parquet"), file_bytes(dir + "/prepared.parquet"));
 }
 
 // A Parquet input is converted a row group at a time, and comes out as if converted whole: narrowing sees every
@@ -332,7 +328,7 @@ TEST(Cli, ConvertStreamsRowGroupsAsOneTable) {
   r = run_cli("convert " + dir + "/in.parquet " + dir + "/head.csv --limit 10");
   ASSERT_EQ(r.status, 0) << r.output;
   write_csv(dir + "/want.csv", head(pandas, 10));
-  EXPECT_EQ(slurp(dir + "/head.csv"), slurp(dir + "/want.csv"));
+  EXPECT_EQ(file_bytes(dir + "/head.csv"), file_bytes(dir + "/want.csv"));
 
   r = run_cli("convert " + dir + "/in.parquet " + dir + "/image.parquet --pack 'image=pixel*'");
   EXPECT_NE(r.status, 0);
@@ -361,7 +357,7 @@ TEST(Cli, ConvertNarrowsACsvFromItsFirstPass) {
     ASSERT_EQ(r.status, 0) << r.output;
     r = run_cli("convert " + dir + "/wide.parquet " + dir + "/from_parquet.parquet --narrow-ints" + pack);
     ASSERT_EQ(r.status, 0) << r.output;
-    EXPECT_EQ(slurp(dir + "/from_csv.parquet"), slurp(dir + "/from_parquet.parquet"));
+    EXPECT_EQ(file_bytes(dir + "/from_csv.parquet"), file_bytes(dir + "/from_parquet.parquet"));
   }
   const parquet::FileInfo info = parquet::read_file_info(dir + "/from_csv.parquet");
   EXPECT_EQ(info.schema.at(1).int_annotation, (IntAnnotation{8, false}));  // a, of the first 5 rows
@@ -459,7 +455,7 @@ TEST(Cli, ConvertNarrowsAParquetFileFromItsStatistics) {
 
   // A footer whose statistics say b's greatest value is 100, where row 33 holds 30000: INT(8,signed), which
   // would not hold it, so the conversion starts again from a pass, and nothing half-written is left behind.
-  std::string bytes = slurp(dir + "/stats.parquet");
+  std::string bytes = file_bytes(dir + "/stats.parquet");
   const std::string footer_len = bytes.substr(bytes.size() - 8, 4);
   const size_t footer = bytes.size() - 8 - static_cast<size_t>(static_cast<uint8_t>(footer_len[0]) |
                                                                static_cast<uint8_t>(footer_len[1]) << 8);
@@ -568,7 +564,7 @@ TEST(Cli, ConvertKeepsTextColumns) {
   ASSERT_EQ(run_cli("convert " + dir + "/in.csv " + dir + "/same.parquet").status, 0);
   r = run_cli("convert " + dir + "/same.parquet " + dir + "/back.csv");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(slurp(dir + "/back.csv"), slurp(dir + "/in.csv"));
+  EXPECT_EQ(file_bytes(dir + "/back.csv"), file_bytes(dir + "/in.csv"));
 }
 
 TEST(Cli, ConvertRefusesCleanlyAndWritesNothing) {
@@ -755,7 +751,7 @@ TEST(Cli, BenchRunsTheLaddersOnYourOwnData) {
   EXPECT_TRUE(contains(r.output, "No storage table for --data")) << r.output;
   EXPECT_TRUE(contains(r.output, "== Training ladder: " + dir + "/train.csv, SimpleCNN (3x8x8, 4 classes)")) << r.output;
   EXPECT_EQ(count_of(r.output, "Average Train Time per Epoch: "), 11u) << r.output;
-  const auto j = nlohmann::json::parse(slurp(dir + "/out/results.json"));
+  const auto j = nlohmann::json::parse(file_bytes(dir + "/out/results.json"));
   EXPECT_EQ(j["storage"].size(), 0u);
   ASSERT_EQ(j["loader_ladder"].size(), 9u);
   for (const auto& l : j["loader_ladder"]) {
@@ -800,7 +796,7 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
   EXPECT_EQ(count_of(r.output, "Average Train Time per Epoch: "), 33u) << r.output;
   EXPECT_TRUE(contains(r.output, "vs the compute floor")) << r.output;
 
-  const auto j = nlohmann::json::parse(slurp(out + "/results.json"));
+  const auto j = nlohmann::json::parse(file_bytes(out + "/results.json"));
   EXPECT_EQ(j["machine"]["cores"].get<int>(), static_cast<int>(std::thread::hardware_concurrency()));
   EXPECT_FALSE(j["libtorch_version"].get<std::string>().empty());
   // OpenBLAS (Debian's LibTorch): one thread per call, feedline's default, unless the environment chose.
@@ -892,15 +888,15 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
   }
   EXPECT_EQ(j["sweeps"].size(), 22u);
 
-  const std::string md = slurp(out + "/results.md");
+  const std::string md = file_bytes(out + "/results.md");
   for (const char* heading : {"## Storage", "## Loader ladder", "## Training ladder: MNIST", "## Sweep of batch size: MNIST",
                               "## Sweep of workers: MNIST"}) {
     EXPECT_TRUE(contains(md, heading)) << heading;
   }
   if (gnuplot_installed()) {
     for (const char* plot : {"loader_ladder", "training_ladder_MNIST", "sweep_batch_MNIST", "sweep_workers_MNIST"}) {
-      EXPECT_TRUE(contains(slurp(out + "/plots/" + plot + ".svg"), "<svg")) << plot;
-      EXPECT_EQ(slurp(out + "/plots/" + plot + ".png").substr(1, 3), "PNG") << plot;
+      EXPECT_TRUE(contains(file_bytes(out + "/plots/" + plot + ".svg"), "<svg")) << plot;
+      EXPECT_EQ(file_bytes(out + "/plots/" + plot + ".png").substr(1, 3), "PNG") << plot;
     }
   }
 
@@ -909,19 +905,19 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
   const CliRun from = run_cli("bench --from " + out + "/results.json --out " + again +
                               (gnuplot_installed() ? "" : " --skip-plots"));
   ASSERT_EQ(from.status, 0) << from.output;
-  EXPECT_EQ(slurp(again + "/results.json"), slurp(out + "/results.json"));
-  EXPECT_EQ(slurp(again + "/results.md"), md);
+  EXPECT_EQ(file_bytes(again + "/results.json"), file_bytes(out + "/results.json"));
+  EXPECT_EQ(file_bytes(again + "/results.md"), md);
   EXPECT_TRUE(contains(from.output, "vs the compute floor")) << from.output;
   EXPECT_EQ(count_of(from.output, "MNIST (sweep-"), 2u) << from.output;
   if (gnuplot_installed()) {
     for (const char* plot : {"loader_ladder", "training_ladder_MNIST", "sweep_batch_MNIST", "sweep_workers_MNIST"}) {
-      EXPECT_EQ(slurp(again + "/plots/" + plot + ".svg"), slurp(out + "/plots/" + plot + ".svg")) << plot;
+      EXPECT_EQ(file_bytes(again + "/plots/" + plot + ".svg"), file_bytes(out + "/plots/" + plot + ".svg")) << plot;
     }
   }
   {
     // Nine pairs, the floor at 1 s and the best 0% to 8% above it: the pairs' median is +4%, and the sign test's
     // 96.1% interval runs from the second smallest gap to the second largest, read from the runs alone.
-    auto nine = nlohmann::json::parse(slurp(out + "/results.json"));
+    auto nine = nlohmann::json::parse(file_bytes(out + "/results.json"));
     auto& f = nine["floor_check"][0];
     f["floor_train_seconds"] = std::vector<double>(9, 1.0);
     f["best_train_seconds"] = std::vector<double>{1.05, 1.01, 1.08, 1.00, 1.03, 1.07, 1.02, 1.06, 1.04};
@@ -934,7 +930,7 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
     EXPECT_TRUE(contains(nine_run.output, "+4.0% (median of 9 pairs; with 96.1% confidence the median gap lies "
                                           "between +1.0% and +7.0%)"))
         << nine_run.output;
-    const auto written = nlohmann::json::parse(slurp(crafted + "/out/results.json"));
+    const auto written = nlohmann::json::parse(file_bytes(crafted + "/out/results.json"));
     const auto& interval = written["floor_check"][0]["paired_gap_interval"];
     EXPECT_NEAR(interval["low"].get<double>(), 0.01, 1e-9);
     EXPECT_NEAR(interval["high"].get<double>(), 0.07, 1e-9);
@@ -942,11 +938,11 @@ TEST(Cli, BenchRunsEveryTableAndWritesItsResults) {
   }
   // What it refuses, naming the file or the flag, and writing nothing.
   const std::string refused = testing::scratch_dir("cli_bench_refused");
-  std::string bad = slurp(out + "/results.json");
+  std::string bad = file_bytes(out + "/results.json");
   bad.replace(bad.find("\"loader_ladder\""), 15, "\"loader_ladders\"");
   std::ofstream(refused + "/renamed.json") << bad;
   std::ofstream(refused + "/other.json") << "{\"tool\": \"something else\"}";
-  std::ofstream(refused + "/cut.json") << slurp(out + "/results.json").substr(0, 500);
+  std::ofstream(refused + "/cut.json") << file_bytes(out + "/results.json").substr(0, 500);
   for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
            {"--from " + refused + "/missing.json", refused + "/missing.json"},
            {"--from " + refused + "/renamed.json", "loader_ladder"},
@@ -1091,7 +1087,7 @@ TEST(Cli, CatAndInspectShowListColumns) {
   for (const std::string& file : {lists, nested}) {
     r = run_cli("convert " + file + " " + dir + "/out.csv");
     ASSERT_EQ(r.status, 0) << r.output;
-    EXPECT_EQ(slurp(dir + "/out.csv"), run_cli("cat " + file).output) << file;
+    EXPECT_EQ(file_bytes(dir + "/out.csv"), run_cli("cat " + file).output) << file;
   }
 }
 

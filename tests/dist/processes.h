@@ -13,7 +13,6 @@
 #include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,12 +47,8 @@ struct Child {
     }
     return std::nullopt;
   }
-  std::string output() const {
-    std::ifstream f(out);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-  }
+  // What it wrote so far; "" before it opened its output file.
+  std::string output() const { return ::access(out.c_str(), F_OK) == 0 ? file_bytes(out) : ""; }
   // Waits until the output holds `text` (true) or `limit` passes or the process ends (false).
   bool wait_for_output(const std::string& text, std::chrono::milliseconds limit) const {
     const auto end = Clock::now() + limit;

@@ -90,8 +90,7 @@ TEST(Idx, RejectsBadFilesWithTheirName) {
   std::vector<uint8_t> big(5000);
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
   write_gz(dir + "/full.gz", idx_bytes({5000}, big));
-  std::ifstream full(dir + "/full.gz", std::ios::binary);
-  std::vector<char> gz((std::istreambuf_iterator<char>(full)), std::istreambuf_iterator<char>());
+  std::string gz = testing::file_bytes(dir + "/full.gz");
   gz.resize(gz.size() / 2);
   std::ofstream(dir + "/cut.gz", std::ios::binary).write(gz.data(), static_cast<std::streamsize>(gz.size()));
   EXPECT_THROW(read_idx(dir + "/cut.gz"), InvalidFile);

@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,12 +15,7 @@ namespace feedline {
 namespace {
 
 std::string image_bytes(const std::string& file) {
-  const std::string path = feedline::testing::test_data_dir() + "/images/" + file;
-  std::ifstream f(path, std::ios::binary);
-  EXPECT_TRUE(f.good()) << path;
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
+  return testing::file_bytes(testing::test_data_dir() + "/images/" + file);
 }
 
 DecodeOptions with_gray(bool gray) {

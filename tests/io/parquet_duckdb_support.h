@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -50,15 +49,13 @@ inline ::testing::AssertionResult run_node_script(const std::string& script, con
   size_t n;
   while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
   const int status = ::pclose(p);
-  std::ifstream err_file(err_path);
-  std::stringstream err;
-  err << err_file.rdbuf();
+  const std::string err = file_bytes(err_path);
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == 2) {
     return ::testing::AssertionFailure() << script << ": a package is missing from " << npm_cache_dir()
-                                         << ": run scripts/install-deps.sh\n" << err.str();
+                                         << ": run scripts/install-deps.sh\n" << err;
   }
-  if (code != 0) return ::testing::AssertionFailure() << cmd << " failed (" << code << "):\n" << err.str();
+  if (code != 0) return ::testing::AssertionFailure() << cmd << " failed (" << code << "):\n" << err;
   return ::testing::AssertionSuccess();
 }
 

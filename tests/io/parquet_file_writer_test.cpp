@@ -4,9 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -220,10 +218,7 @@ TEST(Writer, AllNullDictionaryPagesKeepTheirBitWidth) {
   write_table(path, t, w);
   expect_tables_equal(t, read_table(path));
 
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string file = ss.str();
+  const std::string file = feedline::testing::file_bytes(path);
   const auto* bytes = reinterpret_cast<const uint8_t*>(file.data());
   int64_t pos = 4;  // the chunk's pages follow the magic
   int null_pages = 0, dictionary_pages = 0;

@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,17 +24,11 @@ namespace {
 
 namespace fmt = format;
 using feedline::testing::expect_tables_equal;
+using feedline::testing::file_bytes;
 using feedline::testing::random_list_table;
 using feedline::testing::RandomTableSpec;
 using feedline::testing::scratch_dir;
 using feedline::testing::write_and_expect_read_back;
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 fmt::FileMetaData footer(const std::string& file) {
   uint32_t len = 0;
@@ -117,7 +109,7 @@ TEST_P(ListRoundTrip, EveryElementTypeAndNullability) {
 
   const FileInfo info = read_file_info(path);
   ASSERT_EQ(info.row_groups.size(), static_cast<size_t>((t.num_rows + c.row_group_rows - 1) / c.row_group_rows));
-  const std::string file = read_bytes(path);
+  const std::string file = file_bytes(path);
   const fmt::FileMetaData md = footer(file);
   bool saw_dictionary = false;
   int64_t most_pages = 0;
@@ -206,7 +198,7 @@ TEST(ParquetListWrite, ExactLevelsSchemaAndStatistics) {
     write_table(path, t, w);
     expect_tables_equal(t, read_table(path));
 
-    const std::string file = read_bytes(path);
+    const std::string file = file_bytes(path);
     const fmt::FileMetaData md = footer(file);
     ASSERT_EQ(md.schema.size(), 4u);
     EXPECT_EQ(md.schema[0].num_children, 1);
@@ -256,7 +248,7 @@ TEST(ParquetListWrite, ExactLevelsSchemaAndStatistics) {
   const std::string path = scratch_dir("list-exact-required") + "/r.parquet";
   write_table(path, req);
   expect_tables_equal(req, read_table(path));
-  const std::string file = read_bytes(path);
+  const std::string file = file_bytes(path);
   const fmt::FileMetaData md = footer(file);
   EXPECT_EQ(md.schema[1].repetition_type, fmt::repetition::kRequired);
   EXPECT_EQ(md.schema[3].repetition_type, fmt::repetition::kRequired);
@@ -297,7 +289,7 @@ TEST(ParquetListWrite, LongListsAndAllNullLists) {
   const std::string path = scratch_dir("list-long") + "/long.parquet";
   write_table(path, t, w);
   expect_tables_equal(t, read_table(path));
-  const std::string file = read_bytes(path);
+  const std::string file = file_bytes(path);
   const fmt::FileMetaData md = footer(file);
   ASSERT_EQ(md.row_groups.size(), 2u);
   for (size_t g = 0; g < 2; ++g) {
@@ -432,7 +424,7 @@ TEST_P(NestedListRoundTrip, EveryNullabilityOfEveryLevel) {
   const std::string path = scratch_dir("nested-list-roundtrip") + "/nested.parquet";
   write_and_expect_read_back(t, c, path);
 
-  const std::string file = read_bytes(path);
+  const std::string file = file_bytes(path);
   const fmt::FileMetaData md = footer(file);
   ASSERT_EQ(md.row_groups.size(), static_cast<size_t>((t.num_rows + c.row_group_rows - 1) / c.row_group_rows));
   std::vector<std::string> path_in_schema{"", "list", "element"};
@@ -515,7 +507,7 @@ TEST(ParquetListWrite, ListsOfListsExactLevelsAndSchema) {
   write_table(path, t);
   expect_tables_equal(t, read_table(path));
 
-  const std::string file = read_bytes(path);
+  const std::string file = file_bytes(path);
   const fmt::FileMetaData md = footer(file);
   ASSERT_EQ(md.schema.size(), 6u);
   const char* names[] = {"xs", "list", "element", "list", "element"};
@@ -554,7 +546,7 @@ TEST(ParquetListWrite, ListsOfListsExactLevelsAndSchema) {
   req.columns.push_back(r);
   write_table(path, req);
   expect_tables_equal(req, read_table(path));
-  const std::string req_file = read_bytes(path);
+  const std::string req_file = file_bytes(path);
   const std::vector<ListPage> req_pages = list_pages(req_file, footer(req_file), 0, 0, 2, 2);
   ASSERT_EQ(req_pages.size(), 1u);
   EXPECT_EQ(req_pages[0].rep, (std::vector<uint8_t>{0, 1, 0}));

@@ -7,9 +7,7 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,16 +27,10 @@ namespace {
 namespace fmt = format;
 using feedline::testing::expect_same_values;
 using feedline::testing::expect_tables_equal;
+using feedline::testing::file_bytes;
 using feedline::testing::parse_dump;
 using feedline::testing::run_duckdb;
 using feedline::testing::scratch_dir;
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 fmt::FileMetaData footer(const std::string& file) {
   uint32_t len = 0;
@@ -173,7 +165,7 @@ TEST(StructWrite, SchemaLevelsStatisticsAndDictionary) {
   WriteOptions o = struct_options();
   o.codec = Codec::kUncompressed;
   write_table(path, t, o);
-  const std::string file = read_bytes(path);
+  const std::string file = file_bytes(path);
   const fmt::FileMetaData md = footer(file);
 
   ASSERT_EQ(md.schema.size(), 5u);
@@ -239,7 +231,7 @@ TEST(StructWrite, OffByDefault) {
   const std::string path = scratch_dir("struct_write_off") + "/flat.parquet";
   const Table t = hf_table(20);
   write_table(path, t);
-  const fmt::FileMetaData md = footer(read_bytes(path));
+  const fmt::FileMetaData md = footer(file_bytes(path));
   ASSERT_EQ(md.schema.size(), 4u);
   EXPECT_EQ(md.schema[0].num_children, 3);
   EXPECT_EQ(md.schema[1].name, "image.bytes");
@@ -256,7 +248,7 @@ TEST(StructWrite, FileWriterPiecesGiveTheBytesOfWriteTable) {
   const std::vector<int64_t> cuts{0, 1, 299, 301, 950, 1000};
   for (size_t k = 1; k < cuts.size(); ++k) writer.write(slice(t, cuts[k - 1], cuts[k]));
   writer.close();
-  EXPECT_EQ(read_bytes(dir + "/pieces.parquet"), read_bytes(dir + "/whole.parquet"));
+  EXPECT_EQ(file_bytes(dir + "/pieces.parquet"), file_bytes(dir + "/whole.parquet"));
   expect_tables_equal(t, read_table(dir + "/pieces.parquet"));
 }
 
@@ -332,7 +324,7 @@ TEST(StructWrite, ListAndRequiredFieldsBetweenTopLevelColumns) {
   o.row_group_rows = 128;
   write_table(path, t, o);
 
-  const fmt::FileMetaData md = footer(read_bytes(path));
+  const fmt::FileMetaData md = footer(file_bytes(path));
   EXPECT_EQ(md.schema[0].num_children, 4);  // id, meta, box, after
   EXPECT_EQ(md.row_groups[0].columns[2].meta_data->path_in_schema,
             (std::vector<std::string>{"meta", "tags", "list", "element"}));

@@ -18,6 +18,7 @@
 #include "feedline/io/table.h"
 #include "io/parquet/metadata.h"
 #include "io/parquet/thrift_compact.h"
+#include "test_paths.h"
 
 namespace feedline::testing {
 
@@ -356,10 +357,7 @@ inline void write_and_expect_read_back(const Table& table, const RoundTripCase& 
 // features no writer at hand makes.
 inline void rewrite_footer(const std::string& src, const std::string& dst,
                            const std::function<void(parquet::format::FileMetaData&)>& edit) {
-  std::ifstream in(src, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string file = ss.str();
+  const std::string file = file_bytes(src);
   ASSERT_GE(file.size(), 12u) << src;
   uint32_t footer_len;
   std::memcpy(&footer_len, file.data() + file.size() - 8, 4);

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -461,11 +460,7 @@ TEST(VariantFiles, ListLevelsThatContradictThemselvesAreRefused) {
   plain.page_checksums = false;
   write_variant_list(dir + "/list.parquet", {std::vector<Element>{e}, std::nullopt, std::vector<Element>{e, e}}, plain);
   ASSERT_EQ(read_table(dir + "/list.parquet").column("v").list_offsets, (std::vector<int64_t>{0, 1, 1, 3}));
-  std::string file;
-  {
-    std::ifstream in(dir + "/list.parquet", std::ios::binary);
-    file.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  std::string file = feedline::testing::file_bytes(dir + "/list.parquet");
   // Each page's repetition levels: their length (2, little-endian), then one bit-packed group of eight (header
   // 1 << 1 | 1) whose byte holds the four levels from its low bit up: 0, 0, 0, 1 made 0, 0, 1, 0. The rows still
   // start three times, but the third entry now goes on with the null row's list.

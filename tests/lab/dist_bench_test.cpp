@@ -108,8 +108,7 @@ TEST(DistBench, RunsPyTorchsDdpBesideFeedline) {
   EXPECT_FALSE(row.at("skipped").get<bool>());
   EXPECT_EQ(row.at("epoch_seconds").size(), 1u);
   EXPECT_EQ(j.at("processes_over_ddp").at("rounds").size(), 1u);
-  std::ifstream md(o.out_dir + "/dist.md");
-  const std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  const std::string text = testing::file_bytes(o.out_dir + "/dist.md");
   EXPECT_NE(text.find("| PyTorch DDP, 2 processes x 1 thread | "), std::string::npos) << text;
   EXPECT_NE(text.find("over DDP's"), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(o.out_dir + "/.ddp_bench.run.json"));
@@ -136,8 +135,7 @@ TEST(DistBench, SkipsPyTorchsRowsWithTheReasonWhereThePythonCannotImportIt) {
   EXPECT_TRUE(r.processes_over_ddp.rounds.empty());
   const nlohmann::json j = read_json(o.out_dir + "/dist.json");
   EXPECT_TRUE(j.at("configurations")[4].at("skipped").get<bool>());
-  std::ifstream md(o.out_dir + "/dist.md");
-  const std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  const std::string text = testing::file_bytes(o.out_dir + "/dist.md");
   EXPECT_NE(text.find("| PyTorch DDP, 2 processes x 1 thread | skipped: ddp_bench.py: cannot import"),
             std::string::npos)
       << text;

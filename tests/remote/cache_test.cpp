@@ -15,9 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -120,13 +118,6 @@ int wait_child(pid_t pid, std::chrono::seconds timeout = std::chrono::seconds(60
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 class RemoteCache : public testing::RemoteTest {
@@ -240,9 +231,9 @@ TEST_F(RemoteCache, TwoProcessesReadingOneObjectAtOnceDownloadItOnce) {
   testing::proxy_delay("s3", 300);
   const pid_t a = start_child(child_env(url, "a"));
   const pid_t b = start_child(child_env(url, "b"));
-  EXPECT_EQ(wait_child(a), 0) << read_text(dir_ + "/a.out.log");
-  EXPECT_EQ(wait_child(b), 0) << read_text(dir_ + "/b.out.log");
-  const std::string out_a = read_text(dir_ + "/a.out"), out_b = read_text(dir_ + "/b.out");
+  EXPECT_EQ(wait_child(a), 0) << testing::file_bytes(dir_ + "/a.out.log");
+  EXPECT_EQ(wait_child(b), 0) << testing::file_bytes(dir_ + "/b.out.log");
+  const std::string out_a = testing::file_bytes(dir_ + "/a.out"), out_b = testing::file_bytes(dir_ + "/b.out");
   EXPECT_EQ(out_a.substr(0, 2), "ok") << out_a;
   EXPECT_EQ(out_b.substr(0, 2), "ok") << out_b;
   const auto log = testing::proxy_log("s3");
@@ -270,7 +261,7 @@ TEST_F(RemoteCache, ADownloadKilledMidwayLeavesNothingTrustedAndALaterReadComple
   ::kill(child, SIGKILL);
   EXPECT_EQ(wait_child(child), 128 + SIGKILL);
   files = cache_files(cache_dir_);
-  ASSERT_EQ(files.temporary.size(), 1u) << read_text(dir_ + "/killed.out.log");
+  ASSERT_EQ(files.temporary.size(), 1u) << testing::file_bytes(dir_ + "/killed.out.log");
   EXPECT_EQ(files.temporary.begin()->second, 5 << 20);
   EXPECT_TRUE(files.entries.empty());
 
@@ -315,7 +306,7 @@ TEST(RemoteCacheChild, DISABLED_ReadsIntoTheCache) {
   remote::set_options(o);
   std::string result;
   try {
-    result = read_file(url) == read_text(std::getenv("FEEDLINE_CHILD_EXPECT")) ? "ok" : "the bytes differ";
+    result = read_file(url) == testing::file_bytes(std::getenv("FEEDLINE_CHILD_EXPECT")) ? "ok" : "the bytes differ";
   } catch (const std::exception& e) {
     result = std::string("error: ") + e.what();
   }
