@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <iterator>
 #include <fstream>
 #include <set>
 #include <string>
@@ -145,8 +144,7 @@ TEST(BenchImagesCli, OutDrawsTheRowsThatRan) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "Plot: 2 files in " + out)) << r.output;
   EXPECT_GT(std::filesystem::file_size(out + "/images.png"), 0u);
-  std::ifstream f(out + "/images.gp");
-  const std::string script((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string script = testing::file_bytes(out + "/images.gp");
   // The C++ rows ran, each a bar; the Python rows were left out, so no bar.
   for (const char* bar : {"\"(c)\\nC++ Loader\" ", "\"(d)\\ndecoding alone\" ", "\"(e)\\nreduced decoding\" "}) {
     EXPECT_TRUE(contains(script, bar)) << bar << "\n" << script;
