@@ -5,6 +5,10 @@
 #include <cstdint>
 
 #include "io/memory.h"
+#include "io/parquet/dictionary_page.h"
+#include "io/parquet/limits.h"
+#include "io/parquet/metadata.h"
+#include "io/parquet/scratch.h"
 
 namespace feedline::parquet::detail {
 

@@ -141,7 +141,7 @@ struct FixedBytesDictionaryGather {
     }
   }
   // Twelve bytes (INT96, INTERVAL) move as kShortCopyBytes, one move rather than two, the next value writing over
-  // the excess, which the dictionary's room past its last entry makes readable (size_dictionary adds it); the
+  // the excess, which the dictionary's room past its last entry makes readable (DictionaryPage adds it); the
   // batch's last value moves its own width alone.
   template <size_t W>
   void gather(const uint32_t* indices, int64_t count) {
@@ -160,7 +160,7 @@ struct FixedBytesDictionaryGather {
 };
 
 // BYTE_ARRAY: a run or a batch of literals is measured first, so its bytes and offsets are made room for once.
-// Values are copied by copy_byte_array: the dictionary's bytes end with kShortCopyBytes more (read_dictionary_page
+// Values are copied by copy_byte_array: the dictionary's bytes end with kShortCopyBytes more (DictionaryPage::read
 // adds them), and so does the room made in the column while a batch is written.
 struct ByteArrayDictionaryGather {
   const ByteArrays* dict;

@@ -7,7 +7,10 @@
 #include <string>
 #include <type_traits>
 
+#include "feedline/io/error.h"
 #include "io/memory.h"
+#include "io/parquet/codec.h"
+#include "io/parquet/limits.h"
 #include "io/parquet/plain.h"
 
 namespace feedline::parquet::detail {
@@ -138,7 +141,7 @@ void DictionaryPage::release() {
   last_page_ = -1;
 }
 
-// The types a chunk's values decode as (make_typed_reader).
+// The types a chunk's values decode as (typed_reader.h).
 #define FEEDLINE_DICTIONARY_PAGE_FOR(T)                                                                 \
   template bool DictionaryPage::decompress<T>(const format::PageHeader&, const uint8_t*, Codec);       \
   template void DictionaryPage::read<T>(const format::PageHeader&, const uint8_t*, size_t, size_t);

@@ -7,7 +7,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "io/parquet/chunk_reader.h"
+#include "feedline/io/parquet.h"
+#include "feedline/io/table.h"
+#include "io/parquet/metadata.h"
+#include "io/parquet/schema.h"
+#include "io/parquet/scratch.h"
 
 namespace feedline::parquet::detail {
 

@@ -6,7 +6,10 @@
 #include "io/memory.h"
 #include "io/parquet/byte_arrays_room.h"
 #include "io/parquet/chunk_reader.h"
+#include "io/parquet/page_data.h"
+#include "io/parquet/paged_chunk_reader.h"
 #include "io/parquet/pages.h"
+#include "io/parquet/typed_reader.h"
 #include "io/parquet/values.h"
 
 namespace feedline::parquet::detail {

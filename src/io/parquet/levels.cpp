@@ -1,55 +1,16 @@
-// Definition and repetition levels (v1 and v2 pages), nulls spread among a page's values, and the scratch each
-// thread decodes into.
+// Definition and repetition levels (v1 and v2 pages), and nulls spread among a page's values.
+#include "io/parquet/levels.h"
+
 #include <cstring>
 #include <type_traits>
 
 #include "io/memory.h"
-#include "io/parquet/chunk_reader.h"
 #include "io/parquet/dictionary.h"
 #include "io/parquet/list_levels.h"
 #include "io/parquet/rle.h"
+#include "io/parquet/scratch.h"
 
 namespace feedline::parquet::detail {
-
-// Rethrows the current feedline::Error with `prefix` in front, keeping its type.
-[[noreturn]] void rethrow_with(const std::string& prefix) {
-  try {
-    throw;
-  } catch (const Unsupported& e) {
-    throw Unsupported(prefix + e.what());
-  } catch (const InvalidFile& e) {
-    throw InvalidFile(prefix + e.what());
-  }
-}
-
-Scratch& scratch() {
-  static thread_local Scratch s;
-  return s;
-}
-
-namespace {
-
-// Gives back the room of byte arrays whose bytes or offsets grew past kMaxScratchBytes.
-void release_byte_arrays(ByteArrays* v) {
-  if (v->offsets.capacity() * sizeof(int64_t) > static_cast<size_t>(kMaxScratchBytes) ||
-      v->bytes.capacity() > static_cast<size_t>(kMaxScratchBytes)) {
-    release_memory(*v);
-  }
-}
-
-}  // namespace
-
-void Scratch::trim() {
-  const auto release = [](auto& v) {
-    if (v.capacity() * sizeof(v[0]) > static_cast<size_t>(kMaxScratchBytes)) release_memory(v);
-  };
-  release(chunk);
-  release(inner_offsets);
-  release(inner_valid);
-  release(validity);
-  release(dict);
-  release_byte_arrays(&dict_bytes);
-}
 
 void spread_byte_arrays(ByteArrays* out, size_t base, const uint8_t* validity, int64_t n, int64_t present) {
   // offsets[base - 1] is where the page's first value starts; offsets[base .. base + present) end each value.

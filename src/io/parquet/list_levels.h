@@ -2,8 +2,16 @@
 // page's repetition and definition levels, and its values appended into their element slots.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "feedline/io/table.h"
 #include "io/memory.h"
-#include "io/parquet/chunk_reader.h"
+#include "io/parquet/levels.h"
+#include "io/parquet/page_data.h"
+#include "io/parquet/schema.h"
 #include "io/parquet/values.h"
 
 namespace feedline::parquet::detail {

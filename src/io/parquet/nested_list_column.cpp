@@ -5,8 +5,13 @@
 
 #include "io/memory.h"
 #include "io/parquet/chunk_reader.h"
+#include "io/parquet/levels.h"
 #include "io/parquet/list_levels.h"
+#include "io/parquet/page_data.h"
+#include "io/parquet/paged_chunk_reader.h"
 #include "io/parquet/pages.h"
+#include "io/parquet/scratch.h"
+#include "io/parquet/typed_reader.h"
 #include "io/parquet/values.h"
 
 namespace feedline::parquet::detail {

@@ -1,8 +1,9 @@
 // A column chunk's bytes and pages: the chunk read from the file, each page's sizes and CRC checked, its values
 // decompressed into this thread's scratch (a page over kMaxScratchBytes into a buffer of its own).
-#include <algorithm>
-
 #include "io/parquet/pages.h"
+
+#include <algorithm>
+#include <string>
 
 namespace feedline::parquet::detail {
 

@@ -4,13 +4,23 @@
 // (dictionary_page.h) on the way. The readers of each column shape (chunk_reader.h) take their data pages from it.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <exception>
+#include <string>
 #include <vector>
 
+#include "feedline/io/error.h"
 #include "io/memory.h"
 #include "io/parquet/chunk_reader.h"
+#include "io/parquet/codec.h"
 #include "io/parquet/dictionary_page.h"
+#include "io/parquet/limits.h"
+#include "io/parquet/metadata.h"
+#include "io/parquet/page_data.h"
+#include "io/parquet/parsed_file.h"
 #include "io/parquet/plain.h"
+#include "io/parquet/scratch.h"
 
 namespace feedline::parquet::detail {
 

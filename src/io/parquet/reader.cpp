@@ -18,8 +18,12 @@
 #include "feedline/io/parquet.h"
 #include "io/memory.h"
 #include "io/parquet/chunk_reader.h"
+#include "io/parquet/levels.h"
+#include "io/parquet/limits.h"
 #include "io/parquet/metadata.h"
+#include "io/parquet/parsed_file.h"
 #include "io/parquet/reader_internal.h"
+#include "io/parquet/scratch.h"
 #include "io/parquet/schema.h"
 #include "io/parquet/variant.h"
 
@@ -37,6 +41,15 @@ std::unique_ptr<ColumnChunkReader> detail::make_chunk_reader(ChunkShape shape, c
   return nullptr;
 }
 
+[[noreturn]] void detail::rethrow_with(const std::string& prefix) {
+  try {
+    throw;
+  } catch (const Unsupported& e) {
+    throw Unsupported(prefix + e.what());
+  } catch (const InvalidFile& e) {
+    throw InvalidFile(prefix + e.what());
+  }
+}
 
 int64_t detail::file_output_budget(int64_t file_size) {
   const int64_t expanded = file_size > INT64_MAX / kMaxExpansion ? INT64_MAX : file_size * kMaxExpansion;
@@ -541,7 +554,7 @@ int64_t chunk_start(const format::ColumnMetaData& md) {
 }
 
 // A remote file's chunks of the read, asked for at once (merged where near, in parallel) before the threads read
-// them one by one. The byte ranges are the ones the page walk reads (PageWalk::read_chunk); a range the footer puts
+// them one by one. The byte ranges are the ones the page walk reads (PageWalk::load); a range the footer puts
 // outside the file is left to that walk, which says so.
 void prefetch_chunks(const ParsedFile& f, const ReadPlan& plan, bool ahead) {
   if (!f.file->is_remote()) return;

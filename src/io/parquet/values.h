@@ -3,17 +3,28 @@
 // of each column shape (chunk_reader.h).
 #pragma once
 
-#include "io/parquet/chunk_reader.h"
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "feedline/io/error.h"
+#include "feedline/io/table.h"
 #include "io/parquet/delta.h"
 #include "io/parquet/dictionary.h"
-#include "io/parquet/pages.h"
+#include "io/parquet/dictionary_page.h"
+#include "io/parquet/levels.h"
+#include "io/parquet/metadata.h"
+#include "io/parquet/page_data.h"
 #include "io/parquet/plain.h"
 #include "io/parquet/rle.h"
+#include "io/parquet/schema.h"
 
 namespace feedline::parquet::detail {
 
-// Decodes one leaf's data pages, with its chunk's dictionary (which the chunk's PageWalk fills as it meets the
-// dictionary page). Keeps no state of its own between pages: several threads may decode pages with one.
+// Decodes one leaf's data pages, with its chunk's dictionary (which the chunk's DictionaryPage fills as the page walk
+// meets the dictionary page). Keeps no state of its own between pages: several threads may decode pages with one.
 class ValueDecoder {
  public:
   ValueDecoder(const Leaf& leaf, int64_t budget, const ChunkDictionary& dictionary)
@@ -296,20 +307,5 @@ void ValueDecoder::decode_values(int32_t encoding, const uint8_t* p, size_t rema
                         std::to_string(encoding) + ")");
   }
 }
-
-// What the reader of every column shape holds: its leaf, the walk over its chunk's pages and the decoder of their
-// values (which reads the walk's dictionary).
-class PagedChunkReader : public ColumnChunkReader {
- public:
-  int64_t page_offset() const override { return walk_.page_offset(); }
-
- protected:
-  explicit PagedChunkReader(const ChunkSource& source)
-      : leaf_(source.leaf), walk_(source), values_(source.leaf, source.budget, walk_.dictionary().view()) {}
-
-  const Leaf& leaf_;
-  PageWalk walk_;
-  ValueDecoder values_;
-};
 
 }  // namespace feedline::parquet::detail

@@ -12,6 +12,8 @@
 
 #include "feedline/io/error.h"
 #include "io/parquet/chunk_reader.h"
+#include "io/parquet/levels.h"
+#include "io/parquet/parsed_file.h"
 #include "io/value_text.h"
 
 namespace feedline::parquet {

@@ -47,4 +47,15 @@ struct VariantShape {
 // Throws InvalidFile, naming what is wrong, for bytes that are not a valid variant.
 void append_variant_json(std::string_view metadata, std::string_view value, std::string& out);
 
+namespace detail {
+
+struct ParsedFile;
+
+// A VARIANT column's chunk of row group `rg` (leaf.variant set): a STRING column of num_rows JSON texts, with a
+// validity vector when the column is nullable. Throws InvalidFile naming the leaf and page for a malformed chunk,
+// and the row for a malformed value.
+Column read_variant_chunk(const ParsedFile& file, const Leaf& leaf, const format::RowGroup& rg, int64_t output_budget);
+
+}  // namespace detail
+
 }  // namespace feedline::parquet
