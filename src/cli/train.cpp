@@ -105,9 +105,9 @@ void print_ready(const TrainArgs& args, const dist::TrainJobSetup& s) {
                s.launcher.empty() ? "" : "; started by " + s.launcher,
                s.restart > 0 ? fmt::format(", restart {}", s.restart) : "");
   }
-  fmt::print("SimpleCNN: {} parameters; {}x{}x{} images, {} classes; device {}; {} threads; batch {}, "
+  fmt::print("{}: {} parameters; {}x{}x{} images, {} classes; device {}; {} threads; batch {}, "
              "{} workers{}{}{}\n",
-             s.parameters, s.shape.channels, s.shape.height, s.shape.width, s.classes, s.device, s.threads,
+             s.model, s.parameters, s.shape.channels, s.shape.height, s.shape.width, s.classes, s.device, s.threads,
              args.batch_size, args.num_workers, args.persistent_workers ? ", persistent" : "",
              s.pinned ? ", pinned" : "", args.cuda_graph ? ", CUDA graph step" : "");
   std::fflush(stdout);
@@ -145,6 +145,10 @@ void print_epoch(const TrainArgs& args, const EpochResult& r, std::optional<doub
              "test accuracy {:.2f}%\n",
              r.epoch, args.epochs, r.train_seconds, r.train_loss, 100.0 * r.data_wait_share(), allreduce,
              r.test_seconds, r.test_loss, 100.0 * r.test_accuracy);
+  if (args.ema_decay > 0) {
+    fmt::print("Epoch {}/{}: the weights' average: test loss {:.4f}, test accuracy {:.2f}%\n", r.epoch, args.epochs,
+               r.ema_test_loss, 100.0 * r.ema_test_accuracy);
+  }
   std::fflush(stdout);
 }
 
@@ -181,9 +185,9 @@ void print_summary(const TrainArgs& args, const dist::TrainJobSetup& s, const di
                rs.cache_evictions, rs.wait_seconds);
   }
   if (!result.saved_to.empty()) {
-    fmt::print("Saved the trained model to {} (feedline::load_module reads it into a SimpleCNN of the same options: "
+    fmt::print("Saved the trained model to {} (feedline::load_module reads it into a {} of the same options: "
                "{}x{}x{} images, {} classes)\n",
-               result.saved_to, s.shape.channels, s.shape.height, s.shape.width, s.classes);
+               result.saved_to, s.model, s.shape.channels, s.shape.height, s.shape.width, s.classes);
   }
 }
 

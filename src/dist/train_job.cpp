@@ -22,6 +22,7 @@
 #include "feedline/loader/loader.h"
 #include "feedline/train/model.h"
 #include "feedline/train/train.h"
+#include "dist/job_model.h"
 
 namespace feedline::dist {
 namespace {
@@ -303,6 +304,7 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
       resume_dir.empty() ? std::nullopt : std::optional<CheckpointInfo>(read_checkpoint_info(resume_dir));
   if (resume_at) check_resume_world(o, *resume_at, resume_file, ranks);
   const ImageShape shape = checked_shape(o);
+  detail::check_job_model(o, shape, device);
 
   TrainJobSetup setup;
   const JobData data = load_data(o, shape, device, setup);
@@ -313,17 +315,18 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
   Loader train_loader(data.train.dataset, loader_options(o, group, true));
   Loader test_loader(data.test.dataset, loader_options(o, group, false));
   torch::manual_seed(o.seed);
-  SimpleCNN model(
-      SimpleCNNOptions().channels(shape.channels).height(shape.height).width(shape.width).classes(setup.classes));
-  model->to(device);
+  detail::JobModel job_model = detail::make_job_model(o, shape, setup.classes);
+  torch::nn::Module& model = *job_model.model->module;
+  model.to(device);
   std::optional<DataParallel> parallel;
-  if (group != nullptr) parallel.emplace(*group, *model);
+  if (group != nullptr) parallel.emplace(*group, model);
 
   setup.ranks = ranks;
   setup.backend = group != nullptr ? group->backend() : "";
   setup.threads = torch::get_num_threads();
   setup.device = device.str();
-  setup.parameters = parameter_count(*model);
+  setup.model = job_model.name;
+  setup.parameters = parameter_count(model);
   setup.shape = shape;
   setup.pinned = train_loader.pin_memory_active();
   setup.batches_per_epoch = train_loader.batches_per_epoch();
@@ -358,7 +361,13 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
     if (callbacks.on_checkpoint) callbacks.on_checkpoint(c, file);
   };
   TrainJobResult result;
-  result.epochs = train_model(model, train_loader, test_loader, topts, tc);
+  if (detail::plain_recipe(o)) {
+    result.epochs = train_model(*job_model.simple_cnn, train_loader, test_loader, topts, tc);
+  } else {
+    const auto optimizer = detail::make_job_optimizer(o, model);
+    const Recipe recipe = detail::make_job_recipe(o, train_loader.batches_per_epoch(), o.batch_size);
+    result.epochs = fit(*job_model.model, *optimizer, train_loader, test_loader, topts, recipe, tc);
+  }
   // Stopped early: the checkpoint written at the step where it stopped (the last one), and no model saved.
   result.stopped = !result.epochs.empty() && result.epochs.back().interrupted;
   if (result.stopped) result.checkpoint = last_checkpoint;
@@ -369,7 +378,7 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
     result.files = static_cast<int64_t>(stream->num_files());
   }
   if (!o.save.empty() && lead && !result.stopped) {
-    save_module(*model, o.save);
+    save_module(model, o.save);
     result.saved_to = o.save;
   }
   return result;

@@ -1,6 +1,8 @@
 #include "feedline/train/train.h"
 
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <chrono>
@@ -31,6 +33,35 @@ double seconds_since(Clock::time_point start) {
 void synchronize(torch::Device device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
+
+// CUDA autocast at bfloat16 while it lives (Recipe::precision), off again after.
+class Autocast {
+ public:
+  explicit Autocast(Precision precision) : on_(precision == Precision::kBFloat16) {
+    if (!on_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+#else
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_enabled(true);
+#endif
+  }
+  ~Autocast() {
+    if (!on_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+#else
+    at::autocast::set_enabled(false);
+#endif
+    at::autocast::clear_cache();
+  }
+  Autocast(const Autocast&) = delete;
+  Autocast& operator=(const Autocast&) = delete;
+
+ private:
+  bool on_;
+};
 
 // uint8 images become float in [0, 1] where they are, so uint8 datasets copy 4x fewer bytes to the device.
 torch::Tensor as_float(torch::Tensor x) {
@@ -185,7 +216,8 @@ class EagerSteps : public Steps {
              detail::WeightAverage* average = nullptr, std::function<void()> before_forward = {})
       : Steps(device, std::move(stop_requested), test_loss_of(recipe)), model_(model), device_(device),
         optimizer_(optimizer), loss_(loss_of(recipe)), schedule_(recipe.schedule), clip_(recipe.clip_grad_norm),
-        average_(average), average_every_(recipe.ema_every), after_backward_(std::move(after_backward)),
+        average_(average), average_every_(recipe.ema_every), precision_(recipe.precision),
+        after_backward_(std::move(after_backward)),
         before_forward_(std::move(before_forward)) {
     for (const auto& g : optimizer_.param_groups()) base_lr_.push_back(g.options().get_lr());
   }
@@ -199,7 +231,11 @@ class EagerSteps : public Steps {
     const auto y = to_device(batch.target, device_);
     optimizer_.zero_grad();
     if (before_forward_) before_forward_();
-    const auto loss = loss_(model_.forward(as_float(to_device(batch.data, device_))), y);
+    torch::Tensor loss;
+    {
+      Autocast autocast(precision_);
+      loss = loss_(model_.forward(as_float(to_device(batch.data, device_))), y);
+    }
     loss.backward();
     bool stop = stop_requested();
     if (after_backward_) stop = after_backward_(stop);
@@ -212,7 +248,12 @@ class EagerSteps : public Steps {
   void test(const Example& batch) override {
     torch::NoGradGuard no_grad;
     const auto y = to_device(batch.target, device_);
-    add_test(model_.forward(as_float(to_device(batch.data, device_))), y);
+    torch::Tensor out;
+    {
+      Autocast autocast(precision_);
+      out = model_.forward(as_float(to_device(batch.data, device_)));
+    }
+    add_test(out.to(torch::kFloat32), y);
   }
 
  private:
@@ -224,6 +265,7 @@ class EagerSteps : public Steps {
   double clip_;
   detail::WeightAverage* average_;
   int64_t average_every_;
+  Precision precision_;
   std::function<bool(bool)> after_backward_;
   std::function<void()> before_forward_;
   std::vector<double> base_lr_;  // each group's learning rate as the optimizer was made
@@ -562,6 +604,12 @@ void check_recipe(const Recipe& r) {
   if (r.ema_every < 1) throw InvalidArgument("the weights' average must be updated every 1 step or more");
 }
 
+void check_precision(const Recipe& r, torch::Device device) {
+  if (r.precision != Precision::kFloat32 && !device.is_cuda()) {
+    throw InvalidArgument("bfloat16 autocast runs on a CUDA device, and the device is " + device.str());
+  }
+}
+
 }  // namespace
 
 std::pair<double, double> evaluate(const Model& model, Loader& loader, torch::Device device, EpochStats* stats) {
@@ -586,6 +634,7 @@ std::vector<EpochResult> fit(const Model& model, torch::optim::Optimizer& optimi
                              const TrainOptions& options, const Recipe& recipe, const TrainCallbacks& callbacks) {
   check_options(options);
   check_recipe(recipe);
+  check_precision(recipe, options.device);
   if (options.cuda_graph) {
     throw InvalidArgument("the CUDA graph step is train_model's (SimpleCNN with Adam); leave cuda_graph off");
   }

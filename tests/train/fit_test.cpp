@@ -189,6 +189,7 @@ TEST(Fit, RecipesOutOfRangeAndTheCudaGraphAreRefused) {
            [](Recipe& r, TrainOptions&) { r.ema_decay = 1; },
            [](Recipe& r, TrainOptions&) { r.ema_every = 0; },
            [](Recipe&, TrainOptions& o) { o.cuda_graph = true; },
+           [](Recipe& r, TrainOptions&) { r.precision = Precision::kBFloat16; },  // on a CPU
        }) {
     Recipe recipe;
     TrainOptions options = testing::tiny_options();

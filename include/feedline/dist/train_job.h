@@ -46,6 +46,29 @@ struct TrainJobOptions {
   uint64_t seed = 42;
   double lr = 1e-3;
   int64_t limit = 0;  // the first N samples of each split (0: all)
+  // The model: "simplecnn", or torchvision's "resnet18", "resnet34", "resnet50" (3-channel images: image files).
+  std::string model = "simplecnn";
+  // The optimizer and torchvision's classification recipe. optimizer: "adam" (lr, nothing else) or "sgd"
+  // (momentum, nesterov, weight_decay; norm_weight_decay for batch norm's parameters and every bias, below 0: the
+  // same as weight_decay). lr_scheduler: "constant", "cosine" (to 0 over the epochs after the warm-up) or "step"
+  // (times lr_gamma every lr_step_size epochs after it), with lr_warmup_epochs of linear warm-up from
+  // lr * lr_warmup_decay. ema_decay above 0: an average of the weights, updated every ema_steps steps with
+  // torchvision's adjustment of the decay to the global batch, ema_steps and the epochs.
+  std::string optimizer = "adam";
+  double momentum = 0.9;
+  bool nesterov = false;
+  double weight_decay = 0;
+  double norm_weight_decay = -1;
+  std::string lr_scheduler = "constant";
+  int64_t lr_warmup_epochs = 0;
+  double lr_warmup_decay = 0.01;
+  int64_t lr_step_size = 30;
+  double lr_gamma = 0.1;
+  double label_smoothing = 0;
+  double clip_grad_norm = 0;
+  double ema_decay = 0;
+  int64_t ema_steps = 32;
+  std::string precision = "fp32";  // "fp32" or "bf16" (autocast on CUDA)
   // The threads that decode the files, and LibTorch's intra-op threads. 0: every core of the host, the intra-op
   // ones shared between the job's ranks on this host (LOCAL_WORLD_SIZE).
   int threads = 0;
@@ -121,6 +144,7 @@ struct TrainJobSetup {
   std::string backend;    // the process group's backend; empty for one process
   int threads = 0;        // LibTorch's intra-op threads of this rank
   std::string device;     // "cpu", "cuda:0"
+  std::string model;  // "SimpleCNN", "ResNet-18", ...
   int64_t parameters = 0;
   ImageShape shape;
   int64_t classes = 0;

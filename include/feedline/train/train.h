@@ -46,6 +46,9 @@ using Schedule = std::function<double(int64_t steps_done)>;
 Schedule cosine_schedule(int64_t total_steps, int64_t warmup_steps = 0, double warmup_factor = 0.01);
 Schedule step_schedule(int64_t step_size, double gamma, int64_t warmup_steps = 0, double warmup_factor = 0.01);
 
+// The forward pass's arithmetic: float32, or bfloat16 where autocast picks it (CUDA only).
+enum class Precision { kFloat32, kBFloat16 };
+
 // How a model is trained, beyond its optimizer: torchvision's classification recipe as options.
 struct Recipe {
   // Empty: cross-entropy with `label_smoothing` (torch's CrossEntropyLoss(label_smoothing=)). The test phase
@@ -62,6 +65,9 @@ struct Recipe {
   // hold it. Below 1.
   double ema_decay = 0;
   int64_t ema_every = 1;
+  // kBFloat16: the forward passes (training and test) under CUDA autocast with bfloat16, which needs no loss
+  // scaling; refused on another device.
+  Precision precision = Precision::kFloat32;
 };
 
 // "auto" (CUDA when available, else CPU), "cpu" or "cuda" / "cuda:N". Throws InvalidArgument for anything else

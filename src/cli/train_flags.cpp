@@ -1,0 +1,226 @@
+// The flags of `feedline train`: its data, loader, model and recipe, and job (data-parallel ranks, checkpoints).
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/flag_checks.h"
+#include "feedline/io/error.h"
+
+namespace feedline::cli {
+namespace {
+
+// The data: the experiment's datasets or any files, their columns, the dataset mode and the limit. Returns the
+// feature columns' option (which the command checks after parsing).
+CLI::Option* add_data_flags(CLI::App* c, TrainArgs& tr, std::string& mode) {
+  auto* data_dir = c->add_option("--data-dir", tr.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
+  auto* dataset = c->add_option("--dataset", tr.dataset, "mnist or fashion-mnist")
+                      ->check(one_of(kDatasets))
+                      ->capture_default_str();
+  auto* format = c->add_option("--format", tr.format, "parquet or csv")->check(one_of(kFormats))->capture_default_str();
+  auto* data = c->add_option("--data", tr.train_file,
+                             "Train split: any .parquet or .csv file, or Parquet files read as one table: " +
+                                 kManyFiles + " (with --test-data; replaces --dataset, --data-dir and --format)");
+  auto* test_data =
+      c->add_option("--test-data", tr.test_file, "Test split: any .parquet or .csv file, or Parquet files as --data");
+  data->needs(test_data)->excludes(dataset)->excludes(data_dir)->excludes(format);
+  test_data->needs(data);
+  c->add_option("--label-column", tr.columns.label, "The label column")->capture_default_str();
+  CLI::Option* features = c->add_option("--feature-columns", tr.columns.features,
+                                  "Feature columns, C*H*W of them (784) in file order: names or globs with * and ?, "
+                                  "comma-separated (default: pixel*, or the image column when the file has one)")
+                        ->delimiter(',');
+  c->add_option("--columns", tr.columns.only, "Read only these columns (comma-separated names)")->delimiter(',');
+  c->add_option("--row-groups", tr.columns.row_groups,
+                "Read only these row groups of each Parquet file, in this order (comma-separated indices)")
+      ->delimiter(',')
+      ->check(whole(0));
+  c->add_option("--dataset-mode", mode,
+                "row (naive, per-sample conversion), tensor (decoded once), tensor-uint8 (decoded once, normalised "
+                "on the device), device (uint8, copied to the device once) or stream (Parquet read a row group at a "
+                "time, for data larger than memory)")
+      ->check(one_of(dataset_modes(/*with_stream=*/true)))
+      ->capture_default_str();
+  c->add_option("--limit", tr.limit, "Use only the first N samples of each split (0: all)")
+      ->check(whole(0))
+      ->capture_default_str();
+  c->add_option("--threads", tr.threads,
+                "Threads (default: every core, shared between the ranks of a job on one host)")
+      ->check(whole(1));
+  c->add_option("--save", tr.save, "Write the trained model's weights to this file (LibTorch's format)");
+  c->add_option("--image-shape", tr.image_shape,
+                "Channels x height x width of each image (the features, in row-major order)")
+      ->capture_default_str();
+  c->add_option("--num-classes", tr.num_classes,
+                "Classes (labels 0..N-1; default: 10 for --dataset; for --data the class folders or the Parquet "
+                "file's ClassLabel names, else the largest label + 1)")
+      ->check(whole(2, int64_t{1} << 24));
+  return features;
+}
+
+void add_loader_flags(CLI::App* c, TrainArgs& tr) {
+  c->add_option("--batch-size", tr.batch_size, "Samples per batch")->check(whole(1))->capture_default_str();
+  c->add_option("--epochs", tr.epochs, "Epochs")->check(whole(1))->capture_default_str();
+  c->add_option("--num-workers", tr.num_workers, "Loader worker threads (0: the training thread loads)")
+      ->check(whole(0))
+      ->capture_default_str();
+  c->add_flag("--persistent-workers", tr.persistent_workers, "Keep workers across epochs");
+  c->add_flag("--pin-memory", tr.pin_memory, "Page-locked host batches (CUDA only)");
+  c->add_option("--prefetch-blocks", tr.prefetch_blocks,
+                "Remote data: shuffle blocks (tar shards, row groups) fetched ahead of the reads, in the sampler's "
+                "order; a folder of images fetches this many batches' files ahead (0: none)")
+      ->check(whole(0))
+      ->capture_default_str();
+  c->add_option("--prefetch-factor", tr.prefetch_factor, "Batches in flight per worker")
+      ->check(whole(1))
+      ->capture_default_str();
+  c->add_option("--device", tr.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  c->add_flag("--cuda-graph", tr.cuda_graph,
+              "Capture the train and test steps as CUDA graphs and replay them (CUDA only)");
+  c->add_option("--seed", tr.seed, "Seed for the model and the shuffle")->check(unsigned_whole())->capture_default_str();
+  c->add_option("--lr", tr.lr, "The learning rate (Adam's or SGD's, before the scheduler)")->check(positive_number())->capture_default_str();
+}
+
+// Image files in place of a table, and their augmentation.
+void add_image_flags(CLI::App* c, TrainArgs& tr) {
+  auto* image_size = c->add_option(
+      "--image-size", tr.image_size,
+      "Read --data and --test-data as image files (a folder of class folders, tar shards: a .tar, a brace pattern "
+      "or a comma-separated list, or Parquet with an image{bytes, path} column), decoded as RGB on the loader's "
+      "workers and made NxN: the model takes 3xNxN. Test images: Resize(N), CenterCrop(N); train images as "
+      "--augment says. --image-shape, --dataset-mode and the column flags do not apply, --limit is refused");
+  image_size->check(whole(4, 4096))->needs("--data")->excludes("--image-shape");
+  c->add_option("--augment", tr.augment,
+                "With --image-size, the train images: crop-flip (RandomResizedCrop(N, scale=(--crop-scale, 1)), "
+                "RandomHorizontalFlip()) or none (as the test images)")
+      ->check(one_of({"crop-flip", "none"}))
+      ->needs(image_size)
+      ->capture_default_str();
+  c->add_option("--crop-scale", tr.crop_scale_min,
+                "With --augment crop-flip: the smallest share of the image's area a crop keeps (torchvision's "
+                "default 0.08; small images such as 28x28 digits keep more of their class with a larger one)")
+      ->check(share())
+      ->needs(image_size)
+      ->capture_default_str();
+  c->add_option("--on-error", tr.on_error,
+                "With --image-size, an image that cannot be read or decoded: raise (stop) or skip (left out of its "
+                "batch; after each epoch the count and the first names are printed)")
+      ->check(one_of({"raise", "skip"}))
+      ->needs(image_size)
+      ->capture_default_str();
+}
+
+// The model, its optimizer and torchvision's classification recipe.
+void add_model_flags(CLI::App* c, TrainArgs& tr) {
+  c->add_option("--model", tr.model,
+                "simplecnn (the experiment's), or torchvision's resnet18, resnet34, resnet50 (RGB images: "
+                "--image-size)")
+      ->check(one_of({"simplecnn", "resnet18", "resnet34", "resnet50"}))
+      ->capture_default_str();
+  c->add_option("--optimizer", tr.optimizer, "adam (--lr alone) or sgd (--momentum, --nesterov, --weight-decay)")
+      ->check(one_of({"adam", "sgd"}))
+      ->capture_default_str();
+  c->add_option("--momentum", tr.momentum, "SGD's momentum")->check(below_one())->capture_default_str();
+  c->add_flag("--nesterov", tr.nesterov, "SGD with Nesterov momentum");
+  c->add_option("--weight-decay", tr.weight_decay, "SGD's weight decay")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  c->add_option("--norm-weight-decay", tr.norm_weight_decay,
+                "SGD's weight decay of batch norm's parameters and every bias (default: --weight-decay's)")
+      ->check(non_negative_number());
+  c->add_option("--lr-scheduler", tr.lr_scheduler,
+                "constant, cosine (to 0 over the epochs after the warm-up) or step (times --lr-gamma every "
+                "--lr-step-size epochs after it); set by step")
+      ->check(one_of({"constant", "cosine", "step"}))
+      ->capture_default_str();
+  c->add_option("--lr-warmup-epochs", tr.lr_warmup_epochs, "Epochs of linear warm-up from --lr times --lr-warmup-decay")
+      ->check(whole(0))
+      ->capture_default_str();
+  c->add_option("--lr-warmup-decay", tr.lr_warmup_decay, "The warm-up's first factor")
+      ->check(share())
+      ->capture_default_str();
+  c->add_option("--lr-step-size", tr.lr_step_size, "Epochs between the step scheduler's cuts")
+      ->check(whole(1))
+      ->capture_default_str();
+  c->add_option("--lr-gamma", tr.lr_gamma, "The step scheduler's factor")->check(share())->capture_default_str();
+  c->add_option("--label-smoothing", tr.label_smoothing, "Cross-entropy's label smoothing")
+      ->check(below_one())
+      ->capture_default_str();
+  c->add_option("--clip-grad-norm", tr.clip_grad_norm, "Clip the gradients' total L2 norm to this (0: off)")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  c->add_option("--ema-decay", tr.ema_decay,
+                "Keep an exponential moving average of the weights (torchvision's --model-ema-decay, adjusted to "
+                "the global batch, --ema-steps and the epochs) and test it too (0: none)")
+      ->check(below_one())
+      ->capture_default_str();
+  c->add_option("--ema-steps", tr.ema_steps, "Steps between the average's updates")
+      ->check(whole(1))
+      ->capture_default_str();
+  c->add_option("--precision", tr.precision, "fp32, or bf16 (autocast, CUDA only)")
+      ->check(one_of({"fp32", "bf16"}))
+      ->capture_default_str();
+}
+
+// Data-parallel ranks, checkpoints and resume.
+void add_job_flags(CLI::App* c, TrainArgs& tr) {
+  c->add_option("--nproc", tr.nproc,
+                "Train data-parallel in N processes on this host, one rank each (as torchrun --standalone "
+                "--nproc-per-node N does); --batch-size is the global batch, split between them")
+      ->check(whole(1, 1024));
+  c->add_option("--dist-backend", tr.dist_backend,
+                "Data-parallel backend: gloo, nccl (CUDA, where this LibTorch has it) or auto")
+      ->check(one_of({"auto", "gloo", "nccl"}))
+      ->capture_default_str();
+  c->add_option("--dist-timeout", tr.dist_timeout,
+                "Seconds a rank waits for the others (rendezvous, each collective) before the job fails")
+      ->check(positive_number())
+      ->capture_default_str();
+  auto* checkpoint = c->add_option("--checkpoint", tr.checkpoint_dir,
+                                   "Folder for checkpoints (model, optimizer, RNG and loader state), to resume from: "
+                                   "files checkpoint-<steps done>.pt. Alone: one at the end of every epoch's "
+                                   "training. SIGTERM or SIGINT stops the job after the step in progress, with a "
+                                   "checkpoint there (exit code 143 or 130)");
+  c->add_option_function<std::string>(
+       "--checkpoint-every",
+       [&tr](const std::string& text) {
+         const dist::CheckpointEvery every = dist::parse_checkpoint_every(text);
+         tr.checkpoint_every = every.steps;
+         tr.checkpoint_interval = every.seconds;
+       },
+       "Write a checkpoint every N training steps (100) or every so long (90s, 10m, 1h: after the first step that "
+       "ends that long after the last checkpoint)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              dist::parse_checkpoint_every(text);
+            } catch (const InvalidArgument& e) {
+              return e.what();
+            }
+            return "";
+          },
+          "STEPS|DURATION"))
+      ->needs(checkpoint);
+  c->add_option("--keep-checkpoints", tr.keep_checkpoints, "Keep the newest K checkpoints, removing older ones")
+      ->check(whole(1))
+      ->needs(checkpoint)
+      ->capture_default_str();
+  c->add_option("--resume", tr.resume_dir,
+                "Continue the run whose checkpoint is in this folder (the same flags as the run that wrote it; the "
+                "number of ranks may differ when --batch-size is the same), or 'auto': from the --checkpoint "
+                "folder's newest checkpoint when it holds one, else start afresh (one command line for every start "
+                "of a job)");
+}
+
+}  // namespace
+
+void Commands::define_train() {
+  auto* c = train_cmd_ =
+      app_.add_subcommand("train", "Train SimpleCNN or a ResNet through the configurable loader, or any model of yours "
+                                   "through the C++ library");
+  train_features_ = add_data_flags(c, train, train_mode_);
+  add_loader_flags(c, train);
+  add_image_flags(c, train);
+  add_model_flags(c, train);
+  add_job_flags(c, train);
+}
+
+}  // namespace feedline::cli
