@@ -10,7 +10,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 scripts/install-deps.sh
-scripts/build.sh
+# The tool and the Python package alone: the tests and micro-benchmarks are the test command's to build.
+scripts/build.sh -DFEEDLINE_BUILD_TESTS=OFF -DFEEDLINE_BUILD_BENCHMARKS=OFF
 build="${FEEDLINE_BUILD_DIR:-$here/build}"
 bin="$build/feedline"
 # The Python package, where Debian's python3 finds it (/usr/local/lib/python3.N/dist-packages; docs/python.md).

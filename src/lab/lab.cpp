@@ -118,7 +118,7 @@ class DatasetCache {
 
   std::shared_ptr<const Dataset> get(const std::string& mode) {
     auto& slot = made_[mode];
-    if (!slot) slot = make_image_dataset(table_, parse_dataset_mode(mode), layout_, device_);
+    if (!slot) slot = make_table_dataset(table_, parse_dataset_mode(mode), layout_, device_);
     return slot;
   }
 

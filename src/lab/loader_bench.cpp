@@ -23,7 +23,7 @@ std::vector<LoaderBenchResult> run_loader_bench(const LoaderBenchOptions& args, 
   std::vector<LoaderBenchResult> results;
   double first = 0;
   for (const auto& mode : args.modes) {
-    const auto dataset = make_image_dataset(table, parse_dataset_mode(mode));
+    const auto dataset = make_table_dataset(table, parse_dataset_mode(mode));
     for (const int64_t workers : args.workers) {
       Loader loader(dataset, LoaderOptions(args.batch_size).shuffle(true).seed(42).num_workers(workers));
       const LoaderTiming t = time_loader_epochs(loader, args.epochs, args.min_seconds);

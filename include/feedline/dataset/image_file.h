@@ -24,14 +24,6 @@ std::shared_ptr<const Dataset> make_table_dataset(std::shared_ptr<const Table> t
                                                   const ImageTableLayout& layout = {},
                                                   torch::Device device = torch::kCPU);
 
-// make_table_dataset under the name of the encoded images' make_image_dataset (feedline/dataset/image_dataset.h),
-// a different job: for callers not yet moved to make_table_dataset.
-inline std::shared_ptr<const Dataset> make_image_dataset(std::shared_ptr<const Table> table, DatasetMode mode,
-                                                         const ImageTableLayout& layout = {},
-                                                         torch::Device device = torch::kCPU) {
-  return make_table_dataset(std::move(table), mode, layout, device);
-}
-
 // The image layout and the columns to read that `choice` and `shape` make.
 ImageTableLayout image_layout(const ColumnChoice& choice, const ImageShape& shape);
 
