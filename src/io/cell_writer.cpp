@@ -123,7 +123,7 @@ class QuoteDoubler final : public TextSink {
   TextSink& out_;
 };
 
-// Bytes as lowercase hex (append_hex), a bounded piece at a time.
+// Bytes in hex as value_text gives them (append_hex), a bounded piece at a time.
 void write_hex(TextSink& out, std::string_view bytes) {
   constexpr size_t kPiece = 4096;
   std::string text;
@@ -136,34 +136,21 @@ void write_hex(TextSink& out, std::string_view bytes) {
   }
 }
 
-// How value_text prints a byte-array value: the bytes themselves (text), their hex, or (kOther: dates, decimals,
-// UUIDs, intervals and the like, and every other physical type) its own small text.
-enum class BytesText { kOther, kRaw, kHex };
-
-BytesText bytes_text(const ColumnSchema& s) {
-  if (value_index(s.type) != value_index(PhysicalType::kByteArray)) return BytesText::kOther;
-  const LogicalKind kind = s.logical.kind;
-  const bool as_bytes = kind == LogicalKind::kNone || kind == LogicalKind::kJson || kind == LogicalKind::kEnum ||
-                        kind == LogicalKind::kBson || kind == LogicalKind::kVariant;
-  if (!as_bytes) return BytesText::kOther;
-  return s.type == PhysicalType::kByteArray && s.is_string ? BytesText::kRaw : BytesText::kHex;
-}
-
 // Value `i` (for a list column, element `i`), not null, as JSON.
 void write_json_value(TextSink& out, const Column& c, int64_t i) {
   const LogicalKind kind = c.schema.logical.kind;
   const bool parsed = kind == LogicalKind::kJson || kind == LogicalKind::kVariant;  // the value the text holds
-  switch (bytes_text(c.schema)) {
-    case BytesText::kRaw:
+  switch (value_text_kind(c.schema)) {
+    case ValueTextKind::kBytes:
       if (parsed) break;
       write_json_string(out, c.byte_arrays().at(i));
       return;
-    case BytesText::kHex:
+    case ValueTextKind::kHex:
       out.put('"');
       write_hex(out, c.byte_arrays().at(i));
       out.put('"');
       return;
-    case BytesText::kOther: break;
+    case ValueTextKind::kShort: break;
   }
   out.write(json_value(c, i).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
@@ -274,9 +261,9 @@ void write_csv_cell(TextSink& out, const Column& c, int64_t row) {
     out.put('"');
     return;
   }
-  switch (bytes_text(c.schema)) {
-    case BytesText::kRaw: write_csv_field(out, c.byte_arrays().at(row)); return;
-    case BytesText::kHex: {
+  switch (value_text_kind(c.schema)) {
+    case ValueTextKind::kBytes: write_csv_field(out, c.byte_arrays().at(row)); return;
+    case ValueTextKind::kHex: {
       const std::string_view bytes = c.byte_arrays().at(row);
       if (bytes.empty()) {
         out.write("\"\"");
@@ -285,7 +272,7 @@ void write_csv_cell(TextSink& out, const Column& c, int64_t row) {
       }
       return;
     }
-    case BytesText::kOther: break;
+    case ValueTextKind::kShort: break;
   }
   if (const std::optional<std::string> text = value_text(c, row)) write_csv_field(out, *text);
 }

@@ -3,7 +3,8 @@
 // A byte string is escaped (CSV quotes doubled; JSON escapes, bytes that are not UTF-8 replaced as nlohmann's
 // error_handler_t::replace replaces them) or turned into hex piece by piece from the column's own bytes, so that a
 // value of a gigabyte costs the output buffer and no copy of it; a list's JSON array is written element by
-// element. Small values (numbers, dates, decimals) still go through value_text / json_value. Text that a JSON or
+// element. What a value's text is comes from value_text.h alone (value_text_kind says which values are byte
+// strings or hex; small values, numbers, dates, decimals, are value_text / json_value's whole). Text that a JSON or
 // VARIANT column holds is written to JSON lines as its parsed and dumped value, which needs the whole text: such
 // a value is built whole, as json_row builds it.
 // The functions keep no state; a sink is used by one thread at a time.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -59,80 +58,10 @@ __int128 decimal_unscaled(std::string_view big_endian) {
   return static_cast<__int128>(v);
 }
 
-std::string decimal_bytes_to_string(std::string_view big_endian, int scale) {
-  if (big_endian.size() <= 16) return decimal_to_string(decimal_unscaled(big_endian), scale);
-  // The magnitude, in base-2^32 limbs, most significant first.
-  const bool negative = static_cast<uint8_t>(big_endian[0]) >= 0x80;
-  std::vector<uint8_t> bytes(big_endian.begin(), big_endian.end());
-  if (negative) {  // two's complement: invert and add one
-    for (auto& b : bytes) b = static_cast<uint8_t>(~b);
-    for (size_t i = bytes.size(); i-- > 0;) {
-      if (++bytes[i] != 0) break;
-    }
-  }
-  std::vector<uint32_t> limbs((bytes.size() + 3) / 4, 0);
-  const size_t pad = limbs.size() * 4 - bytes.size();
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    const size_t at = i + pad;
-    limbs[at / 4] |= static_cast<uint32_t>(bytes[i]) << (8 * (3 - at % 4));
-  }
-  // Divide by 10^9 until nothing is left, collecting the remainders: the digits, nine at a time, lowest first.
-  std::string digits;
-  const auto is_zero = [&limbs] {
-    for (const uint32_t l : limbs) {
-      if (l != 0) return false;
-    }
-    return true;
-  };
-  do {
-    uint64_t remainder = 0;
-    for (auto& l : limbs) {
-      const uint64_t cur = (remainder << 32) | l;
-      l = static_cast<uint32_t>(cur / 1000000000u);
-      remainder = cur % 1000000000u;
-    }
-    char chunk[16];
-    std::snprintf(chunk, sizeof chunk, "%09u", static_cast<unsigned>(remainder));
-    digits.insert(0, chunk);
-  } while (!is_zero());
-  const size_t first = digits.find_first_not_of('0');
-  digits = first == std::string::npos ? "0" : digits.substr(first);
-  if (scale > 0) {
-    if (digits.size() <= static_cast<size_t>(scale)) digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
-    digits.insert(digits.size() - static_cast<size_t>(scale), ".");
-  }
-  return (negative ? "-" : "") + digits;
-}
-
 double decimal_bytes_to_double(std::string_view big_endian, int scale) {
   if (big_endian.size() <= 16) return static_cast<double>(decimal_unscaled(big_endian)) / std::pow(10.0, scale);
-  // Exact text, then the correctly rounded double of it.
+  // Exact text (value_text.cpp makes the text of decimals and bytes), then the correctly rounded double of it.
   return std::strtod(decimal_bytes_to_string(big_endian, scale).c_str(), nullptr);
-}
-
-void append_hex(std::string& out, std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  out.reserve(out.size() + 2 * bytes.size());
-  for (const char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 15]);
-  }
-}
-
-std::string decimal_to_string(__int128 unscaled, int scale) {
-  const bool negative = unscaled < 0;
-  unsigned __int128 u = negative ? -static_cast<unsigned __int128>(unscaled) : static_cast<unsigned __int128>(unscaled);
-  std::string digits;
-  do {
-    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
-    u /= 10;
-  } while (u > 0);
-  if (scale > 0) {
-    if (digits.size() <= static_cast<size_t>(scale)) digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
-    digits.insert(digits.size() - static_cast<size_t>(scale), ".");
-  }
-  return (negative ? "-" : "") + digits;
 }
 
 double Column::value_as_double(int64_t row) const {

@@ -1,5 +1,7 @@
 // The library's own part of value printing, beside the public feedline/io/value_text.h: the text of single values of
-// each kind, and a cell as JSON. Plain functions without state: safe from any thread.
+// each kind, how a column's values print, and a cell as JSON. value_text.cpp holds every value's text (decimals and
+// hex too, which feedline/io/table.h declares); the writers call it. Plain functions without state: safe from any
+// thread.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,13 @@
 #include "feedline/io/value_text.h"
 
 namespace feedline {
+
+// How value_text gives the values of a column of type `s`: kBytes, the bytes as they are (BYTE_ARRAY strings, and
+// the text of JSON, ENUM, BSON and VARIANT columns); kHex, the bytes in hex, as append_hex writes them (other byte
+// arrays); kShort, a short text made whole (booleans, numbers, dates and times, decimals, UUIDs, intervals,
+// FLOAT16). Writers may hand on a long value of the first two from the column's bytes, piece by piece.
+enum class ValueTextKind { kBytes, kHex, kShort };
+ValueTextKind value_text_kind(const ColumnSchema& s);
 
 // Days since 1970-01-01 as YYYY-MM-DD (proleptic Gregorian).
 std::string date_text(int64_t days);
