@@ -3,7 +3,7 @@
 # usage: scripts/bench-parquet-read.sh [THREADS] [REPEAT] [FILE... | duckdb-folder | large-files]
 #   (default: every core, 5, data/*/*.parquet). `duckdb-folder`: the larger files of tests/data/duckdb-parquet-testing
 #   that both readers read (those over 100 KB, from pyarrow, Spark, parquet-mr, Hive and DuckDB, beside the small
-#   Spark and Hive ones the benchmark goals name).
+#   Spark and Hive ones the large-file benchmarks name).
 #   `large-files`: the large-file set that bench/make_large_parquet.mjs writes into data/large-parquet/ROWS-rows/
 #   (written first when missing; LARGE_ROWS rows, default 10 M, ARROW_ROWS for arrow-rs's files, default 2 M): DuckDB's,
 #   Polars' and arrow-rs's writers, SNAPPY, ZSTD and uncompressed. Its table adds each file's size and codec floor

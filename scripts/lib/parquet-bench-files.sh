@@ -1,6 +1,6 @@
 # Sourced by bench-parquet-read.sh and bench-parquet-compare.sh: the larger files of DuckDB's test folder that both
 # readers read (those over 100 KB, from pyarrow, Spark, parquet-mr, Hive and DuckDB, beside the small Spark and
-# Hive ones the benchmark goals name), the set their `duckdb-folder` argument names.
+# Hive ones the large-file benchmarks name), the set their `duckdb-folder` argument names.
 # shellcheck shell=bash
 
 # Prints the files' paths, one a line, under the checkout `here`.

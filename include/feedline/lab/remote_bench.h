@@ -86,17 +86,8 @@ struct RemoteBenchRow {
   int64_t requests = 0, bytes = 0;  // the last run's
 };
 
-struct RemoteGoal {
-  std::string text;
-  std::string row;                // the row it is about
-  double value = 0, target = 0;
-  bool met = false;
-  bool known = false;             // measured (the row ran)
-};
-
 struct RemoteBenchResult {
   std::vector<RemoteBenchRow> rows;
-  std::vector<RemoteGoal> goals;
   int64_t images = 0, shards = 0, shard_bytes = 0, workers = 0;
   std::string parquet;            // the file projected
   int64_t parquet_bytes = 0, parquet_rows = 0, row_groups = 0;
@@ -113,7 +104,7 @@ struct RemoteBenchResult {
 RemoteBenchResult run_remote_bench(const RemoteBenchOptions& options, const std::string& program,
                                    Reporter& reporter);
 
-// The result's tables as Markdown: the image epoch, the projection, the goals.
+// The result's tables as Markdown: the image epoch against local disk, and the projection.
 std::string remote_bench_tables(const RemoteBenchResult& result);
 
 }  // namespace feedline::lab
