@@ -61,28 +61,30 @@ bool finite_number(const std::string& text, double* value) {
   return end == text.c_str() + text.size() && errno != ERANGE && std::isfinite(*value);
 }
 
-// A finite number above 0 (learning rates).
-CLI::Validator positive_number() {
+namespace {
+
+// A finite number that `ok` accepts; anything else "must be <words>, not <text>".
+CLI::Validator number_where(bool (*ok)(double), const std::string& words, const std::string& description) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
+      [ok, words](std::string& text) -> std::string {
         double value = 0;
         if (!finite_number(text, &value)) return in_quotes(text) + " is not a number";
-        if (value <= 0) return "must be above 0, not " + text;
+        if (!ok(value)) return "must be " + words + ", not " + text;
         return "";
       },
-      "above 0");
+      description);
+}
+
+}  // namespace
+
+// A finite number above 0 (learning rates).
+CLI::Validator positive_number() {
+  return number_where([](double v) { return v > 0; }, "above 0", "above 0");
 }
 
 // A share above 0 and at most 1.
 CLI::Validator share() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        double value = 0;
-        if (!finite_number(text, &value)) return in_quotes(text) + " is not a number";
-        if (value <= 0 || value > 1) return "must be above 0 and at most 1, not " + text;
-        return "";
-      },
-      "(0, 1]");
+  return number_where([](double v) { return v > 0 && v <= 1; }, "above 0 and at most 1", "(0, 1]");
 }
 
 // A duration in seconds, 0 or more.
@@ -142,25 +144,11 @@ const std::string kManyFiles =
     "list; key=value folders add Hive columns";
 
 CLI::Validator non_negative_number() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        double value = 0;
-        if (!finite_number(text, &value)) return in_quotes(text) + " is not a number";
-        if (value < 0) return "must be 0 or more, not " + text;
-        return "";
-      },
-      "0 or more");
+  return number_where([](double v) { return v >= 0; }, "0 or more", "0 or more");
 }
 
 CLI::Validator below_one() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        double value = 0;
-        if (!finite_number(text, &value)) return in_quotes(text) + " is not a number";
-        if (value < 0 || value >= 1) return "must be 0 or more and below 1, not " + text;
-        return "";
-      },
-      "[0, 1)");
+  return number_where([](double v) { return v >= 0 && v < 1; }, "0 or more and below 1", "[0, 1)");
 }
 
 }  // namespace feedline::cli
