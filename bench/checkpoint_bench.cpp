@@ -19,8 +19,7 @@
 #include "feedline/io/file.h"
 #include "feedline/io/idx.h"
 #include "feedline/loader/loader.h"
-#include "feedline/train/model.h"
-#include "feedline/train/process_settings.h"
+#include "feedline/train/models.h"
 #include "feedline/train/train.h"
 
 namespace {

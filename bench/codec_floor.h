@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "feedline/io/error.h"
-#include "feedline/io/parallel.h"
 #include "feedline/io/table.h"
+#include "io/parallel.h"
 #include "io/parquet/codec.h"
 #include "io/parquet/metadata.h"
 

@@ -11,7 +11,7 @@
 
 #include "feedline/dataset/image_transforms.h"
 #include "feedline/io/file.h"
-#include "feedline/io/image_encode.h"
+#include "io/image_encode.h"
 
 namespace feedline {
 namespace {

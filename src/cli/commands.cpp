@@ -11,11 +11,11 @@
 
 #include "feedline/dataset/dataset_mode.h"
 #include "feedline/io/error.h"
-#include "feedline/io/parallel.h"
 #include "feedline/io/parquet.h"
 #include "feedline/io/parquet_dataset.h"
 #include "feedline/io/remote.h"
-#include "feedline/io/remote_glob.h"
+#include "io/parallel.h"
+#include "io/remote_glob.h"
 
 #ifndef FEEDLINE_TORCH_VERSION
 #define FEEDLINE_TORCH_VERSION "unknown"
@@ -464,6 +464,9 @@ void Commands::finish() {
     command_ = Command::kTrain;
     train.columns.features_given = train_features_->count() > 0;
     train.mode = parse_dataset_mode(train_mode_);
+    if (train.mode == DatasetMode::kStream && !train.columns.row_groups.empty()) {
+      throw InvalidArgument("--row-groups: a streamed dataset reads every row group");
+    }
     if (train.resume_dir == "auto" && train.checkpoint_dir.empty()) {
       throw InvalidArgument("--resume auto resumes from the --checkpoint folder's newest checkpoint; pass "
                             "--checkpoint DIR too");

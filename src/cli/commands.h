@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "cli/remote_flags.h"
 #include "feedline/dist/train_job.h"
-#include "feedline/io/column_choice.h"
+#include "feedline/io/columns.h"
 #include "feedline/lab/lab.h"
 #include "feedline/lab/remote_bench.h"
-#include "cli/remote_flags.h"
 
 namespace feedline::cli {
 

@@ -9,15 +9,15 @@
 #include <string>
 #include <string_view>
 
-#include "feedline/io/cell_writer.h"
 #include "feedline/io/columns.h"
 #include "feedline/io/csv.h"
 #include "feedline/io/file.h"
 #include "feedline/io/parquet.h"
 #include "feedline/io/parquet_dataset.h"
-#include "feedline/io/inspect.h"
 #include "feedline/io/table.h"
-#include "feedline/io/value_text.h"
+#include "io/cell_writer.h"
+#include "io/inspect.h"
+#include "io/value_text.h"
 
 namespace feedline::cli {
 namespace {

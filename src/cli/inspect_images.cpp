@@ -13,7 +13,7 @@
 #include "feedline/dataset/image_dataset.h"
 #include "feedline/io/error.h"
 #include "feedline/io/image_decode.h"
-#include "feedline/io/parallel.h"
+#include "io/parallel.h"
 
 namespace feedline::cli {
 namespace {

@@ -19,8 +19,8 @@
 
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
-#include "feedline/io/parallel.h"
 #include "feedline/io/parquet.h"
+#include "io/parallel.h"
 
 namespace feedline::cli {
 namespace {

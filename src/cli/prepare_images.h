@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "feedline/io/idx.h"
-#include "feedline/io/image_encode.h"
+#include "io/image_encode.h"
 
 namespace feedline::cli {
 

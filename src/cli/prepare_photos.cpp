@@ -17,8 +17,8 @@
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
 #include "feedline/io/image_decode.h"
-#include "feedline/io/image_encode.h"
-#include "feedline/io/parallel.h"
+#include "io/image_encode.h"
+#include "io/parallel.h"
 
 extern "C" {
 #include <libswscale/swscale.h>

@@ -18,16 +18,15 @@
 
 #include "cli/commands.h"
 #include "cli/inspect_images.h"
-#include "cli/train.h"
 #include "cli/terminal_reporter.h"
+#include "cli/train.h"
 #include "feedline/dist/dist.h"
 #include "feedline/dist/launch.h"
 #include "feedline/dist/train_job.h"
 #include "feedline/io/error.h"
-#include "feedline/train/process_settings.h"
-#include "feedline/train/train.h"
 #include "feedline/lab/lab.h"
 #include "feedline/lab/remote_bench.h"
+#include "feedline/train/train.h"
 
 namespace feedline::cli {
 namespace {

@@ -10,10 +10,10 @@
 #include <string>
 #include <string_view>
 
+#include "dataset/image.h"
 #include "feedline/io/columns.h"
 #include "feedline/io/error.h"
-#include "feedline/io/parallel.h"
-#include "feedline/dataset/image.h"
+#include "io/parallel.h"
 
 namespace feedline {
 

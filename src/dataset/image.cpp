@@ -1,11 +1,11 @@
-#include "feedline/dataset/image.h"
+#include "dataset/image.h"
 
 #include <algorithm>
 #include <string>
 
 #include "feedline/io/error.h"
 #include "feedline/io/image_decode.h"
-#include "feedline/io/image_encode.h"
+#include "io/image_encode.h"
 
 namespace feedline {
 namespace {

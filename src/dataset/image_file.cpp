@@ -68,7 +68,7 @@ int64_t max_label_in(const std::string& path, const ColumnChoice& choice, int64_
 ImageFile load_image_file(const std::string& path, const ImageFileOptions& options) {
   const ColumnChoice& choice = options.columns;
   if (options.mode == DatasetMode::kStream) {
-    if (!choice.row_groups.empty()) throw InvalidArgument("--row-groups: a streamed dataset reads every row group");
+    if (!choice.row_groups.empty()) throw InvalidArgument("a streamed dataset reads every row group: choose no row groups for it");
     ParquetStreamOptions stream;
     stream.layout = image_layout(choice, options.shape);
     stream.columns = choice.only;

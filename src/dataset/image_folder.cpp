@@ -13,7 +13,7 @@
 #include "feedline/dataset/image_sources.h"
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
-#include "feedline/io/remote_glob.h"
+#include "io/remote_glob.h"
 
 namespace feedline {
 

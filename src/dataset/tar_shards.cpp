@@ -10,11 +10,11 @@
 #include <optional>
 #include <set>
 
+#include "dataset/read_ahead.h"
 #include "feedline/dataset/image_sources.h"
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
-#include "feedline/io/parallel.h"
-#include "dataset/read_ahead.h"
+#include "io/parallel.h"
 
 namespace feedline {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "feedline/io/error.h"
-#include "feedline/train/resnet.h"
+#include "feedline/train/models.h"
 
 namespace feedline::dist::detail {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "feedline/dataset/dataset_mode.h"
 #include "feedline/dist/train_job.h"
-#include "feedline/train/model.h"
+#include "feedline/train/models.h"
 #include "feedline/train/train.h"
 
 namespace feedline::dist::detail {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "dist/job_model.h"
 #include "feedline/catalog/catalog.h"
 #include "feedline/dataset/encoded.h"
 #include "feedline/dataset/image_dataset.h"
@@ -18,11 +19,10 @@
 #include "feedline/dist/data_parallel.h"
 #include "feedline/dist/dist.h"
 #include "feedline/io/error.h"
-#include "feedline/io/parallel.h"
 #include "feedline/loader/loader.h"
-#include "feedline/train/model.h"
+#include "feedline/train/models.h"
 #include "feedline/train/train.h"
-#include "dist/job_model.h"
+#include "io/parallel.h"
 
 namespace feedline::dist {
 namespace {

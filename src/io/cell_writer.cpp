@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "feedline/io/table.h"
-#include "feedline/io/value_text.h"
 #include "io/value_text.h"
 
 namespace feedline {

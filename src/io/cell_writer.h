@@ -1,4 +1,4 @@
-// Internal: the pieces of feedline/io/cell_writer.h. A table's rows written as CSV records or JSON lines straight
+// A table's rows as text, written as they are made (what `feedline cat` prints), and the pieces that write them. A table's rows written as CSV records or JSON lines straight
 // into an output buffer, the text that cell_text / json_row give, without building any cell's whole text first.
 // A byte string is escaped (CSV quotes doubled; JSON escapes, bytes that are not UTF-8 replaced as nlohmann's
 // error_handler_t::replace replaces them) or turned into hex piece by piece from the column's own bytes, so that a
@@ -17,10 +17,21 @@
 #include <string_view>
 #include <vector>
 
-#include "feedline/io/cell_writer.h"
 #include "feedline/io/table.h"
 
 namespace feedline {
+
+enum class TextFormat {
+  kCsv,        // a header of the column names, then a record a row: cell_text's texts, quoted where RFC 4180
+               // needs it; a null empty, and a record of one null column as "" (an empty line is no record)
+  kJsonLines,  // an object a row, as json_row gives it, each on its own line
+};
+
+// Writes rows [0, rows) of `t` (every row when `rows` is negative or past the end) in `format`, handing the text
+// to `write` in pieces of up to 64 KiB, or a long value's bytes as they are, in order. What `write` throws passes
+// through.
+void write_table_text(const Table& t, TextFormat format, const std::function<void(std::string_view)>& write,
+                      int64_t rows = -1);
 
 // Where text goes: the output buffer, or a filter in front of it.
 class TextSink {

@@ -1,4 +1,4 @@
-#include "feedline/io/column_choice.h"
+#include "feedline/io/columns.h"
 
 #include "feedline/io/error.h"
 

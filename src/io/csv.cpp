@@ -16,8 +16,8 @@
 
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
-#include "feedline/io/parallel.h"
 #include "io/memory.h"
+#include "io/parallel.h"
 
 namespace feedline {
 namespace {

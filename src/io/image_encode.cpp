@@ -1,4 +1,4 @@
-#include "feedline/io/image_encode.h"
+#include "io/image_encode.h"
 
 #include <spng.h>
 #include <turbojpeg.h>

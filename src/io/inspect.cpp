@@ -1,4 +1,4 @@
-#include "feedline/io/inspect.h"
+#include "io/inspect.h"
 
 #include <cstdint>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "feedline/io/parallel.h"
+#include "io/parallel.h"
 
 #include <algorithm>
 #include <atomic>

@@ -18,8 +18,8 @@
 
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
-#include "feedline/io/parallel.h"
-#include "feedline/io/remote_glob.h"
+#include "io/parallel.h"
+#include "io/remote_glob.h"
 #include "io/value_text.h"
 
 namespace feedline::parquet {

@@ -1,6 +1,6 @@
 // Globs and folders over object storage: one listing of a literal prefix, matched segment by segment as glob()
 // matches a path.
-#include "feedline/io/remote_glob.h"
+#include "io/remote_glob.h"
 
 #include <fnmatch.h>
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "feedline/io/error.h"
+#include "io/value_text.h"
 
 namespace feedline {
 

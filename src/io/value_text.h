@@ -1,7 +1,6 @@
-// The library's own part of value printing, beside the public feedline/io/value_text.h: the text of single values of
-// each kind, how a column's values print, and a cell as JSON. value_text.cpp holds every value's text (decimals and
-// hex too, which feedline/io/table.h declares); the writers call it. Plain functions without state: safe from any
-// thread.
+// Values as feedline prints them: `inspect`'s logical types and statistics, `cat`'s CSV and JSON cells, the text
+// of single values of each kind, how a column's values print, and a cell as JSON. value_text.cpp holds every
+// value's text (decimals and hex too); the writers call it. Plain functions without state: safe from any thread.
 #pragma once
 
 #include <cstdint>
@@ -11,9 +10,39 @@
 #include <string_view>
 
 #include "feedline/io/table.h"
-#include "feedline/io/value_text.h"
 
 namespace feedline {
+
+// Appends `bytes` as lowercase hex, two digits a byte: how feedline prints binary values (CSV, `cat`).
+void append_hex(std::string& out, std::string_view bytes);
+
+// A DECIMAL's unscaled integer with `scale` digits after the point, as text: "-12.30", "0.05", "7".
+std::string decimal_to_string(__int128 unscaled, int scale);
+
+// The same for an unscaled integer stored big-endian two's complement in any number of bytes (DECIMAL of any
+// precision: 77 digits take 32 bytes), exactly.
+std::string decimal_bytes_to_string(std::string_view big_endian, int scale);
+
+// Such a DECIMAL's value as the nearest double.
+double decimal_bytes_to_double(std::string_view big_endian, int scale);
+
+// The logical type as `inspect` names it: "DATE", "TIMESTAMP(MICROS,UTC)", "DECIMAL(9,2)", "INT(8,unsigned)",
+// "STRING", "length 16" for other fixed-length byte arrays; "" for none.
+std::string logical_type_text(const ColumnSchema& s);
+
+// A statistics value (raw PLAIN bytes) as text for its column's type; 0x and hex when the size does not fit.
+std::string statistic_text(const ColumnSchema& s, const std::string& raw);
+
+// Value `row` (for a list column, element `row`) as text, null or not: dates and times in ISO 8601, decimals
+// exact, floats in their shortest round-trip digits ("NaN", "Infinity"), byte strings that are not text in hex.
+std::optional<std::string> value_text(const Column& c, int64_t row);
+
+// One row's cell as CSV text; nullopt for a null. A list is its JSON array.
+std::optional<std::string> cell_text(const Column& c, int64_t row);
+
+// One row of a table as a JSON object on one line, its keys the column names in the table's order: a null as null,
+// a list as an array (of arrays, for a list of lists), text that is not valid UTF-8 with its bad bytes replaced.
+std::string json_row(const Table& t, int64_t row);
 
 // How value_text gives the values of a column of type `s`: kBytes, the bytes as they are (BYTE_ARRAY strings, and
 // the text of JSON, ENUM, BSON and VARIANT columns); kHex, the bytes in hex, as append_hex writes them (other byte

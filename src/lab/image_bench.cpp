@@ -24,9 +24,9 @@
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
 #include "feedline/io/image_decode.h"
-#include "feedline/io/parallel.h"
 #include "feedline/lab/lab.h"
 #include "feedline/loader/loader.h"
+#include "io/parallel.h"
 #include "lab/process.h"
 #include "lab/report.h"
 

@@ -26,7 +26,7 @@
 #include <string>
 #include <utility>
 
-#include "feedline/dataset/sample_rng.h"
+#include "feedline/dataset/encoded.h"
 #include "feedline/io/error.h"
 #include "feedline/io/remote.h"
 #include "loader/blocking_queue.h"

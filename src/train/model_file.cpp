@@ -9,7 +9,7 @@
 
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
-#include "feedline/train/model.h"
+#include "feedline/train/models.h"
 
 namespace feedline {
 

@@ -1,6 +1,6 @@
 // torchvision's ResNets: the residual blocks, the network that stacks them, its initialisation, and the weight-decay
 // split of torchvision's training recipes.
-#include "feedline/train/resnet.h"
+#include "feedline/train/models.h"
 
 #include <torch/nn/init.h>
 

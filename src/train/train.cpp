@@ -117,7 +117,7 @@ torch::Device resolve_device(const std::string& name) {
   if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
     if (!torch::cuda::is_available()) {
       throw InvalidArgument("device '" + name + "' requested but CUDA is not available (LibTorch " +
-                            "without CUDA, or no GPU); use --device cpu or auto");
+                            "without CUDA, or no GPU); use the CPU, or auto");
     }
     return torch::Device(name);
   }

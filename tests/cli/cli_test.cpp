@@ -17,14 +17,14 @@
 #include <nlohmann/json.hpp>
 #include <torch/cuda.h>
 
-#include "feedline/io/csv.h"
-#include "feedline/io/idx.h"
-#include "feedline/dataset/dataset.h"
-#include "feedline/io/file.h"
-#include "feedline/io/error.h"
-#include "feedline/train/model.h"
-#include "feedline/io/parquet.h"
 #include "cli/cli_support.h"
+#include "feedline/dataset/dataset.h"
+#include "feedline/io/csv.h"
+#include "feedline/io/error.h"
+#include "feedline/io/file.h"
+#include "feedline/io/idx.h"
+#include "feedline/io/parquet.h"
+#include "feedline/train/models.h"
 #include "io/parquet_test_support.h"
 #include "test_paths.h"
 

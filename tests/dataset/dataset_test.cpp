@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "dataset/image.h"
 #include "feedline/io/columns.h"
 #include "feedline/io/csv.h"
 #include "feedline/io/error.h"
 #include "feedline/io/idx.h"
-#include "feedline/dataset/image.h"
-#include "feedline/io/image_encode.h"
 #include "feedline/io/parquet.h"
+#include "io/image_encode.h"
 #include "io/parquet_duckdb_support.h"
 #include "test_paths.h"
 

@@ -20,13 +20,13 @@
 
 #include "cli/cli_support.h"
 #include "dist/processes.h"
-#include "dist/thread_ranks.h"
 #include "dist/tcp_store.h"
+#include "dist/thread_ranks.h"
 #include "feedline/dataset/dataset.h"
 #include "feedline/dist/data_parallel.h"
 #include "feedline/dist/dist.h"
 #include "feedline/loader/loader.h"
-#include "feedline/train/model.h"
+#include "feedline/train/models.h"
 #include "feedline/train/train.h"
 #include "train/float_drift.h"
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cli/cli_support.h"
-#include "feedline/train/model.h"
+#include "feedline/train/models.h"
 
 namespace feedline::testing {
 

@@ -16,8 +16,8 @@
 #include "feedline/io/error.h"
 #include "feedline/io/parquet.h"
 #include "feedline/io/table.h"
-#include "feedline/io/value_text.h"
 #include "io/cell_writer.h"
+#include "io/value_text.h"
 #include "test_paths.h"
 
 namespace feedline {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "feedline/io/error.h"
-#include "feedline/io/image_encode.h"
+#include "io/image_encode.h"
 #include "test_paths.h"
 
 namespace feedline {

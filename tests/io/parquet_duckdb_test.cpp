@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "feedline/io/error.h"
-#include "feedline/io/inspect.h"
 #include "feedline/io/parquet.h"
 #include "feedline/io/parquet_dataset.h"
-#include "io/value_text.h"
+#include "io/inspect.h"
 #include "io/parquet_duckdb_support.h"
 #include "io/parquet_test_support.h"
+#include "io/value_text.h"
 #include "test_paths.h"
 
 namespace feedline::parquet {

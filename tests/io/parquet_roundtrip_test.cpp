@@ -12,6 +12,7 @@
 #include "feedline/io/parquet.h"
 #include "io/parquet/reader_internal.h"
 #include "io/parquet_test_support.h"
+#include "io/value_text.h"
 #include "test_paths.h"
 
 namespace feedline::parquet {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "feedline/io/error.h"
-#include "feedline/io/inspect.h"
 #include "feedline/io/parquet.h"
+#include "io/inspect.h"
 #include "io/parquet/variant.h"
 #include "io/parquet_duckdb_support.h"
 #include "io/parquet_test_support.h"

@@ -1,7 +1,7 @@
 // Patterns over object storage match keys as glob() matches paths (the listings themselves are tested against the
 // test servers, tests/remote/dataset/): segment by segment, hidden names only by a pattern that names the dot, `**`
 // over any number of folders but those a dataset's walk leaves out.
-#include "feedline/io/remote_glob.h"
+#include "io/remote_glob.h"
 
 #include <gtest/gtest.h>
 

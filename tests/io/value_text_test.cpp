@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "feedline/io/table.h"
-#include "feedline/io/value_text.h"
 #include "io/value_text.h"
 
 namespace feedline {

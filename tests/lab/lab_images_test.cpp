@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "feedline/io/file.h"
-#include "feedline/io/image_encode.h"
+#include "io/image_encode.h"
 #include "test_paths.h"
 
 namespace feedline {

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "fashion_split.h"
 #include "feedline/dataset/dataset.h"
 #include "feedline/io/error.h"
 #include "feedline/io/idx.h"
 #include "feedline/loader/loader.h"
-#include "feedline/train/model.h"
+#include "feedline/train/models.h"
 #include "feedline/train/train.h"
-#include "fashion_split.h"
 #include "test_paths.h"
 
 namespace feedline {

@@ -1,4 +1,4 @@
-#include "feedline/train/process_settings.h"
+#include "feedline/train/train.h"
 
 #include <gtest/gtest.h>
 

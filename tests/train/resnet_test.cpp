@@ -2,7 +2,7 @@
 // oracle): parameter and buffer names in state_dict order, forward passes in eval and train mode on torchvision's
 // weights loaded by name, the weight-decay split; and without Python: parameter counts, the initialisation's
 // distributions, shapes, and the errors.
-#include "feedline/train/resnet.h"
+#include "feedline/train/models.h"
 
 #include <gtest/gtest.h>
 #include <torch/serialize.h>
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "feedline/io/error.h"
-#include "feedline/train/model.h"
+#include "feedline/train/models.h"
 #include "test_paths.h"
 
 namespace feedline {

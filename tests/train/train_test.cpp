@@ -9,10 +9,10 @@
 #include <memory>
 #include <stdexcept>
 
+#include "fashion_split.h"
 #include "feedline/io/error.h"
 #include "feedline/io/idx.h"
-#include "feedline/train/model.h"
-#include "fashion_split.h"
+#include "feedline/train/models.h"
 #include "test_paths.h"
 #include "train/cuda_support.h"
 #include "train/device_adam.h"

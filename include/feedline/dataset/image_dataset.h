@@ -71,7 +71,7 @@ const char* image_source_kind_name(ImageSourceKind kind);
 //   - a folder of class folders otherwise.
 // IoError naming the spec when it names nothing that exists.
 // URLs (feedline/io/remote.h) are told apart the same way: a wildcard pattern of s3:// or gs:// shards and a remote
-// folder by one listing (feedline/io/remote_glob.h), an object named neither .tar nor .parquet by one HEAD request
+// folder by one listing, an object named neither .tar nor .parquet by one HEAD request
 // (an object: a Parquet file; none: a folder); a URL is not checked for existence beyond that, its reader says when
 // it is missing. A wildcard pattern of shards that matches no object is IoError naming it, as a local one; over
 // http(s) (no listing), InvalidArgument saying so.

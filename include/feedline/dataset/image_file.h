@@ -12,7 +12,7 @@
 
 #include "feedline/dataset/dataset.h"
 #include "feedline/dataset/dataset_mode.h"
-#include "feedline/io/column_choice.h"
+#include "feedline/io/columns.h"
 #include "feedline/io/table.h"
 
 namespace feedline {

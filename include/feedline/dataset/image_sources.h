@@ -36,7 +36,7 @@ extern const std::vector<std::string> kImageFolderExtensions;
 // long). A folder that cannot be listed below a class folder is passed over, as os.walk passes it over.
 // Errors: IoError naming root when it cannot be listed, and IoError (ENOENT, Python's FileNotFoundError, as
 // torchvision raises) naming root when it has no class folder or a class has no image file.
-// The root may be an s3:// or gs:// folder (feedline/io/remote_glob.h): its objects are found by one listing, the
+// The root may be an s3:// or gs:// folder: its objects are found by one listing, the
 // first folder of each key under the root its class, and the same rules give the same classes and order as the
 // folder downloaded would; will_read() then fetches the files the loader reads next. An http(s) root is
 // InvalidArgument: a web server has no listing.

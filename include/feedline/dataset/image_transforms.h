@@ -29,7 +29,6 @@
 #include <vector>
 
 #include "feedline/dataset/encoded.h"
-#include "feedline/dataset/sample_rng.h"
 #include "feedline/io/image_decode.h"
 
 namespace feedline {

@@ -1,6 +1,11 @@
 // Choosing which columns of a file make a dataset: a label column and feature columns named by exact names or
 // glob patterns, resolved against the file's schema before anything else is read, so only those columns are
 // decoded. Plain functions without state: safe from any thread.
+//
+// Which columns of a file make an image dataset, and the shape of its images: what `feedline train` and the
+// Python DataLoader are told about a file, parsed before anything is read. No LibTorch here: the command-line tool
+// parses its flags into these before it knows whether it will load LibTorch. Plain data and a function without
+// state: safe from any thread.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +15,7 @@
 #include "feedline/io/table.h"
 
 namespace feedline {
+
 namespace parquet {
 class FileReader;
 }
@@ -72,5 +78,23 @@ Table read_dataset_table(const std::string& path, const DatasetColumns& columns,
 // The same of a Parquet file already opened, whose footer is not parsed again: for a caller that reads one file
 // many times (a row group at a time).
 Table read_dataset_table(const parquet::FileReader& file, const DatasetColumns& columns, int num_threads = 0);
+
+// What `train` reads from a file: its label column, its feature columns (patterns, or the image column when
+// `features_given` is false and the file has one) and nothing outside `only` (when not empty).
+struct ColumnChoice {
+  std::string label = "label";
+  std::vector<std::string> features{"pixel*"};
+  bool features_given = false;
+  std::vector<std::string> only;
+  std::vector<int64_t> row_groups;  // Parquet files: only these row groups
+};
+
+// The images of a file: channels x height x width values a row (the experiment's 1x28x28 by default).
+struct ImageShape {
+  int64_t channels = 1, height = 28, width = 28;
+};
+
+// Parses "CxHxW" (e.g. 3x32x32); InvalidArgument for anything else or a dimension below 1.
+ImageShape parse_image_shape(const std::string& text);
 
 }  // namespace feedline

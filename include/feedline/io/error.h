@@ -1,7 +1,6 @@
 // feedline's one error model: exceptions derived from feedline::Error, thrown where a problem is detected.
-// Messages name the file and, where known, the column and byte offset. The library never prints or exits (the lab,
-// whose job is to print its tables, aside). An error thrown on a worker or parallel_for thread reaches the caller
-// with its type and message.
+// Messages name the file and, where known, the column and byte offset. The library never prints or exits. An error
+// thrown on a worker thread or one of the library's parallel loops reaches the caller with its type and message.
 #pragma once
 
 #include <stdexcept>

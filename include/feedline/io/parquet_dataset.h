@@ -5,9 +5,8 @@
 // The files must agree on their columns (by name, in any order, and type; a column may be optional in one file
 // and required in another); errors name both files and the column.
 // Remote files (feedline/io/remote.h) are named as local ones: an s3:// or gs:// folder (a URL ending in '/', or one
-// at whose key no object is but objects are under key + '/') or pattern is found in one listing of its prefix
-// (feedline/io/remote_glob.h), and lists may mix URLs and paths. An http(s) server has no listing: its files are
-// named one by one.
+// at whose key no object is but objects are under key + '/') or pattern is found in one listing of its prefix,
+// and lists may mix URLs and paths. An http(s) server has no listing: its files are named one by one.
 #pragma once
 
 #include <cstdint>

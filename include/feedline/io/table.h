@@ -151,19 +151,6 @@ float half_to_float(uint16_t bits);
 // InvalidArgument for longer values.
 __int128 decimal_unscaled(std::string_view big_endian);
 
-// Appends `bytes` as lowercase hex, two digits a byte: how feedline prints binary values (CSV, `cat`).
-void append_hex(std::string& out, std::string_view bytes);
-
-// A DECIMAL's unscaled integer with `scale` digits after the point, as text: "-12.30", "0.05", "7".
-std::string decimal_to_string(__int128 unscaled, int scale);
-
-// The same for an unscaled integer stored big-endian two's complement in any number of bytes (DECIMAL of any
-// precision: 77 digits take 32 bytes), exactly.
-std::string decimal_bytes_to_string(std::string_view big_endian, int scale);
-
-// Such a DECIMAL's value as the nearest double.
-double decimal_bytes_to_double(std::string_view big_endian, int scale);
-
 // The ColumnValues alternative that holds values of `type`.
 constexpr size_t value_index(PhysicalType type) {
   return type == PhysicalType::kFixedLenByteArray ? 5 : static_cast<size_t>(type);

@@ -2,8 +2,8 @@
 // straight to their rows: fixed-width values, and FIXED_LEN_BYTE_ARRAY) and then joined in page order.
 #include <algorithm>
 
-#include "feedline/io/parallel.h"
 #include "io/memory.h"
+#include "io/parallel.h"
 #include "io/parquet/byte_arrays_room.h"
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/page_data.h"

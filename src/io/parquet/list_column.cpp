@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "feedline/io/parallel.h"
 #include "io/memory.h"
+#include "io/parallel.h"
 #include "io/parquet/byte_arrays_room.h"
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/levels.h"

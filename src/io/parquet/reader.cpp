@@ -14,17 +14,17 @@
 
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
-#include "feedline/io/parallel.h"
 #include "feedline/io/parquet.h"
 #include "io/memory.h"
+#include "io/parallel.h"
 #include "io/parquet/chunk_reader.h"
 #include "io/parquet/levels.h"
 #include "io/parquet/limits.h"
 #include "io/parquet/metadata.h"
 #include "io/parquet/parsed_file.h"
 #include "io/parquet/reader_internal.h"
-#include "io/parquet/scratch.h"
 #include "io/parquet/schema.h"
+#include "io/parquet/scratch.h"
 #include "io/parquet/variant.h"
 
 namespace feedline::parquet {

@@ -9,7 +9,7 @@
 
 #include "dataset_remote_data.h"
 #include "dataset_remote_support.h"
-#include "feedline/train/model.h"
+#include "feedline/train/models.h"
 #include "test_paths.h"
 
 namespace feedline {

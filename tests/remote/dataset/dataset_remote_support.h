@@ -21,11 +21,11 @@
 #include <vector>
 
 #include "feedline/dataset/dataset.h"
-#include "feedline/io/cell_writer.h"
-#include "feedline/io/image_encode.h"
 #include "feedline/io/remote.h"
 #include "feedline/io/table.h"
 #include "feedline/loader/loader.h"
+#include "io/cell_writer.h"
+#include "io/image_encode.h"
 #include "remote_servers.h"
 #include "test_paths.h"
 

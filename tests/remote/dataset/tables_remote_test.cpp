@@ -15,7 +15,7 @@
 #include "feedline/io/file.h"
 #include "feedline/io/parquet.h"
 #include "feedline/io/parquet_dataset.h"
-#include "feedline/io/remote_glob.h"
+#include "io/remote_glob.h"
 
 namespace feedline {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "feedline/io/column_choice.h"
+#include "feedline/io/columns.h"
 #include "feedline/lab/results.h"
 
 namespace feedline::lab {

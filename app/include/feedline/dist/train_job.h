@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "feedline/dataset/dataset_mode.h"
-#include "feedline/io/column_choice.h"
+#include "feedline/io/columns.h"
 #include "feedline/io/error.h"
 
 namespace feedline {
