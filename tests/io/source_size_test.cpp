@@ -22,7 +22,6 @@ constexpr int64_t kMaxLines = 800;
 const std::map<std::string, int64_t> kOversized{
     {"tests/cli/cli_test.cpp", 1322},
     {"tests/io/parquet_duckdb_test.cpp", 1296},
-    {"tests/io/parquet_hostile_test.cpp", 1260},
     {"tests/loader/loader_test.cpp", 1114},
 };
 
