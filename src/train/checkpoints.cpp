@@ -22,13 +22,15 @@
 
 #include "feedline/io/error.h"
 #include "feedline/io/file.h"
+#include "train/loss_scale.h"
 #include "train/weight_average.h"
 
 namespace feedline {
 namespace {
 
 // Version 1 kept the optimizer as an archive of its own; version 2 keeps its bytes (any optimizer) and the
-// model's layout. Both are read.
+// model's layout. Both are read. A float16 run's loss scale is an optional entry of its own ("loss_scale"), so
+// that it needs no new version: files without it are read as before.
 constexpr int64_t kCheckpointVersion = 2;
 constexpr const char* kPrefix = "checkpoint-";
 constexpr const char* kSuffix = ".pt";
@@ -324,6 +326,7 @@ struct Snapshot {
   std::unique_ptr<OptimizerCopy> optimizer;
   std::vector<torch::Tensor> average;  // empty: no weights' average
   int64_t average_updates = 0;
+  torch::Tensor loss_scale;  // undefined: no loss scaling
   torch::Tensor cpu_rng;
 };
 
@@ -340,6 +343,7 @@ std::string write_snapshot(const Snapshot& s, const std::string& dir, int64_t ke
     WeightAverage::save(s.average, s.average_updates, average);
     archive.write("average", average);
   }
+  if (s.loss_scale.defined()) archive.write("loss_scale", s.loss_scale);
   archive.write("cpu_rng", s.cpu_rng);
   const LoaderState& l = s.info.train_loader;
   archive.write("position",
@@ -415,8 +419,8 @@ class Checkpoints::Writer {
 };
 
 Checkpoints::Checkpoints(torch::nn::Module& model, torch::optim::Optimizer* optimizer, WeightAverage* average,
-                         Loader& train, const TrainOptions& options)
-    : model_(model), optimizer_(optimizer), average_(average), train_(train), options_(options),
+                         Loader& train, const TrainOptions& options, LossScaler* scaler)
+    : model_(model), optimizer_(optimizer), average_(average), scaler_(scaler), train_(train), options_(options),
       last_(std::chrono::steady_clock::now()) {}
 
 Checkpoints::~Checkpoints() {
@@ -452,6 +456,7 @@ void Checkpoints::take(const CheckpointInfo& info, const TrainCallbacks& callbac
     s->average = average_->snapshot();
     s->average_updates = average_->updates();
   }
+  if (scaler_ != nullptr) s->loss_scale = scaler_->state();
   s->cpu_rng = at::detail::getDefaultCPUGenerator().get_state();
   last_ = std::chrono::steady_clock::now();
   const std::string dir = options_.checkpoint_dir;
@@ -518,6 +523,15 @@ CheckpointInfo Checkpoints::resume() {
       archive.read("average", average);
       try {
         average_->load(average);
+      } catch (const InvalidArgument& e) {
+        throw InvalidFile(path + ": " + e.what());
+      }
+    }
+    if (scaler_ != nullptr && has("loss_scale")) {
+      torch::Tensor scale;
+      archive.read("loss_scale", scale);
+      try {
+        scaler_->load_state(scale);
       } catch (const InvalidArgument& e) {
         throw InvalidFile(path + ": " + e.what());
       }

@@ -1,5 +1,5 @@
 // Checkpoints of one training run (TrainOptions::checkpoint_dir, resume_dir): when one is due, what it holds (the
-// model with its layout, the optimizer, the weights' average when there is one, torch's CPU generator, and the
+// model with its layout, the optimizer, the weights' average and the loss scale when there are, torch's CPU generator, and the
 // position with the training loader's state), writing it (on the training thread, or copied there and written by
 // a background thread) and reading it back. Internal to fit(). Not thread-safe: the training thread drives a Checkpoints; its background write touches only the
 // copy it was handed.
@@ -23,21 +23,24 @@ class Optimizer;
 
 namespace feedline::detail {
 
+class LossScaler;
 class WeightAverage;
 
 // The checkpoints of one run. The references and pointers given must outlive it. `optimizer` null: a run that
-// keeps no checkpoints (its options ask for none); `average` null: no weights' average.
+// keeps no checkpoints (its options ask for none); `average` null: no weights' average; `scaler` null: no loss
+// scaling (Precision::kFloat16 has one).
 class Checkpoints {
  public:
   Checkpoints(torch::nn::Module& model, torch::optim::Optimizer* optimizer, WeightAverage* average, Loader& train,
-              const TrainOptions& options);
+              const TrainOptions& options, LossScaler* scaler = nullptr);
   // Waits for a write in flight; its failure is dropped (the run is failing already when this is what ends it).
   ~Checkpoints();
   Checkpoints(const Checkpoints&) = delete;
   Checkpoints& operator=(const Checkpoints&) = delete;
 
   // Loads the newest checkpoint in options.resume_dir into the model, the optimizer, the average, the generator
-  // and the training loader; returns where training stood. Throws InvalidFile naming the file and the first
+  // and the training loader; returns where training stood. A loss scaler takes the saved scale, or keeps its
+  // initial one when the checkpoint holds none (written by a run of another precision, or before scales were kept). Throws InvalidFile naming the file and the first
   // parameter or buffer that differs when it was written by a model of another layout.
   CheckpointInfo resume();
 
@@ -59,6 +62,7 @@ class Checkpoints {
   torch::nn::Module& model_;
   torch::optim::Optimizer* optimizer_;
   WeightAverage* average_;
+  LossScaler* scaler_;
   Loader& train_;
   const TrainOptions& options_;
   std::chrono::steady_clock::time_point last_;  // when the last checkpoint was taken (or the run started)

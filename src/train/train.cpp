@@ -17,6 +17,7 @@
 #include "train/checkpoints.h"
 #include "train/cuda_support.h"
 #include "train/device_adam.h"
+#include "train/loss_scale.h"
 #include "train/static_step.h"
 #include "train/weight_average.h"
 
@@ -34,16 +35,17 @@ void synchronize(torch::Device device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
-// CUDA autocast at bfloat16 while it lives (Recipe::precision), off again after.
+// CUDA autocast at bfloat16 or float16 while it lives (Recipe::precision), off again after.
 class Autocast {
  public:
-  explicit Autocast(Precision precision) : on_(precision == Precision::kBFloat16) {
+  explicit Autocast(Precision precision) : on_(precision != Precision::kFloat32) {
     if (!on_) return;
+    const auto dtype = precision == Precision::kFloat16 ? at::kHalf : at::kBFloat16;
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
     at::autocast::set_autocast_enabled(at::kCUDA, true);
 #else
-    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_autocast_gpu_dtype(dtype);
     at::autocast::set_enabled(true);
 #endif
   }
@@ -213,12 +215,13 @@ class EagerSteps : public Steps {
  public:
   EagerSteps(const Model& model, torch::optim::Optimizer& optimizer, const Recipe& recipe, torch::Device device,
              std::function<bool()> stop_requested = {}, std::function<bool(bool)> after_backward = {},
-             detail::WeightAverage* average = nullptr, std::function<void()> before_forward = {})
+             detail::WeightAverage* average = nullptr, std::function<void()> before_forward = {},
+             detail::LossScaler* scaler = nullptr)
       : Steps(device, std::move(stop_requested), test_loss_of(recipe)), model_(model), device_(device),
         optimizer_(optimizer), loss_(loss_of(recipe)), schedule_(recipe.schedule), clip_(recipe.clip_grad_norm),
         average_(average), average_every_(recipe.ema_every), precision_(recipe.precision),
         after_backward_(std::move(after_backward)),
-        before_forward_(std::move(before_forward)) {
+        before_forward_(std::move(before_forward)), scaler_(scaler) {
     for (const auto& g : optimizer_.param_groups()) base_lr_.push_back(g.options().get_lr());
   }
 
@@ -236,11 +239,19 @@ class EagerSteps : public Steps {
       Autocast autocast(precision_);
       loss = loss_(model_.forward(as_float(to_device(batch.data, device_))), y);
     }
-    loss.backward();
+    (scaler_ != nullptr ? scaler_->scaled(loss) : loss).backward();
     bool stop = stop_requested();
+    // A job's ranks average the scaled gradients: an inf on one rank reaches all, so all skip the same steps.
     if (after_backward_) stop = after_backward_(stop);
-    if (clip_ > 0) torch::nn::utils::clip_grad_norm_(model_.module->parameters(), clip_);
-    optimizer_.step();
+    const auto clip = [this] {
+      if (clip_ > 0) torch::nn::utils::clip_grad_norm_(model_.module->parameters(), clip_);
+    };
+    if (scaler_ != nullptr) {
+      scaler_->step(optimizer_, clip);  // a skipped step leaves the weights as they are: the average may go on
+    } else {
+      clip();
+      optimizer_.step();
+    }
     if (average_ != nullptr && (steps_done + 1) % average_every_ == 0) average_->update();
     add_train_loss(loss, y.size(0));
     return stop;
@@ -268,6 +279,7 @@ class EagerSteps : public Steps {
   Precision precision_;
   std::function<bool(bool)> after_backward_;
   std::function<void()> before_forward_;
+  detail::LossScaler* scaler_;  // Precision::kFloat16 only
   std::vector<double> base_lr_;  // each group's learning rate as the optimizer was made
 };
 
@@ -562,8 +574,8 @@ std::pair<std::unique_ptr<Steps>, double> make_static_steps(const Model& model, 
 std::vector<EpochResult> train_loaders(const Model& model, Steps& steps, torch::optim::Optimizer* optimizer,
                                        detail::WeightAverage* average, Loader& train, Loader& test,
                                        const TrainOptions& options, const TrainCallbacks& callbacks,
-                                       double capture_seconds) {
-  detail::Checkpoints checkpoints(*model.module, optimizer, average, train, options);
+                                       double capture_seconds, detail::LossScaler* scaler = nullptr) {
+  detail::Checkpoints checkpoints(*model.module, optimizer, average, train, options, scaler);
   CheckpointInfo start;
   if (!options.resume_dir.empty()) {
     start = checkpoints.resume();
@@ -602,11 +614,13 @@ void check_recipe(const Recipe& r) {
                           std::to_string(r.ema_decay));
   }
   if (r.ema_every < 1) throw InvalidArgument("the weights' average must be updated every 1 step or more");
+  if (r.precision == Precision::kFloat16) detail::LossScaler::check(r.loss_scaling);
 }
 
 void check_precision(const Recipe& r, torch::Device device) {
   if (r.precision != Precision::kFloat32 && !device.is_cuda()) {
-    throw InvalidArgument("bfloat16 autocast runs on a CUDA device, and the device is " + device.str());
+    throw InvalidArgument(std::string(r.precision == Precision::kFloat16 ? "float16" : "bfloat16") +
+                          " autocast runs on a CUDA device, and the device is " + device.str());
   }
 }
 
@@ -643,9 +657,12 @@ std::vector<EpochResult> fit(const Model& model, torch::optim::Optimizer& optimi
   std::optional<detail::WeightAverage> average;
   if (recipe.ema_decay > 0) average.emplace(*model.module, recipe.ema_decay);
   detail::WeightAverage* averaged = average ? &*average : nullptr;
+  std::optional<detail::LossScaler> scaler;
+  if (recipe.precision == Precision::kFloat16) scaler.emplace(recipe.loss_scaling);
+  detail::LossScaler* scaling = scaler ? &*scaler : nullptr;
   EagerSteps steps(model, optimizer, recipe, options.device, options.stop_requested, options.after_backward, averaged,
-                   options.before_forward);
-  return train_loaders(model, steps, &optimizer, averaged, train, test, options, callbacks, 0.0);
+                   options.before_forward, scaling);
+  return train_loaders(model, steps, &optimizer, averaged, train, test, options, callbacks, 0.0, scaling);
 }
 
 std::vector<EpochResult> train_model(SimpleCNN& model, Loader& train, Loader& test, const TrainOptions& options,

@@ -51,8 +51,19 @@ using Schedule = std::function<double(int64_t steps_done)>;
 Schedule cosine_schedule(int64_t total_steps, int64_t warmup_steps = 0, double warmup_factor = 0.01);
 Schedule step_schedule(int64_t step_size, double gamma, int64_t warmup_steps = 0, double warmup_factor = 0.01);
 
-// The forward pass's arithmetic: float32, or bfloat16 where autocast picks it (CUDA only).
-enum class Precision { kFloat32, kBFloat16 };
+// The forward pass's arithmetic: float32, or bfloat16 or float16 where autocast picks it (CUDA only).
+enum class Precision { kFloat32, kBFloat16, kFloat16 };
+
+// Dynamic loss scaling for Precision::kFloat16, as torch.cuda.amp.GradScaler does it and with its defaults: the
+// loss is multiplied by the scale before backward and the gradients divided by it before the optimizer's step. A
+// step whose gradients hold an inf or a NaN is skipped and the scale multiplied by `backoff_factor`; after
+// `growth_interval` steps in a row without one, the scale is multiplied by `growth_factor`.
+struct LossScaling {
+  double init_scale = 65536.0;            // above 0
+  double growth_factor = 2.0;             // above 1
+  double backoff_factor = 0.5;            // in (0, 1)
+  int64_t growth_interval = 2000;         // 1 or more
+};
 
 // How a model is trained, beyond its optimizer: torchvision's classification recipe as options.
 struct Recipe {
@@ -70,9 +81,11 @@ struct Recipe {
   // hold it. Below 1.
   double ema_decay = 0;
   int64_t ema_every = 1;
-  // kBFloat16: the forward passes (training and test) under CUDA autocast with bfloat16, which needs no loss
-  // scaling; refused on another device.
+  // kBFloat16, kFloat16: the forward passes (training and test) under CUDA autocast with that type; refused on
+  // another device. bfloat16 needs no loss scaling; float16 scales the loss (`loss_scaling`), the gradients are
+  // unscaled before clipping and the optimizer's step, and checkpoints hold the scale.
   Precision precision = Precision::kFloat32;
+  LossScaling loss_scaling;
 };
 
 // "auto" (CUDA when available, else CPU), "cpu" or "cuda" / "cuda:N". Throws InvalidArgument for anything else
