@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "feedline/dataset/dataset_mode.h"
+#include "feedline/dist/device_choice.h"
 #include "feedline/io/error.h"
 #include "feedline/io/parquet.h"
 #include "feedline/io/parquet_dataset.h"
@@ -82,6 +83,54 @@ bool holds_remote_class_folders(const std::string& url) {
     }
   }
   return image;
+}
+
+// ------------------------------------------------------------------------------------------ the lab's choices
+
+// A bench flag read once, here, into the lab's enum: checked against `words` as a text flag would be, with the same
+// help, its default shown as `shown` (the enum's name), and `parse` (its names function's inverse) storing it.
+template <typename T, typename Parse>
+CLI::Option* add_choice(CLI::App* app, const std::string& flag, T& target, Parse parse, const std::string& help,
+                        const std::vector<std::string>& words, const std::string& shown) {
+  return app
+      ->add_option_function<std::string>(
+          flag, [&target, parse](const std::string& text) { target = parse(text); }, help)
+      ->check(one_of(words))
+      ->default_str(shown);
+}
+
+// The same for a flag of several choices: `[row,tensor]` shown for the default, as CLI11 shows a list.
+template <typename T, typename Parse>
+CLI::Option* add_choices(CLI::App* app, const std::string& flag, std::vector<T>& target, Parse parse,
+                         const std::string& help, const std::vector<std::string>& words,
+                         const std::vector<std::string>& shown) {
+  std::string list;
+  for (const auto& s : shown) list += (list.empty() ? "" : ",") + s;
+  return app
+      ->add_option_function<std::vector<std::string>>(
+          flag,
+          [&target, parse](const std::vector<std::string>& texts) {
+            target.clear();
+            for (const auto& text : texts) target.push_back(parse(text));
+          },
+          help)
+      ->check(one_of(words))
+      ->default_str("[" + list + "]");
+}
+
+// The photo folder of `bench images` and `bench remote`, named by its flag here, before the bench starts: the lab
+// checks it again, naming its option.
+void check_photo_folder(const std::string& bench, const std::string& flag, const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return;
+  throw IoError(bench + ": " + dir + ": no such folder; give " + flag + " DIR, a folder of class folders of images "
+                "(`feedline prepare --photos N` writes <data-dir>/photos/jpeg/train)");
+}
+
+std::vector<std::string> mode_names(const std::vector<DatasetMode>& modes) {
+  std::vector<std::string> names;
+  for (const DatasetMode m : modes) names.emplace_back(dataset_mode_name(m));
+  return names;
 }
 
 }  // namespace
@@ -204,7 +253,20 @@ void Commands::define_bench() {
                 "(a 95% confidence interval takes 6 or more)")
       ->check(whole(1))
       ->capture_default_str();
-  c->add_option("--device", o.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  c->add_option_function<std::string>(
+       "--device", [&o](const std::string& text) { o.device = parse_device_choice(text); },
+       "auto, cpu, cuda or cuda:N")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              parse_device_choice(text);
+            } catch (const InvalidArgument& e) {
+              return e.what();
+            }
+            return "";
+          },
+          ""))
+      ->default_str(device_choice_text(o.device));
   c->add_option("--seed", o.seed, "Seed for the models and the shuffles")->check(unsigned_whole())->capture_default_str();
   c->add_option("--threads", o.threads, "Intra-op threads (default: every core)")->check(whole(1));
   c->add_flag("--skip-storage", o.skip_storage, "Leave out the storage table");
@@ -251,10 +313,9 @@ void Commands::define_bench_loader(CLI::App* bench) {
       bench->add_subcommand("loader", "Loader-only throughput (no model) for each dataset mode and worker count");
   l->add_option("--data-dir", lb.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
   l->add_option("--dataset", lb.dataset, "mnist or fashion-mnist")->check(one_of(kDatasets))->capture_default_str();
-  l->add_option("--format", lb.format, "parquet or csv")->check(one_of(kFormats))->capture_default_str();
-  l->add_option("--modes", lb.modes, "Dataset modes")
-      ->check(one_of(dataset_modes(/*with_stream=*/false)))
-      ->capture_default_str();
+  add_choice(l, "--format", lb.format, lab::parse_format, "parquet or csv", kFormats, lab::format_name(lb.format));
+  add_choices(l, "--modes", lb.modes, parse_dataset_mode, "Dataset modes", dataset_modes(/*with_stream=*/false),
+              mode_names(lb.modes));
   l->add_option("--workers", lb.workers, "Worker counts")->check(whole(0))->capture_default_str();
   l->add_option("--batch-size", lb.batch_size, "Samples per batch")->check(whole(1))->capture_default_str();
   l->add_option("--epochs", lb.epochs, "At least this many timed epochs per configuration")
@@ -274,10 +335,9 @@ void Commands::define_bench_dist(CLI::App* bench) {
               "same batches in alternating rounds");
   d->add_option("--data-dir", db.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
   d->add_option("--dataset", db.dataset, "mnist or fashion-mnist")->check(one_of(kDatasets))->capture_default_str();
-  d->add_option("--format", db.format, "parquet or csv")->check(one_of(kFormats))->capture_default_str();
-  d->add_option("--dataset-mode", db.mode, "row, tensor, tensor-uint8 or device")
-      ->check(one_of(dataset_modes(/*with_stream=*/false)))
-      ->capture_default_str();
+  add_choice(d, "--format", db.format, lab::parse_format, "parquet or csv", kFormats, lab::format_name(db.format));
+  add_choice(d, "--dataset-mode", db.mode, parse_dataset_mode, "row, tensor, tensor-uint8 or device",
+             dataset_modes(/*with_stream=*/false), dataset_mode_name(db.mode));
   d->add_option("--limit", db.limit, "Train samples")->check(whole(1))->capture_default_str();
   d->add_option("--batch-size", db.batch_size, "The global batch")->check(whole(1))->capture_default_str();
   d->add_option("--epochs", db.epochs, "Epochs a run (the first a warm-up)")->check(whole(1))->capture_default_str();
@@ -477,8 +537,10 @@ void Commands::finish() {
     command_ = Command::kBenchDist;
   } else if (*bench_images_cmd_) {
     command_ = Command::kBenchImages;
+    check_photo_folder("bench images", "--data", image_bench.data_dir);
   } else if (*bench_remote_cmd_) {
     command_ = Command::kBenchRemote;
+    check_photo_folder("bench remote", "--photos", remote_bench.photos_dir);
   } else if (*bench_cmd_ && bench_from_->count() > 0) {
     for (const CLI::Option* o : bench_cmd_->get_options()) {
       const std::string name = o->get_name();

@@ -61,9 +61,10 @@ std::string last_line(const std::string& out) {
 // feedline's run: `program` training with `nproc` processes of `threads` threads, its epoch lines read.
 RunResult run_feedline(const std::string& program, const DistBenchOptions& o, int64_t nproc, int threads) {
   std::string cmd = quoted(program) + " train --device cpu --data-dir " + quoted(o.data_dir) + " --dataset " +
-                    o.dataset + " --format " + o.format + " --dataset-mode " + o.mode + " --limit " +
-                    std::to_string(o.limit) + " --batch-size " + std::to_string(o.batch_size) + " --epochs " +
-                    std::to_string(o.epochs) + " --threads " + std::to_string(threads);
+                    o.dataset + " --format " + format_name(o.format) + " --dataset-mode " +
+                    dataset_mode_name(o.mode) + " --limit " + std::to_string(o.limit) + " --batch-size " +
+                    std::to_string(o.batch_size) + " --epochs " + std::to_string(o.epochs) + " --threads " +
+                    std::to_string(threads);
   if (nproc > 1) cmd += " --nproc " + std::to_string(nproc);
   const CommandOutput run = run_captured(cmd + " 2>&1", "bench dist: cannot run " + program);
   const std::string& out = run.output;
@@ -93,10 +94,11 @@ RunResult run_pytorch(const DistBenchOptions& o, const std::string& script, int6
                       std::string* version) {
   const std::string json = (fs::path(o.out_dir) / ".ddp_bench.run.json").string();
   const std::string cmd = process_settings_environment() + quoted(o.python_program) + " " + quoted(script) +
-                          " --data-dir " + quoted(o.data_dir) + " --dataset " + o.dataset + " --format " + o.format +
-                          " --limit " + std::to_string(o.limit) + " --batch-size " + std::to_string(o.batch_size) +
-                          " --epochs " + std::to_string(o.epochs) + " --nproc " + std::to_string(nproc) +
-                          " --threads " + std::to_string(threads) + " --json " + quoted(json) + " 2>&1";
+                          " --data-dir " + quoted(o.data_dir) + " --dataset " + o.dataset + " --format " +
+                          format_name(o.format) + " --limit " + std::to_string(o.limit) + " --batch-size " +
+                          std::to_string(o.batch_size) + " --epochs " + std::to_string(o.epochs) + " --nproc " +
+                          std::to_string(nproc) + " --threads " + std::to_string(threads) + " --json " + quoted(json) +
+                          " 2>&1";
   const CommandOutput run = run_captured(cmd, "bench dist: cannot run " + o.python_program);
   RunResult r;
   if (!run.succeeded) {
@@ -122,16 +124,16 @@ RunResult run_pytorch(const DistBenchOptions& o, const std::string& script, int6
 
 
 void check_options(const DistBenchOptions& o) {
-  if (o.nproc < 2) throw InvalidArgument("bench dist: --nproc must be at least 2");
+  if (o.nproc < 2) throw InvalidArgument("bench dist: nproc must be at least 2");
   if (o.threads < o.nproc || o.threads % o.nproc != 0) {
-    throw InvalidArgument("bench dist: --threads " + std::to_string(o.threads) + " must split evenly between " +
+    throw InvalidArgument("bench dist: threads " + std::to_string(o.threads) + " must split evenly between " +
                           std::to_string(o.nproc) + " processes");
   }
   if (o.batch_size % o.nproc != 0) {
-    throw InvalidArgument("bench dist: --batch-size " + std::to_string(o.batch_size) + " must split evenly between " +
+    throw InvalidArgument("bench dist: batch_size " + std::to_string(o.batch_size) + " must split evenly between " +
                           std::to_string(o.nproc) + " processes");
   }
-  if (o.repeat < 1) throw InvalidArgument("bench dist: --repeat must be at least 1");
+  if (o.repeat < 1) throw InvalidArgument("bench dist: repeat must be at least 1");
 }
 
 bool is_pytorch(DistConfig c) { return c == DistConfig::kPyTorchSingle || c == DistConfig::kPyTorchDdp; }
@@ -222,8 +224,8 @@ void write_dist_outputs(const DistBenchOptions& o, const DistBenchResult& r, con
                         const std::string& table) {
   nlohmann::json j = context;
   j["dataset"] = o.dataset;
-  j["format"] = o.format;
-  j["dataset_mode"] = o.mode;
+  j["format"] = format_name(o.format);
+  j["dataset_mode"] = dataset_mode_name(o.mode);
   j["train_samples"] = o.limit;
   j["batch_size"] = o.batch_size;
   j["epochs"] = o.epochs;
@@ -299,8 +301,8 @@ DistBenchResult run_dist_bench(const DistBenchOptions& o, const std::string& pro
   reporter.line(fmt::format("Data-parallel training on the CPU: SimpleCNN on {} ({} train samples, {}, {} dataset), "
                             "global batch {}, Adam 1e-3, {} epochs a run (the first a warm-up); feedline and "
                             "PyTorch ({}), {} rounds of the five configurations in turns",
-                            o.dataset, o.limit, o.format, o.mode, o.batch_size, o.epochs, o.python_program,
-                            o.repeat));
+                            o.dataset, o.limit, format_name(o.format), dataset_mode_name(o.mode), o.batch_size,
+                            o.epochs, o.python_program, o.repeat));
   const nlohmann::json context{{"date", utc_now()}, {"cpu", cpu_model()}, {"load_average_before", load_averages()},
                                {"python", o.python_program}};
   DistBenchResult r;

@@ -473,19 +473,19 @@ void write_json(const ImageBenchOptions& o, const ImageBenchResult& r, const nlo
 }
 
 void check_options(const ImageBenchOptions& o) {
-  if (o.data_dir.empty()) throw InvalidArgument("bench images: give --data DIR, a folder of class folders of images");
+  if (o.data_dir.empty()) throw InvalidArgument("bench images: no data_dir, a folder of class folders of images");
   std::error_code ec;
   if (!fs::is_directory(o.data_dir, ec)) {
-    throw IoError("bench images: " + o.data_dir + ": no such folder; give --data DIR, a folder of class folders of "
-                  "images (`feedline prepare --photos N` writes <data-dir>/photos/jpeg/train)");
+    throw IoError("bench images: " + o.data_dir + ": no such folder (data_dir: a folder of class folders of images, "
+                  "as `feedline prepare` writes under <data-dir>/photos/jpeg/train)");
   }
   if (image_source_kind(o.data_dir) != ImageSourceKind::kFolder) {
     throw InvalidArgument("bench images: " + o.data_dir + " is not a folder of class folders of images");
   }
   if (o.batch_size < 1 || o.image_size < 1 || o.epochs < 1 || o.repeat < 1 || o.workers < 0 || o.images < 0 ||
       o.sample < 0) {
-    throw InvalidArgument("bench images: --batch-size, --image-size, --epochs and --repeat must be at least 1, "
-                          "--workers, --images and --sample 0 or more");
+    throw InvalidArgument("bench images: batch_size, image_size, epochs and repeat must be at least 1, "
+                          "workers, images and sample 0 or more");
   }
 }
 

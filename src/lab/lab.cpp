@@ -175,7 +175,7 @@ double memory_gib() {
 class Lab {
  public:
   Lab(const LabOptions& args, Reporter& reporter)
-      : args_(args), reporter_(reporter), device_(resolve_device(args.device)) {}
+      : args_(args), reporter_(reporter), device_(resolve_device(device_choice_text(args.device))) {}
 
   LabResults run();
 
@@ -243,7 +243,7 @@ void Lab::check_inputs() const {
   // Fail before minutes of work, not after.
   if (!args_.train_file.empty()) {
     if (args_.shape.height < 4 || args_.shape.width < 4) {
-      throw InvalidArgument("--image-shape: SimpleCNN needs images of at least 4x4 pixels");
+      throw InvalidArgument("bench: shape: SimpleCNN needs images of at least 4x4 pixels");
     }
     for (const std::string& path : {args_.train_file, args_.test_file}) {
       if (parquet::is_dataset_spec(path)) {  // Parquet files: listed now, read later
@@ -746,7 +746,7 @@ LabResults run_lab_from(const std::string& results_json, const std::string& out_
 }
 
 LabResults run_lab(const LabOptions& args, Reporter& reporter) {
-  if (args.threads < 1) throw InvalidArgument("--threads must be at least 1");
+  if (args.threads < 1) throw InvalidArgument("bench: threads must be at least 1");
   if (args.epochs < 1 || args.loader_epochs < 1) throw InvalidArgument("epochs must be at least 1");
   at::set_num_threads(args.threads);
   Lab lab(args, reporter);

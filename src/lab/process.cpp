@@ -70,7 +70,7 @@ std::string find_bench_script(const std::string& given, const std::string& progr
                               const std::string& bench) {
   namespace fs = std::filesystem;
   if (!given.empty()) {
-    if (!fs::is_regular_file(given)) throw IoError(bench + ": --script " + given + ": not found");
+    if (!fs::is_regular_file(given)) throw IoError(bench + ": script " + given + ": not found");
     return given;
   }
   const fs::path dir = fs::path(program).parent_path();

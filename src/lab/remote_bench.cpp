@@ -40,9 +40,9 @@ constexpr const char* kBucket = "feedline-bench";
 // tests/remote/servers.py (or another file of the checkout): `given`, else under the current folder, else under the
 // program's build folder's parent.
 std::string find_checkout_file(const std::string& given, const std::string& program, const std::string& relative,
-                               const std::string& flag) {
+                               const std::string& option) {
   if (!given.empty()) {
-    if (!fs::is_regular_file(given)) throw IoError("bench remote: " + flag + " " + given + ": not found");
+    if (!fs::is_regular_file(given)) throw IoError("bench remote: " + option + " " + given + ": not found");
     return fs::absolute(given).string();
   }
   for (const fs::path& p : {fs::path(relative), fs::path(program).parent_path() / ".." / relative}) {
@@ -50,7 +50,7 @@ std::string find_checkout_file(const std::string& given, const std::string& prog
     if (fs::is_regular_file(p, ec)) return fs::absolute(p).lexically_normal().string();
   }
   throw IoError("bench remote: " + relative + " not found in the current folder or beside the program; run it from "
-                "the checkout or give " + flag);
+                "the checkout or give its path (" + option + ")");
 }
 
 // The steps of `bench images`' C++ rows.
@@ -158,19 +158,19 @@ class RemoteBench {
 void RemoteBench::check_options() const {
   if (o_.images < 1 || o_.shard_images < 1 || o_.batch_size < 1 || o_.image_size < 1 || o_.repeat < 1 ||
       o_.workers < 0 || o_.parquet_mb < 1 || o_.delay_ms < 0) {
-    throw InvalidArgument("bench remote: --images, --shard-images, --batch-size, --image-size, --repeat and "
-                          "--parquet-mb must be at least 1, --workers and --delay-ms 0 or more");
+    throw InvalidArgument("bench remote: images, shard_images, batch_size, image_size, repeat and parquet_mb "
+                          "must be at least 1, workers and delay_ms 0 or more");
   }
   for (const int64_t p : o_.prefetch_blocks) {
-    if (p < 0) throw InvalidArgument("bench remote: --prefetch-blocks takes depths of 0 or more");
+    if (p < 0) throw InvalidArgument("bench remote: prefetch_blocks takes depths of 0 or more");
   }
   std::error_code ec;
   if (!fs::is_directory(o_.photos_dir, ec)) {
-    throw IoError("bench remote: " + o_.photos_dir + ": no such folder; give --photos DIR, a folder of class folders "
-                  "of JPEGs (`feedline prepare --photos N` writes <data-dir>/photos/jpeg/train)");
+    throw IoError("bench remote: " + o_.photos_dir + ": no such folder (photos_dir: a folder of class folders of "
+                  "JPEGs, as `feedline prepare` writes under <data-dir>/photos/jpeg/train)");
   }
   if (!o_.parquet.empty() && (is_remote_path(o_.parquet) || !fs::is_regular_file(o_.parquet, ec))) {
-    throw IoError("bench remote: --parquet " + o_.parquet + ": not a local file");
+    throw IoError("bench remote: parquet " + o_.parquet + ": not a local file");
   }
 }
 
@@ -346,7 +346,7 @@ void RemoteBench::plan_shaped() {
   }
   try {
     const std::string script = find_bench_script(o_.link_script, program_, "shaped_link.py", "bench remote");
-    if (script.empty()) throw IoError("scripts/python/shaped_link.py not found: give --link-script");
+    if (script.empty()) throw IoError("scripts/python/shaped_link.py not found: give its path (link_script)");
     link_ = std::make_unique<ShapedLink>(o_.python_program, script,
                                          std::vector<std::string>{servers_->s3_proxy(), servers_->http_proxy()},
                                          o_.rate, work_->path() + "/shaped-link.log", o_.stop);
@@ -413,7 +413,7 @@ RemoteBenchResult RemoteBench::run() {
     remote::set_options(ro);
   }
   const std::string servers_script =
-      find_checkout_file(o_.servers_script, program_, "tests/remote/servers.py", "--servers-script");
+      find_checkout_file(o_.servers_script, program_, "tests/remote/servers.py", "servers_script");
   result_.workers = o_.workers > 0 ? o_.workers : resolve_threads(0);
   const std::string started = utc_now(), load_before = load_averages();
   reporter_.section("Remote data: an epoch of tar shards and a Parquet projection, local against S3 and HTTP");

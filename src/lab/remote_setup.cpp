@@ -142,7 +142,7 @@ WorkDir::WorkDir(const std::string& given, bool keep) {
     // A folder the user named is theirs: what the bench writes there stays.
     std::error_code ec;
     fs::create_directories(given, ec);
-    if (ec) throw IoError("bench remote: --work-dir " + given + ": " + ec.message());
+    if (ec) throw IoError("bench remote: work_dir " + given + ": " + ec.message());
     path_ = fs::absolute(given).string();
     remove_ = false;
     return;

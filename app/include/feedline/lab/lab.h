@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "feedline/dataset/dataset_mode.h"
+#include "feedline/dist/device_choice.h"
 #include "feedline/io/columns.h"
+#include "feedline/io/error.h"
 #include "feedline/lab/results.h"
 
 namespace feedline::lab {
@@ -53,7 +56,7 @@ struct LabOptions {
   int64_t loader_epochs = 2;        // loader ladder: at least these timed epochs a rung,
   double loader_min_seconds = 1.0;  // and at least this long, after a warm-up epoch
   int64_t floor_repeats = 9;        // alternating runs of the best pipeline and the floor
-  std::string device = "auto";
+  DeviceChoice device;  // auto: a GPU when there is one
   int threads = 1;
   uint64_t seed = 42;
   bool skip_storage = false, skip_loader = false, skip_training = false, skip_sweeps = false, skip_plots = false;
@@ -85,13 +88,23 @@ LabResults run_lab(const LabOptions& options);  // reporting nothing
 // field for a bad results.json.
 LabResults run_lab_from(const std::string& results_json, const std::string& out_dir, bool plots, Reporter& reporter);
 
+// A table format's name as the catalog spells it (the extension of `prepare`'s tables): "parquet" or "csv"; and the
+// format a name spells, InvalidArgument naming it for any other. Inline: the command line, which parses the lab's
+// options before it loads LibTorch, reads them too.
+inline const char* format_name(FileFormat format) { return format == FileFormat::kCsv ? "csv" : "parquet"; }
+inline FileFormat parse_format(const std::string& name) {
+  if (name == "parquet") return FileFormat::kParquet;
+  if (name == "csv") return FileFormat::kCsv;
+  throw InvalidArgument("unknown table format '" + name + "' (use parquet or csv)");
+}
+
 // `feedline bench loader`: loader-only throughput (no model), samples/s for every dataset mode x worker count,
 // shuffled, on the train split of one of the experiment's datasets.
 struct LoaderBenchOptions {
   std::string data_dir = "data";
   std::string dataset = "fashion-mnist";
-  std::string format = "parquet";
-  std::vector<std::string> modes{"row", "tensor"};
+  FileFormat format = FileFormat::kParquet;
+  std::vector<DatasetMode> modes{DatasetMode::kRow, DatasetMode::kTensor};
   std::vector<int64_t> workers{0, 2};
   int64_t batch_size = 512;
   int64_t epochs = 2;        // at least these timed epochs per configuration, after one warm-up epoch,
@@ -100,7 +113,7 @@ struct LoaderBenchOptions {
 };
 // One configuration's throughput.
 struct LoaderBenchResult {
-  std::string mode;
+  DatasetMode mode = DatasetMode::kRow;
   int64_t workers = 0;
   double samples_per_second = 0;
   double wait_share = 0;  // of the timed epochs, spent waiting for batches
@@ -121,8 +134,8 @@ std::vector<LoaderBenchResult> run_loader_bench(const LoaderBenchOptions& option
 struct DistBenchOptions {
   std::string data_dir = "data";
   std::string dataset = "fashion-mnist";
-  std::string format = "parquet";
-  std::string mode = "tensor";
+  FileFormat format = FileFormat::kParquet;
+  DatasetMode mode = DatasetMode::kTensor;
   int64_t limit = 20480;  // the first N samples of each split (train --limit)
   int64_t batch_size = 512;
   int64_t epochs = 3;
