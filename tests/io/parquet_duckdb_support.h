@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <fmt/core.h>
+
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -269,6 +273,166 @@ inline void expect_same_values(const Table& ours, const Dump& duck, bool check_t
     }
   }
   EXPECT_EQ(mismatches, 0u);
+}
+
+// DuckDB's JSON for a VARIANT value and feedline's, compared as values: objects and arrays element by element,
+// numbers as doubles, and the strings of types JSON lacks as each tool writes them: timestamps ("2024-11-07
+// 12:33:54.123456+00" in DuckDB, ISO 8601 "2024-11-07T12:33:54.123456Z" in feedline, which keeps nanoseconds
+// where DuckDB rounds them to microseconds) and binary (DuckDB's "\x0A\x0B" escapes, feedline's base64).
+inline bool same_json(const nlohmann::json& ours, const nlohmann::json& theirs);
+
+inline std::string base64(const std::string& bytes) {
+  static const char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const uint32_t v = static_cast<uint8_t>(bytes[i]) << 16 | static_cast<uint8_t>(bytes[i + 1]) << 8 |
+                       static_cast<uint8_t>(bytes[i + 2]);
+    for (int s = 18; s >= 0; s -= 6) out += kDigits[(v >> s) & 63];
+  }
+  if (i < bytes.size()) {
+    const bool two = i + 1 < bytes.size();
+    const uint32_t v = static_cast<uint8_t>(bytes[i]) << 16 | (two ? static_cast<uint8_t>(bytes[i + 1]) << 8 : 0);
+    out += kDigits[v >> 18];
+    out += kDigits[(v >> 12) & 63];
+    out += two ? kDigits[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+inline bool same_string(const std::string& ours, const std::string& theirs) {
+  if (ours == theirs) return true;
+  // Binary: DuckDB escapes each byte outside printable ASCII as \xHH and keeps the others.
+  if (theirs.rfind("\\x", 0) == 0) {
+    std::string bytes;
+    for (size_t i = 0; i < theirs.size();) {
+      if (i + 4 <= theirs.size() && theirs.compare(i, 2, "\\x") == 0) {
+        bytes += static_cast<char>(std::stoi(theirs.substr(i + 2, 2), nullptr, 16));
+        i += 4;
+      } else {
+        bytes += theirs[i++];
+      }
+    }
+    return base64(bytes) == ours;
+  }
+  // Timestamps: "YYYY-MM-DDTHH:MM:SS[.fraction][Z]" against "YYYY-MM-DD HH:MM:SS[.micros][+00]".
+  if (ours.size() >= 19 && ours[10] == 'T') {
+    std::string mine = ours;
+    mine[10] = ' ';
+    const bool utc = mine.back() == 'Z';
+    if (utc) mine.pop_back();
+    std::string fraction;
+    if (mine.size() > 20 && mine[19] == '.') {
+      fraction = mine.substr(20);
+      mine.resize(19);
+    }
+    // Nanoseconds: DuckDB keeps them, or (timestamps with a time zone) cuts them to microseconds toward the
+    // epoch, which after it is down and before it up.
+    std::vector<std::string> fractions{fraction};
+    if (fraction.size() == 9) {
+      const int64_t micros = std::stoll(fraction) / 1000;
+      fractions.push_back(fmt::format("{:06}", micros));
+      if (micros + 1 < 1000000) fractions.push_back(fmt::format("{:06}", micros + 1));
+    }
+    for (std::string f : fractions) {
+      while (!f.empty() && f.back() == '0') f.pop_back();
+      if (mine + (f.empty() ? "" : "." + f) + (utc ? "+00" : "") == theirs) return true;
+    }
+    return false;
+  }
+  return false;
+}
+
+inline bool same_json(const nlohmann::json& ours, const nlohmann::json& theirs) {
+  if (ours.is_number() && theirs.is_number()) {
+    const double a = ours.get<double>(), b = theirs.get<double>();
+    return a == b || std::abs(a - b) <= 1e-15 * std::abs(b);
+  }
+  if (ours.is_string() && theirs.is_string()) return same_string(ours.get<std::string>(), theirs.get<std::string>());
+  if (ours.type() != theirs.type()) return false;
+  if (ours.is_array()) {
+    if (ours.size() != theirs.size()) return false;
+    for (size_t i = 0; i < ours.size(); ++i) {
+      if (!same_json(ours[i], theirs[i])) return false;
+    }
+    return true;
+  }
+  if (ours.is_object()) {
+    if (ours.size() != theirs.size()) return false;
+    for (auto it = ours.begin(); it != ours.end(); ++it) {
+      if (!theirs.contains(it.key()) || !same_json(it.value(), theirs[it.key()])) return false;
+    }
+    return true;
+  }
+  return ours == theirs;
+}
+
+inline std::string unhex(const std::string& digits) {
+  std::string bytes;
+  for (size_t i = 0; i + 2 <= digits.size(); i += 2) bytes += static_cast<char>(std::stoi(digits.substr(i, 2), nullptr, 16));
+  return bytes;
+}
+
+// How feedline's table and DuckDB's dump of the same file differ: "" when every row and cell agrees. Decimals
+// wider than DuckDB's 38 digits, which DuckDB reads as DOUBLE, are compared as the nearest double.
+inline std::string folder_mismatch(const Table& ours, const Dump& duck) {
+  if (ours.columns.size() != duck.names.size()) {
+    return fmt::format("{} columns, DuckDB {}", ours.columns.size(), duck.names.size());
+  }
+  if (static_cast<size_t>(ours.num_rows) != duck.rows.size()) {
+    return fmt::format("{} rows, DuckDB {}", ours.num_rows, duck.rows.size());
+  }
+  for (int64_t r = 0; r < ours.num_rows; ++r) {
+    const auto& row = duck.rows[static_cast<size_t>(r)];
+    if (row.size() != ours.columns.size()) return fmt::format("row {}: DuckDB gives {} cells", r, row.size());
+    for (size_t c = 0; c < ours.columns.size(); ++c) {
+      const Column& col = ours.columns[c];
+      const std::string mine = cell(col, r), theirs = row[c];
+      if (mine == theirs) continue;
+      bool same = false;
+      if (col.schema.logical.kind == LogicalKind::kVariant && mine == "s:6e756c6c" && theirs == "N") {
+        same = true;  // a variant null: JSON null in feedline, SQL NULL in DuckDB
+      } else if (col.schema.logical.kind == LogicalKind::kVariant && mine.rfind("s:", 0) == 0 && theirs.rfind("s:", 0) == 0) {
+        const auto a = nlohmann::json::parse(unhex(mine.substr(2)), nullptr, false);
+        const auto b = nlohmann::json::parse(unhex(theirs.substr(2)), nullptr, false);
+        same = !a.is_discarded() && !b.is_discarded() && same_json(a, b);
+      } else if ((mine.rfind("TSN:", 0) == 0 && theirs.rfind("TS:", 0) == 0) ||
+                 (mine.rfind("TN:", 0) == 0 && theirs.rfind("T:", 0) == 0)) {
+        // A nanosecond time or timestamp adjusted to UTC: DuckDB's TIME / TIMESTAMP WITH TIME ZONE holds
+        // microseconds, the nanoseconds cut.
+        const int64_t nanos = std::stoll(mine.substr(mine.find(':') + 1));
+        const int64_t micros = std::stoll(theirs.substr(theirs.find(':') + 1));
+        same = col.schema.logical.utc &&
+               (nanos / 1000 == micros || (nanos - micros * 1000 >= 0 && nanos - micros * 1000 < 1000));
+      } else if (col.schema.logical.kind == LogicalKind::kDecimal && !col.schema.is_list && theirs.rfind("d:", 0) == 0) {
+        const uint64_t bits = std::stoull(theirs.substr(2), nullptr, 16);
+        double d;
+        std::memcpy(&d, &bits, sizeof d);
+        const double v = col.value_as_double(r);
+        same = v == d || std::abs(v - d) <= 1e-15 * std::abs(d);
+      }
+      if (!same) return fmt::format("column '{}' row {}: feedline {}, DuckDB {}", col.schema.name, r, mine, theirs);
+    }
+  }
+  return "";
+}
+
+// duckdb_parquet.mjs's `folder` output, file by file: each file's dump (or its "error<TAB>message" line).
+inline std::map<std::string, std::string> dumps_by_file(const std::string& out) {
+  std::map<std::string, std::string> dumps;
+  std::string current;
+  for (size_t pos = 0, end; pos < out.size(); pos = end + 1) {
+    end = std::min(out.find('\n', pos), out.size());
+    const std::string line = out.substr(pos, end - pos);
+    if (line.rfind("file\t", 0) == 0) {
+      current = line.substr(5);
+      dumps[current];
+    } else {
+      dumps[current] += line + "\n";
+    }
+  }
+  return dumps;
 }
 
 }  // namespace feedline::testing
