@@ -70,4 +70,15 @@ inline std::string make_idx_dir(const std::string& name, uint32_t train, uint32_
   return dir;
 }
 
+// Whether the tool's output holds `needle`, and how many times.
+inline bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+inline size_t count_of(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
 }  // namespace feedline::testing

@@ -7,8 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <map>
-#include <set>
 #include <string>
 
 #include "test_paths.h"
@@ -17,11 +15,6 @@ namespace feedline {
 namespace {
 
 constexpr int64_t kMaxLines = 800;
-
-// Files over the limit, each held to the lines it has: none may grow, and each leaves the list once it is split.
-const std::map<std::string, int64_t> kOversized{
-    {"tests/cli/cli_test.cpp", 1322},
-};
 
 bool is_cpp(const std::filesystem::path& path) {
   const std::string ext = path.extension().string();
@@ -37,7 +30,6 @@ TEST(SourceSize, NoFileIsOver800Lines) {
   const std::filesystem::path source = testing::source_dir();
   const std::filesystem::path corpora = source / "tests" / "data";
   size_t checked = 0;
-  std::set<std::string> seen;
   for (const char* folder : {"src", "include", "tests", "bench", "fuzz", "python"}) {
     ASSERT_TRUE(std::filesystem::is_directory(source / folder)) << source / folder;
     auto it = std::filesystem::recursive_directory_iterator(source / folder);
@@ -50,20 +42,8 @@ TEST(SourceSize, NoFileIsOver800Lines) {
       ++checked;
       const std::string file = std::filesystem::relative(it->path(), source).generic_string();
       const int64_t lines = line_count(it->path());
-      const auto oversized = kOversized.find(file);
-      if (oversized == kOversized.end()) {
-        EXPECT_LE(lines, kMaxLines) << file << " has " << lines << " lines, over " << kMaxLines
-                                    << ": split it by job";
-      } else {
-        seen.insert(file);
-        EXPECT_LE(lines, oversized->second) << file << " has " << lines << " lines, more than the "
-                                            << oversized->second << " it is held to: split it by job";
-        EXPECT_GT(lines, kMaxLines) << file << " has " << lines << " lines: drop it from kOversized";
-      }
+      EXPECT_LE(lines, kMaxLines) << file << " has " << lines << " lines, over " << kMaxLines << ": split it by job";
     }
-  }
-  for (const auto& [file, lines] : kOversized) {
-    EXPECT_EQ(seen.count(file), 1u) << file << " is gone: drop it from kOversized";
   }
   EXPECT_GT(checked, 100u);
 }
