@@ -522,15 +522,13 @@ void Commands::finish() {
     }
   } else if (*train_cmd_) {
     command_ = Command::kTrain;
-    train.columns.features_given = train_features_->count() > 0;
-    train.mode = parse_dataset_mode(train_mode_);
-    if (train.mode == DatasetMode::kStream && !train.columns.row_groups.empty()) {
+    train.data.columns.features_given = train_features_->count() > 0;
+    train.data.mode = parse_dataset_mode(train_mode_);
+    train.data.image_shape = parse_image_shape(train_shape_);
+    if (train.data.mode == DatasetMode::kStream && !train.data.columns.row_groups.empty()) {
       throw InvalidArgument("--row-groups: a streamed dataset reads every row group");
     }
-    if (train.resume_dir == "auto" && train.checkpoint_dir.empty()) {
-      throw InvalidArgument("--resume auto resumes from the --checkpoint folder's newest checkpoint; pass "
-                            "--checkpoint DIR too");
-    }
+    check_train_args(train);
   } else if (*bench_loader_cmd_) {
     command_ = Command::kBenchLoader;
   } else if (*bench_dist_cmd_) {

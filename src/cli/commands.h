@@ -40,6 +40,9 @@ struct TrainArgs : dist::TrainJobOptions {
   int64_t nproc = 0;
 };
 
+// Refuses flags of `feedline train` that cannot work together, naming them, before LibTorch is loaded.
+void check_train_args(const TrainArgs& args);
+
 struct InspectArgs {
   std::string path;
   bool json = false;
@@ -125,6 +128,7 @@ class Commands {
   CLI::App app_;
   Command command_ = Command::kPrepare;
   std::string train_mode_ = "tensor";
+  std::string train_shape_ = "1x28x28";
   std::string bench_shape_ = "1x28x28";
   CLI::App* prepare_cmd_ = nullptr;
   CLI::App* train_cmd_ = nullptr;

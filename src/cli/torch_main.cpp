@@ -49,16 +49,17 @@ int launch_ranks(const Commands& commands, int argc, char** argv, int64_t nproc)
   }
   // What every rank would refuse alike is refused once, here, before any starts.
   const TrainArgs& train = commands.train;
-  if (train.batch_size % nproc != 0) {
-    throw InvalidArgument("--batch-size " + std::to_string(train.batch_size) + " is the global batch, and it does not "
-                          "split evenly between " + std::to_string(nproc) + " ranks");
+  if (train.loader.batch_size % nproc != 0) {
+    throw InvalidArgument("--batch-size " + std::to_string(train.loader.batch_size) + " is the global batch, and it "
+                          "does not split evenly between " + std::to_string(nproc) + " ranks");
   }
-  if (train.dist_backend == "nccl" && dist::available_backends().find("nccl") == std::string::npos) {
+  const bool nccl = train.distributed.backend == dist::DistBackend::kNccl;
+  if (nccl && dist::available_backends().find("nccl") == std::string::npos) {
     throw InvalidArgument("the nccl backend is not in this LibTorch build (it has " + dist::available_backends() +
                           "); use --dist-backend gloo");
   }
   // --resume auto finds no checkpoint on a first start: then there is nothing to check.
-  if (const std::string resume = dist::resolve_resume_dir(train); !resume.empty()) read_checkpoint_info(resume);
+  if (const std::string resume = resolve_resume_dir_naming_flags(train); !resume.empty()) read_checkpoint_info(resume);
   std::vector<std::string> args{self_path()};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -72,7 +73,7 @@ int launch_ranks(const Commands& commands, int argc, char** argv, int64_t nproc)
   options.nproc = nproc;
   // Stopped (SIGTERM, SIGINT), the ranks agree within a collective's timeout, then write the checkpoint.
   options.stop_grace =
-      std::chrono::milliseconds(static_cast<int64_t>(train.dist_timeout * 1000.0)) + std::chrono::seconds(30);
+      std::chrono::milliseconds(static_cast<int64_t>(train.distributed.timeout * 1000.0)) + std::chrono::seconds(30);
   return dist::launch(args, options, [](const std::string& line) {
     std::fprintf(stderr, "feedline: %s\n", line.c_str());
     std::fflush(stderr);

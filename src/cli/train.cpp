@@ -96,19 +96,19 @@ void print_loaded(const dist::TrainJobSetup& s) {
 }
 
 void print_ready(const TrainArgs& args, const dist::TrainJobSetup& s) {
-  if (args.pin_memory && !s.pinned) {
+  if (args.loader.pin_memory && !s.pinned) {
     fmt::print("Note: --pin-memory has no effect without CUDA; batches stay in ordinary memory.\n");
   }
   if (s.ranks > 1) {
     fmt::print("Data-parallel: {} ranks over {}, {} threads each; global batch {} ({} a rank){}{}\n", s.ranks,
-               s.backend, s.threads, args.batch_size, args.batch_size / s.ranks,
+               s.backend, s.threads, args.loader.batch_size, args.loader.batch_size / s.ranks,
                s.launcher.empty() ? "" : "; started by " + s.launcher,
                s.restart > 0 ? fmt::format(", restart {}", s.restart) : "");
   }
   fmt::print("{}: {} parameters; {}x{}x{} images, {} classes; device {}; {} threads; batch {}, "
              "{} workers{}{}{}\n",
              s.model, s.parameters, s.shape.channels, s.shape.height, s.shape.width, s.classes, s.device, s.threads,
-             args.batch_size, args.num_workers, args.persistent_workers ? ", persistent" : "",
+             args.loader.batch_size, args.loader.num_workers, args.loader.persistent_workers ? ", persistent" : "",
              s.pinned ? ", pinned" : "", args.cuda_graph ? ", CUDA graph step" : "");
   std::fflush(stdout);
   if (s.resume_at) {
@@ -145,7 +145,7 @@ void print_epoch(const TrainArgs& args, const EpochResult& r, std::optional<doub
              "test accuracy {:.2f}%\n",
              r.epoch, args.epochs, r.train_seconds, r.train_loss, 100.0 * r.data_wait_share(), allreduce,
              r.test_seconds, r.test_loss, 100.0 * r.test_accuracy);
-  if (args.ema_decay > 0) {
+  if (args.model.ema_decay > 0) {
     fmt::print("Epoch {}/{}: the weights' average: test loss {:.4f}, test accuracy {:.2f}%\n", r.epoch, args.epochs,
                r.ema_test_loss, 100.0 * r.ema_test_accuracy);
   }
@@ -213,15 +213,62 @@ void print_stopped(const TrainArgs& args, const dist::TrainJobResult& result,
   const std::string peer = g_stop_signal != 0 ? "" : " (another rank of the job was signalled)";
   if (!result.checkpoint.empty() && checkpoint) {
     fmt::print("Stopped{} at epoch {}, step {}{}; checkpoint {} (continue with --resume {} or --resume auto)\n", by,
-               checkpoint->epoch, checkpoint->step, peer, result.checkpoint, args.checkpoint_dir);
+               checkpoint->epoch, checkpoint->step, peer, result.checkpoint, args.checkpoints.dir);
   } else {
     fmt::print("Stopped{} in epoch {}{}{}\n", by, result.epochs.back().epoch, peer,
-               args.checkpoint_dir.empty() ? "; no checkpoint (no --checkpoint)" : "");
+               args.checkpoints.dir.empty() ? "; no checkpoint (no --checkpoint)" : "");
   }
   std::fflush(stdout);
 }
 
+// ------------------------------------------------------------------------------------------ the job's errors
+
+// The flag of `feedline train` that sets each option the job can refuse.
+const char* flag_of(dist::JobOption option) {
+  using dist::JobOption;
+  switch (option) {
+    case JobOption::kBatchSize: return "--batch-size";
+    case JobOption::kThreads: return "--threads";
+    case JobOption::kSave: return "--save";
+    case JobOption::kImageSize: return "--image-size";
+    case JobOption::kImageShape: return "--image-shape";
+    case JobOption::kCropScale: return "--crop-scale";
+    case JobOption::kTrainFile: return "--data";
+    case JobOption::kTestFile: return "--test-data";
+    case JobOption::kResume: return "--resume";
+    case JobOption::kCudaGraph: return "--cuda-graph";
+    case JobOption::kDistBackend: return "--dist-backend";
+    case JobOption::kModel: return "--model";
+    case JobOption::kPrecision: return "--precision";
+  }
+  return "?";
+}
+
+// The job's words for an option, with the flag in place of the option's name.
+std::string with_flag(dist::JobOption option, const std::string& detail) {
+  return flag_of(option) + std::string(!detail.empty() && detail[0] == ':' ? "" : " ") + detail;
+}
+
 }  // namespace
+
+dist::TrainJobResult run_train_job_naming_flags(const dist::TrainJobOptions& options,
+                                                const dist::TrainJobCallbacks& callbacks) {
+  try {
+    return dist::run_train_job(options, callbacks);
+  } catch (const dist::JobOptionError& e) {
+    throw InvalidArgument(with_flag(e.option, e.detail));
+  } catch (const dist::JobFileError& e) {
+    throw IoError(with_flag(e.option, e.detail), e.code());
+  }
+}
+
+std::string resolve_resume_dir_naming_flags(const dist::TrainJobOptions& options) {
+  try {
+    return dist::resolve_resume_dir(options);
+  } catch (const dist::JobOptionError& e) {
+    throw InvalidArgument(with_flag(e.option, e.detail));
+  }
+}
 
 int run_train(const TrainArgs& args) {
   // Only rank 0 speaks: the job's log lines come once. Errors still reach stderr from every rank.
@@ -261,7 +308,7 @@ int run_train(const TrainArgs& args) {
     fmt::print("Checkpoint: epoch {}, step {} -> {}\n", c.epoch, c.step, file);
     std::fflush(stdout);
   };
-  const dist::TrainJobResult result = dist::run_train_job(options, callbacks);
+  const dist::TrainJobResult result = run_train_job_naming_flags(options, callbacks);
   if (result.stopped) {
     bar.clear();
     print_stopped(args, result, last_checkpoint);

@@ -1,21 +1,51 @@
 // The flags of `feedline train`: its data, loader, model and recipe, and job (data-parallel ranks, checkpoints).
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
+#include "feedline/dist/device_choice.h"
 #include "feedline/io/error.h"
 
 namespace feedline::cli {
 namespace {
 
+// A flag whose words name the values of an enum: checked by one_of() (the same message for a word it lacks), then
+// stored as the enum; the help shows the word of `target`'s value as the default.
+template <class Enum>
+CLI::Option* add_choice(CLI::App* c, const std::string& name, Enum& target,
+                        const std::vector<std::pair<std::string, Enum>>& words, const std::string& help) {
+  std::vector<std::string> names;
+  std::string current;
+  for (const auto& [word, value] : words) {
+    names.push_back(word);
+    if (value == target) current = word;
+  }
+  return c
+      ->add_option_function<std::string>(
+          name,
+          [&target, words](const std::string& text) {
+            for (const auto& [word, value] : words) {
+              if (word == text) target = value;
+            }
+          },
+          help)
+      ->check(one_of(names))
+      ->default_str(current);
+}
+
 // The data: the experiment's datasets or any files, their columns, the dataset mode and the limit. Returns the
 // feature columns' option (which the command checks after parsing).
-CLI::Option* add_data_flags(CLI::App* c, TrainArgs& tr, std::string& mode) {
+CLI::Option* add_data_flags(CLI::App* c, TrainArgs& args, std::string& mode, std::string& shape) {
+  dist::JobDataOptions& tr = args.data;
   auto* data_dir = c->add_option("--data-dir", tr.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
   auto* dataset = c->add_option("--dataset", tr.dataset, "mnist or fashion-mnist")
                       ->check(one_of(kDatasets))
                       ->capture_default_str();
-  auto* format = c->add_option("--format", tr.format, "parquet or csv")->check(one_of(kFormats))->capture_default_str();
+  auto* format = add_choice<FileFormat>(c, "--format", tr.format,
+                                        {{"parquet", FileFormat::kParquet}, {"csv", FileFormat::kCsv}},
+                                        "parquet or csv");
   auto* data = c->add_option("--data", tr.train_file,
                              "Train split: any .parquet or .csv file, or Parquet files read as one table: " +
                                  kManyFiles + " (with --test-data; replaces --dataset, --data-dir and --format)");
@@ -45,8 +75,8 @@ CLI::Option* add_data_flags(CLI::App* c, TrainArgs& tr, std::string& mode) {
   c->add_option("--threads", tr.threads,
                 "Threads (default: every core, shared between the ranks of a job on one host)")
       ->check(whole(1));
-  c->add_option("--save", tr.save, "Write the trained model's weights to this file (LibTorch's format)");
-  c->add_option("--image-shape", tr.image_shape,
+  c->add_option("--save", args.save, "Write the trained model's weights to this file (LibTorch's format)");
+  c->add_option("--image-shape", shape,
                 "Channels x height x width of each image (the features, in row-major order)")
       ->capture_default_str();
   c->add_option("--num-classes", tr.num_classes,
@@ -56,9 +86,10 @@ CLI::Option* add_data_flags(CLI::App* c, TrainArgs& tr, std::string& mode) {
   return features;
 }
 
-void add_loader_flags(CLI::App* c, TrainArgs& tr) {
+void add_loader_flags(CLI::App* c, TrainArgs& args) {
+  dist::JobLoaderOptions& tr = args.loader;
   c->add_option("--batch-size", tr.batch_size, "Samples per batch")->check(whole(1))->capture_default_str();
-  c->add_option("--epochs", tr.epochs, "Epochs")->check(whole(1))->capture_default_str();
+  c->add_option("--epochs", args.epochs, "Epochs")->check(whole(1))->capture_default_str();
   c->add_option("--num-workers", tr.num_workers, "Loader worker threads (0: the training thread loads)")
       ->check(whole(0))
       ->capture_default_str();
@@ -72,15 +103,29 @@ void add_loader_flags(CLI::App* c, TrainArgs& tr) {
   c->add_option("--prefetch-factor", tr.prefetch_factor, "Batches in flight per worker")
       ->check(whole(1))
       ->capture_default_str();
-  c->add_option("--device", tr.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  c->add_flag("--cuda-graph", tr.cuda_graph,
+  c->add_option_function<std::string>(
+       "--device", [&args](const std::string& text) { args.device = parse_device_choice(text); },
+       "auto, cpu, cuda or cuda:N")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              parse_device_choice(text);
+            } catch (const InvalidArgument& e) {
+              return e.what();
+            }
+            return "";
+          },
+          ""))
+      ->default_str(device_choice_text(args.device));
+  c->add_flag("--cuda-graph", args.cuda_graph,
               "Capture the train and test steps as CUDA graphs and replay them (CUDA only)");
-  c->add_option("--seed", tr.seed, "Seed for the model and the shuffle")->check(unsigned_whole())->capture_default_str();
-  c->add_option("--lr", tr.lr, "The learning rate (Adam's or SGD's, before the scheduler)")->check(positive_number())->capture_default_str();
+  c->add_option("--seed", args.seed, "Seed for the model and the shuffle")->check(unsigned_whole())->capture_default_str();
+  c->add_option("--lr", args.model.lr, "The learning rate (Adam's or SGD's, before the scheduler)")->check(positive_number())->capture_default_str();
 }
 
 // Image files in place of a table, and their augmentation.
-void add_image_flags(CLI::App* c, TrainArgs& tr) {
+void add_image_flags(CLI::App* c, TrainArgs& args) {
+  dist::JobDataOptions& tr = args.data;
   auto* image_size = c->add_option(
       "--image-size", tr.image_size,
       "Read --data and --test-data as image files (a folder of class folders, tar shards: a .tar, a brace pattern "
@@ -88,36 +133,38 @@ void add_image_flags(CLI::App* c, TrainArgs& tr) {
       "workers and made NxN: the model takes 3xNxN. Test images: Resize(N), CenterCrop(N); train images as "
       "--augment says. --image-shape, --dataset-mode and the column flags do not apply, --limit is refused");
   image_size->check(whole(4, 4096))->needs("--data")->excludes("--image-shape");
-  c->add_option("--augment", tr.augment,
-                "With --image-size, the train images: crop-flip (RandomResizedCrop(N, scale=(--crop-scale, 1)), "
-                "RandomHorizontalFlip()) or none (as the test images)")
-      ->check(one_of({"crop-flip", "none"}))
-      ->needs(image_size)
-      ->capture_default_str();
+  add_choice<dist::Augment>(c, "--augment", tr.augment,
+                            {{"crop-flip", dist::Augment::kCropFlip}, {"none", dist::Augment::kNone}},
+                            "With --image-size, the train images: crop-flip (RandomResizedCrop(N, scale=(--crop-scale, "
+                            "1)), RandomHorizontalFlip()) or none (as the test images)")
+      ->needs(image_size);
   c->add_option("--crop-scale", tr.crop_scale_min,
                 "With --augment crop-flip: the smallest share of the image's area a crop keeps (torchvision's "
                 "default 0.08; small images such as 28x28 digits keep more of their class with a larger one)")
       ->check(share())
       ->needs(image_size)
       ->capture_default_str();
-  c->add_option("--on-error", tr.on_error,
-                "With --image-size, an image that cannot be read or decoded: raise (stop) or skip (left out of its "
-                "batch; after each epoch the count and the first names are printed)")
-      ->check(one_of({"raise", "skip"}))
-      ->needs(image_size)
-      ->capture_default_str();
+  add_choice<dist::BadImages>(c, "--on-error", tr.on_error,
+                              {{"raise", dist::BadImages::kRaise}, {"skip", dist::BadImages::kSkip}},
+                              "With --image-size, an image that cannot be read or decoded: raise (stop) or skip (left "
+                              "out of its batch; after each epoch the count and the first names are printed)")
+      ->needs(image_size);
 }
 
 // The model, its optimizer and torchvision's classification recipe.
-void add_model_flags(CLI::App* c, TrainArgs& tr) {
-  c->add_option("--model", tr.model,
-                "simplecnn (the experiment's), or torchvision's resnet18, resnet34, resnet50 (RGB images: "
-                "--image-size)")
-      ->check(one_of({"simplecnn", "resnet18", "resnet34", "resnet50"}))
-      ->capture_default_str();
-  c->add_option("--optimizer", tr.optimizer, "adam (--lr alone) or sgd (--momentum, --nesterov, --weight-decay)")
-      ->check(one_of({"adam", "sgd"}))
-      ->capture_default_str();
+void add_model_flags(CLI::App* c, TrainArgs& args) {
+  dist::JobModelOptions& tr = args.model;
+  using dist::TrainModel;
+  add_choice<TrainModel>(c, "--model", tr.model,
+                         {{"simplecnn", TrainModel::kSimpleCnn},
+                          {"resnet18", TrainModel::kResNet18},
+                          {"resnet34", TrainModel::kResNet34},
+                          {"resnet50", TrainModel::kResNet50}},
+                         "simplecnn (the experiment's), or torchvision's resnet18, resnet34, resnet50 (RGB images: "
+                         "--image-size)");
+  add_choice<dist::TrainOptimizer>(c, "--optimizer", tr.optimizer,
+                                   {{"adam", dist::TrainOptimizer::kAdam}, {"sgd", dist::TrainOptimizer::kSgd}},
+                                   "adam (--lr alone) or sgd (--momentum, --nesterov, --weight-decay)");
   c->add_option("--momentum", tr.momentum, "SGD's momentum")->check(below_one())->capture_default_str();
   c->add_flag("--nesterov", tr.nesterov, "SGD with Nesterov momentum");
   c->add_option("--weight-decay", tr.weight_decay, "SGD's weight decay")
@@ -126,11 +173,12 @@ void add_model_flags(CLI::App* c, TrainArgs& tr) {
   c->add_option("--norm-weight-decay", tr.norm_weight_decay,
                 "SGD's weight decay of batch norm's parameters and every bias (default: --weight-decay's)")
       ->check(non_negative_number());
-  c->add_option("--lr-scheduler", tr.lr_scheduler,
-                "constant, cosine (to 0 over the epochs after the warm-up) or step (times --lr-gamma every "
-                "--lr-step-size epochs after it); set by step")
-      ->check(one_of({"constant", "cosine", "step"}))
-      ->capture_default_str();
+  using dist::LrSchedule;
+  add_choice<LrSchedule>(c, "--lr-scheduler", tr.lr_schedule,
+                         {{"constant", LrSchedule::kConstant}, {"cosine", LrSchedule::kCosine},
+                          {"step", LrSchedule::kStep}},
+                         "constant, cosine (to 0 over the epochs after the warm-up) or step (times --lr-gamma every "
+                         "--lr-step-size epochs after it); set by step");
   c->add_option("--lr-warmup-epochs", tr.lr_warmup_epochs, "Epochs of linear warm-up from --lr times --lr-warmup-decay")
       ->check(whole(0))
       ->capture_default_str();
@@ -155,26 +203,28 @@ void add_model_flags(CLI::App* c, TrainArgs& tr) {
   c->add_option("--ema-steps", tr.ema_steps, "Steps between the average's updates")
       ->check(whole(1))
       ->capture_default_str();
-  c->add_option("--precision", tr.precision, "fp32, or bf16 (autocast, CUDA only)")
-      ->check(one_of({"fp32", "bf16"}))
-      ->capture_default_str();
+  add_choice<dist::TrainPrecision>(
+      c, "--precision", tr.precision,
+      {{"fp32", dist::TrainPrecision::kFloat32}, {"bf16", dist::TrainPrecision::kBFloat16}},
+      "fp32, or bf16 (autocast, CUDA only)");
 }
 
 // Data-parallel ranks, checkpoints and resume.
-void add_job_flags(CLI::App* c, TrainArgs& tr) {
-  c->add_option("--nproc", tr.nproc,
+void add_job_flags(CLI::App* c, TrainArgs& args) {
+  dist::TrainJobOptions& tr = args;
+  c->add_option("--nproc", args.nproc,
                 "Train data-parallel in N processes on this host, one rank each (as torchrun --standalone "
                 "--nproc-per-node N does); --batch-size is the global batch, split between them")
       ->check(whole(1, 1024));
-  c->add_option("--dist-backend", tr.dist_backend,
-                "Data-parallel backend: gloo, nccl (CUDA, where this LibTorch has it) or auto")
-      ->check(one_of({"auto", "gloo", "nccl"}))
-      ->capture_default_str();
-  c->add_option("--dist-timeout", tr.dist_timeout,
+  using dist::DistBackend;
+  add_choice<DistBackend>(c, "--dist-backend", tr.distributed.backend,
+                          {{"auto", DistBackend::kAuto}, {"gloo", DistBackend::kGloo}, {"nccl", DistBackend::kNccl}},
+                          "Data-parallel backend: gloo, nccl (CUDA, where this LibTorch has it) or auto");
+  c->add_option("--dist-timeout", tr.distributed.timeout,
                 "Seconds a rank waits for the others (rendezvous, each collective) before the job fails")
       ->check(positive_number())
       ->capture_default_str();
-  auto* checkpoint = c->add_option("--checkpoint", tr.checkpoint_dir,
+  auto* checkpoint = c->add_option("--checkpoint", tr.checkpoints.dir,
                                    "Folder for checkpoints (model, optimizer, RNG and loader state), to resume from: "
                                    "files checkpoint-<steps done>.pt. Alone: one at the end of every epoch's "
                                    "training. SIGTERM or SIGINT stops the job after the step in progress, with a "
@@ -183,8 +233,8 @@ void add_job_flags(CLI::App* c, TrainArgs& tr) {
        "--checkpoint-every",
        [&tr](const std::string& text) {
          const dist::CheckpointEvery every = dist::parse_checkpoint_every(text);
-         tr.checkpoint_every = every.steps;
-         tr.checkpoint_interval = every.seconds;
+         tr.checkpoints.every = every.steps;
+         tr.checkpoints.interval = every.seconds;
        },
        "Write a checkpoint every N training steps (100) or every so long (90s, 10m, 1h: after the first step that "
        "ends that long after the last checkpoint)")
@@ -199,24 +249,59 @@ void add_job_flags(CLI::App* c, TrainArgs& tr) {
           },
           "STEPS|DURATION"))
       ->needs(checkpoint);
-  c->add_option("--keep-checkpoints", tr.keep_checkpoints, "Keep the newest K checkpoints, removing older ones")
+  c->add_option("--keep-checkpoints", tr.checkpoints.keep, "Keep the newest K checkpoints, removing older ones")
       ->check(whole(1))
       ->needs(checkpoint)
       ->capture_default_str();
-  c->add_option("--resume", tr.resume_dir,
+  c->add_option_function<std::string>(
+       "--resume",
+       [&tr](const std::string& text) {
+         tr.checkpoints.resume = text == "auto" ? dist::ResumeFrom{dist::ResumeFrom::Kind::kAuto, ""}
+                                               : dist::ResumeFrom{dist::ResumeFrom::Kind::kFolder, text};
+       },
                 "Continue the run whose checkpoint is in this folder (the same flags as the run that wrote it; the "
                 "number of ranks may differ when --batch-size is the same), or 'auto': from the --checkpoint "
                 "folder's newest checkpoint when it holds one, else start afresh (one command line for every start "
                 "of a job)");
 }
 
+// Whether the flags ask for the experiment's recipe alone (SimpleCNN with Adam, nothing more), which a CUDA graph
+// captures.
+bool plain_recipe(const dist::JobModelOptions& m) {
+  return m.model == dist::TrainModel::kSimpleCnn && m.optimizer == dist::TrainOptimizer::kAdam &&
+         m.lr_schedule == dist::LrSchedule::kConstant && m.lr_warmup_epochs == 0 && m.label_smoothing == 0 &&
+         m.clip_grad_norm == 0 && m.ema_decay == 0 && m.precision == dist::TrainPrecision::kFloat32;
+}
+
 }  // namespace
+
+void check_train_args(const TrainArgs& args) {
+  const dist::JobModelOptions& m = args.model;
+  if (args.data.image_size > 0 && args.data.limit > 0) {
+    throw InvalidArgument("--limit keeps the first rows of a table; with --image-size, pass fewer images");
+  }
+  if (m.optimizer == dist::TrainOptimizer::kAdam && (m.weight_decay != 0 || m.nesterov || m.norm_weight_decay >= 0)) {
+    throw InvalidArgument("--weight-decay, --norm-weight-decay and --nesterov are SGD's: pass --optimizer sgd");
+  }
+  if (m.lr_schedule == dist::LrSchedule::kCosine && m.lr_warmup_epochs >= args.epochs) {
+    throw InvalidArgument("--lr-warmup-epochs " + std::to_string(m.lr_warmup_epochs) + ": the warm-up must end before "
+                          "the last epoch (--epochs " + std::to_string(args.epochs) + ")");
+  }
+  if (args.cuda_graph && !plain_recipe(m)) {
+    throw InvalidArgument("--cuda-graph captures SimpleCNN's step with Adam alone: leave out --model, --optimizer and "
+                          "the recipe's flags, or --cuda-graph");
+  }
+  if (args.checkpoints.resume.kind == dist::ResumeFrom::Kind::kAuto && args.checkpoints.dir.empty()) {
+    throw InvalidArgument("--resume auto resumes from the --checkpoint folder's newest checkpoint; pass "
+                          "--checkpoint DIR too");
+  }
+}
 
 void Commands::define_train() {
   auto* c = train_cmd_ =
       app_.add_subcommand("train", "Train SimpleCNN or a ResNet through the configurable loader, or any model of yours "
                                    "through the C++ library");
-  train_features_ = add_data_flags(c, train, train_mode_);
+  train_features_ = add_data_flags(c, train, train_mode_, train_shape_);
   add_loader_flags(c, train);
   add_image_flags(c, train);
   add_model_flags(c, train);

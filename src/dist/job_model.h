@@ -1,6 +1,5 @@
 // The model, optimizer and recipe of a training job (TrainJobOptions): SimpleCNN or one of torchvision's ResNets,
-// Adam or SGD, and torchvision's classification recipe. Internal to run_train_job; the messages name the flags of
-// `feedline train`.
+// Adam or SGD, and torchvision's classification recipe. Internal to run_train_job.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -11,7 +10,6 @@
 #include <optional>
 #include <string>
 
-#include "feedline/dataset/dataset_mode.h"
 #include "feedline/dist/train_job.h"
 #include "feedline/train/models.h"
 #include "feedline/train/train.h"
@@ -24,9 +22,8 @@ struct JobModel {
   std::optional<SimpleCNN> simple_cnn;  // the model, when it is SimpleCNN
 };
 
-// Refuses a model, optimizer or recipe that cannot work, before any data is read: an unknown name, a ResNet on
-// images that are not RGB, a value out of range, bf16 on a CPU, the CUDA graph with anything but SimpleCNN and
-// plain Adam.
+// Refuses, before any data is read, a model or precision that cannot work (JobOptionError): a ResNet on images
+// that are not RGB, bf16 on a CPU. The recipe's ranges are fit()'s to refuse.
 void check_job_model(const TrainJobOptions& o, const ImageShape& shape, torch::Device device);
 
 JobModel make_job_model(const TrainJobOptions& o, const ImageShape& shape, int64_t classes);

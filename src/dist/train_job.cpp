@@ -41,69 +41,75 @@ int64_t ranks_on_this_host() {
   return local != nullptr ? std::max<int64_t>(1, std::atoll(local)) : 1;
 }
 
-// The CPU threads of one rank: --threads, else the host's cores shared between its ranks.
+// The CPU threads of one rank: the number asked for, else the host's cores shared between its ranks.
 int rank_threads(const TrainJobOptions& o, const std::optional<WorldInfo>& world) {
-  if (o.threads < 0) throw InvalidArgument("--threads must be at least 1");
-  if (o.threads > 0 || !world) return resolve_threads(o.threads);
+  if (o.data.threads < 0) throw JobOptionError(JobOption::kThreads, "must be at least 1");
+  if (o.data.threads > 0 || !world) return resolve_threads(o.data.threads);
   return static_cast<int>(std::max<int64_t>(1, resolve_threads(0) / ranks_on_this_host()));
 }
 
-// The device of one rank: a job's ranks given "cuda" (or "auto" on a GPU machine) take the GPU of their local rank.
+// The device of one rank: a job's ranks given cuda (or auto on a GPU machine) take the GPU of their local rank.
 torch::Device rank_device(const TrainJobOptions& o, const std::optional<WorldInfo>& world) {
-  const torch::Device device = resolve_device(o.device);
+  const torch::Device device = resolve_device(device_choice_text(o.device));
   if (!world || world->world_size == 1 || !device.is_cuda() || device.has_index()) return device;
   const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(world->local_rank % std::max<int64_t>(1, gpus)));
 }
 
 // The backend of one rank. NCCL takes one GPU a rank: where this host's ranks would share a GPU (more ranks than
-// GPUs, or every rank given one cuda:N), "auto" takes Gloo, which carries CUDA tensors too, and "nccl" is refused
+// GPUs, or every rank given one cuda:N), auto takes Gloo, which carries CUDA tensors too, and NCCL is refused
 // before the rendezvous rather than by NCCL midway.
 std::string rank_backend(const TrainJobOptions& o, torch::Device device) {
-  if (!device.is_cuda() || o.dist_backend == "gloo") return o.dist_backend;
+  const DistBackend backend = o.distributed.backend;
+  const std::string name = backend == DistBackend::kGloo ? "gloo" : backend == DistBackend::kNccl ? "nccl" : "auto";
+  if (!device.is_cuda() || backend == DistBackend::kGloo) return name;
   const int64_t ranks = ranks_on_this_host();
   const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
-  const bool shared = ranks > 1 && (ranks > gpus || resolve_device(o.device).has_index());
-  if (!shared) return o.dist_backend;
-  if (o.dist_backend == "nccl") {
-    throw InvalidArgument("--dist-backend nccl needs a GPU of its own for each rank, and the " + std::to_string(ranks) +
-                          " ranks on this host share " +
-                          (resolve_device(o.device).has_index() ? std::string("the one GPU ") + o.device
-                                                                : std::to_string(gpus) + " GPU(s)") +
-                          "; use --dist-backend gloo (which carries CUDA tensors too) or fewer ranks");
+  const bool one_gpu = o.device.index >= 0;
+  const bool shared = ranks > 1 && (ranks > gpus || one_gpu);
+  if (!shared) return name;
+  if (backend == DistBackend::kNccl) {
+    throw JobOptionError(JobOption::kDistBackend,
+                         "nccl needs a GPU of its own for each rank, and the " + std::to_string(ranks) +
+                             " ranks on this host share " +
+                             (one_gpu ? "the one GPU " + device_choice_text(o.device)
+                                      : std::to_string(gpus) + " GPU(s)") +
+                             "; use gloo (which carries CUDA tensors too) or fewer ranks");
   }
   return "gloo";
 }
 
 // ------------------------------------------------------------------------------------------ before training
 
-// Refuses, before any training, a --save path that is a folder or whose folder cannot be made (made here, as the
+// Refuses, before any training, a save path that is a folder or whose folder cannot be made (made here, as the
 // save would make it).
 void check_save_path(const std::string& path) {
   if (path.empty()) return;
   const std::filesystem::path p(path);
   std::error_code ec;
-  if (std::filesystem::is_directory(p, ec)) throw InvalidArgument("--save " + path + ": is a folder, not a file");
+  if (std::filesystem::is_directory(p, ec)) throw JobOptionError(JobOption::kSave, path + ": is a folder, not a file");
   if (p.has_parent_path()) {
     std::filesystem::create_directories(p.parent_path(), ec);
     if (ec) {
-      throw InvalidArgument("--save " + path + ": cannot make the folder " + p.parent_path().string() + ": " +
-                            ec.message());
+      throw JobOptionError(JobOption::kSave,
+                           path + ": cannot make the folder " + p.parent_path().string() + ": " + ec.message());
     }
   }
 }
 
-ImageShape checked_shape(const TrainJobOptions& o) {
+ImageShape checked_shape(const JobDataOptions& o) {
   if (o.image_size > 0) {
     if (o.image_size < 4) {
-      throw InvalidArgument("--image-size " + std::to_string(o.image_size) + ": SimpleCNN needs images of at least "
-                            "4x4 pixels");
+      throw JobOptionError(JobOption::kImageSize,
+                           std::to_string(o.image_size) + ": SimpleCNN needs images of at least 4x4 pixels");
     }
     return ImageShape{3, o.image_size, o.image_size};
   }
-  const ImageShape shape = parse_image_shape(o.image_shape);
+  const ImageShape& shape = o.image_shape;
   if (shape.height < 4 || shape.width < 4) {
-    throw InvalidArgument("--image-shape " + o.image_shape + ": SimpleCNN needs images of at least 4x4 pixels");
+    throw JobOptionError(JobOption::kImageShape, std::to_string(shape.channels) + "x" + std::to_string(shape.height) +
+                                                     "x" + std::to_string(shape.width) +
+                                                     ": SimpleCNN needs images of at least 4x4 pixels");
   }
   return shape;
 }
@@ -121,12 +127,12 @@ std::vector<std::string> step_texts(const std::vector<ImageStep>& steps) {
 }
 
 // One split of image files, decoded and transformed by `steps` on the loader's workers.
-ImageFile load_image_split(const std::string& spec, const char* flag, const std::vector<ImageStep>& steps,
+ImageFile load_image_split(const std::string& spec, JobOption option, const std::vector<ImageStep>& steps,
                            OnError on_error, std::shared_ptr<const SampleSource>* source) {
   try {
     *source = open_image_source(spec);
   } catch (const IoError& e) {
-    throw IoError(std::string(flag) + " " + spec + ": " + e.what());
+    throw JobFileError(option, spec + ": " + e.what(), e.code());
   }
   ImageFile f;
   f.dataset = make_image_dataset(*source, steps, {}, on_error);
@@ -134,23 +140,17 @@ ImageFile load_image_split(const std::string& spec, const char* flag, const std:
   return f;
 }
 
-// Image files (TrainJobOptions::image_size): uint8 batches, which the training loop normalises on the device.
-JobData load_images(const TrainJobOptions& o, TrainJobSetup& setup) {
-  if (o.augment != "crop-flip" && o.augment != "none") {
-    throw InvalidArgument("--augment " + o.augment + ": not one of crop-flip, none");
-  }
+// Image files (JobDataOptions::image_size): uint8 batches, which the training loop normalises on the device.
+JobData load_images(const JobDataOptions& o, TrainJobSetup& setup) {
   if (!(o.crop_scale_min > 0 && o.crop_scale_min <= 1)) {
-    throw InvalidArgument("--crop-scale " + std::to_string(o.crop_scale_min) + ": must be above 0 and at most 1");
+    throw JobOptionError(JobOption::kCropScale, std::to_string(o.crop_scale_min) + ": must be above 0 and at most 1");
   }
-  if (o.limit > 0) {
-    throw InvalidArgument("--limit keeps the first rows of a table; with --image-size, pass fewer images");
-  }
-  const OnError on_error = parse_on_error(o.on_error);
+  const OnError on_error = o.on_error == BadImages::kSkip ? OnError::kSkip : OnError::kRaise;
   const int64_t n = o.image_size;
   const std::vector<ImageStep> test_steps{image_steps::Resize{{n}}, image_steps::CenterCrop{n, n},
                                           image_steps::PILToTensor{}};
   std::vector<ImageStep> train_steps = test_steps;
-  if (o.augment == "crop-flip") {
+  if (o.augment == Augment::kCropFlip) {
     image_steps::RandomResizedCrop crop;
     crop.height = crop.width = n;
     crop.scale_min = o.crop_scale_min;
@@ -158,8 +158,8 @@ JobData load_images(const TrainJobOptions& o, TrainJobSetup& setup) {
   }
   JobData d;
   std::shared_ptr<const SampleSource> train_source, test_source;
-  d.train = load_image_split(o.train_file, "--data", train_steps, on_error, &train_source);
-  d.test = load_image_split(o.test_file, "--test-data", test_steps, on_error, &test_source);
+  d.train = load_image_split(o.train_file, JobOption::kTrainFile, train_steps, on_error, &train_source);
+  d.test = load_image_split(o.test_file, JobOption::kTestFile, test_steps, on_error, &test_source);
   d.named_classes = static_cast<int64_t>(train_source->class_names().size());
   setup.image_source = image_source_kind_name(image_source_kind(o.train_file));
   setup.train_transform = step_texts(train_steps);
@@ -167,14 +167,17 @@ JobData load_images(const TrainJobOptions& o, TrainJobSetup& setup) {
   return d;
 }
 
-JobData load_data(const TrainJobOptions& o, const ImageShape& shape, torch::Device device, TrainJobSetup& setup) {
+JobData load_data(const TrainJobOptions& options, const ImageShape& shape, torch::Device device,
+                  TrainJobSetup& setup) {
+  const JobDataOptions& o = options.data;
   std::string train_path = o.train_file, test_path = o.test_file;
   if (train_path.empty()) {
     const DatasetSpec spec = dataset_spec(o.dataset);
-    train_path = split_path(o.data_dir, spec, "train", o.format);
-    test_path = split_path(o.data_dir, spec, "test", o.format);
+    const std::string format = o.format == FileFormat::kCsv ? "csv" : "parquet";
+    train_path = split_path(o.data_dir, spec, "train", format);
+    test_path = split_path(o.data_dir, spec, "test", format);
     setup.dataset = spec.folder;
-    setup.format = o.format;
+    setup.format = format;
   }
   const auto start = Clock::now();
   if (o.image_size > 0) {
@@ -194,7 +197,7 @@ JobData load_data(const TrainJobOptions& o, const ImageShape& shape, torch::Devi
   file.threads = resolve_threads(o.threads);
   file.device = device;
   // A streamed epoch holds the one or two row groups a batch straddles, and about one more per worker.
-  file.cached_row_groups = 3 + o.num_workers;
+  file.cached_row_groups = 3 + options.loader.num_workers;
   JobData d;
   d.train = load_image_file(train_path, file);
   d.test = load_image_file(test_path, file);
@@ -209,12 +212,13 @@ JobData load_data(const TrainJobOptions& o, const ImageShape& shape, torch::Devi
 
 // The experiment's datasets have 10 classes whatever the limit keeps; image files as many as their class folders
 // or ClassLabel names, where they have them; other files as many as their labels say.
-int64_t classes_of(const TrainJobOptions& o, const JobData& d, const TrainJobSetup& setup) {
+int64_t classes_of(const JobDataOptions& o, const JobData& d, const TrainJobSetup& setup) {
   return class_count(o.num_classes, o.train_file.empty() ? 10 : d.named_classes,
                      {{setup.train_path, d.train.max_label}, {setup.test_path, d.test.max_label}});
 }
 
-LoaderOptions loader_options(const TrainJobOptions& o, ProcessGroup* group, bool shuffle) {
+LoaderOptions loader_options(const TrainJobOptions& options, ProcessGroup* group, bool shuffle) {
+  const JobLoaderOptions& o = options.loader;
   const int64_t ranks = group != nullptr ? group->world_size() : 1;
   return LoaderOptions(o.batch_size / ranks)
       .rank(group != nullptr ? group->rank() : 0)
@@ -227,23 +231,24 @@ LoaderOptions loader_options(const TrainJobOptions& o, ProcessGroup* group, bool
       .pin_memory(o.pin_memory)
       .prefetch_factor(o.prefetch_factor)
       .prefetch_blocks(o.prefetch_blocks)
-      .seed(o.seed);
+      .seed(options.seed);
 }
 
 TrainOptions train_options(const TrainJobOptions& o, const std::string& resume_dir, torch::Device device, bool lead,
                            int64_t batches_per_epoch) {
   TrainOptions t;
   t.epochs = o.epochs;
-  t.lr = o.lr;
+  t.lr = o.model.lr;
   t.device = device;
   t.cuda_graph = o.cuda_graph;
-  t.checkpoint_dir = o.checkpoint_dir;
+  const JobCheckpointOptions& c = o.checkpoints;
+  t.checkpoint_dir = c.dir;
   // A checkpoint folder alone: once an epoch.
-  const bool timed = o.checkpoint_every > 0 || o.checkpoint_interval > 0;
-  t.checkpoint_every = o.checkpoint_dir.empty() ? 0 : timed ? o.checkpoint_every : batches_per_epoch;
-  t.checkpoint_interval = o.checkpoint_dir.empty() ? 0 : o.checkpoint_interval;
-  t.keep_checkpoints = o.keep_checkpoints;
-  t.async_checkpoints = o.async_checkpoints;
+  const bool timed = c.every > 0 || c.interval > 0;
+  t.checkpoint_every = c.dir.empty() ? 0 : timed ? c.every : batches_per_epoch;
+  t.checkpoint_interval = c.dir.empty() ? 0 : c.interval;
+  t.keep_checkpoints = c.keep;
+  t.async_checkpoints = c.async;
   t.write_checkpoints = lead;
   t.resume_dir = resume_dir;
   if (o.stop != nullptr) t.stop_requested = [stop = o.stop] { return stop->load(std::memory_order_relaxed); };
@@ -254,34 +259,38 @@ TrainOptions train_options(const TrainJobOptions& o, const std::string& resume_d
 
 // A checkpoint of another world size resumes when the global batch is the same (the loader then hands out the
 // global batches the saved job would have) and the training split is not read in blocks. Checked before the data
-// is loaded where the flags tell, so that the refusal names them.
+// is loaded where the options tell, so that the refusal names them.
 void check_resume_world(const TrainJobOptions& o, const CheckpointInfo& at, const std::string& file, int64_t ranks) {
   const LoaderState& saved = at.train_loader;
   if (saved.world_size == ranks) return;
-  const std::string where = "--resume: " + file + " was written by a job of " + std::to_string(saved.world_size) +
+  const std::string where = ": " + file + " was written by a job of " + std::to_string(saved.world_size) +
                             " rank" + (saved.world_size == 1 ? "" : "s") + " and this one has " +
                             std::to_string(ranks);
-  if (saved.world_size * saved.batch_size != o.batch_size) {
-    throw InvalidArgument(where + "; another number of ranks resumes with the same global batch, and the checkpoint's "
-                          "is " + std::to_string(saved.world_size * saved.batch_size) + " (" +
-                          std::to_string(saved.world_size) + " x " + std::to_string(saved.batch_size) +
-                          "), not --batch-size " + std::to_string(o.batch_size));
+  if (saved.world_size * saved.batch_size != o.loader.batch_size) {
+    throw JobOptionError(JobOption::kResume,
+                         where + "; another number of ranks resumes with the same global batch, and the "
+                                 "checkpoint's is " + std::to_string(saved.world_size * saved.batch_size) + " (" +
+                             std::to_string(saved.world_size) + " x " + std::to_string(saved.batch_size) +
+                             "), not this job's " + std::to_string(o.loader.batch_size));
   }
-  if (o.image_size == 0 && o.mode == DatasetMode::kStream) {
-    throw InvalidArgument(where + "; a streamed training split (--dataset-mode stream) cannot change its number of "
-                          "ranks: each rank reads a stretch of row groups that depends on the world size. Resume on " +
-                          std::to_string(saved.world_size) + " ranks, or with another --dataset-mode");
+  if (o.data.image_size == 0 && o.data.mode == DatasetMode::kStream) {
+    throw JobOptionError(JobOption::kResume,
+                         where + "; a streamed training split (dataset mode stream) cannot change its number of "
+                                 "ranks: each rank reads a stretch of row groups that depends on the world size. "
+                                 "Resume on " + std::to_string(saved.world_size) +
+                             " ranks, or with another dataset mode");
   }
 }
 
 // The same for image files read in blocks (Parquet images, tar shards), once their source is open.
 void check_resume_blocks(const CheckpointInfo& at, const std::string& file, int64_t ranks, const Dataset& train) {
   if (at.train_loader.world_size == ranks || train.shuffle_blocks().empty()) return;
-  throw InvalidArgument("--resume: " + file + " was written by a job of " + std::to_string(at.train_loader.world_size) +
-                        " ranks and this one has " + std::to_string(ranks) + "; training images read in blocks (row "
-                        "groups, tar shards) cannot change their number of ranks: each rank reads a stretch of "
-                        "blocks that depends on the world size. Resume on " +
-                        std::to_string(at.train_loader.world_size) + " ranks");
+  const std::string saved = std::to_string(at.train_loader.world_size);
+  throw JobOptionError(JobOption::kResume,
+                       ": " + file + " was written by a job of " + saved + " ranks and this one has " +
+                           std::to_string(ranks) + "; training images read in blocks (row groups, tar shards) cannot "
+                           "change their number of ranks: each rank reads a stretch of blocks that depends on the "
+                           "world size. Resume on " + saved + " ranks");
 }
 
 // ------------------------------------------------------------------------------------------ the job
@@ -292,8 +301,8 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
   const bool lead = group == nullptr || group->rank() == 0;
   const torch::Device device = rank_device(o, world);
   if (o.cuda_graph && !device.is_cuda()) {
-    throw InvalidArgument("--cuda-graph needs a CUDA device, and the device is " + device.str() +
-                          " (pass --device cuda on a machine with a GPU and a LibTorch with CUDA)");
+    throw JobOptionError(JobOption::kCudaGraph, "needs a CUDA device, and the device is " + device.str() +
+                                                    " (choose cuda on a machine with a GPU and a LibTorch with CUDA)");
   }
   check_save_path(o.save);
   const int64_t ranks = group != nullptr ? group->world_size() : 1;
@@ -303,14 +312,14 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
   const std::optional<CheckpointInfo> resume_at =
       resume_dir.empty() ? std::nullopt : std::optional<CheckpointInfo>(read_checkpoint_info(resume_dir));
   if (resume_at) check_resume_world(o, *resume_at, resume_file, ranks);
-  const ImageShape shape = checked_shape(o);
+  const ImageShape shape = checked_shape(o.data);
   detail::check_job_model(o, shape, device);
 
   TrainJobSetup setup;
   const JobData data = load_data(o, shape, device, setup);
   if (callbacks.on_loaded) callbacks.on_loaded(setup);
   if (resume_at) check_resume_blocks(*resume_at, resume_file, ranks, *data.train.dataset);
-  setup.classes = classes_of(o, data, setup);
+  setup.classes = classes_of(o.data, data, setup);
 
   Loader train_loader(data.train.dataset, loader_options(o, group, true));
   Loader test_loader(data.test.dataset, loader_options(o, group, false));
@@ -365,7 +374,7 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
     result.epochs = train_model(*job_model.simple_cnn, train_loader, test_loader, topts, tc);
   } else {
     const auto optimizer = detail::make_job_optimizer(o, model);
-    const Recipe recipe = detail::make_job_recipe(o, train_loader.batches_per_epoch(), o.batch_size);
+    const Recipe recipe = detail::make_job_recipe(o, train_loader.batches_per_epoch(), o.loader.batch_size);
     result.epochs = fit(*job_model.model, *optimizer, train_loader, test_loader, topts, recipe, tc);
   }
   // Stopped early: the checkpoint written at the step where it stopped (the last one), and no model saved.
@@ -387,12 +396,20 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
 }  // namespace
 
 std::string resolve_resume_dir(const TrainJobOptions& o) {
-  if (o.resume_dir != "auto") return o.resume_dir;
-  if (o.checkpoint_dir.empty()) {
-    throw InvalidArgument("--resume auto resumes from the --checkpoint folder's newest checkpoint; pass "
-                          "--checkpoint DIR too");
+  const JobCheckpointOptions& c = o.checkpoints;
+  switch (c.resume.kind) {
+    case ResumeFrom::Kind::kNone:
+      return "";
+    case ResumeFrom::Kind::kFolder:
+      return c.resume.folder;
+    case ResumeFrom::Kind::kAuto:
+      break;
   }
-  return latest_checkpoint(o.checkpoint_dir).empty() ? std::string() : o.checkpoint_dir;
+  if (c.dir.empty()) {
+    throw JobOptionError(JobOption::kResume, "auto resumes from the checkpoint folder's newest checkpoint, and there "
+                                             "is no checkpoint folder");
+  }
+  return latest_checkpoint(c.dir).empty() ? std::string() : c.dir;
 }
 
 TrainJobResult run_train_job(const TrainJobOptions& o, const TrainJobCallbacks& callbacks) {
@@ -401,15 +418,16 @@ TrainJobResult run_train_job(const TrainJobOptions& o, const TrainJobCallbacks& 
     torch::set_num_threads(rank_threads(o, world));
     return train_rank(o, world, nullptr, callbacks);
   }
-  if (o.batch_size % world->world_size != 0) {
-    throw InvalidArgument("--batch-size " + std::to_string(o.batch_size) + " is the global batch, and it does not "
-                          "split evenly between " + std::to_string(world->world_size) + " ranks");
+  if (o.loader.batch_size % world->world_size != 0) {
+    throw JobOptionError(JobOption::kBatchSize, std::to_string(o.loader.batch_size) + " is the global batch, and it "
+                                                "does not split evenly between " + std::to_string(world->world_size) +
+                                                " ranks");
   }
   torch::set_num_threads(rank_threads(o, world));
   GroupOptions go;
   const torch::Device device = rank_device(o, world);
   go.backend = rank_backend(o, device);
-  go.timeout = std::chrono::milliseconds(static_cast<int64_t>(o.dist_timeout * 1000.0));
+  go.timeout = std::chrono::milliseconds(static_cast<int64_t>(o.distributed.timeout * 1000.0));
   ProcessGroup group(*world, device, go);
   try {
     TrainJobResult result = train_rank(o, world, &group, callbacks);

@@ -303,7 +303,7 @@ TEST(PreemptionProcesses, ACheckpointResumesOnAnotherNumberOfRanksWithTheSameGlo
   status = run->wait_for(120s);
   ASSERT_TRUE(status && WIFEXITED(*status)) << ended(status);
   EXPECT_EQ(WEXITSTATUS(*status), 1) << run->output();
-  EXPECT_NE(run->output().find("a streamed training split (--dataset-mode stream) cannot change its number of ranks"),
+  EXPECT_NE(run->output().find("a streamed training split (dataset mode stream) cannot change its number of ranks"),
             std::string::npos)
       << run->output();
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "feedline/dataset/dataset_mode.h"
+#include "feedline/dist/device_choice.h"
 #include "feedline/io/columns.h"
 #include "feedline/io/error.h"
 
@@ -28,38 +29,69 @@ struct SkippedSamples;  // feedline/dataset/encoded.h
 
 namespace dist {
 
-// What a job trains on and how. The messages of its errors name the flags of `feedline train` that set each field.
-struct TrainJobOptions {
+// The choices of a job, each an enum: a front end reads their names once (the CLI: the flags' values).
+enum class TrainModel { kSimpleCnn, kResNet18, kResNet34, kResNet50 };  // torchvision's ResNets: RGB images
+enum class TrainOptimizer { kAdam, kSgd };
+// constant; cosine: to 0 over the epochs after the warm-up; step: times lr_gamma every lr_step_size epochs after it.
+enum class LrSchedule { kConstant, kCosine, kStep };
+enum class TrainPrecision { kFloat32, kBFloat16 };  // bf16: autocast, on CUDA
+// Gloo, NCCL, or auto: NCCL where each rank has a GPU of its own and this LibTorch has it, else Gloo.
+enum class DistBackend { kAuto, kGloo, kNccl };
+// Train images: RandomResizedCrop(image_size, scale=(crop_scale_min, 1)) and RandomHorizontalFlip(), or the test
+// images' transform.
+enum class Augment { kCropFlip, kNone };
+enum class BadImages { kRaise, kSkip };  // an image that cannot be read or decoded: stop, or leave it out (counted)
+
+// What a job trains on: the experiment's dataset in data_dir, or any files (train_file, test_file), as a table or
+// as image files (image_size above 0).
+struct JobDataOptions {
   std::string data_dir = "data";
   std::string dataset = "fashion-mnist";
-  std::string format = "parquet";
+  FileFormat format = FileFormat::kParquet;
+  std::string train_file, test_file;  // any files, in place of data_dir, dataset and format
+  ColumnChoice columns;
   DatasetMode mode = DatasetMode::kTensor;
-  int64_t batch_size = 512;     // the global batch: split evenly between the ranks of a job
-  int64_t epochs = 5;
+  ImageShape image_shape;  // of a table's features
+  int64_t num_classes = 0;  // 0: 10 for `dataset`, the class folders or ClassLabel names, else the largest label + 1
+  int64_t limit = 0;        // the first N samples of each split of a table (0: all)
+  // The threads that decode the files, and LibTorch's intra-op threads. 0: every core of the host, the intra-op
+  // ones shared between the job's ranks on this host (LOCAL_WORLD_SIZE).
+  int threads = 0;
+
+  // Image files in place of a table (feedline/dataset/image_dataset.h: a folder of class folders, Parquet with an
+  // image column, tar shards): above 0, train_file and test_file are read as images, decoded as RGB on the
+  // loader's workers and made image_size x image_size; the model takes 3 x image_size x image_size, and
+  // image_shape, columns, mode and limit do not apply. Test images: Resize(image_size), CenterCrop(image_size).
+  int64_t image_size = 0;
+  Augment augment = Augment::kCropFlip;
+  double crop_scale_min = 0.08;  // torchvision's default
+  BadImages on_error = BadImages::kRaise;
+};
+
+// The loader of each split (feedline::LoaderOptions).
+struct JobLoaderOptions {
+  int64_t batch_size = 512;  // the global batch: split evenly between the ranks of a job
   int64_t num_workers = 0;
   bool persistent_workers = false;
   bool pin_memory = false;
   int64_t prefetch_factor = 2;
-  int64_t prefetch_blocks = 4;  // LoaderOptions::prefetch_blocks, for remote data
-  std::string device = "auto";  // a job's ranks given "cuda" (or "auto" on a GPU machine) take their local GPU
-  bool cuda_graph = false;
-  uint64_t seed = 42;
+  int64_t prefetch_blocks = 4;  // for remote data
+};
+
+// The model, its optimizer and torchvision's classification recipe. Adam takes lr and nothing else; SGD momentum,
+// nesterov, weight_decay, and norm_weight_decay for batch norm's parameters and every bias (below 0: the same as
+// weight_decay). lr_warmup_epochs of linear warm-up from lr * lr_warmup_decay. ema_decay above 0: an average of the
+// weights, updated every ema_steps steps with torchvision's adjustment of the decay to the global batch, ema_steps
+// and the epochs. The ranges are fit()'s (feedline/train/train.h).
+struct JobModelOptions {
+  TrainModel model = TrainModel::kSimpleCnn;
+  TrainOptimizer optimizer = TrainOptimizer::kAdam;
   double lr = 1e-3;
-  int64_t limit = 0;  // the first N samples of each split (0: all)
-  // The model: "simplecnn", or torchvision's "resnet18", "resnet34", "resnet50" (3-channel images: image files).
-  std::string model = "simplecnn";
-  // The optimizer and torchvision's classification recipe. optimizer: "adam" (lr, nothing else) or "sgd"
-  // (momentum, nesterov, weight_decay; norm_weight_decay for batch norm's parameters and every bias, below 0: the
-  // same as weight_decay). lr_scheduler: "constant", "cosine" (to 0 over the epochs after the warm-up) or "step"
-  // (times lr_gamma every lr_step_size epochs after it), with lr_warmup_epochs of linear warm-up from
-  // lr * lr_warmup_decay. ema_decay above 0: an average of the weights, updated every ema_steps steps with
-  // torchvision's adjustment of the decay to the global batch, ema_steps and the epochs.
-  std::string optimizer = "adam";
   double momentum = 0.9;
   bool nesterov = false;
   double weight_decay = 0;
   double norm_weight_decay = -1;
-  std::string lr_scheduler = "constant";
+  LrSchedule lr_schedule = LrSchedule::kConstant;
   int64_t lr_warmup_epochs = 0;
   double lr_warmup_decay = 0.01;
   int64_t lr_step_size = 30;
@@ -68,47 +100,100 @@ struct TrainJobOptions {
   double clip_grad_norm = 0;
   double ema_decay = 0;
   int64_t ema_steps = 32;
-  std::string precision = "fp32";  // "fp32" or "bf16" (autocast on CUDA)
-  // The threads that decode the files, and LibTorch's intra-op threads. 0: every core of the host, the intra-op
-  // ones shared between the job's ranks on this host (LOCAL_WORLD_SIZE).
-  int threads = 0;
-  std::string train_file, test_file;  // any files, in place of data_dir, dataset and format
-  ColumnChoice columns;
-  std::string image_shape = "1x28x28";
-  int64_t num_classes = 0;  // 0: 10 for `dataset`, the largest label + 1 for train_file
-  std::string save;         // the trained model's file (written by rank 0)
-  std::string dist_backend = "auto";
-  double dist_timeout = 300;  // seconds
-  // Checkpoints (TrainOptions): checkpoint_dir with neither checkpoint_every nor checkpoint_interval: one at the end
-  // of every epoch's training. resume_dir: a folder to resume from (its newest checkpoint), or "auto": resume from
-  // checkpoint_dir's newest checkpoint when it holds one, else start fresh, so that one command line serves every
-  // start of a job that a launcher restarts. A checkpoint that is there but cannot be read is refused by name,
-  // never skipped. The world size may differ from the checkpoint's when the global batch is the same and the
-  // training split is not streamed (a streamed file's ranks read stretches of row groups that depend on it).
-  std::string checkpoint_dir, resume_dir;
-  int64_t checkpoint_every = 0;    // training steps (`--checkpoint-every 100`: parse_checkpoint_every())
-  double checkpoint_interval = 0;  // seconds (`--checkpoint-every 10m`)
-  int64_t keep_checkpoints = 1;
-  bool async_checkpoints = true;
-  // Preemption: once this flag is true (the CLI's SIGTERM and SIGINT handlers set it), every rank finishes the
-  // step in progress, rank 0 writes a checkpoint at that position (with a checkpoint_dir), and run_train_job
-  // returns with TrainJobResult::stopped set. Read from the training thread; null: never.
-  const std::atomic<bool>* stop = nullptr;
-
-  // Image files in place of a table (feedline/dataset/image_dataset.h: a folder of class folders, Parquet with an
-  // image column, tar shards): above 0, train_file and test_file are read as images, decoded as RGB on the
-  // loader's workers and made image_size x image_size; SimpleCNN takes 3 x image_size x image_size, and
-  // image_shape, columns, mode and limit do not apply. Test images: Resize(image_size), CenterCrop(image_size).
-  int64_t image_size = 0;
-  // Train images: "crop-flip" (RandomResizedCrop(image_size, scale=(crop_scale_min, 1)), RandomHorizontalFlip())
-  // or "none" (as the test images).
-  std::string augment = "crop-flip";
-  double crop_scale_min = 0.08;  // torchvision's default
-  std::string on_error = "raise";  // images that cannot be read or decoded: "raise" or "skip" (counted)
+  TrainPrecision precision = TrainPrecision::kFloat32;
 };
 
-// How often a job writes checkpoints, as `--checkpoint-every` says it: a number of training steps ("100") or a
-// duration ("90s", "10m", "1h"): TrainJobOptions::checkpoint_every or checkpoint_interval.
+// Where a job resumes: nowhere (a fresh start), a folder's newest checkpoint, or kAuto: the checkpoint folder's
+// newest checkpoint when it holds one, else a fresh start, so that one command line serves every start of a job
+// that a launcher restarts.
+struct ResumeFrom {
+  enum class Kind { kNone, kAuto, kFolder };
+  Kind kind = Kind::kNone;
+  std::string folder;  // kFolder
+};
+
+// Checkpoints (TrainOptions): a folder with neither `every` nor `interval`: one at the end of every epoch's
+// training. A checkpoint that is there but cannot be read is refused by name, never skipped. The world size may
+// differ from the checkpoint's when the global batch is the same and the training split is not streamed (a
+// streamed file's ranks read stretches of row groups that depend on it).
+struct JobCheckpointOptions {
+  std::string dir;
+  int64_t every = 0;    // training steps (parse_checkpoint_every())
+  double interval = 0;  // seconds
+  int64_t keep = 1;
+  bool async = true;
+  ResumeFrom resume;
+};
+
+struct JobDistOptions {
+  DistBackend backend = DistBackend::kAuto;
+  double timeout = 300;  // seconds a rank waits for the others
+};
+
+// What a job trains on and how. Its errors name the options, never a front end's flags: an option's value that
+// cannot work is a JobOptionError saying which.
+struct TrainJobOptions {
+  JobDataOptions data;
+  JobLoaderOptions loader;
+  JobModelOptions model;
+  JobCheckpointOptions checkpoints;
+  JobDistOptions distributed;
+  int64_t epochs = 5;
+  uint64_t seed = 42;
+  DeviceChoice device;  // a job's ranks given cuda (or auto on a GPU machine) take their local GPU
+  bool cuda_graph = false;  // SimpleCNN with plain Adam alone, on CUDA
+  std::string save;         // the trained model's file (written by rank 0)
+  // Preemption: once this flag is true (the CLI's SIGTERM and SIGINT handlers set it), every rank finishes the
+  // step in progress, rank 0 writes a checkpoint at that position (with a checkpoint folder), and run_train_job
+  // returns with TrainJobResult::stopped set. Read from the training thread; null: never.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// The options whose values a job can refuse, as JobOptionError names them.
+enum class JobOption {
+  kBatchSize, kThreads, kSave, kImageSize, kImageShape, kCropScale, kTrainFile, kTestFile, kResume, kCudaGraph,
+  kDistBackend, kModel, kPrecision
+};
+
+// The option's name in TrainJobOptions ("loader.batch_size").
+inline const char* job_option_name(JobOption option) {
+  switch (option) {
+    case JobOption::kBatchSize: return "loader.batch_size";
+    case JobOption::kThreads: return "data.threads";
+    case JobOption::kSave: return "save";
+    case JobOption::kImageSize: return "data.image_size";
+    case JobOption::kImageShape: return "data.image_shape";
+    case JobOption::kCropScale: return "data.crop_scale_min";
+    case JobOption::kTrainFile: return "data.train_file";
+    case JobOption::kTestFile: return "data.test_file";
+    case JobOption::kResume: return "checkpoints.resume";
+    case JobOption::kCudaGraph: return "cuda_graph";
+    case JobOption::kDistBackend: return "distributed.backend";
+    case JobOption::kModel: return "model.model";
+    case JobOption::kPrecision: return "model.precision";
+  }
+  return "?";
+}
+
+// An option's value that cannot work: what() is the option's name and `detail`, which a front end may put after its
+// own name for the option instead.
+struct JobOptionError : InvalidArgument {
+  JobOptionError(JobOption option, const std::string& detail)
+      : InvalidArgument(std::string(job_option_name(option)) + " " + detail), option(option), detail(detail) {}
+  JobOption option;
+  std::string detail;
+};
+
+// A file an option names that cannot be read: the same, as an IoError with the system's code.
+struct JobFileError : IoError {
+  JobFileError(JobOption option, const std::string& detail, int code)
+      : IoError(std::string(job_option_name(option)) + " " + detail, code), option(option), detail(detail) {}
+  JobOption option;
+  std::string detail;
+};
+
+// How often a job writes checkpoints, as text: a number of training steps ("100") or a duration ("90s", "10m",
+// "1h"): JobCheckpointOptions::every or interval.
 struct CheckpointEvery {
   int64_t steps = 0;
   double seconds = 0;
@@ -134,7 +219,7 @@ inline CheckpointEvery parse_checkpoint_every(const std::string& text) {
 // Where the job stands once its data is loaded (the fields up to load_seconds) and once its model is made.
 struct TrainJobSetup {
   std::string dataset;  // the experiment's dataset's folder ("FashionMNIST"); empty for train_file
-  std::string format;   // of `dataset`
+  std::string format;   // of `dataset`: "parquet", "csv"
   std::string train_path, test_path;
   DatasetMode mode = DatasetMode::kTensor;
   int64_t train_samples = 0, test_samples = 0;
@@ -176,7 +261,7 @@ struct TrainJobCallbacks {
   std::function<void(const EpochResult&, std::optional<double> allreduce_seconds)> on_epoch_end;
   // After a checkpoint was written, with its file.
   std::function<void(const CheckpointInfo&, const std::string& file)> on_checkpoint;
-  // Image files with on_error "skip": after each epoch's on_epoch_end, the samples this rank left out of the train
+  // Image files with on_error kSkip: after each epoch's on_epoch_end, the samples this rank left out of the train
   // and the test phase.
   std::function<void(const SkippedSamples& train, const SkippedSamples& test)> on_skipped;
 };
@@ -193,15 +278,15 @@ struct TrainJobResult {
   std::string checkpoint;
 };
 
-// The folder a job resumes from: options.resume_dir, or for "auto" checkpoint_dir when it holds a checkpoint, else
+// The folder a job resumes from: the one named, or for kAuto the checkpoint folder when it holds a checkpoint, else
 // "" (a fresh start). A checkpoint there is not read here: a corrupt one is refused when the job reads it. Throws
-// InvalidArgument for "auto" without checkpoint_dir and IoError when the folder cannot be listed.
+// JobOptionError for kAuto without a checkpoint folder and IoError when the folder cannot be listed.
 std::string resolve_resume_dir(const TrainJobOptions& options);
 
 // Runs the job this process is part of (world_from_environment(); one process when WORLD_SIZE is unset): the
-// process group, the data, SimpleCNN, the epochs and the save. Throws InvalidArgument for options that cannot
-// work together (a batch that does not split between the ranks, a CUDA graph on a CPU, NCCL on ranks that share
-// a GPU, a --save path that is a folder), IoError or InvalidFile for files that cannot be read, and DistError
+// process group, the data, the model, the epochs and the save. Throws JobOptionError for options that cannot work
+// (a batch that does not split between the ranks, a CUDA graph on a CPU, NCCL on ranks that share a GPU, a save
+// path that is a folder), JobFileError, IoError or InvalidFile for files that cannot be read, and DistError
 // when a peer fails; a rank's own failure is told to its peers before it is rethrown.
 TrainJobResult run_train_job(const TrainJobOptions& options, const TrainJobCallbacks& callbacks = {});
 
