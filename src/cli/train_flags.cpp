@@ -205,8 +205,10 @@ void add_model_flags(CLI::App* c, TrainArgs& args) {
       ->capture_default_str();
   add_choice<dist::TrainPrecision>(
       c, "--precision", tr.precision,
-      {{"fp32", dist::TrainPrecision::kFloat32}, {"bf16", dist::TrainPrecision::kBFloat16}},
-      "fp32, or bf16 (autocast, CUDA only)");
+      {{"fp32", dist::TrainPrecision::kFloat32},
+       {"bf16", dist::TrainPrecision::kBFloat16},
+       {"fp16", dist::TrainPrecision::kFloat16}},
+      "fp32, bf16 or fp16 (autocast, CUDA only; fp16 with dynamic loss scaling)");
 }
 
 // Data-parallel ranks, checkpoints and resume.

@@ -39,8 +39,9 @@ void check_job_model(const TrainJobOptions& o, const ImageShape& shape, torch::D
                                                 (shape.channels == 1 ? "" : "s") + " (image files are read as RGB)");
   }
   if (o.model.precision != TrainPrecision::kFloat32 && !device.is_cuda()) {
-    throw JobOptionError(JobOption::kPrecision, "bf16 runs on a CUDA device (autocast), and the device is " +
-                                                    device.str());
+    const char* word = o.model.precision == TrainPrecision::kFloat16 ? "fp16" : "bf16";
+    throw JobOptionError(JobOption::kPrecision,
+                         std::string(word) + " runs on a CUDA device (autocast), and the device is " + device.str());
   }
 }
 
@@ -93,6 +94,7 @@ Recipe make_job_recipe(const TrainJobOptions& options, int64_t batches_per_epoch
     r.ema_every = o.ema_steps;
   }
   if (o.precision == TrainPrecision::kBFloat16) r.precision = Precision::kBFloat16;
+  if (o.precision == TrainPrecision::kFloat16) r.precision = Precision::kFloat16;
   return r;
 }
 

@@ -6,6 +6,10 @@
 #include <string>
 
 #include "cli/cli_support.h"
+#include "feedline/dist/device_choice.h"
+#include "feedline/dist/train_job.h"
+#include "feedline/io/error.h"
+#include "feedline/train/train.h"
 #include "test_paths.h"
 
 namespace feedline {
@@ -81,6 +85,8 @@ TEST(TrainModels, FlagsThatCannotWorkAreRefusedByName) {
   } cases[] = {
       {"train --model resnet50 --limit 10 --epochs 1", "--model resnet50 takes RGB images"},
       {images + "--model resnet18 --precision bf16 --device cpu", "--precision bf16 runs on a CUDA device"},
+      {images + "--precision fp16 --device cpu", "--precision fp16 runs on a CUDA device"},
+      {images + "--device gpu", "--device: 'gpu' is not a device: auto, cpu, cuda or cuda:N"},
       {images + "--weight-decay 0.1", "pass --optimizer sgd"},
       {images + "--lr-scheduler cosine --lr-warmup-epochs 5 --epochs 5", "--lr-warmup-epochs 5"},
       {images + "--model vgg16", "--model"},
@@ -89,6 +95,30 @@ TEST(TrainModels, FlagsThatCannotWorkAreRefusedByName) {
     const CliRun r = run_cli(c.args);
     EXPECT_NE(r.status, 0) << c.args;
     EXPECT_TRUE(contains(r.output, c.says)) << c.args << "\n" << r.output;
+  }
+}
+
+// The job driver's own refusals name the option (TrainJobOptions' field), never a flag: the CLI puts its flags in.
+TEST(TrainModels, TheJobNamesTheOptionNotTheFlag) {
+  dist::TrainJobOptions options;
+  options.data.image_shape = ImageShape{1, 2, 2};
+  options.device = parse_device_choice("cpu");
+  try {
+    dist::run_train_job(options);
+    FAIL() << "a 2x2 image was accepted";
+  } catch (const dist::JobOptionError& e) {
+    EXPECT_EQ(e.option, dist::JobOption::kImageShape);
+    EXPECT_EQ(std::string(e.what()), "data.image_shape 1x2x2: SimpleCNN needs images of at least 4x4 pixels");
+  }
+}
+
+TEST(TrainModels, DeviceChoicesReadBackAsTheirText) {
+  for (const std::string text : {"auto", "cpu", "cuda", "cuda:0", "cuda:12"}) {
+    EXPECT_EQ(device_choice_text(parse_device_choice(text)), text);
+  }
+  EXPECT_EQ(parse_device_choice("cuda:3").index, 3);
+  for (const std::string bad : {"gpu", "cuda:", "cuda:-1", "cuda:x", "CPU", ""}) {
+    EXPECT_THROW(parse_device_choice(bad), InvalidArgument) << bad;
   }
 }
 

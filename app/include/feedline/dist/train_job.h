@@ -34,7 +34,8 @@ enum class TrainModel { kSimpleCnn, kResNet18, kResNet34, kResNet50 };  // torch
 enum class TrainOptimizer { kAdam, kSgd };
 // constant; cosine: to 0 over the epochs after the warm-up; step: times lr_gamma every lr_step_size epochs after it.
 enum class LrSchedule { kConstant, kCosine, kStep };
-enum class TrainPrecision { kFloat32, kBFloat16 };  // bf16: autocast, on CUDA
+// bf16 and fp16: autocast, on CUDA; fp16 with dynamic loss scaling (fit()).
+enum class TrainPrecision { kFloat32, kBFloat16, kFloat16 };
 // Gloo, NCCL, or auto: NCCL where each rank has a GPU of its own and this LibTorch has it, else Gloo.
 enum class DistBackend { kAuto, kGloo, kNccl };
 // Train images: RandomResizedCrop(image_size, scale=(crop_scale_min, 1)) and RandomHorizontalFlip(), or the test
