@@ -85,37 +85,13 @@ bool holds_remote_class_folders(const std::string& url) {
   return image;
 }
 
-// ------------------------------------------------------------------------------------------ the lab's choices
-
-// A bench flag read once, here, into the lab's enum: checked against `words` as a text flag would be, with the same
-// help, its default shown as `shown` (the enum's name), and `parse` (its names function's inverse) storing it.
-template <typename T, typename Parse>
-CLI::Option* add_choice(CLI::App* app, const std::string& flag, T& target, Parse parse, const std::string& help,
-                        const std::vector<std::string>& words, const std::string& shown) {
-  return app
-      ->add_option_function<std::string>(
-          flag, [&target, parse](const std::string& text) { target = parse(text); }, help)
-      ->check(one_of(words))
-      ->default_str(shown);
-}
-
-// The same for a flag of several choices: `[row,tensor]` shown for the default, as CLI11 shows a list.
-template <typename T, typename Parse>
-CLI::Option* add_choices(CLI::App* app, const std::string& flag, std::vector<T>& target, Parse parse,
-                         const std::string& help, const std::vector<std::string>& words,
-                         const std::vector<std::string>& shown) {
-  std::string list;
-  for (const auto& s : shown) list += (list.empty() ? "" : ",") + s;
-  return app
-      ->add_option_function<std::vector<std::string>>(
-          flag,
-          [&target, parse](const std::vector<std::string>& texts) {
-            target.clear();
-            for (const auto& text : texts) target.push_back(parse(text));
-          },
-          help)
-      ->check(one_of(words))
-      ->default_str("[" + list + "]");
+// --image-shape's value, refused under the flag's name.
+ImageShape image_shape_flag(const std::string& text) {
+  try {
+    return parse_image_shape(text);
+  } catch (const OptionError& e) {
+    throw InvalidArgument("--image-shape " + e.detail());
+  }
 }
 
 // The photo folder of `bench images` and `bench remote`, named by its flag here, before the bench starts: the lab
@@ -125,12 +101,6 @@ void check_photo_folder(const std::string& bench, const std::string& flag, const
   if (std::filesystem::is_directory(dir, ec)) return;
   throw IoError(bench + ": " + dir + ": no such folder; give " + flag + " DIR, a folder of class folders of images "
                 "(`feedline prepare --photos N` writes <data-dir>/photos/jpeg/train)");
-}
-
-std::vector<std::string> mode_names(const std::vector<DatasetMode>& modes) {
-  std::vector<std::string> names;
-  for (const DatasetMode m : modes) names.emplace_back(dataset_mode_name(m));
-  return names;
 }
 
 }  // namespace
@@ -313,9 +283,8 @@ void Commands::define_bench_loader(CLI::App* bench) {
       bench->add_subcommand("loader", "Loader-only throughput (no model) for each dataset mode and worker count");
   l->add_option("--data-dir", lb.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
   l->add_option("--dataset", lb.dataset, "mnist or fashion-mnist")->check(one_of(kDatasets))->capture_default_str();
-  add_choice(l, "--format", lb.format, lab::parse_format, "parquet or csv", kFormats, lab::format_name(lb.format));
-  add_choices(l, "--modes", lb.modes, parse_dataset_mode, "Dataset modes", dataset_modes(/*with_stream=*/false),
-              mode_names(lb.modes));
+  add_choice(l, "--format", lb.format, format_choices(), "parquet or csv");
+  add_choices(l, "--modes", lb.modes, dataset_mode_choices(/*with_stream=*/false), "Dataset modes");
   l->add_option("--workers", lb.workers, "Worker counts")->check(whole(0))->capture_default_str();
   l->add_option("--batch-size", lb.batch_size, "Samples per batch")->check(whole(1))->capture_default_str();
   l->add_option("--epochs", lb.epochs, "At least this many timed epochs per configuration")
@@ -335,9 +304,9 @@ void Commands::define_bench_dist(CLI::App* bench) {
               "same batches in alternating rounds");
   d->add_option("--data-dir", db.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
   d->add_option("--dataset", db.dataset, "mnist or fashion-mnist")->check(one_of(kDatasets))->capture_default_str();
-  add_choice(d, "--format", db.format, lab::parse_format, "parquet or csv", kFormats, lab::format_name(db.format));
-  add_choice(d, "--dataset-mode", db.mode, parse_dataset_mode, "row, tensor, tensor-uint8 or device",
-             dataset_modes(/*with_stream=*/false), dataset_mode_name(db.mode));
+  add_choice(d, "--format", db.format, format_choices(), "parquet or csv");
+  add_choice(d, "--dataset-mode", db.mode, dataset_mode_choices(/*with_stream=*/false),
+             "row, tensor, tensor-uint8 or device");
   d->add_option("--limit", db.limit, "Train samples")->check(whole(1))->capture_default_str();
   d->add_option("--batch-size", db.batch_size, "The global batch")->check(whole(1))->capture_default_str();
   d->add_option("--epochs", db.epochs, "Epochs a run (the first a warm-up)")->check(whole(1))->capture_default_str();
@@ -523,8 +492,7 @@ void Commands::finish() {
   } else if (*train_cmd_) {
     command_ = Command::kTrain;
     train.data.columns.features_given = train_features_->count() > 0;
-    train.data.mode = parse_dataset_mode(train_mode_);
-    train.data.image_shape = parse_image_shape(train_shape_);
+    train.data.image_shape = image_shape_flag(train_shape_);
     if (train.data.mode == DatasetMode::kStream && !train.data.columns.row_groups.empty()) {
       throw InvalidArgument("--row-groups: a streamed dataset reads every row group");
     }
@@ -551,7 +519,7 @@ void Commands::finish() {
   } else if (*bench_cmd_) {
     command_ = Command::kBench;
     lab.columns.features_given = bench_features_->count() > 0;
-    lab.shape = parse_image_shape(bench_shape_);
+    lab.shape = image_shape_flag(bench_shape_);
     apply_full_protocol();
   } else if (*inspect_cmd_) {
     command_ = names_images(inspect.path) ? Command::kInspectImages : Command::kInspect;

@@ -127,7 +127,6 @@ class Commands {
 
   CLI::App app_;
   Command command_ = Command::kPrepare;
-  std::string train_mode_ = "tensor";
   std::string train_shape_ = "1x28x28";
   std::string bench_shape_ = "1x28x28";
   CLI::App* prepare_cmd_ = nullptr;

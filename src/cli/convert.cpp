@@ -55,6 +55,15 @@ PackSpec parse_pack(const std::string& spec) {
   return {spec.substr(0, eq), patterns};
 }
 
+// The flag that sets a ConvertOptions field, for the library's refusals of its value.
+std::string flag_of(const std::string& option) {
+  if (option == "num_threads") return "--threads";
+  if (option == "packs") return "--pack";
+  std::string flag = "--" + option;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
 ConvertOptions convert_options(const ConvertArgs& args) {
   ConvertOptions options;
   options.columns = args.columns;
@@ -124,7 +133,13 @@ int run_convert(const ConvertArgs& args) {
         break;
     }
   };
-  const ConvertResult result = convert_file(args.input, args.output, options);
+  const ConvertResult result = [&] {
+    try {
+      return convert_file(args.input, args.output, options);
+    } catch (const OptionError& e) {
+      throw InvalidArgument(flag_of(e.option()) + " " + e.detail());
+    }
+  }();
   bar.clear();
   print_summary(args, result, seconds_since(start));
   return 0;

@@ -137,7 +137,19 @@ CLI::Validator existing_input() {
 
 const std::vector<std::string> kDatasets{"mnist", "fashion-mnist"};
 const std::vector<std::string> kCodecs{"uncompressed", "snappy", "gzip", "zstd", "lz4_raw", "brotli"};
-const std::vector<std::string> kFormats{"parquet", "csv"};
+
+Choices<FileFormat> format_choices() {
+  Choices<FileFormat> out;
+  for (const FileFormat format : {FileFormat::kParquet, FileFormat::kCsv}) {
+    out.emplace_back(file_format_name(format), format);
+  }
+  return out;
+}
+
+Choices<DatasetMode> dataset_mode_choices(bool with_stream) {
+  return choices_of<DatasetMode>(dataset_modes(with_stream), parse_dataset_mode);
+}
+
 // How every command that reads data takes many Parquet files as one table.
 const std::string kManyFiles =
     "a folder (its Parquet files at any depth), a quoted glob ('data/train-*.parquet') or a comma-separated "

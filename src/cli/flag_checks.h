@@ -7,7 +7,11 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "feedline/dataset/dataset_mode.h"
+#include "feedline/io/columns.h"
 
 namespace feedline::cli {
 
@@ -36,9 +40,78 @@ std::vector<std::string> dataset_modes(bool with_stream);
 // listed and checked when read; a URL is checked when read (its remote flags apply only after parsing).
 CLI::Validator existing_input();
 
+// The words of a flag whose values are an enum's, each with its value; read once, where the flags are parsed.
+template <class Enum>
+using Choices = std::vector<std::pair<std::string, Enum>>;
+
+// The words of `names`, each with the value `parse` (the inverse of the enum's names function) reads from it.
+template <class Enum, class Parse>
+Choices<Enum> choices_of(const std::vector<std::string>& names, Parse parse) {
+  Choices<Enum> out;
+  for (const auto& name : names) out.emplace_back(name, parse(name));
+  return out;
+}
+
+// The word of `value` among `words`.
+template <class Enum>
+std::string word_of(const Choices<Enum>& words, Enum value) {
+  for (const auto& [word, v] : words) {
+    if (v == value) return word;
+  }
+  return "";
+}
+
+// A flag whose words name the values of an enum: checked by one_of() (the same message for a word it lacks), then
+// stored as the enum; the help shows the word of `target`'s value as the default.
+template <class Enum>
+CLI::Option* add_choice(CLI::App* app, const std::string& flag, Enum& target, const Choices<Enum>& words,
+                        const std::string& help) {
+  std::vector<std::string> names;
+  for (const auto& choice : words) names.push_back(choice.first);
+  return app
+      ->add_option_function<std::string>(
+          flag,
+          [&target, words](const std::string& text) {
+            for (const auto& [word, value] : words) {
+              if (word == text) target = value;
+            }
+          },
+          help)
+      ->check(one_of(names))
+      ->default_str(word_of(words, target));
+}
+
+// The same for a flag of several words (`--modes row tensor`), its default shown as CLI11 shows a list.
+template <class Enum>
+CLI::Option* add_choices(CLI::App* app, const std::string& flag, std::vector<Enum>& target, const Choices<Enum>& words,
+                         const std::string& help) {
+  std::vector<std::string> names;
+  for (const auto& choice : words) names.push_back(choice.first);
+  std::string shown;
+  for (const Enum value : target) shown += (shown.empty() ? "" : ",") + word_of(words, value);
+  return app
+      ->add_option_function<std::vector<std::string>>(
+          flag,
+          [&target, words](const std::vector<std::string>& texts) {
+            target.clear();
+            for (const auto& text : texts) {
+              for (const auto& [word, value] : words) {
+                if (word == text) target.push_back(value);
+              }
+            }
+          },
+          help)
+      ->check(one_of(names))
+      ->default_str("[" + shown + "]");
+}
+
+// The table formats' words, as their extensions spell them.
+Choices<FileFormat> format_choices();
+// The dataset modes' words and values, with or without stream.
+Choices<DatasetMode> dataset_mode_choices(bool with_stream);
+
 extern const std::vector<std::string> kDatasets;
 extern const std::vector<std::string> kCodecs;
-extern const std::vector<std::string> kFormats;
 // How every command that reads data takes many Parquet files as one table.
 extern const std::string kManyFiles;
 

@@ -256,7 +256,7 @@ dist::TrainJobResult run_train_job_naming_flags(const dist::TrainJobOptions& opt
   try {
     return dist::run_train_job(options, callbacks);
   } catch (const dist::JobOptionError& e) {
-    throw InvalidArgument(with_flag(e.option, e.detail));
+    throw InvalidArgument(with_flag(e.which, e.detail()));
   } catch (const dist::JobFileError& e) {
     throw IoError(with_flag(e.option, e.detail), e.code());
   }
@@ -266,7 +266,7 @@ std::string resolve_resume_dir_naming_flags(const dist::TrainJobOptions& options
   try {
     return dist::resolve_resume_dir(options);
   } catch (const dist::JobOptionError& e) {
-    throw InvalidArgument(with_flag(e.option, e.detail));
+    throw InvalidArgument(with_flag(e.which, e.detail()));
   }
 }
 

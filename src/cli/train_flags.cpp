@@ -11,41 +11,15 @@
 namespace feedline::cli {
 namespace {
 
-// A flag whose words name the values of an enum: checked by one_of() (the same message for a word it lacks), then
-// stored as the enum; the help shows the word of `target`'s value as the default.
-template <class Enum>
-CLI::Option* add_choice(CLI::App* c, const std::string& name, Enum& target,
-                        const std::vector<std::pair<std::string, Enum>>& words, const std::string& help) {
-  std::vector<std::string> names;
-  std::string current;
-  for (const auto& [word, value] : words) {
-    names.push_back(word);
-    if (value == target) current = word;
-  }
-  return c
-      ->add_option_function<std::string>(
-          name,
-          [&target, words](const std::string& text) {
-            for (const auto& [word, value] : words) {
-              if (word == text) target = value;
-            }
-          },
-          help)
-      ->check(one_of(names))
-      ->default_str(current);
-}
-
 // The data: the experiment's datasets or any files, their columns, the dataset mode and the limit. Returns the
 // feature columns' option (which the command checks after parsing).
-CLI::Option* add_data_flags(CLI::App* c, TrainArgs& args, std::string& mode, std::string& shape) {
+CLI::Option* add_data_flags(CLI::App* c, TrainArgs& args, std::string& shape) {
   dist::JobDataOptions& tr = args.data;
   auto* data_dir = c->add_option("--data-dir", tr.data_dir, "Folder written by `feedline prepare`")->capture_default_str();
   auto* dataset = c->add_option("--dataset", tr.dataset, "mnist or fashion-mnist")
                       ->check(one_of(kDatasets))
                       ->capture_default_str();
-  auto* format = add_choice<FileFormat>(c, "--format", tr.format,
-                                        {{"parquet", FileFormat::kParquet}, {"csv", FileFormat::kCsv}},
-                                        "parquet or csv");
+  auto* format = add_choice(c, "--format", tr.format, format_choices(), "parquet or csv");
   auto* data = c->add_option("--data", tr.train_file,
                              "Train split: any .parquet or .csv file, or Parquet files read as one table: " +
                                  kManyFiles + " (with --test-data; replaces --dataset, --data-dir and --format)");
@@ -63,12 +37,10 @@ CLI::Option* add_data_flags(CLI::App* c, TrainArgs& args, std::string& mode, std
                 "Read only these row groups of each Parquet file, in this order (comma-separated indices)")
       ->delimiter(',')
       ->check(whole(0));
-  c->add_option("--dataset-mode", mode,
-                "row (naive, per-sample conversion), tensor (decoded once), tensor-uint8 (decoded once, normalised "
-                "on the device), device (uint8, copied to the device once) or stream (Parquet read a row group at a "
-                "time, for data larger than memory)")
-      ->check(one_of(dataset_modes(/*with_stream=*/true)))
-      ->capture_default_str();
+  add_choice(c, "--dataset-mode", tr.mode, dataset_mode_choices(/*with_stream=*/true),
+             "row (naive, per-sample conversion), tensor (decoded once), tensor-uint8 (decoded once, normalised on "
+             "the device), device (uint8, copied to the device once) or stream (Parquet read a row group at a time, "
+             "for data larger than memory)");
   c->add_option("--limit", tr.limit, "Use only the first N samples of each split (0: all)")
       ->check(whole(0))
       ->capture_default_str();
@@ -303,7 +275,7 @@ void Commands::define_train() {
   auto* c = train_cmd_ =
       app_.add_subcommand("train", "Train SimpleCNN or a ResNet through the configurable loader, or any model of yours "
                                    "through the C++ library");
-  train_features_ = add_data_flags(c, train, train_mode_, train_shape_);
+  train_features_ = add_data_flags(c, train, train_shape_);
   add_loader_flags(c, train);
   add_image_flags(c, train);
   add_model_flags(c, train);

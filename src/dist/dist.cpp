@@ -228,7 +228,7 @@ ProcessGroup::ProcessGroup(const WorldInfo& world, torch::Device device, const G
   }
   if (backend == "nccl" && available_backends().find("nccl") == std::string::npos) {
     throw InvalidArgument("the nccl backend is not in this LibTorch build (it has " + available_backends() +
-                          "); use --dist-backend gloo");
+                          "); use the gloo backend");
   }
   if (backend == "nccl" && !device.is_cuda()) {
     throw InvalidArgument("the nccl backend needs a CUDA device, and the device is " + device.str());

@@ -173,7 +173,7 @@ JobData load_data(const TrainJobOptions& options, const ImageShape& shape, torch
   std::string train_path = o.train_file, test_path = o.test_file;
   if (train_path.empty()) {
     const DatasetSpec spec = dataset_spec(o.dataset);
-    const std::string format = o.format == FileFormat::kCsv ? "csv" : "parquet";
+    const std::string format = file_format_name(o.format);
     train_path = split_path(o.data_dir, spec, "train", format);
     test_path = split_path(o.data_dir, spec, "test", format);
     setup.dataset = spec.folder;

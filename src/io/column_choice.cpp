@@ -14,8 +14,8 @@ ImageShape parse_image_shape(const std::string& text) {
     const bool digits = !part.empty() && part.size() <= 6 &&
                         part.find_first_not_of("0123456789") == std::string::npos;
     if (!digits || std::stoll(part) < 1) {
-      throw InvalidArgument("--image-shape '" + text +
-                            "': expected CxHxW, three whole numbers of at least 1 (e.g. 3x32x32)");
+      throw OptionError("image_shape",
+                        "'" + text + "': expected CxHxW, three whole numbers of at least 1 (e.g. 3x32x32)");
     }
     *dims[i] = std::stoll(part);
     start = end + 1;

@@ -182,6 +182,8 @@ FileFormat file_format(const std::string& path) {
   throw InvalidArgument(path + kUnknownFormat);
 }
 
+const char* file_format_name(FileFormat format) { return format == FileFormat::kCsv ? "csv" : "parquet"; }
+
 FileFormat input_format(const std::string& path) {
   if (const auto format = format_by_name(path)) return *format;
   const RandomAccessFile file(path);  // a URL too

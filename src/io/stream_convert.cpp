@@ -47,24 +47,24 @@ void check_output(const std::string& output, const ConvertOptions& options) {
   }
   if (options.level) {
     const std::string codec = parquet::to_string(options.codec);
-    if (format != FileFormat::kParquet) throw InvalidArgument("--level applies to Parquet output");
+    if (format != FileFormat::kParquet) throw OptionError("level", "applies to Parquet output");
     const auto levels = compression_levels(options.codec);
-    if (!levels) throw InvalidArgument("--level applies to zstd, gzip and brotli, not " + codec);
+    if (!levels) throw OptionError("level", "applies to zstd, gzip and brotli, not " + codec);
     if (*options.level < levels->first || *options.level > levels->second) {
-      throw InvalidArgument("--level " + std::to_string(*options.level) + ": " + codec + "'s levels are " +
+      throw OptionError("level", std::to_string(*options.level) + ": " + codec + "'s levels are " +
                             std::to_string(levels->first) + " to " + std::to_string(levels->second));
     }
   }
-  if (options.limit < 0) throw InvalidArgument("--limit " + std::to_string(options.limit) + ": use 0 or more");
+  if (options.limit < 0) throw OptionError("limit", std::to_string(options.limit) + ": use 0 or more");
   if (options.row_group_rows < 0) {
-    throw InvalidArgument("--row-group-rows " + std::to_string(options.row_group_rows) + ": use 0 or more");
+    throw OptionError("row_group_rows", std::to_string(options.row_group_rows) + ": use 0 or more");
   }
   if (options.num_threads < 0) {
-    throw InvalidArgument("--threads " + std::to_string(options.num_threads) + ": use 1 or more, or 0 for every core");
+    throw OptionError("num_threads", std::to_string(options.num_threads) + ": use 1 or more, or 0 for every core");
   }
   for (const PackSpec& spec : options.packs) {
     if (spec.name.empty() || spec.patterns.empty()) {
-      throw InvalidArgument("--pack '" + spec.name + "': a pack needs a name and at least one pattern");
+      throw OptionError("packs", "'" + spec.name + "': a pack needs a name and at least one pattern");
     }
   }
 }

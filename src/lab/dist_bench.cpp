@@ -61,7 +61,7 @@ std::string last_line(const std::string& out) {
 // feedline's run: `program` training with `nproc` processes of `threads` threads, its epoch lines read.
 RunResult run_feedline(const std::string& program, const DistBenchOptions& o, int64_t nproc, int threads) {
   std::string cmd = quoted(program) + " train --device cpu --data-dir " + quoted(o.data_dir) + " --dataset " +
-                    o.dataset + " --format " + format_name(o.format) + " --dataset-mode " +
+                    o.dataset + " --format " + file_format_name(o.format) + " --dataset-mode " +
                     dataset_mode_name(o.mode) + " --limit " + std::to_string(o.limit) + " --batch-size " +
                     std::to_string(o.batch_size) + " --epochs " + std::to_string(o.epochs) + " --threads " +
                     std::to_string(threads);
@@ -95,7 +95,7 @@ RunResult run_pytorch(const DistBenchOptions& o, const std::string& script, int6
   const std::string json = (fs::path(o.out_dir) / ".ddp_bench.run.json").string();
   const std::string cmd = process_settings_environment() + quoted(o.python_program) + " " + quoted(script) +
                           " --data-dir " + quoted(o.data_dir) + " --dataset " + o.dataset + " --format " +
-                          format_name(o.format) + " --limit " + std::to_string(o.limit) + " --batch-size " +
+                          file_format_name(o.format) + " --limit " + std::to_string(o.limit) + " --batch-size " +
                           std::to_string(o.batch_size) + " --epochs " + std::to_string(o.epochs) + " --nproc " +
                           std::to_string(nproc) + " --threads " + std::to_string(threads) + " --json " + quoted(json) +
                           " 2>&1";
@@ -224,7 +224,7 @@ void write_dist_outputs(const DistBenchOptions& o, const DistBenchResult& r, con
                         const std::string& table) {
   nlohmann::json j = context;
   j["dataset"] = o.dataset;
-  j["format"] = format_name(o.format);
+  j["format"] = file_format_name(o.format);
   j["dataset_mode"] = dataset_mode_name(o.mode);
   j["train_samples"] = o.limit;
   j["batch_size"] = o.batch_size;
@@ -301,7 +301,7 @@ DistBenchResult run_dist_bench(const DistBenchOptions& o, const std::string& pro
   reporter.line(fmt::format("Data-parallel training on the CPU: SimpleCNN on {} ({} train samples, {}, {} dataset), "
                             "global batch {}, Adam 1e-3, {} epochs a run (the first a warm-up); feedline and "
                             "PyTorch ({}), {} rounds of the five configurations in turns",
-                            o.dataset, o.limit, format_name(o.format), dataset_mode_name(o.mode), o.batch_size,
+                            o.dataset, o.limit, file_format_name(o.format), dataset_mode_name(o.mode), o.batch_size,
                             o.epochs, o.python_program, o.repeat));
   const nlohmann::json context{{"date", utc_now()}, {"cpu", cpu_model()}, {"load_average_before", load_averages()},
                                {"python", o.python_program}};

@@ -14,10 +14,11 @@ std::vector<LoaderBenchResult> run_loader_bench(const LoaderBenchOptions& args, 
   at::set_num_threads(args.threads);
   const DatasetSpec spec = dataset_spec(args.dataset);
   const auto table =
-      std::make_shared<const Table>(load_split(args.data_dir, spec, "train", format_name(args.format), args.threads));
+      std::make_shared<const Table>(load_split(args.data_dir, spec, "train", file_format_name(args.format),
+                                               args.threads));
   reporter.line(fmt::format("Loader throughput: {} train ({} rows from {}), batch {}, shuffled, {} intra-op thread(s), "
                             "one warm-up epoch, then at least {} timed and {:g}s each",
-                            spec.folder, table->num_rows, format_name(args.format), args.batch_size, args.threads,
+                            spec.folder, table->num_rows, file_format_name(args.format), args.batch_size, args.threads,
                             args.epochs, args.min_seconds));
   reporter.line(fmt::format("{:<8} {:>8} {:>14} {:>10} {:>12}", "Dataset", "Workers", "Samples/s", "vs first",
                             "Wait share"));

@@ -107,7 +107,7 @@ TEST(TrainModels, TheJobNamesTheOptionNotTheFlag) {
     dist::run_train_job(options);
     FAIL() << "a 2x2 image was accepted";
   } catch (const dist::JobOptionError& e) {
-    EXPECT_EQ(e.option, dist::JobOption::kImageShape);
+    EXPECT_EQ(e.which, dist::JobOption::kImageShape);
     EXPECT_EQ(std::string(e.what()), "data.image_shape 1x2x2: SimpleCNN needs images of at least 4x4 pixels");
   }
 }

@@ -26,6 +26,13 @@ std::string error_of(F f) {
   return "no error";
 }
 
+TEST(InputFormat, AFormatsNameIsItsExtension) {
+  for (const FileFormat format : {FileFormat::kParquet, FileFormat::kCsv}) {
+    EXPECT_EQ(file_format(std::string("split.") + file_format_name(format)), format) << file_format_name(format);
+  }
+  EXPECT_STRNE(file_format_name(FileFormat::kParquet), file_format_name(FileFormat::kCsv));
+}
+
 TEST(InputFormat, AParquetFileNamedOtherwiseIsToldByItsMagic) {
   const std::string dir = testing::scratch_dir("input_format");
   Table t;

@@ -212,6 +212,45 @@ TEST(Layers, BenchmarksAndFuzzTargetsIncludePublicHeadersSaveTheirNamedInternals
   EXPECT_GT(checked, 20u);
 }
 
+// The library's text names no command-line flag: its messages name the option (an OptionError's field) and the
+// front ends their own flags. Every string literal of the library's sources and of the job driver's, save the
+// texts named here, each with why.
+const std::set<std::pair<std::string, std::string>> kFlagTexts{
+    // The launcher that started a rank, as a job reports it: the command itself.
+    {"src/dist/environment.cpp", "feedline --nproc"},
+};
+
+TEST(Layers, TheLibrarysTextNamesNoFlag) {
+  const std::filesystem::path source = testing::source_dir();
+  const std::regex literal_re(R"re("((?:[^"\\]|\\.)*)")re");
+  const std::regex flag_re(R"((^|[^-\w])--[a-z][a-z-]*)");
+  size_t checked = 0;
+  for (const char* layer : {"io", "dataset", "loader", "train", "dist"}) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(source / "src" / layer)) {
+      const std::string ext = entry.path().extension().string();
+      if (!entry.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
+      const std::string file = std::filesystem::relative(entry.path(), source).generic_string();
+      std::ifstream f(entry.path());
+      std::string text;
+      for (int number = 1; std::getline(f, text); ++number) {
+        const auto comment = text.find("//");
+        const std::string code = text.substr(0, comment == std::string::npos || text.find('"') < comment
+                                                    ? std::string::npos
+                                                    : comment);
+        for (std::sregex_iterator it(code.begin(), code.end(), literal_re), end; it != end; ++it) {
+          ++checked;
+          const std::string value = (*it)[1].str();
+          if (std::regex_search(value, flag_re) && kFlagTexts.count({file, value}) == 0) {
+            ADD_FAILURE() << file << ":" << number << ": \"" << value << "\" names a flag; say the option's name "
+                          << "(OptionError) and let the front end name its flag";
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000u);
+}
+
 TEST(Layers, TheRuleItselfTellsLayersApart) {
   EXPECT_EQ(included_layer("feedline/io/parquet.h"), 0);
   EXPECT_EQ(included_layer("feedline/catalog/catalog.h"), kCatalog);

@@ -147,13 +147,13 @@ TEST(StreamConvert, RefusesBeforeWritingAnything) {
   std::vector<Case> cases(7);
   cases[0] = {dir + "/out.txt", {}, dir + "/out.txt: cannot tell the format from the name"};
   cases[1] = {dir + "/none/out.parquet", {}, "the folder " + dir + "/none does not exist"};
-  cases[2] = {dir + "/out.csv", {}, "--level applies to Parquet output"};
+  cases[2] = {dir + "/out.csv", {}, "level applies to Parquet output"};
   cases[2].options.level = 3;
-  cases[3] = {dir + "/out.parquet", {}, "--level 23: zstd's levels are 1 to 22"};
+  cases[3] = {dir + "/out.parquet", {}, "level 23: zstd's levels are 1 to 22"};
   cases[3].options.level = 23;
   cases[4] = {dir + "/out.parquet", {}, in + ": no column matches 'nothing*'"};
   cases[4].options.columns = {"nothing*"};
-  cases[5] = {dir + "/out.parquet", {}, "--pack 'image': a pack needs a name and at least one pattern"};
+  cases[5] = {dir + "/out.parquet", {}, "packs 'image': a pack needs a name and at least one pattern"};
   cases[5].options.packs = {{"image", {}}};
   cases[6] = {dir + "/out.parquet", {}, in + ": column 'w' row 0 holds -5; packing as bytes needs every value"};
   cases[6].options.packs = {{"v", {"p1", "w"}}};

@@ -91,19 +91,6 @@ TEST(Lab, RunsFromCppOnAProgramsOwnFiles) {
 }
 
 // The formats' names are the catalog's spelling, read back to the same format; any other name is refused by name.
-TEST(Lab, FormatNamesReadBack) {
-  for (const FileFormat f : {FileFormat::kParquet, FileFormat::kCsv}) {
-    EXPECT_EQ(lab::parse_format(lab::format_name(f)), f);
-  }
-  EXPECT_STREQ(lab::format_name(FileFormat::kCsv), "csv");
-  try {
-    lab::parse_format("tsv");
-    ADD_FAILURE() << "no error";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("'tsv'"), std::string::npos) << e.what();
-  }
-}
-
 TEST(Lab, RefusesMissingFilesByName) {
   lab::LabOptions options;
   options.train_file = "/nonexistent/train.parquet";

@@ -29,6 +29,8 @@ std::vector<std::string> match_columns(const std::vector<ColumnSchema>& schema, 
 enum class FileFormat { kParquet, kCsv };
 // Throws InvalidArgument naming the path for any other extension.
 FileFormat file_format(const std::string& path);
+// The format's name, as its extension and the command line spell it: "parquet" or "csv".
+const char* file_format_name(FileFormat format);
 // An input file's format: by its extension as file_format(), else Parquet when the file begins with Parquet's magic
 // ("PAR1", or "PARE" for an encrypted footer), as Parquet files named otherwise do (Hive's `000000_0`, `x.pq`,
 // `x.parquet.encrypted`). Throws IoError when such a file cannot be opened, InvalidArgument naming the path when
@@ -94,7 +96,7 @@ struct ImageShape {
   int64_t channels = 1, height = 28, width = 28;
 };
 
-// Parses "CxHxW" (e.g. 3x32x32); InvalidArgument for anything else or a dimension below 1.
+// Parses "CxHxW" (e.g. 3x32x32); OptionError (image_shape) for anything else or a dimension below 1.
 ImageShape parse_image_shape(const std::string& text);
 
 }  // namespace feedline

@@ -42,4 +42,19 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 
+// A value of one of an options struct's fields that cannot work: option() is the field's name as the struct spells
+// it ("level", "image_shape"), detail() what is wrong with the value ("23: zstd's levels are 1 to 22"), and what()
+// the two together. A front end that took the value under a name of its own (a command-line flag, a keyword
+// argument) says detail() after that name.
+class OptionError : public InvalidArgument {
+ public:
+  OptionError(const std::string& option, const std::string& detail)
+      : InvalidArgument(option + " " + detail), option_(option), detail_(detail) {}
+  const std::string& option() const { return option_; }
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string option_, detail_;
+};
+
 }  // namespace feedline

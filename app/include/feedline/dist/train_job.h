@@ -178,11 +178,10 @@ inline const char* job_option_name(JobOption option) {
 
 // An option's value that cannot work: what() is the option's name and `detail`, which a front end may put after its
 // own name for the option instead.
-struct JobOptionError : InvalidArgument {
+struct JobOptionError : OptionError {
   JobOptionError(JobOption option, const std::string& detail)
-      : InvalidArgument(std::string(job_option_name(option)) + " " + detail), option(option), detail(detail) {}
-  JobOption option;
-  std::string detail;
+      : OptionError(job_option_name(option), detail), which(option) {}
+  JobOption which;  // option() is its name
 };
 
 // A file an option names that cannot be read: the same, as an IoError with the system's code.

@@ -14,7 +14,6 @@
 #include "feedline/dataset/dataset_mode.h"
 #include "feedline/dist/device_choice.h"
 #include "feedline/io/columns.h"
-#include "feedline/io/error.h"
 #include "feedline/lab/results.h"
 
 namespace feedline::lab {
@@ -87,16 +86,6 @@ LabResults run_lab(const LabOptions& options);  // reporting nothing
 // written into `out_dir` without running anything; returns that run's results. Throws naming the file and the
 // field for a bad results.json.
 LabResults run_lab_from(const std::string& results_json, const std::string& out_dir, bool plots, Reporter& reporter);
-
-// A table format's name as the catalog spells it (the extension of `prepare`'s tables): "parquet" or "csv"; and the
-// format a name spells, InvalidArgument naming it for any other. Inline: the command line, which parses the lab's
-// options before it loads LibTorch, reads them too.
-inline const char* format_name(FileFormat format) { return format == FileFormat::kCsv ? "csv" : "parquet"; }
-inline FileFormat parse_format(const std::string& name) {
-  if (name == "parquet") return FileFormat::kParquet;
-  if (name == "csv") return FileFormat::kCsv;
-  throw InvalidArgument("unknown table format '" + name + "' (use parquet or csv)");
-}
 
 // `feedline bench loader`: loader-only throughput (no model), samples/s for every dataset mode x worker count,
 // shuffled, on the train split of one of the experiment's datasets.
