@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <filesystem>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -195,7 +194,6 @@ TEST(LossScale, AStateIsCheckedBeforeItIsTaken) {
 // A checkpoint of a run with `written` (null: none) resumed by one with `read`.
 void checkpoint_and_resume(const LossScaler* written, LossScaler& read, const std::string& name) {
   const std::string dir = testing::scratch_dir(name);
-  std::filesystem::remove_all(dir);
   torch::manual_seed(5);
   testing::TinyNet model(8);
   torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.1));
