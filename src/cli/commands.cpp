@@ -223,20 +223,7 @@ void Commands::define_bench() {
                 "(a 95% confidence interval takes 6 or more)")
       ->check(whole(1))
       ->capture_default_str();
-  c->add_option_function<std::string>(
-       "--device", [&o](const std::string& text) { o.device = parse_device_choice(text); },
-       "auto, cpu, cuda or cuda:N")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            try {
-              parse_device_choice(text);
-            } catch (const InvalidArgument& e) {
-              return e.what();
-            }
-            return "";
-          },
-          ""))
-      ->default_str(device_choice_text(o.device));
+  add_device_flag(c, o.device);
   c->add_option("--seed", o.seed, "Seed for the models and the shuffles")->check(unsigned_whole())->capture_default_str();
   c->add_option("--threads", o.threads, "Intra-op threads (default: every core)")->check(whole(1));
   c->add_flag("--skip-storage", o.skip_storage, "Leave out the storage table");

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "feedline/dataset/dataset_mode.h"
+#include "feedline/io/error.h"
 #include "feedline/io/parquet_dataset.h"
 #include "feedline/io/remote.h"
 
@@ -137,6 +138,24 @@ CLI::Validator existing_input() {
 
 const std::vector<std::string> kDatasets{"mnist", "fashion-mnist"};
 const std::vector<std::string> kCodecs{"uncompressed", "snappy", "gzip", "zstd", "lz4_raw", "brotli"};
+
+CLI::Option* add_device_flag(CLI::App* app, DeviceChoice& target) {
+  return app
+      ->add_option_function<std::string>(
+          "--device", [&target](const std::string& text) { target = parse_device_choice(text); },
+          "auto, cpu, cuda or cuda:N")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              parse_device_choice(text);
+            } catch (const InvalidArgument& e) {
+              return e.what();
+            }
+            return "";
+          },
+          ""))
+      ->default_str(device_choice_text(target));
+}
 
 Choices<FileFormat> format_choices() {
   Choices<FileFormat> out;

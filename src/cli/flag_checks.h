@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "feedline/dataset/dataset_mode.h"
+#include "feedline/dist/device_choice.h"
 #include "feedline/io/columns.h"
 
 namespace feedline::cli {
@@ -104,6 +105,9 @@ CLI::Option* add_choices(CLI::App* app, const std::string& flag, std::vector<Enu
       ->check(one_of(names))
       ->default_str("[" + shown + "]");
 }
+
+// --device: auto, cpu, cuda or cuda:N, checked as it is parsed (parse_device_choice's message) and stored.
+CLI::Option* add_device_flag(CLI::App* app, DeviceChoice& target);
 
 // The table formats' words, as their extensions spell them.
 Choices<FileFormat> format_choices();

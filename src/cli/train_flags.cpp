@@ -75,20 +75,7 @@ void add_loader_flags(CLI::App* c, TrainArgs& args) {
   c->add_option("--prefetch-factor", tr.prefetch_factor, "Batches in flight per worker")
       ->check(whole(1))
       ->capture_default_str();
-  c->add_option_function<std::string>(
-       "--device", [&args](const std::string& text) { args.device = parse_device_choice(text); },
-       "auto, cpu, cuda or cuda:N")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            try {
-              parse_device_choice(text);
-            } catch (const InvalidArgument& e) {
-              return e.what();
-            }
-            return "";
-          },
-          ""))
-      ->default_str(device_choice_text(args.device));
+  add_device_flag(c, args.device);
   c->add_flag("--cuda-graph", args.cuda_graph,
               "Capture the train and test steps as CUDA graphs and replay them (CUDA only)");
   c->add_option("--seed", args.seed, "Seed for the model and the shuffle")->check(unsigned_whole())->capture_default_str();
