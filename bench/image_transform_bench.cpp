@@ -1,8 +1,9 @@
 // ImageTransform on one thread: RandomResizedCrop(224) (and RandomHorizontalFlip, ToTensor) applied to the JPEG
-// photos of tests/data/images, with ImageTransformOptions::reduced_decode off and on, in images per second. Each
-// iteration draws the next sample's box (SampleRng of its index), as an epoch does. BM_*_Large runs the same on
-// china.jpg enlarged to 2560 x 1708 and encoded again (encode_jpeg, quality 90): a camera-sized photo, where the DCT
-// scales come into play (the photos themselves are under 448 pixels a side, so they are only cropped).
+// photos of tests/data/images, with ImageTransformOptions::reduced_decode off (Whole), on (Reduced: the box's window
+// alone) and on with reduced_scale_shrink = 1 (Scaled: also the smallest n/8 that leaves the box the output's
+// size), in images per second. Each iteration draws the next sample's box (SampleRng of its index), as an epoch
+// does. BM_*_Large runs the same on china.jpg enlarged to 2560 x 1708 and encoded again (encode_jpeg, quality 90):
+// a camera-sized photo, where the DCT scales drop furthest.
 //   build/bench/feedline_image_transform_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
@@ -31,9 +32,10 @@ std::string large_photo() {
   return encode_jpeg(PixelView{big.pixels.data(), big.width, big.height, 3}, options);
 }
 
-void run(benchmark::State& state, const std::vector<EncodedSample>& samples, bool reduced) {
+void run(benchmark::State& state, const std::vector<EncodedSample>& samples, bool reduced, double shrink = 0) {
   ImageTransformOptions options;
   options.reduced_decode = reduced;
+  options.reduced_scale_shrink = shrink;
   const ImageTransform transform(
       {image_steps::RandomResizedCrop{224, 224}, image_steps::RandomHorizontalFlip{}, image_steps::ToTensor{}},
       options);
@@ -71,16 +73,22 @@ const std::vector<EncodedSample>& large() {
 
 void BM_Photos_Whole(benchmark::State& state) { run(state, photos(), false); }
 void BM_Photos_Reduced(benchmark::State& state) { run(state, photos(), true); }
+void BM_Photos_Scaled(benchmark::State& state) { run(state, photos(), true, 1.0); }
 void BM_China_Whole(benchmark::State& state) { run(state, china(), false); }
 void BM_China_Reduced(benchmark::State& state) { run(state, china(), true); }
+void BM_China_Scaled(benchmark::State& state) { run(state, china(), true, 1.0); }
 void BM_Large_Whole(benchmark::State& state) { run(state, large(), false); }
 void BM_Large_Reduced(benchmark::State& state) { run(state, large(), true); }
+void BM_Large_Scaled(benchmark::State& state) { run(state, large(), true, 1.0); }
 BENCHMARK(BM_Photos_Whole);
 BENCHMARK(BM_Photos_Reduced);
+BENCHMARK(BM_Photos_Scaled);
 BENCHMARK(BM_China_Whole);
 BENCHMARK(BM_China_Reduced);
+BENCHMARK(BM_China_Scaled);
 BENCHMARK(BM_Large_Whole);
 BENCHMARK(BM_Large_Reduced);
+BENCHMARK(BM_Large_Scaled);
 
 }  // namespace
 }  // namespace feedline

@@ -23,6 +23,7 @@ import torch as _torch  # first: the extension module needs torch's own library 
 
 from . import _feedline
 from . import transforms
+from ._mix import _BatchMix
 
 __all__ = [
     "DataLoader",
@@ -352,8 +353,9 @@ class ImageDataset(_torch.utils.data.Dataset):
             the end of the epoch. ``ds[i]`` of such a sample raises either way: there is nothing to return.
         max_pixels: an image whose header declares more pixels (width x height) is refused before any pixel
             memory is allocated, as a corrupt one is; Pillow's ``Image.MAX_IMAGE_PIXELS`` by default.
-        reduced_decode: decode JPEGs only as far as the output needs (a smaller DCT scale, the crop's window)
-            when the first step is a RandomResizedCrop or Resize: faster, and no longer torchvision's values.
+        reduced_decode: decode JPEGs and WebPs only in the window the first step's box needs when that step is
+            a RandomResizedCrop or Resize (on by default): faster, with the whole decode's values. False decodes
+            every pixel.
 
     Raises:
         FileNotFoundError, OSError: the source does not exist or cannot be read.
@@ -362,7 +364,7 @@ class ImageDataset(_torch.utils.data.Dataset):
     """
 
     def __init__(self, source, transform=None, label_column="label", image_column="image", on_error="raise",
-                 max_pixels=MAX_IMAGE_PIXELS, reduced_decode=False):
+                 max_pixels=MAX_IMAGE_PIXELS, reduced_decode=True):
         if on_error not in _ON_ERROR:
             raise ValueError(f"on_error={on_error!r}: use 'raise' or 'skip'")
         if isinstance(max_pixels, bool) or not isinstance(max_pixels, int):
@@ -464,7 +466,7 @@ class ImageFolder(ImageDataset):
         ValueError: root names Parquet files or tar shards (use feedline.ImageDataset).
     """
 
-    def __init__(self, root, transform=None, on_error="raise", max_pixels=MAX_IMAGE_PIXELS, reduced_decode=False):
+    def __init__(self, root, transform=None, on_error="raise", max_pixels=MAX_IMAGE_PIXELS, reduced_decode=True):
         spec = _path(root, "root")
         kind = _feedline.image_source_kind(spec)
         if kind != "folder":
@@ -516,6 +518,12 @@ class DataLoader:
             -> ``(features, labels)``; with a third parameter it also gets ``(epoch, batch, seed)``, a seed
             drawn from the loader's seed, the epoch and the batch alone, for randomness that does not depend
             on which worker runs first. It runs with the GIL held.
+        batch_transform: a batch mix from feedline.transforms (MixUp, CutMix, RandomMixup, RandomCutmix, or a
+            RandomChoice of a MixUp and a CutMix, as torchvision's reference train.py applies them in its
+            collate_fn), applied in C++ by the worker thread to each finished batch, after ``transform`` and
+            without the GIL. The labels become mixed one-hot targets (batch x num_classes, the images' float
+            dtype), for ``torch.nn.functional.cross_entropy``; its draws come from the seed, the epoch and the
+            batch alone. The images must be floating point (ToTensor, not PILToTensor).
         rank, world_size: this process's share of every epoch (as DistributedSampler gives it: the same
             global permutation on every rank, padded by wrapping or cut with drop_last). Default: those of
             torch.distributed when it is initialised, else 0 and 1.
@@ -535,7 +543,8 @@ class DataLoader:
     def __init__(self, source, batch_size=1, shuffle=False, drop_last=False, num_workers=0, pin_memory=False,
                  prefetch_factor=None, persistent_workers=False, seed=None, transform=None, rank=None,
                  world_size=None, even_shards=True, label_column="label", feature_columns=None,
-                 shape=(1, 28, 28), mode="tensor", limit=0, row_groups=None, threads=None, prefetch_blocks=4):
+                 shape=(1, 28, 28), mode="tensor", limit=0, row_groups=None, threads=None, prefetch_blocks=4,
+                 batch_transform=None):
         for name, value in (("batch_size", batch_size), ("num_workers", num_workers),
                             ("prefetch_blocks", prefetch_blocks)):
             if isinstance(value, bool) or not isinstance(value, int):
@@ -552,6 +561,9 @@ class DataLoader:
             raise ValueError("persistent_workers option needs num_workers > 0")
         if transform is not None and not callable(transform):
             raise TypeError(f"transform must be callable, not {type(transform).__name__}")
+        if batch_transform is not None and not isinstance(batch_transform, _BatchMix):
+            raise TypeError("batch_transform must be a feedline.transforms batch mix (MixUp, CutMix, RandomMixup, "
+                            f"RandomCutmix, RandomChoice of them), not {type(batch_transform).__name__}")
         rank, world_size = _distributed_default(rank, world_size)
         if world_size < 1 or not 0 <= rank < world_size:
             raise ValueError(f"rank={rank}, world_size={world_size}: need 0 <= rank < world_size")
@@ -574,6 +586,7 @@ class DataLoader:
             "even_shards": bool(even_shards),
             "transform": transform,
             "transform_info": transform is not None and _transform_takes_info(transform),
+            "mix": None if batch_transform is None else batch_transform._spec(),
         }
         self.batch_size = batch_size
         self.drop_last = bool(drop_last)
@@ -586,8 +599,9 @@ class DataLoader:
             if source._python_transform is not None:
                 raise TypeError(
                     f"DataLoader: the dataset's transform {source._python_transform!r} is a Python callable; batches "
-                    "are made in C++ threads without the GIL, so give the dataset feedline.transforms (Compose, "
-                    "RandomResizedCrop, Resize, CenterCrop, RandomHorizontalFlip, ToTensor, PILToTensor, Normalize)")
+                    "are made in C++ threads without the GIL, so give the dataset feedline.transforms (see "
+                    "feedline.transforms.__all__), or iterate this same dataset with torch.utils.data.DataLoader, "
+                    "which calls the transform in its worker processes")
             self._loader = _feedline.loader_from_images(source._core, options)
         elif isinstance(source, (str, bytes, _os.PathLike)):
             path = _path(source, "source")

@@ -2,7 +2,7 @@
 
 These are descriptions, not Python functions: a :class:`feedline.ImageDataset` turns them into C++ steps that
 decode, crop, resize, flip and normalise each image on the loader's worker threads, without the GIL. They mean
-what torchvision.transforms means on a PIL image (bilinear resampling with Pillow's antialiasing):
+what torchvision.transforms means on a PIL image (Pillow's resampling, bilinear or bicubic, antialiased):
 
     >>> from feedline import transforms as T
     >>> train = T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor(),
@@ -12,10 +12,12 @@ what torchvision.transforms means on a PIL image (bilinear resampling with Pillo
 
 The steps that change the picture (Resize, CenterCrop, RandomResizedCrop, RandomHorizontalFlip) come first, in
 any order; then ToTensor (float32 in [0, 1]) or PILToTensor (uint8; also the output without either), then
-Normalize (after ToTensor only). Random steps draw from the loader's seed, the epoch and the sample's index.
+Normalize (after ToTensor only). The pixel steps (ColorJitter, Grayscale, RandomGrayscale, GaussianBlur, and the
+geometric and automatic augmentations) run between the two, and RandomErasing last, on the tensor. Random steps draw
+from the loader's seed, the epoch and the sample's index.
 
-A torchvision.transforms.Compose (or one transform) of these same classes, with bilinear interpolation, is
-translated by :func:`from_torchvision`; the dataset does so itself.
+A torchvision.transforms.Compose (or one transform) of these same classes, with bilinear or bicubic
+interpolation, is translated by :func:`from_torchvision`; the dataset does so itself.
 """
 
 import numbers as _numbers
@@ -24,6 +26,7 @@ from collections.abc import Sequence as _Sequence
 __all__ = [
     "CenterCrop",
     "Compose",
+    "ConvertImageDtype",
     "Normalize",
     "PILToTensor",
     "RandomHorizontalFlip",
@@ -41,6 +44,21 @@ def _whole(value, what):
     if value < 1:
         raise ValueError(f"{what} should be positive, got {value}")
     return value
+
+
+_RESIZE_MODES = ("bilinear", "bicubic")
+
+
+def _resize_mode(interpolation, name):
+    """The value ("bilinear", "bicubic") of an InterpolationMode (torchvision's) or of its string."""
+    value = getattr(interpolation, "value", interpolation)
+    if isinstance(value, str) and value in _RESIZE_MODES:
+        return value
+    if isinstance(value, str) or hasattr(interpolation, "value"):
+        raise ValueError(f"{name}: interpolation {value} is not supported: feedline's {name} resamples with "
+                         "InterpolationMode.BILINEAR or InterpolationMode.BICUBIC")
+    raise TypeError(f"{name}: interpolation should be an InterpolationMode (or 'bilinear', 'bicubic'), "
+                    f"got {type(interpolation).__name__}")
 
 
 def _setup_size(size, error_msg):
@@ -82,13 +100,17 @@ def _numbers_list(value, what):
 
 
 class _Step:
-    """One step; _feedline_steps() is what the C++ side reads: [(class name, {argument: value})]."""
+    """One step; _feedline_steps() is what the C++ side reads: [(class name, {argument: value})]; _raw_steps() the
+    same before a Compose merges PILToTensor and ConvertImageDtype into one conversion."""
 
     def _step(self):
         raise NotImplementedError
 
     def _feedline_steps(self):
         return [self._step()]
+
+    def _raw_steps(self):
+        return self._feedline_steps()
 
     def __eq__(self, other):
         return type(self) is type(other) and self._step() == other._step()
@@ -112,8 +134,11 @@ class Compose(_Step):
                                 f"{', '.join(n for n in __all__ if n not in ('Compose', 'from_torchvision'))})")
         self.transforms = list(transforms)
 
+    def _raw_steps(self):
+        return [s for t in self.transforms for s in t._raw_steps()]
+
     def _feedline_steps(self):
-        return [s for t in self.transforms for s in t._feedline_steps()]
+        return _merge_conversions(self._raw_steps())
 
     def __eq__(self, other):
         return type(self) is type(other) and self._feedline_steps() == other._feedline_steps()
@@ -128,15 +153,16 @@ class Compose(_Step):
 
 
 class Resize(_Step):
-    """Resize the image, as torchvision.transforms.Resize with bilinear interpolation and antialiasing.
+    """Resize the image, as torchvision.transforms.Resize on a PIL image (antialiased).
 
     ``size`` an int (or a sequence of one): the smaller edge becomes ``size`` and the other keeps the aspect
     ratio (truncated, as torchvision computes it); ``max_size`` then bounds the longer edge. ``(h, w)``: exactly
     that size. A Resize to an int does not give every image one size: end the pipeline with a crop (or Resize to
-    ``(h, w)``) to make batches.
+    ``(h, w)``) to make batches. ``interpolation``: InterpolationMode.BILINEAR or BICUBIC (or their strings),
+    Pillow's filters.
     """
 
-    def __init__(self, size, max_size=None):
+    def __init__(self, size, interpolation="bilinear", max_size=None):
         if isinstance(size, _numbers.Number) and not isinstance(size, bool):
             sizes = [_whole(size, "size")]
         elif isinstance(size, _Sequence) and not isinstance(size, str):
@@ -156,12 +182,14 @@ class Resize(_Step):
         self.size = size if isinstance(size, (_numbers.Number, tuple)) else list(size)  # as given, for the repr
         self.max_size = max_size
         self._sizes = sizes
+        self._mode = _resize_mode(interpolation, type(self).__name__)
+        self.interpolation = interpolation
 
     def _step(self):
-        return "Resize", {"size": list(self._sizes), "max_size": self.max_size or 0}
+        return "Resize", {"size": list(self._sizes), "max_size": self.max_size or 0, "interpolation": self._mode}
 
     def __repr__(self):
-        return f"{self.__class__.__name__}(size={self.size}, interpolation=bilinear, max_size={self.max_size}, " \
+        return f"{self.__class__.__name__}(size={self.size}, interpolation={self._mode}, max_size={self.max_size}, " \
                "antialias=True)"
 
 
@@ -181,9 +209,10 @@ class CenterCrop(_Step):
 
 class RandomResizedCrop(_Step):
     """A random crop of a random area fraction (``scale``) and aspect ratio (``ratio``, log-uniform) resized to
-    ``size``, as torchvision.transforms.RandomResizedCrop with bilinear interpolation."""
+    ``size``, as torchvision.transforms.RandomResizedCrop on a PIL image; ``interpolation``:
+    InterpolationMode.BILINEAR or BICUBIC (or their strings)."""
 
-    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0)):
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation="bilinear"):
         self.size = _setup_size(size, "Please provide only two dimensions (h, w) for size.")
         self.scale = _pair_of_numbers(scale, "Scale")
         self.ratio = _pair_of_numbers(ratio, "Ratio")
@@ -193,15 +222,18 @@ class RandomResizedCrop(_Step):
             raise ValueError(f"Scale should not be negative, got {self.scale}")
         if self.ratio[0] <= 0:
             raise ValueError(f"Ratio should be positive, got {self.ratio}")
+        self._mode = _resize_mode(interpolation, type(self).__name__)
+        self.interpolation = interpolation
 
     def _step(self):
-        return "RandomResizedCrop", {"size": list(self.size), "scale": list(self.scale), "ratio": list(self.ratio)}
+        return "RandomResizedCrop", {"size": list(self.size), "scale": list(self.scale), "ratio": list(self.ratio),
+                                     "interpolation": self._mode}
 
     def __repr__(self):
         scale = tuple(round(s, 4) for s in self.scale)
         ratio = tuple(round(r, 4) for r in self.ratio)
-        return f"{self.__class__.__name__}(size={self.size}, scale={scale}, ratio={ratio}, interpolation=bilinear, " \
-               "antialias=True)"
+        return f"{self.__class__.__name__}(size={self.size}, scale={scale}, ratio={ratio}, " \
+               f"interpolation={self._mode}, antialias=True)"
 
 
 class RandomHorizontalFlip(_Step):
@@ -241,6 +273,50 @@ class PILToTensor(_Step):
         return f"{self.__class__.__name__}()"
 
 
+class ConvertImageDtype(_Step):
+    """Convert a uint8 image tensor to ``dtype``, as torchvision.transforms.ConvertImageDtype: after PILToTensor,
+    ``torch.float32`` (``torch.float``) gives x / 255, ToTensor's values, and ``torch.uint8`` leaves it as it is.
+    feedline's batches are uint8 or float32, so other dtypes are refused."""
+
+    def __init__(self, dtype):
+        import torch
+        if not isinstance(dtype, torch.dtype):
+            raise TypeError(f"dtype should be a torch.dtype, got {type(dtype).__name__}")
+        if dtype not in (torch.float32, torch.uint8):
+            raise ValueError(f"ConvertImageDtype: feedline makes uint8 or float32 images, not {dtype}")
+        self.dtype = dtype
+
+    def _step(self):
+        return "ConvertImageDtype", {"float": str(self.dtype) == "torch.float32"}
+
+    def _raw_steps(self):
+        return [self._step()]
+
+    def _feedline_steps(self):
+        return _merge_conversions(self._raw_steps())
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}()"
+
+
+def _merge_conversions(steps):
+    """PILToTensor then ConvertImageDtype as the one conversion they make: ToTensor for float32, PILToTensor for
+    uint8. A ConvertImageDtype anywhere else is refused."""
+    out = []
+    for name, args in steps:
+        if name != "ConvertImageDtype":
+            out.append((name, args))
+        elif out and out[-1][0] == "PILToTensor":
+            if args["float"]:
+                out[-1] = ("ToTensor", {})
+        elif out and out[-1][0] == "ToTensor" and args["float"]:
+            continue
+        else:
+            raise ValueError("ConvertImageDtype: feedline runs it right after PILToTensor (or ToTensor), where it "
+                             "converts the uint8 image; put it there")
+    return out
+
+
 class Normalize(_Step):
     """``(x - mean[c]) / std[c]`` for each channel c, after ToTensor, as torchvision.transforms.Normalize; ``mean``
     and ``std`` are one number each or one per channel."""
@@ -267,10 +343,14 @@ def _torchvision_step(t):
     name = type(t).__name__
     if not type(t).__module__.startswith(_TORCHVISION_MODULE):
         return f"{type(t).__module__}.{name} is not a torchvision transform"
+    if name in _geometry.TORCHVISION_NAMES:
+        return _geometry.from_torchvision_step(t)
+    if name in _color.TORCHVISION_NAMES:
+        return _color.from_torchvision_step(t)
     interpolation = getattr(t, "interpolation", None)
-    if interpolation is not None and getattr(interpolation, "value", interpolation) != "bilinear":
+    if interpolation is not None and getattr(interpolation, "value", interpolation) not in _RESIZE_MODES:
         return f"torchvision's {name} with interpolation={getattr(interpolation, 'value', interpolation)} " \
-               "(feedline resamples bilinearly)"
+               "(feedline resizes bilinearly or bicubically)"
     if name == "Compose":
         steps = []
         for inner in t.transforms:
@@ -280,17 +360,22 @@ def _torchvision_step(t):
             steps.append(step)
         return Compose(steps)
     if name == "Resize":
-        return Resize(t.size, max_size=t.max_size)
+        return Resize(t.size, interpolation=t.interpolation, max_size=t.max_size)
     if name == "CenterCrop":
         return CenterCrop(t.size)
     if name == "RandomResizedCrop":
-        return RandomResizedCrop(t.size, scale=t.scale, ratio=t.ratio)
+        return RandomResizedCrop(t.size, scale=t.scale, ratio=t.ratio, interpolation=t.interpolation)
     if name == "RandomHorizontalFlip":
         return RandomHorizontalFlip(t.p)
     if name == "ToTensor":
         return ToTensor()
     if name == "PILToTensor":
         return PILToTensor()
+    if name == "ConvertImageDtype":
+        import torch
+        if t.dtype not in (torch.float32, torch.uint8):
+            return f"torchvision's ConvertImageDtype({t.dtype}) (feedline makes uint8 or float32 images)"
+        return ConvertImageDtype(t.dtype)
     if name == "Normalize":
         return Normalize(t.mean, t.std)
     return f"torchvision's {name} has no feedline equivalent"
@@ -298,12 +383,37 @@ def _torchvision_step(t):
 
 def from_torchvision(transform):
     """The feedline transform for a torchvision.transforms.Compose (or one transform) of Resize, CenterCrop,
-    RandomResizedCrop, RandomHorizontalFlip, ToTensor, PILToTensor and Normalize with bilinear interpolation.
+    RandomResizedCrop, RandomHorizontalFlip, ToTensor, PILToTensor and Normalize with bilinear or bicubic
+    interpolation.
 
     Raises:
-        TypeError: something else, naming the step that has no feedline equivalent.
+        TypeError: something else, naming the step that has no feedline equivalent and pointing to
+            torch.utils.data.DataLoader, which runs any transform over the same feedline dataset.
     """
     step = _torchvision_step(transform)
     if isinstance(step, str):
-        raise TypeError(f"cannot translate {type(transform).__name__} to feedline.transforms: {step}")
+        raise TypeError(f"cannot translate {type(transform).__name__} to feedline.transforms: {step}. feedline runs "
+                        "the transforms of feedline.transforms in C++; to run any other transform, give it to the "
+                        "feedline dataset (it is then called on each uint8 image tensor) and iterate with "
+                        "torch.utils.data.DataLoader over that dataset, which calls it in its worker processes")
     return step
+
+# Batch mixes (MixUp, CutMix), for DataLoader(batch_transform=): they act on whole batches, not on one image.
+from ._mix import CutMix, MixUp, RandomChoice, RandomCutmix, RandomMixup  # noqa: E402
+
+__all__ += ["CutMix", "MixUp", "RandomChoice", "RandomCutmix", "RandomMixup"]
+
+# The geometric and automatic-augmentation steps (RandomRotation, RandomAffine, AutoAugment, RandAugment,
+# TrivialAugmentWide), run on the picture after the crop, resize and flip steps.
+from . import _geometry  # noqa: E402
+from ._geometry import (AutoAugment, AutoAugmentPolicy, RandAugment, RandomAffine, RandomRotation,  # noqa: E402
+                        TrivialAugmentWide)
+
+__all__ += ["AutoAugment", "AutoAugmentPolicy", "RandAugment", "RandomAffine", "RandomRotation", "TrivialAugmentWide"]
+
+# The colour and filter steps (ColorJitter, Grayscale, RandomGrayscale, GaussianBlur on the picture; RandomErasing
+# on the tensor).
+from . import _color  # noqa: E402
+from ._color import ColorJitter, GaussianBlur, Grayscale, RandomErasing, RandomGrayscale  # noqa: E402
+
+__all__ += ["ColorJitter", "GaussianBlur", "Grayscale", "RandomErasing", "RandomGrayscale"]

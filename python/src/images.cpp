@@ -7,14 +7,18 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "dataset/image_geometry.h"
+#include "dataset/picture_ops.h"
 #include "feedline/dataset/image_dataset.h"
 #include "feedline/dataset/image_sources.h"
 #include "feedline/dataset/image_transforms.h"
@@ -31,12 +35,112 @@ using StepDescription = std::pair<std::string, py::dict>;
 std::vector<int64_t> ints(const py::dict& args, const char* key) { return args[key].cast<std::vector<int64_t>>(); }
 std::vector<double> reals(const py::dict& args, const char* key) { return args[key].cast<std::vector<double>>(); }
 
+image_steps::WarpInterpolation warp_interpolation(const std::string& mode, const std::string& name) {
+  if (mode == "nearest") return image_steps::WarpInterpolation::kNearest;
+  if (mode == "bilinear") return image_steps::WarpInterpolation::kBilinear;
+  throw InvalidArgument(name + ": interpolation " + mode + " is not supported (nearest or bilinear)");
+}
+
+// A Resize's or RandomResizedCrop's filter ("bilinear" when the description names none).
+Interpolation resize_interpolation(const py::dict& args, const std::string& name) {
+  const auto mode = args.contains("interpolation") ? args["interpolation"].cast<std::string>() : "bilinear";
+  if (mode == "bilinear") return Interpolation::kBilinear;
+  if (mode == "bicubic") return Interpolation::kBicubic;
+  throw InvalidArgument(name + ": interpolation " + mode + " is not supported (bilinear or bicubic)");
+}
+
+image_steps::WarpInterpolation warp_mode(const py::dict& args, const std::string& name) {
+  return warp_interpolation(args["interpolation"].cast<std::string>(), name);
+}
+
+image_steps::WarpFill warp_fill(const py::dict& args) {
+  return image_steps::WarpFill{reals(args, "fill"), args["fill_sequence"].cast<bool>()};
+}
+
+// An optional (x, y) argument: false when it is None.
+bool optional_pair(const py::dict& args, const char* key, double& x, double& y) {
+  if (args[key].is_none()) return false;
+  const std::vector<double> v = reals(args, key);
+  if (v.size() != 2) throw InvalidArgument(std::string(key) + " must be a pair");
+  x = v[0];
+  y = v[1];
+  return true;
+}
+
+// The geometric and automatic-augmentation steps (feedline/_geometry.py); nullopt for other names.
+std::optional<ImageStep> make_warp_step(const std::string& name, const py::dict& args) {
+  if (name == "RandomRotation") {
+    image_steps::RandomRotation s;
+    const std::vector<double> degrees = reals(args, "degrees");
+    if (degrees.size() != 2) throw InvalidArgument("RandomRotation: degrees must be (min, max)");
+    s.degrees_min = degrees[0];
+    s.degrees_max = degrees[1];
+    s.interpolation = warp_mode(args, name);
+    s.expand = args["expand"].cast<bool>();
+    s.has_center = optional_pair(args, "center", s.center_x, s.center_y);
+    s.fill = warp_fill(args);
+    return s;
+  }
+  if (name == "RandomAffine") {
+    image_steps::RandomAffine s;
+    const std::vector<double> degrees = reals(args, "degrees");
+    if (degrees.size() != 2) throw InvalidArgument("RandomAffine: degrees must be (min, max)");
+    s.degrees_min = degrees[0];
+    s.degrees_max = degrees[1];
+    s.has_translate = optional_pair(args, "translate", s.translate_x, s.translate_y);
+    s.has_scale = optional_pair(args, "scale", s.scale_min, s.scale_max);
+    s.shear = reals(args, "shear");
+    s.interpolation = warp_mode(args, name);
+    s.fill = warp_fill(args);
+    s.has_center = optional_pair(args, "center", s.center_x, s.center_y);
+    return s;
+  }
+  if (name == "AutoAugment") {
+    if (args["policy"].cast<std::string>() != "imagenet") {
+      throw InvalidArgument("AutoAugment: feedline runs the ImageNet policy only");
+    }
+    return image_steps::AutoAugment{image_steps::AutoAugmentPolicy::kImageNet, warp_mode(args, name),
+                                    warp_fill(args)};
+  }
+  if (name == "RandAugment") {
+    return image_steps::RandAugment{args["num_ops"].cast<int64_t>(), args["magnitude"].cast<int64_t>(),
+                                    args["num_magnitude_bins"].cast<int64_t>(), warp_mode(args, name),
+                                    warp_fill(args)};
+  }
+  if (name == "TrivialAugmentWide") {
+    return image_steps::TrivialAugmentWide{args["num_magnitude_bins"].cast<int64_t>(),
+                                           warp_mode(args, name), warp_fill(args)};
+  }
+  return std::nullopt;
+}
+
+// A uint8 tensor, channels x height x width (1 or 3 channels), as a Picture, and back.
+Picture to_picture(const torch::Tensor& image) {
+  if (image.scalar_type() != torch::kUInt8 || image.dim() != 3 || (image.size(0) != 1 && image.size(0) != 3)) {
+    throw InvalidArgument("the image must be a uint8 tensor of 1 or 3 channels x height x width");
+  }
+  const torch::Tensor planes = image.contiguous();
+  Picture picture;
+  picture.resize(static_cast<int>(planes.size(0)), static_cast<int>(planes.size(1)),
+                 static_cast<int>(planes.size(2)));
+  std::copy_n(planes.data_ptr<uint8_t>(), picture.pixels.size(), picture.pixels.data());
+  return picture;
+}
+
+torch::Tensor from_picture(const Picture& picture) {
+  torch::Tensor out = torch::empty({picture.channels, picture.height, picture.width}, torch::kUInt8);
+  std::copy_n(picture.pixels.data(), picture.pixels.size(), out.data_ptr<uint8_t>());
+  return out;
+}
+
 ImageStep make_step(const StepDescription& description) {
   const auto& [name, args] = description;
+  if (auto step = make_warp_step(name, args)) return *step;
   if (name == "Resize") {
     image_steps::Resize s;
     s.size = ints(args, "size");
     s.max_size = args["max_size"].cast<int64_t>();
+    s.interpolation = resize_interpolation(args, name);
     return s;
   }
   if (name == "CenterCrop") {
@@ -50,12 +154,45 @@ ImageStep make_step(const StepDescription& description) {
     if (size.size() != 2 || scale.size() != 2 || ratio.size() != 2) {
       throw InvalidArgument("RandomResizedCrop: size, scale and ratio must be pairs");
     }
-    return image_steps::RandomResizedCrop{size[0], size[1], scale[0], scale[1], ratio[0], ratio[1]};
+    return image_steps::RandomResizedCrop{size[0],  size[1],  scale[0], scale[1],
+                                          ratio[0], ratio[1], resize_interpolation(args, name)};
   }
   if (name == "RandomHorizontalFlip") return image_steps::RandomHorizontalFlip{args["p"].cast<double>()};
   if (name == "ToTensor") return image_steps::ToTensor{};
   if (name == "PILToTensor") return image_steps::PILToTensor{};
   if (name == "Normalize") return image_steps::Normalize{reals(args, "mean"), reals(args, "std")};
+  if (name == "ColorJitter") {
+    image_steps::ColorJitter s;
+    for (auto [key, range] : {std::pair{"brightness", &s.brightness}, {"contrast", &s.contrast},
+                              {"saturation", &s.saturation}, {"hue", &s.hue}}) {
+      if (args[key].is_none()) continue;
+      const std::vector<double> values = reals(args, key);
+      if (values.size() != 2) throw InvalidArgument(std::string("ColorJitter: ") + key + " must be (min, max)");
+      *range = image_steps::Range{true, values[0], values[1]};
+    }
+    return s;
+  }
+  if (name == "Grayscale") return image_steps::Grayscale{args["num_output_channels"].cast<int64_t>()};
+  if (name == "RandomGrayscale") return image_steps::RandomGrayscale{args["p"].cast<double>()};
+  if (name == "GaussianBlur") {
+    const std::vector<int64_t> kernel = ints(args, "kernel_size");
+    const std::vector<double> sigma = reals(args, "sigma");
+    if (kernel.size() != 2 || sigma.size() != 2) {
+      throw InvalidArgument("GaussianBlur: kernel_size and sigma must be pairs");
+    }
+    return image_steps::GaussianBlur{kernel[0], kernel[1], sigma[0], sigma[1]};
+  }
+  if (name == "RandomErasing") {
+    image_steps::RandomErasing s;
+    s.p = args["p"].cast<double>();
+    const std::vector<double> scale = reals(args, "scale"), ratio = reals(args, "ratio");
+    if (scale.size() != 2 || ratio.size() != 2) throw InvalidArgument("RandomErasing: scale and ratio must be pairs");
+    s.scale_min = scale[0], s.scale_max = scale[1], s.ratio_min = ratio[0], s.ratio_max = ratio[1];
+    s.random = py::isinstance<py::str>(args["value"]);
+    s.value = s.random ? std::vector<double>{} : reals(args, "value");
+    s.inplace = args["inplace"].cast<bool>();
+    return s;
+  }
   throw InvalidArgument("feedline.transforms has no step '" + name + "'");
 }
 
@@ -198,6 +335,26 @@ void bind_images(py::module_& m) {
       .def("folder_attribute", &PyImageDataset::folder_attribute, py::arg("what"))
       .def("shards", &PyImageDataset::shards)
       .def("describe_steps", &PyImageDataset::describe_steps);
+  // Entry points for the tests: one picture step run on a uint8 tensor with the generator of (seed, epoch,
+  // index), and one op of the automatic augmentations at a given magnitude (torchvision's _apply_op).
+  m.def("_picture_step", [](const StepDescription& description, const torch::Tensor& image, uint64_t seed,
+                            int64_t epoch, int64_t index) {
+    const PictureOpPtr op = make_picture_op(make_step(description));
+    if (!op) throw InvalidArgument(description.first + " is not a step that changes a picture's values");
+    Picture picture = to_picture(image), scratch;
+    SampleRng rng(seed, epoch, index);
+    op->apply(picture, rng, scratch);
+    return from_picture(picture);
+  }, py::arg("step"), py::arg("image"), py::arg("seed"), py::arg("epoch"), py::arg("index"));
+  m.def("_augment_op", [](const torch::Tensor& image, const std::string& name, double magnitude,
+                          const std::string& interpolation, const std::vector<double>& fill, bool fill_sequence) {
+    Picture picture = to_picture(image), scratch;
+    apply_augment_op(picture, name, magnitude, warp_interpolation(interpolation, name),
+                     geometry::fill_bytes(image_steps::WarpFill{fill, fill_sequence}, picture.channels, name),
+                     scratch);
+    return from_picture(picture);
+  }, py::arg("image"), py::arg("name"), py::arg("magnitude"), py::arg("interpolation"), py::arg("fill"),
+        py::arg("fill_sequence"));
   m.def("image_source_kind", [](const std::string& spec) {
     py::gil_scoped_release release;
     return std::string(image_source_kind_name(image_source_kind(spec)));

@@ -29,6 +29,7 @@
 #include "feedline/io/parquet_dataset.h"
 #include "feedline/io/table.h"
 #include "feedline/loader/loader.h"
+#include "batch_mix.h"
 #include "images.h"
 #include "io/inspect.h"
 #include "io/value_text.h"
@@ -504,6 +505,7 @@ LoaderOptions loader_options(py::dict o) {
   if (!o["transform"].is_none()) {
     options.transform(PythonCallable(o["transform"].cast<py::function>(), o["transform_info"].cast<bool>()));
   }
+  if (o.contains("mix") && !o["mix"].is_none()) options.mix(batch_mix_from(o["mix"]));
   return options;
 }
 
@@ -759,6 +761,7 @@ PYBIND11_MODULE(_feedline, m) {
 
   bind_images(m);
   bind_remote(m);
+  bind_batch_mix(m);
   m.def("loader_from_images", &loader_from_images, py::arg("dataset"), py::arg("options"));
 
   m.def("loader_from_tensors", &loader_from_tensors, py::arg("features"), py::arg("labels"), py::arg("options"));

@@ -151,13 +151,15 @@ def test_python_callable_transform(folder):
     assert torch.equal(ds[0][0], pil_tensor(path).flip(-1))
     with pytest.raises(TypeError, match="feedline.transforms"):
         feedline.DataLoader(ds, batch_size=2)
-    # a torchvision step feedline has not is a Python callable too
-    blur = feedline.ImageFolder(folder, transform=tvT.Compose([tvT.CenterCrop(20), tvT.GaussianBlur(3)]))
-    assert blur[0][0].shape == (3, 20, 20)
-    with pytest.raises(TypeError, match="feedline.transforms"):
-        feedline.DataLoader(blur, batch_size=2)
-    with pytest.raises(TypeError, match="GaussianBlur"):
-        T.from_torchvision(tvT.Compose([tvT.GaussianBlur(3)]))
+    # a torchvision step feedline has not is a Python callable too, for torch's DataLoader
+    flip = feedline.ImageFolder(folder, transform=tvT.Compose([tvT.CenterCrop(20), tvT.RandomVerticalFlip()]))
+    assert flip[0][0].shape == (3, 20, 20)
+    with pytest.raises(TypeError, match="torch.utils.data.DataLoader"):
+        feedline.DataLoader(flip, batch_size=2)
+    x, _ = next(iter(torch.utils.data.DataLoader(flip, batch_size=2)))
+    assert x.shape == (2, 3, 20, 20)
+    with pytest.raises(TypeError, match="RandomVerticalFlip.*torch.utils.data.DataLoader"):
+        T.from_torchvision(tvT.Compose([tvT.RandomVerticalFlip()]))
 
 
 # --- transforms ------------------------------------------------------------------------------------------------

@@ -8,7 +8,11 @@ shuffled, --workers workers kept across epochs):
                         num_workers worker processes;
   torchvision-totensor  the same with ToTensor (float32 in [0, 1]);
   feedline              feedline.ImageFolder + feedline.transforms (PILToTensor) in feedline.DataLoader,
-                        num_workers worker threads.
+                        num_workers worker threads;
+  torchvision-recipe    torchvision's reference ImageNet training transforms: after the crop and flip,
+                        TrivialAugmentWide(), PILToTensor(), ConvertImageDtype(float32), Normalize(ImageNet's mean
+                        and std), RandomErasing(0.1), in torch.utils.data.DataLoader;
+  feedline-recipe       the same transforms from feedline.transforms in feedline.DataLoader.
 
 Each pipeline runs one untimed warm-up epoch, then --repeat runs of --epochs timed epochs; a run's rate is its
 images over its seconds. Run it with the process settings the feedline tool applies (MALLOC_MMAP_MAX_=0,
@@ -26,13 +30,23 @@ import time
 import torch
 
 
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+
+
+def transforms_of(T, args):
+    """The pipeline's transforms from the module T: torchvision.transforms or feedline.transforms."""
+    steps = [T.RandomResizedCrop(args.image_size), T.RandomHorizontalFlip()]
+    if args.pipeline.endswith("-recipe"):
+        return T.Compose(steps + [T.TrivialAugmentWide(), T.PILToTensor(), T.ConvertImageDtype(torch.float),
+                                  T.Normalize(MEAN, STD), T.RandomErasing(p=0.1)])
+    return T.Compose(steps + [T.ToTensor() if args.pipeline == "torchvision-totensor" else T.PILToTensor()])
+
+
 def make_loader(args):
-    size = args.image_size
     if args.pipeline.startswith("torchvision"):
         import torchvision
         import torchvision.transforms as T
-        last = T.ToTensor() if args.pipeline == "torchvision-totensor" else T.PILToTensor()
-        transform = T.Compose([T.RandomResizedCrop(size), T.RandomHorizontalFlip(), last])
+        transform = transforms_of(T, args)
         dataset = torchvision.datasets.ImageFolder(args.data, transform=transform)
         g = torch.Generator().manual_seed(args.seed)
         loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch_size, shuffle=True, generator=g,
@@ -40,7 +54,7 @@ def make_loader(args):
         return loader, f"torchvision {torchvision.__version__}"
     import feedline
     import feedline.transforms as FT
-    transform = FT.Compose([FT.RandomResizedCrop(size), FT.RandomHorizontalFlip(), FT.PILToTensor()])
+    transform = transforms_of(FT, args)
     dataset = feedline.ImageFolder(args.data, transform=transform)
     loader = feedline.DataLoader(dataset, batch_size=args.batch_size, shuffle=True, seed=args.seed,
                                  num_workers=args.workers, persistent_workers=args.workers > 0)
@@ -57,7 +71,8 @@ def one_epoch(loader):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", required=True, help="a folder of class folders of images")
-    p.add_argument("--pipeline", required=True, choices=["torchvision", "torchvision-totensor", "feedline"])
+    p.add_argument("--pipeline", required=True, choices=["torchvision", "torchvision-totensor", "feedline",
+                                                              "torchvision-recipe", "feedline-recipe"])
     p.add_argument("--workers", type=int, default=os.cpu_count())
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--image-size", type=int, default=224)

@@ -180,6 +180,12 @@ void Commands::define_prepare() {
   c->add_option("--seed", prepare.seed, "Seed of the photo set's crops: the same N and seed give the same bytes")
       ->check(unsigned_whole())
       ->capture_default_str();
+  c->add_option("--photo-size", prepare.photo_size,
+                "With --photos: the images' longer side in pixels, each within a ninth of it (400 to 500 for the "
+                "default 450; 1000 gives photos of about 1000 x 750, the size of ImageNet's originals, under "
+                "<dir>/photos-1000)")
+      ->check(whole(kPhotoMinLongSideAsked, kPhotoMaxLongSideAsked))
+      ->capture_default_str();
   c->add_option("--photo-dir", prepare.photo_dirs, "Folders to take the photos from")->group("");
 }
 
@@ -338,6 +344,9 @@ void Commands::define_bench_images(CLI::App* bench) {
       ->check(whole(0))
       ->capture_default_str();
   i->add_flag("!--no-to-tensor", ib.to_tensor, "Leave out torchvision with ToTensor (float32)");
+  i->add_flag("!--no-recipe", ib.recipe,
+              "Leave out the training recipe's rows: torchvision's reference ImageNet transforms (TrivialAugmentWide, "
+              "float32, Normalize, RandomErasing(0.1) after the crop and flip) against feedline's");
   i->add_flag("!--no-python", ib.python, "Leave out the Python rows");
   i->add_option("--python", ib.python_program, "The Python that runs the Python rows")->capture_default_str();
   i->add_option("--script", ib.script, "scripts/python/image_bench.py (default: looked for in the current folder "

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/prepare_photos.h"
 #include "cli/remote_flags.h"
 #include "feedline/dist/train_job.h"
 #include "feedline/io/columns.h"
@@ -29,6 +30,7 @@ struct PrepareArgs {
   bool images = false;  // also the image layouts (PNG and JPEG class folders, Parquet, tar shards)
   int64_t photos = 0;   // images of the photo set (prepare_photos.h); 0: none
   uint64_t seed = 0;    // of the photo set
+  int photo_size = kPhotoLongSide;  // the photo set's longer side
   std::vector<std::string> photo_dirs;  // folders holding the photos in place of the packages' (tests)
   bool tables = true;   // MNIST and FashionMNIST: false when --photos alone was asked for
 };

@@ -60,6 +60,7 @@ int run_prepare(const PrepareArgs& args) {
     photo_options.seed = args.seed;
     photo_options.source_dirs = args.photo_dirs;
     photo_options.threads = args.threads;
+    photo_options.long_side = args.photo_size;
     const PhotoSetResult r = write_photo_set(args.data_dir, photo_options, [](const std::string& line) {
       fmt::print("photos: {}\n", line);
       std::fflush(stdout);

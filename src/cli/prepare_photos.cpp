@@ -74,7 +74,7 @@ struct Crop {
   int out_width = 0, out_height = 0;
 };
 
-Crop draw_crop(int width, int height, ImageRandom& rng) {
+Crop draw_crop(int width, int height, int long_side_asked, ImageRandom& rng) {
   Crop c;
   const double landscape = rng.uniform() < kLandscapeShare ? 1 : -1;
   const double aspect = std::exp(landscape * std::log(kMaxAspect) * rng.uniform());  // width / height
@@ -84,7 +84,8 @@ Crop draw_crop(int width, int height, ImageRandom& rng) {
   c.height = std::clamp(static_cast<int>(std::lround(full_width / aspect * scale)), 1, height);
   c.left = rng.below(width - c.width + 1);
   c.top = rng.below(height - c.height + 1);
-  const int long_side = kPhotoMinLongSide + rng.below(kPhotoMaxLongSide - kPhotoMinLongSide + 1);
+  const int spread = long_side_asked / 9;
+  const int long_side = long_side_asked - spread + rng.below(2 * spread + 1);
   const bool wide = c.width >= c.height;
   const double ratio = wide ? static_cast<double>(c.height) / c.width : static_cast<double>(c.width) / c.height;
   const int short_side = std::max(1, static_cast<int>(std::lround(long_side * ratio)));
@@ -204,6 +205,10 @@ PhotoSetResult write_photo_set(const std::string& data_dir, const PhotoSetOption
                                const std::function<void(const std::string&)>& progress) {
   if (options.count < 1)
     throw InvalidArgument(fmt::format("the photo set needs 1 image or more, not {}", options.count));
+  if (options.long_side < kPhotoMinLongSideAsked || options.long_side > kPhotoMaxLongSideAsked) {
+    throw InvalidArgument(fmt::format("a photo set's long side of {} pixels is outside {} to {}", options.long_side,
+                                      kPhotoMinLongSideAsked, kPhotoMaxLongSideAsked));
+  }
   const auto start = Clock::now();
   const std::vector<Photo> photos = load_photos(options.source_dirs);
   PhotoSetResult result;
@@ -211,7 +216,8 @@ PhotoSetResult write_photo_set(const std::string& data_dir, const PhotoSetOption
   progress(fmt::format("{} photos read, one class each: {}", photos.size(), fmt::join(result.classes, ", ")));
 
   const int64_t n = options.count, classes = static_cast<int64_t>(photos.size());
-  result.dir = data_dir + "/photos";
+  result.dir = data_dir + (options.long_side == kPhotoLongSide ? std::string("/photos")
+                                                                 : "/photos-" + std::to_string(options.long_side));
   result.images = n;
   result.shards = (n + kPhotosPerShard - 1) / kPhotosPerShard;
   make_dirs(data_dir);
@@ -235,7 +241,7 @@ PhotoSetResult write_photo_set(const std::string& data_dir, const PhotoSetOption
         const int64_t label = i % classes;
         const Photo& photo = photos[static_cast<size_t>(label)];
         ImageRandom rng(options.seed, i);
-        const Crop crop = draw_crop(photo.image.width, photo.image.height, rng);
+        const Crop crop = draw_crop(photo.image.width, photo.image.height, options.long_side, rng);
         const std::vector<uint8_t> rgb = crop_and_resample(photo.image, crop);
         std::string& file = files[static_cast<size_t>(i - begin)];
         file = encode_jpeg(PixelView{rgb.data(), crop.out_width, crop.out_height, 3}, jpeg);

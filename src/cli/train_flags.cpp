@@ -93,12 +93,37 @@ void add_image_flags(CLI::App* c, TrainArgs& args) {
       "--augment says. --image-shape, --dataset-mode and the column flags do not apply, --limit is refused");
   image_size->check(whole(4, 4096))->needs("--data")->excludes("--image-shape");
   add_choice<dist::Augment>(c, "--augment", tr.augment,
-                            {{"crop-flip", dist::Augment::kCropFlip}, {"none", dist::Augment::kNone}},
+                            {{"crop-flip", dist::Augment::kCropFlip},
+                             {"none", dist::Augment::kNone},
+                             {"ta-wide", dist::Augment::kTaWide},
+                             {"rand-augment", dist::Augment::kRandAugment},
+                             {"auto-augment", dist::Augment::kAutoAugment}},
                             "With --image-size, the train images: crop-flip (RandomResizedCrop(N, scale=(--crop-scale, "
-                            "1)), RandomHorizontalFlip()) or none (as the test images)")
+                            "1)), RandomHorizontalFlip()); crop-flip then, as torchvision's reference recipe "
+                            "(--auto-augment) has them, ta-wide (TrivialAugmentWide), rand-augment (RandAugment) or "
+                            "auto-augment (AutoAugment, ImageNet's policy), bilinear; or none (as the test images)")
       ->needs(image_size);
+  c->add_option("--random-erase", tr.random_erase,
+                "With --image-size: RandomErasing(p) on the train images' tensor, as the reference recipe's "
+                "--random-erase (erased to 0: the images are not normalised)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->needs(image_size)
+      ->capture_default_str();
+  c->add_option("--mixup-alpha", tr.mixup_alpha,
+                "With --image-size: MixUp over each train batch, lambda ~ Beta(A, A) (0: none); with --cutmix-alpha "
+                "too, one of the two per batch, as the reference recipe chooses. The targets become soft, the "
+                "train images float")
+      ->check(non_negative_number())
+      ->needs(image_size)
+      ->capture_default_str();
+  c->add_option("--cutmix-alpha", tr.cutmix_alpha,
+                "With --image-size: CutMix over each train batch, lambda ~ Beta(A, A) (0: none)")
+      ->check(non_negative_number())
+      ->needs(image_size)
+      ->capture_default_str();
   c->add_option("--crop-scale", tr.crop_scale_min,
-                "With --augment crop-flip: the smallest share of the image's area a crop keeps (torchvision's "
+                "With --augment crop-flip (and the presets built on it): the smallest share of the image's area a "
+                "crop keeps (torchvision's "
                 "default 0.08; small images such as 28x28 digits keep more of their class with a larger one)")
       ->check(share())
       ->needs(image_size)
@@ -247,6 +272,10 @@ void check_train_args(const TrainArgs& args) {
   if (m.lr_schedule == dist::LrSchedule::kCosine && m.lr_warmup_epochs >= args.epochs) {
     throw InvalidArgument("--lr-warmup-epochs " + std::to_string(m.lr_warmup_epochs) + ": the warm-up must end before "
                           "the last epoch (--epochs " + std::to_string(args.epochs) + ")");
+  }
+  if (args.cuda_graph && (args.data.mixup_alpha > 0 || args.data.cutmix_alpha > 0)) {
+    throw InvalidArgument("--cuda-graph captures a step on class-number targets: leave out --mixup-alpha and "
+                          "--cutmix-alpha, or --cuda-graph");
   }
   if (args.cuda_graph && !plain_recipe(m)) {
     throw InvalidArgument("--cuda-graph captures SimpleCNN's step with Adam alone: leave out --model, --optimizer and "

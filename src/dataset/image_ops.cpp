@@ -1,5 +1,5 @@
-// torchvision's functional forms (output sizes, crop boxes) and the resampling under them: libswscale's bilinear
-// filter from an interleaved or planar box to planes.
+// torchvision's functional forms (output sizes, crop boxes) and the resampling under them: Pillow's resize
+// (resample.h) from an interleaved or planar box to planes.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -8,12 +8,9 @@
 #include <vector>
 
 #include "dataset/image_resample.h"
+#include "dataset/resample.h"
 #include "feedline/dataset/image_transforms.h"
 #include "feedline/io/error.h"
-
-extern "C" {
-#include <libswscale/swscale.h>
-}
 
 namespace feedline {
 namespace image_ops {
@@ -50,63 +47,6 @@ void check_resize(const CropBox& box, int out_height, int out_width, const char*
                           std::to_string(out_height) + " x " + std::to_string(out_width));
   }
 }
-
-// The flags that make libswscale's bilinear filter Pillow's: full chroma (no 4:2:x step for RGB) and accurate
-// rounding.
-constexpr int kSwsFlags = SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP;
-
-// This thread's libswscale contexts, by sizes and formats: the kSwsCacheSize used last. Random crops of one
-// image size come in few box sizes when images are small (a 28 x 28 image has at most 784), and making a context
-// costs as much as scaling a small image, so reuse pays there; large images rarely repeat a box and lose little.
-constexpr size_t kSwsCacheSize = 64;
-
-struct SwsKey {
-  int in_width, in_height, out_width, out_height, in_format, out_format;
-  bool operator==(const SwsKey& o) const {
-    return in_width == o.in_width && in_height == o.in_height && out_width == o.out_width &&
-           out_height == o.out_height && in_format == o.in_format && out_format == o.out_format;
-  }
-};
-
-class SwsCache {
- public:
-  ~SwsCache() {
-    for (Entry& e : entries_) sws_freeContext(e.context);
-  }
-  // The context for `key`, made when none is kept (the least recently used one goes); nullptr when libswscale
-  // makes none for these sizes.
-  SwsContext* get(const SwsKey& key) {
-    ++clock_;
-    for (Entry& e : entries_) {
-      if (e.key == key) {
-        e.used = clock_;
-        return e.context;
-      }
-    }
-    SwsContext* context = sws_getContext(key.in_width, key.in_height, static_cast<AVPixelFormat>(key.in_format),
-                                         key.out_width, key.out_height, static_cast<AVPixelFormat>(key.out_format),
-                                         kSwsFlags, nullptr, nullptr, nullptr);
-    if (context == nullptr) return nullptr;
-    if (entries_.size() < kSwsCacheSize) {
-      entries_.push_back({key, context, clock_});
-    } else {
-      Entry& oldest = *std::min_element(entries_.begin(), entries_.end(),
-                                        [](const Entry& a, const Entry& b) { return a.used < b.used; });
-      sws_freeContext(oldest.context);
-      oldest = {key, context, clock_};
-    }
-    return context;
-  }
-
- private:
-  struct Entry {
-    SwsKey key;
-    SwsContext* context;
-    uint64_t used;
-  };
-  std::vector<Entry> entries_;
-  uint64_t clock_ = 0;
-};
 
 }  // namespace
 
@@ -181,72 +121,19 @@ CropBox random_resized_crop_box(int height, int width, double scale_min, double 
 }
 
 namespace detail {
-namespace {
 
-// libswscale writes up to 12 bytes past the end of a row narrower than 6 pixels: narrower outputs than this go
-// through scratch rows with room after them.
-constexpr int kNarrowWidth = 16;
-
-// One sws_scale call: `box` of `src` to planes R, G, B (or the gray one) at `to`, `to_stride` bytes a row. False
-// when libswscale makes no context for the sizes.
-bool scale_once(const PixelView& src, const CropBox& box, int out_height, int out_width, uint8_t* const to[3],
-                int to_stride) {
-  const bool gray = src.channels == 1;
-  const AVPixelFormat in_format = gray ? AV_PIX_FMT_GRAY8 : src.planar ? AV_PIX_FMT_GBRP : AV_PIX_FMT_RGB24;
-  const AVPixelFormat out_format = gray ? AV_PIX_FMT_GRAY8 : AV_PIX_FMT_GBRP;
-  thread_local SwsCache cache;
-  SwsContext* const context = cache.get({box.width, box.height, out_width, out_height, in_format, out_format});
-  if (context == nullptr) return false;
-  const size_t row = row_bytes(src), plane = plane_bytes(src);
-  const uint8_t* in[4] = {nullptr, nullptr, nullptr, nullptr};
-  int in_stride[4] = {0, 0, 0, 0};
-  if (gray || src.planar) {
-    const uint8_t* at = src.data + static_cast<size_t>(box.top) * row + box.left;
-    // GBRP's planes are G, B, R; ours R, G, B.
-    in[0] = gray ? at : at + plane;
-    in_stride[0] = static_cast<int>(row);
-    if (!gray) {
-      in[1] = at + 2 * plane;
-      in[2] = at;
-      in_stride[1] = in_stride[2] = static_cast<int>(row);
-    }
-  } else {
-    in[0] = src.data + static_cast<size_t>(box.top) * row + static_cast<size_t>(box.left) * 3;
-    in_stride[0] = static_cast<int>(row);
+int reduced_scale_eighths(const CropBox& box, int out_height, int out_width, double least_shrink) {
+  for (int n = 1; n < 8; ++n) {
+    if (box.height * n >= 8 * least_shrink * out_height && box.width * n >= 8 * least_shrink * out_width) return n;
   }
-  uint8_t* out[4] = {gray ? to[0] : to[1], gray ? nullptr : to[2], gray ? nullptr : to[0], nullptr};
-  int out_stride[4] = {to_stride, gray ? 0 : to_stride, gray ? 0 : to_stride, 0};
-  const int rows = sws_scale(context, in, in_stride, 0, box.height, out, out_stride);
-  if (rows != out_height) {
-    throw Unsupported("libswscale made " + std::to_string(rows) + " rows of " + std::to_string(out_height) +
-                      " resampling " + std::to_string(box.height) + " x " + std::to_string(box.width) + " pixels");
-  }
-  return true;
+  return 8;
 }
 
-// Planes of height x width with `stride` bytes a row (room after each row), in `buffer`, with read slack.
-PixelView scratch_planes(std::vector<uint8_t>& buffer, int height, int width, int channels, uint8_t* planes[3]) {
-  const int stride = (width + kNarrowWidth + 15) / 16 * 16;
-  const size_t plane = static_cast<size_t>(stride) * height;
-  uint8_t* data = sized_with_slack(buffer, plane * channels);
-  for (int c = 0; c < 3; ++c) planes[c] = c < channels ? data + c * plane : nullptr;
-  return PixelView{data, height, width, channels, true, true, stride};
-}
-
-}  // namespace
-
-int reduced_scale_denom(const CropBox& box, int out_height, int out_width) {
-  for (const int64_t denom : {8, 4, 2}) {
-    if (box.height >= denom * out_height && box.width >= denom * out_width) return static_cast<int>(denom);
-  }
-  return 1;
-}
-
-CropBox scaled_box(const CropBox& box, int denom, int scaled_height, int scaled_width) {
+CropBox scaled_box(const CropBox& box, double scale_y, double scale_x, int scaled_height, int scaled_width) {
   // [first, end) of a side: the edges rounded, clamped to [0, size], and end > first.
-  const auto side = [denom](int start, int length, int size, int* first, int* count) {
+  const auto side = [](int start, int length, double scale, int size, int* first, int* count) {
     const auto edge = [&](int64_t v) {
-      return static_cast<int>(std::clamp<int64_t>(std::llround(static_cast<double>(v) / denom), 0, size));
+      return static_cast<int>(std::clamp<int64_t>(std::llround(static_cast<double>(v) * scale), 0, size));
     };
     int a = edge(start), b = edge(static_cast<int64_t>(start) + length);
     if (b <= a) {
@@ -257,55 +144,14 @@ CropBox scaled_box(const CropBox& box, int denom, int scaled_height, int scaled_
     *count = b - a;
   };
   CropBox out;
-  side(box.top, box.height, scaled_height, &out.top, &out.height);
-  side(box.left, box.width, scaled_width, &out.left, &out.width);
+  side(box.top, box.height, scale_y, scaled_height, &out.top, &out.height);
+  side(box.left, box.width, scale_x, scaled_width, &out.left, &out.width);
   return out;
 }
 
-void resample(const PixelView& src, const CropBox& box, int out_height, int out_width, uint8_t* out) {
-  if (box.height == out_height && box.width == out_width) {
-    copy_box(src, box, false, out);
-    return;
-  }
-  const int channels = src.channels;
-  PixelView from = src;
-  CropBox from_box = box;
-  thread_local std::vector<uint8_t> source_copy, middle, narrow;
-  if (!src.slack && box.top + box.height == src.height) {
-    // libswscale may read past the box's last row: a copy of the box, in the same layout, with slack after it.
-    if (src.planar || channels == 1) {
-      copy_box(src, box, false, sized_with_slack(source_copy, static_cast<size_t>(box.height) * box.width * channels));
-    } else {
-      const size_t row = static_cast<size_t>(box.width) * channels;
-      uint8_t* to = sized_with_slack(source_copy, row * box.height);
-      for (int y = 0; y < box.height; ++y) {
-        std::memcpy(to + y * row, src.data + (box.top + y) * row_bytes(src) + static_cast<size_t>(box.left) * channels,
-                    row);
-      }
-    }
-    from = PixelView{source_copy.data(), box.height, box.width, channels, src.planar, true, 0};
-    from_box = CropBox{0, 0, box.height, box.width};
-  }
-  const size_t plane = static_cast<size_t>(out_height) * out_width;
-  if (out_width >= kNarrowWidth) {
-    uint8_t* const direct[3] = {out, out + plane, out + 2 * plane};
-    if (scale_once(from, from_box, out_height, out_width, direct, out_width)) return;
-  }
-  uint8_t* planes[3];
-  const PixelView result = scratch_planes(narrow, out_height, out_width, channels, planes);
-  if (!scale_once(from, from_box, out_height, out_width, planes, result.stride)) {
-    // libswscale refuses some large shrinks one way with an enlargement the other: the widths, then the heights.
-    uint8_t* middle_planes[3];
-    const PixelView between = scratch_planes(middle, from_box.height, out_width, channels, middle_planes);
-    if (!scale_once(from, from_box, from_box.height, out_width, middle_planes, between.stride) ||
-        !scale_once(between, CropBox{0, 0, from_box.height, out_width}, out_height, out_width, planes,
-                    result.stride)) {
-      throw Unsupported("libswscale cannot resample " + std::to_string(box.height) + " x " +
-                        std::to_string(box.width) + " pixels to " + std::to_string(out_height) + " x " +
-                        std::to_string(out_width));
-    }
-  }
-  copy_box(result, CropBox{0, 0, out_height, out_width}, false, out);
+void resample(const PixelView& src, const CropBox& box, int out_height, int out_width, uint8_t* out,
+              Interpolation interpolation) {
+  resize_box(src, box, out_height, out_width, interpolation, out);
 }
 
 void copy_box(const PixelView& src, const CropBox& box, bool mirror, uint8_t* out) {
@@ -345,12 +191,12 @@ void copy_box(const PixelView& src, const CropBox& box, bool mirror, uint8_t* ou
 }  // namespace detail
 
 void resized_crop_planes(const DecodedImage& image, const CropBox& box, int out_height, int out_width,
-                         uint8_t* out) {
+                         uint8_t* out, Interpolation interpolation) {
   check_image(image, "resized_crop");
   check_resize(box, out_height, out_width, "resized_crop");
   const detail::PixelView src = detail::view_of(image);
   if (detail::box_inside(box, image.height, image.width)) {
-    detail::resample(src, box, out_height, out_width, out);
+    detail::resample(src, box, out_height, out_width, out, interpolation);
     return;
   }
   // A box reaching outside: the padded crop as planes, then resampled whole.
@@ -358,15 +204,16 @@ void resized_crop_planes(const DecodedImage& image, const CropBox& box, int out_
   detail::copy_box(src, box, false,
                    detail::sized_with_slack(padded, static_cast<size_t>(box.height) * box.width * image.channels));
   const detail::PixelView crop{padded.data(), box.height, box.width, image.channels, true, true, 0};
-  detail::resample(crop, CropBox{0, 0, box.height, box.width}, out_height, out_width, out);
+  detail::resample(crop, CropBox{0, 0, box.height, box.width}, out_height, out_width, out, interpolation);
 }
 
-DecodedImage resized_crop(const DecodedImage& image, const CropBox& box, int out_height, int out_width) {
+DecodedImage resized_crop(const DecodedImage& image, const CropBox& box, int out_height, int out_width,
+                          Interpolation interpolation) {
   check_image(image, "resized_crop");
   check_resize(box, out_height, out_width, "resized_crop");
   const size_t plane = static_cast<size_t>(out_height) * out_width;
   std::vector<uint8_t> planes(plane * image.channels);
-  resized_crop_planes(image, box, out_height, out_width, planes.data());
+  resized_crop_planes(image, box, out_height, out_width, planes.data(), interpolation);
   DecodedImage result;
   result.height = out_height;
   result.width = out_width;

@@ -1,7 +1,8 @@
 // The pixel-level pieces under image_ops and ImageTransform: a view of 8-bit pixels stored interleaved (height x
-// width x channels, as decoded) or as planes (channels x height x width, as resampled), libswscale's resampling of
-// a box of such a view into planes, and the copy of a box (zeros outside the image, optionally mirrored).
-// Thread-safety: every function is safe to call from many threads at once (libswscale contexts are per thread).
+// width x channels, as decoded) or as planes (channels x height x width, as resampled), Pillow's resampling of
+// a box of such a view into planes (resample.h), and the copy of a box (zeros outside the image, optionally
+// mirrored).
+// Thread-safety: every function is safe to call from many threads at once (scratch buffers are per thread).
 #pragma once
 
 #include <cstddef>
@@ -12,8 +13,8 @@
 
 namespace feedline::image_ops::detail {
 
-// libswscale's SIMD input functions may read past the end of a row (FFmpeg pads its frames for them): a buffer
-// that libswscale reads, and whose last row a box may reach, has this many bytes of slack after its pixels.
+// Bytes of slack a buffer may keep after its pixels (PixelView::slack), for readers that read a little past the
+// end of a row; the resampler and the copies here read only the pixels.
 constexpr size_t kReadSlack = 256;
 
 struct PixelView {
@@ -48,23 +49,22 @@ inline bool box_inside(const CropBox& box, int height, int width) {
 }
 
 // Resamples `box` of `src` (wholly inside it) to out_height x out_width planes at `out` (channels x out_height x
-// out_width bytes, nothing written outside them): libswscale's SWS_BILINEAR, or a plain copy when the sizes are
-// equal. Through this thread's scratch planes where libswscale would write past a row (outputs narrower than 16
-// pixels), read past the source (a box on the last row of a buffer without slack), or refuses one pass (a large
-// shrink one way with an enlargement the other: then two passes, the widths and then the heights). Unsupported
-// when libswscale refuses even so.
-void resample(const PixelView& src, const CropBox& box, int out_height, int out_width, uint8_t* out);
+// out_width bytes, nothing written outside them): Pillow's crop(box).resize((out_width, out_height)) with the
+// filter of `interpolation`, the same bytes (resample.h), or a plain copy when the sizes are equal.
+void resample(const PixelView& src, const CropBox& box, int out_height, int out_width, uint8_t* out,
+              Interpolation interpolation = Interpolation::kBilinear);
 
 // Copies `box` of `src` to planes at `out` (channels x box.height x box.width bytes), zeros where the box is
 // outside the image; `mirror` reverses every row (a horizontal flip of the box).
 void copy_box(const PixelView& src, const CropBox& box, bool mirror, uint8_t* out);
 
-// Reduced decoding (ImageTransformOptions::reduced_decode). The largest libjpeg scale denominator, 8, 4 or 2
-// (else 1), at which `box` of the full picture keeps at least out_height x out_width pixels.
-int reduced_scale_denom(const CropBox& box, int out_height, int out_width);
+// Reduced decoding (ImageTransformOptions::reduced_decode). The smallest n of 1..8 at which `box` of the full
+// picture, scaled to n/8, keeps at least least_shrink times out_height x out_width pixels (each side against its
+// own); 8 when none does.
+int reduced_scale_eighths(const CropBox& box, int out_height, int out_width, double least_shrink);
 
-// `box` of the full picture in the picture scaled to 1/denom (scaled_height x scaled_width pixels, libjpeg's
-// sizes): each edge divided by denom and rounded to the nearest pixel, kept inside, and at least a pixel wide.
-CropBox scaled_box(const CropBox& box, int denom, int scaled_height, int scaled_width);
+// `box` of the full picture in the picture scaled by scale_y down and scale_x across (scaled_height x scaled_width
+// pixels): each edge scaled and rounded to the nearest pixel, kept inside, and at least a pixel wide.
+CropBox scaled_box(const CropBox& box, double scale_y, double scale_x, int scaled_height, int scaled_width);
 
 }  // namespace feedline::image_ops::detail

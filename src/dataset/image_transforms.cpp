@@ -1,5 +1,5 @@
 // ImageTransform: decoding, then the geometric steps on a pending crop box of the current pixels (crops compose
-// as boxes; a Resize or RandomResizedCrop is one libswscale call from the box), then one pass that writes the
+// as boxes; a Resize or RandomResizedCrop is one resampling of the box, Pillow's), then one pass that writes the
 // box into the batch slot as uint8 or, through a table of 256 values per channel, as float32.
 #include <algorithm>
 #include <charconv>
@@ -11,7 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "dataset/image_color.h"
 #include "dataset/image_resample.h"
+#include "dataset/picture_ops.h"
 #include "feedline/dataset/image_transforms.h"
 #include "feedline/io/error.h"
 
@@ -45,6 +47,11 @@ std::string py_pair(int64_t a, int64_t b) { return "(" + std::to_string(a) + ", 
 // Python's round(x, 4) as torchvision's repr of RandomResizedCrop shows its ranges.
 std::string py_pair4(double a, double b) {
   return "(" + py_float(std::round(a * 1e4) / 1e4) + ", " + py_float(std::round(b * 1e4) / 1e4) + ")";
+}
+
+// The interpolation field of torchvision's repr, shown where it is not the default (bilinear).
+std::string interpolation_text(Interpolation interpolation) {
+  return interpolation == Interpolation::kBicubic ? ", interpolation=bicubic" : "";
 }
 
 template <class... F>
@@ -154,13 +161,14 @@ std::string describe(const ImageStep& step) {
             std::string size = s.size.size() == 1   ? std::to_string(s.size[0])
                                : s.size.size() == 2 ? py_pair(s.size[0], s.size[1])
                                                     : "[" + std::to_string(s.size.size()) + " numbers]";
-            return "Resize(size=" + size + ", max_size=" + (s.max_size > 0 ? std::to_string(s.max_size) : "None") +
-                   ")";
+            return "Resize(size=" + size + interpolation_text(s.interpolation) +
+                   ", max_size=" + (s.max_size > 0 ? std::to_string(s.max_size) : "None") + ")";
           },
           [](const image_steps::CenterCrop& s) { return "CenterCrop(size=" + py_pair(s.height, s.width) + ")"; },
           [](const image_steps::RandomResizedCrop& s) {
             return "RandomResizedCrop(size=" + py_pair(s.height, s.width) + ", scale=" +
-                   py_pair4(s.scale_min, s.scale_max) + ", ratio=" + py_pair4(s.ratio_min, s.ratio_max) + ")";
+                   py_pair4(s.scale_min, s.scale_max) + ", ratio=" + py_pair4(s.ratio_min, s.ratio_max) +
+                   interpolation_text(s.interpolation) + ")";
           },
           [](const image_steps::RandomHorizontalFlip& s) { return "RandomHorizontalFlip(p=" + py_float(s.p) + ")"; },
           [](const image_steps::ToTensor&) { return std::string("ToTensor()"); },
@@ -168,21 +176,55 @@ std::string describe(const ImageStep& step) {
           [](const image_steps::Normalize& s) {
             return "Normalize(mean=" + py_list(s.mean) + ", std=" + py_list(s.std) + ")";
           },
+          [](const image_steps::RandomErasing& s) { return picture_fn::describe_random_erasing(s); },
+          [&step](const auto&) {  // a pixel step: its op's repr
+            const PictureOpPtr op = make_picture_op(step);
+            return op ? op->describe() : std::string("(an image step)");
+          },
       },
       step);
 }
 
 ImageTransform::ImageTransform(std::vector<ImageStep> steps, ImageTransformOptions options)
     : steps_(std::move(steps)), options_(options) {
-  const int channels = options_.decode.gray ? 1 : 3;
-  bool converted = false, to_float = false;
+  if (!(options_.reduced_scale_shrink == 0 || options_.reduced_scale_shrink >= 1)) {
+    throw OptionError("reduced_scale_shrink", std::to_string(options_.reduced_scale_shrink) +
+                                                  ": the least shrink after a smaller decode is 1 or more (0: none)");
+  }
+  int channels = options_.decode.gray ? 1 : 3;
+  bool converted = false, to_float = false, erased = false;
+  const ImageStep* first_pixel_step = nullptr;
+  ops_.resize(steps_.size());
   for (size_t i = 0; i < steps_.size(); ++i) {
     const ImageStep& step = steps_[i];
+    try {
+      ops_[i] = make_picture_op(step);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument("image transform step " + std::to_string(i + 1) + ": " + e.what());
+    }
     const auto refuse = [&](const std::string& why) {
       throw InvalidArgument("image transform step " + std::to_string(i + 1) + ", " + describe(step) + ": " + why);
     };
-    if (converted && !std::holds_alternative<image_steps::Normalize>(step)) {
-      refuse("comes after the conversion to a tensor (ToTensor or PILToTensor), where only Normalize may follow");
+    const bool erasing = std::holds_alternative<image_steps::RandomErasing>(step);
+    if (converted && !std::holds_alternative<image_steps::Normalize>(step) && !erasing) {
+      refuse("comes after the conversion to a tensor (ToTensor or PILToTensor), where only Normalize and "
+             "RandomErasing may follow");
+    }
+    if (erasing && !converted) {
+      refuse("RandomErasing works on a tensor: put it after ToTensor() or PILToTensor() (and after Normalize)");
+    }
+    if (erased && std::holds_alternative<image_steps::Normalize>(step)) {
+      refuse("comes after RandomErasing, which feedline runs on the finished tensor: put RandomErasing after "
+             "Normalize");
+    }
+    erased = erased || erasing;
+    if (ops_[i]) {
+      if (first_pixel_step == nullptr) first_pixel_step = &step;
+      channels = ops_[i]->output_channels(channels);
+    } else if (first_pixel_step != nullptr && is_geometric(step)) {
+      refuse("comes after the pixel step " + describe(*first_pixel_step) +
+             ", and feedline crops, resizes and flips before it runs the pixel steps: put it before " +
+             describe(*first_pixel_step));
     }
     std::visit(Overloaded{
                    [&](const image_steps::Resize& s) {
@@ -233,13 +275,29 @@ ImageTransform::ImageTransform(std::vector<ImageStep> steps, ImageTransformOptio
                        if (v == 0) refuse("std evaluated to zero, leading to division by zero");
                      }
                    },
+                   [&](const image_steps::RandomErasing& s) {
+                     const std::string why = picture_fn::check_random_erasing(s, channels);
+                     if (!why.empty()) refuse(why);
+                   },
+                   [](const auto&) {},  // a pixel step: make_picture_op checked it
                },
                step);
   }
   if (to_float) float_table_ = float_table(steps_, channels);
 }
 
+int ImageTransform::output_channels() const {
+  int channels = options_.decode.gray ? 1 : 3;
+  for (const auto& op : ops_) {
+    if (op) channels = op->output_channels(channels);
+  }
+  return channels;
+}
+
 bool ImageTransform::fixed_size() const {
+  for (const auto& op : ops_) {
+    if (op && !op->keeps_size()) return false;
+  }
   for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
     if (!is_sizing(*it)) continue;
     if (const auto* resize = std::get_if<image_steps::Resize>(&*it)) return resize->size.size() == 2;
@@ -254,8 +312,8 @@ SampleLayout ImageTransform::layout() const {
   for (const ImageStep& step : steps_) {
     if (std::holds_alternative<image_steps::ToTensor>(step)) layout.dtype = torch::kFloat32;
   }
-  const int64_t channels = options_.decode.gray ? 1 : 3;
-  for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
+  const int64_t channels = output_channels();
+  for (auto it = steps_.rbegin(); fixed_size() && it != steps_.rend(); ++it) {
     if (const auto* s = std::get_if<image_steps::CenterCrop>(&*it)) {
       layout.sizes = {channels, s->height, s->width};
     } else if (const auto* s = std::get_if<image_steps::RandomResizedCrop>(&*it)) {
@@ -280,15 +338,16 @@ namespace {
 // The steps on one decoded image, the result written through `target(height, width)`, which returns where the
 // channels x height x width output goes (uint8_t* or float*).
 template <typename Target>
-void run_steps(const std::vector<ImageStep>& steps, const PixelView& image, const Prepared& first, SampleRng& rng,
-               bool to_float, const std::vector<float>& lut, Target&& target) {
+void run_steps(const std::vector<ImageStep>& steps, const std::vector<PictureOpPtr>& ops, const PixelView& image,
+               const Prepared& first, SampleRng& rng, bool to_float, const std::vector<float>& lut, Target&& target) {
   thread_local Buffers buffers;
   const int channels = image.channels;
   State state;
   state.view = image;
   state.box = CropBox{0, 0, image.height, image.width};
-  size_t last_sizing = steps.size();
-  for (size_t i = 0; i < steps.size(); ++i) {
+  const bool pixel_steps = std::any_of(ops.begin(), ops.end(), [](const PictureOpPtr& op) { return op != nullptr; });
+  size_t last_sizing = steps.size();  // the step whose resample may write the output (none before pixel steps)
+  for (size_t i = 0; i < steps.size() && !pixel_steps; ++i) {
     if (is_sizing(steps[i])) last_sizing = i;
   }
   bool written = false;  // the output is in the target already (a final resample into uint8)
@@ -308,7 +367,8 @@ void run_steps(const std::vector<ImageStep>& steps, const PixelView& image, cons
     state.box = CropBox{0, 0, state.box.height, state.box.width};
     state.flip = false;
   };
-  const auto resize_to = [&](int height, int width, bool last, const std::string& step) {
+  const auto resize_to = [&](int height, int width, bool last, const std::string& step,
+                             Interpolation interpolation) {
     if (height <= 0 || width <= 0) {
       throw InvalidFile("an image region of " + size_text(state.box.height, state.box.width) + " pixels becomes " +
                         size_text(height, width) + " under " + step);
@@ -323,7 +383,7 @@ void run_steps(const std::vector<ImageStep>& steps, const PixelView& image, cons
       index = next_buffer(static_cast<size_t>(height) * width * channels);
       out = buffers.planes[index].data();
     }
-    resample(state.view, state.box, height, width, out);
+    resample(state.view, state.box, height, width, out, interpolation);
     state.view = PixelView{out, height, width, channels, true, index >= 0, 0};
     state.buffer = index;
     state.box = CropBox{0, 0, height, width};
@@ -334,12 +394,17 @@ void run_steps(const std::vector<ImageStep>& steps, const PixelView& image, cons
     const bool last = i == last_sizing;
     if (i == first.index) {
       state.box = first.box;
-      resize_to(first.out_height, first.out_width, last, describe(step));
+      const auto* resize = std::get_if<image_steps::Resize>(&step);
+      const auto* crop = std::get_if<image_steps::RandomResizedCrop>(&step);
+      resize_to(first.out_height, first.out_width, last, describe(step),
+                resize != nullptr ? resize->interpolation
+                : crop != nullptr ? crop->interpolation
+                                  : Interpolation::kBilinear);
       continue;
     }
     if (const auto* s = std::get_if<image_steps::Resize>(&step)) {
       const auto [height, width] = image_ops::resize_size(state.box.height, state.box.width, s->size, s->max_size);
-      resize_to(height, width, last, describe(step));
+      resize_to(height, width, last, describe(step), s->interpolation);
     } else if (const auto* s = std::get_if<image_steps::CenterCrop>(&step)) {
       const int height = static_cast<int>(s->height), width = static_cast<int>(s->width);
       const bool whole = state.box.top == 0 && state.box.left == 0 && state.box.height == state.view.height &&
@@ -355,29 +420,41 @@ void run_steps(const std::vector<ImageStep>& steps, const PixelView& image, cons
         throw InvalidFile(no_pixels_left(state.box.height, state.box.width, step));
       }
       state.box = compose(state.box, state.flip, sub);
-      resize_to(static_cast<int>(s->height), static_cast<int>(s->width), last, describe(step));
+      resize_to(static_cast<int>(s->height), static_cast<int>(s->width), last, describe(step), s->interpolation);
     } else if (const auto* s = std::get_if<image_steps::RandomHorizontalFlip>(&step)) {
       if (rng.uniform() < s->p) state.flip = !state.flip;
     }
   }
 
-  if (written) {
-    if (state.flip) {
-      mirror_planes(static_cast<uint8_t*>(target(state.box.height, state.box.width)), channels, state.box.height,
-                    state.box.width);
+  if (pixel_steps) {  // the box as a picture of its own, through the pixel steps
+    thread_local Picture picture, scratch;
+    picture.resize(channels, state.box.height, state.box.width);
+    copy_box(state.view, state.box, state.flip, picture.pixels.data());
+    for (const PictureOpPtr& op : ops) {
+      if (op) op->apply(picture, rng, scratch);
     }
-    return;
+    state.view = PixelView{picture.pixels.data(), picture.height, picture.width, picture.channels, true, false, 0};
+    state.buffer = -1;
+    state.box = CropBox{0, 0, picture.height, picture.width};
+    state.flip = false;
   }
   void* out = target(state.box.height, state.box.width);
-  if (to_float) {
+  if (written) {
+    if (state.flip) mirror_planes(static_cast<uint8_t*>(out), channels, state.box.height, state.box.width);
+  } else if (to_float) {
     write_float(state.view, state.box, state.flip, lut, static_cast<float*>(out));
   } else {
     copy_box(state.view, state.box, state.flip, static_cast<uint8_t*>(out));
   }
+  for (const ImageStep& step : steps) {
+    if (const auto* s = std::get_if<image_steps::RandomErasing>(&step)) {
+      picture_fn::random_erasing(*s, rng, state.view.channels, state.box.height, state.box.width, out, to_float);
+    }
+  }
 }
 
-// The sample decoded into this thread's buffer, which keeps its room between samples and has read slack for
-// libswscale.
+// The sample decoded into this thread's buffer, which keeps its room between samples (with read slack after the
+// pixels).
 PixelView decode_with_slack(const EncodedSample& sample, const DecodeOptions& options) {
   thread_local std::vector<uint8_t> pixels;
   const ImageInfo info = probe_image(sample.bytes, sample.name);
@@ -392,11 +469,12 @@ PixelView decode_with_slack(const EncodedSample& sample, const DecodeOptions& op
 }
 
 // The sample decoded for `steps` with ImageTransformOptions::reduced_decode: when the first step that changes the
-// picture is a RandomResizedCrop (its box drawn here, from the full size) or a Resize, a JPEG at the smallest scale
-// that leaves that step's box its output size, and only the region that holds the box; other formats whole.
-// `first` says where the step's box lies in what is returned.
+// picture is a RandomResizedCrop (its box drawn here, from the full size) or a Resize, a JPEG or WebP decoded only
+// in the window that holds that step's box, and smaller where options.reduced_scale_shrink allows it (a JPEG at
+// n/8, a WebP to any size); other formats whole. `first` says where the step's box lies in what is returned.
 PixelView decode_reduced(const EncodedSample& sample, const std::vector<ImageStep>& steps,
-                         const DecodeOptions& options, SampleRng& rng, Prepared& first) {
+                         const ImageTransformOptions& transform_options, SampleRng& rng, Prepared& first) {
+  const DecodeOptions& options = transform_options.decode;
   const auto step = std::find_if(steps.begin(), steps.end(), is_geometric);
   if (step == steps.end() || !(std::holds_alternative<image_steps::RandomResizedCrop>(*step) ||
                                std::holds_alternative<image_steps::Resize>(*step))) {
@@ -416,18 +494,44 @@ PixelView decode_reduced(const EncodedSample& sample, const std::vector<ImageSte
   }
   first.index = static_cast<size_t>(step - steps.begin());
   first.box = box;
-  const int denom = image_ops::detail::reduced_scale_denom(box, first.out_height, first.out_width);
   const bool whole = box.height == info.height && box.width == info.width;
-  if (info.format != ImageFormat::kJpeg || (denom == 1 && whole)) return decode_with_slack(sample, options);
-  const CropBox scaled = image_ops::detail::scaled_box(box, denom, jpeg_scaled_size(info.height, denom),
-                                                       jpeg_scaled_size(info.width, denom));
-  thread_local JpegRegion decoded;
-  decoded = decode_jpeg_region(sample.bytes, sample.name, options, denom,
-                               ImageRegion{scaled.top, scaled.left, scaled.height, scaled.width});
-  first.box = CropBox{scaled.top - decoded.region.top, scaled.left - decoded.region.left, scaled.height,
-                      scaled.width};
-  const DecodedImage& image = decoded.image;
-  return PixelView{image.pixels.data(), image.height, image.width, image.channels, false, false, 0};
+  // The least shrink left to the resize after a smaller decode; 0: no smaller decode.
+  const double least = transform_options.reduced_scale_shrink;
+  if (info.format == ImageFormat::kJpeg) {
+    const int n =
+        least > 0 ? image_ops::detail::reduced_scale_eighths(box, first.out_height, first.out_width, least) : 8;
+    if (n == 8 && whole) return decode_with_slack(sample, options);
+    const CropBox scaled = image_ops::detail::scaled_box(box, n / 8.0, n / 8.0, jpeg_scaled_size(info.height, n, 8),
+                                                         jpeg_scaled_size(info.width, n, 8));
+    thread_local JpegRegion decoded;
+    decoded = decode_jpeg_region(sample.bytes, sample.name, options, n, 8,
+                                 ImageRegion{scaled.top, scaled.left, scaled.height, scaled.width});
+    first.box = CropBox{0, 0, scaled.height, scaled.width};
+    const DecodedImage& image = decoded.image;
+    return PixelView{image.pixels.data(), image.height, image.width, image.channels, false, false, 0};
+  }
+  if (info.format != ImageFormat::kWebp) return decode_with_slack(sample, options);
+  // WebP: libwebp crops the box's window and, without alpha (which its rescaler would weigh the colours by),
+  // shrinks it straight to a size that leaves the box `least` times the output's.
+  const double scale = least * std::max(static_cast<double>(first.out_height) / box.height,
+                                        static_cast<double>(first.out_width) / box.width);
+  thread_local DecodedImage decoded;
+  if (least <= 0 || scale >= 1 || info.channels == 4) {
+    if (whole) return decode_with_slack(sample, options);
+    decoded = decode_webp_window(sample.bytes, sample.name, options,
+                                 ImageRegion{box.top, box.left, box.height, box.width}, box.height, box.width);
+    first.box = CropBox{0, 0, box.height, box.width};
+  } else {
+    // libwebp's window starts at even coordinates.
+    const ImageRegion window{box.top & ~1, box.left & ~1, box.height + (box.top & 1), box.width + (box.left & 1)};
+    const int height = std::max(1, static_cast<int>(std::lround(window.height * scale)));
+    const int width = std::max(1, static_cast<int>(std::lround(window.width * scale)));
+    decoded = decode_webp_window(sample.bytes, sample.name, options, window, height, width);
+    first.box = image_ops::detail::scaled_box(CropBox{box.top & 1, box.left & 1, box.height, box.width},
+                                              static_cast<double>(height) / window.height,
+                                              static_cast<double>(width) / window.width, height, width);
+  }
+  return PixelView{decoded.pixels.data(), decoded.height, decoded.width, decoded.channels, false, false, 0};
 }
 
 // Every channel's float32 value of each pixel value: value / 255, then each Normalize, in float32 as torchvision
@@ -468,10 +572,10 @@ void ImageTransform::apply(const EncodedSample& sample, SampleRng& rng, const to
                           c10::str(out.sizes()));
   }
   Prepared first;
-  const PixelView image = options_.reduced_decode ? decode_reduced(sample, steps_, options_.decode, rng, first)
+  const PixelView image = options_.reduced_decode ? decode_reduced(sample, steps_, options_, rng, first)
                                                   : decode_with_slack(sample, options_.decode);
   const bool to_float = expected.dtype == torch::kFloat32;
-  run_steps(steps_, image, first, rng, to_float, float_table_, [&](int height, int width) -> void* {
+  run_steps(steps_, ops_, image, first, rng, to_float, float_table_, [&](int height, int width) -> void* {
     if (height != expected.sizes[1] || width != expected.sizes[2]) {
       throw InvalidArgument("ImageTransform::apply: the steps made " + size_text(height, width) + " pixels, not " +
                             size_text(static_cast<int>(expected.sizes[1]), static_cast<int>(expected.sizes[2])));
@@ -482,13 +586,13 @@ void ImageTransform::apply(const EncodedSample& sample, SampleRng& rng, const to
 
 torch::Tensor ImageTransform::make(const EncodedSample& sample, SampleRng& rng) const {
   Prepared first;
-  const PixelView image = options_.reduced_decode ? decode_reduced(sample, steps_, options_.decode, rng, first)
+  const PixelView image = options_.reduced_decode ? decode_reduced(sample, steps_, options_, rng, first)
                                                   : decode_with_slack(sample, options_.decode);
   const bool to_float = makes_float(steps_);
   torch::Tensor out;
-  run_steps(steps_, image, first, rng, to_float, float_table_, [&](int height, int width) -> void* {
+  run_steps(steps_, ops_, image, first, rng, to_float, float_table_, [&](int height, int width) -> void* {
     if (!out.defined()) {
-      out = torch::empty({image.channels, height, width}, to_float ? torch::kFloat32 : torch::kUInt8);
+      out = torch::empty({output_channels(), height, width}, to_float ? torch::kFloat32 : torch::kUInt8);
     }
     return out.data_ptr();
   });

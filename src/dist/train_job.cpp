@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "dist/job_model.h"
 #include "feedline/catalog/catalog.h"
@@ -140,7 +142,23 @@ ImageFile load_image_split(const std::string& spec, JobOption option, const std:
   return f;
 }
 
-// Image files (JobDataOptions::image_size): uint8 batches, which the training loop normalises on the device.
+// The train batches' mix as torchvision's reference train.py builds it (RandomChoice of RandomMixup and
+// RandomCutmix with p=1.0); empty without one.
+std::string batch_mix_text(const JobDataOptions& o) {
+  const auto alpha = [](double a) {
+    std::ostringstream text;
+    text << a;
+    return text.str().find_first_of(".e") == std::string::npos ? text.str() + ".0" : text.str();
+  };
+  std::vector<std::string> mixes;
+  if (o.mixup_alpha > 0) mixes.push_back("RandomMixup(p=1.0, alpha=" + alpha(o.mixup_alpha) + ")");
+  if (o.cutmix_alpha > 0) mixes.push_back("RandomCutmix(p=1.0, alpha=" + alpha(o.cutmix_alpha) + ")");
+  if (mixes.empty()) return "";
+  return "batches: RandomChoice([" + mixes[0] + (mixes.size() > 1 ? ", " + mixes[1] : "") + "])";
+}
+
+// Image files (JobDataOptions::image_size): uint8 batches, which the training loop normalises on the device (float
+// ones in [0, 1] where MixUp or CutMix mixes them).
 JobData load_images(const JobDataOptions& o, TrainJobSetup& setup) {
   if (!(o.crop_scale_min > 0 && o.crop_scale_min <= 1)) {
     throw JobOptionError(JobOption::kCropScale, std::to_string(o.crop_scale_min) + ": must be above 0 and at most 1");
@@ -150,11 +168,34 @@ JobData load_images(const JobDataOptions& o, TrainJobSetup& setup) {
   const std::vector<ImageStep> test_steps{image_steps::Resize{{n}}, image_steps::CenterCrop{n, n},
                                           image_steps::PILToTensor{}};
   std::vector<ImageStep> train_steps = test_steps;
-  if (o.augment == Augment::kCropFlip) {
+  if (o.augment != Augment::kNone) {
     image_steps::RandomResizedCrop crop;
     crop.height = crop.width = n;
     crop.scale_min = o.crop_scale_min;
-    train_steps = {crop, image_steps::RandomHorizontalFlip{}, image_steps::PILToTensor{}};
+    train_steps = {crop, image_steps::RandomHorizontalFlip{}};
+    // torchvision's reference presets (ClassificationPresetTrain) run the policies bilinear.
+    constexpr auto bilinear = image_steps::WarpInterpolation::kBilinear;
+    if (o.augment == Augment::kTaWide) {
+      image_steps::TrivialAugmentWide policy;
+      policy.interpolation = bilinear;
+      train_steps.emplace_back(policy);
+    } else if (o.augment == Augment::kRandAugment) {
+      image_steps::RandAugment policy;
+      policy.interpolation = bilinear;
+      train_steps.emplace_back(policy);
+    } else if (o.augment == Augment::kAutoAugment) {
+      image_steps::AutoAugment policy;
+      policy.interpolation = bilinear;
+      train_steps.emplace_back(policy);
+    }
+    train_steps.emplace_back(image_steps::PILToTensor{});
+  }
+  // MixUp and CutMix mix float images: ToTensor's [0, 1], which the training loop takes as it is.
+  if (o.mixup_alpha > 0 || o.cutmix_alpha > 0) train_steps.back() = image_steps::ToTensor{};
+  if (o.random_erase > 0) {
+    image_steps::RandomErasing erase;
+    erase.p = o.random_erase;
+    train_steps.emplace_back(erase);
   }
   JobData d;
   std::shared_ptr<const SampleSource> train_source, test_source;
@@ -163,6 +204,8 @@ JobData load_images(const JobDataOptions& o, TrainJobSetup& setup) {
   d.named_classes = static_cast<int64_t>(train_source->class_names().size());
   setup.image_source = image_source_kind_name(image_source_kind(o.train_file));
   setup.train_transform = step_texts(train_steps);
+  setup.train_transform.push_back(batch_mix_text(o));
+  if (setup.train_transform.back().empty()) setup.train_transform.pop_back();
   setup.test_transform = step_texts(test_steps);
   return d;
 }
@@ -321,7 +364,12 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
   if (resume_at) check_resume_blocks(*resume_at, resume_file, ranks, *data.train.dataset);
   setup.classes = classes_of(o.data, data, setup);
 
-  Loader train_loader(data.train.dataset, loader_options(o, group, true));
+  LoaderOptions train_loader_options = loader_options(o, group, true);
+  if (o.data.image_size > 0 && (o.data.mixup_alpha > 0 || o.data.cutmix_alpha > 0)) {
+    train_loader_options.mix(
+        BatchMix().num_classes(setup.classes).mixup_alpha(o.data.mixup_alpha).cutmix_alpha(o.data.cutmix_alpha));
+  }
+  Loader train_loader(data.train.dataset, train_loader_options);
   Loader test_loader(data.test.dataset, loader_options(o, group, false));
   torch::manual_seed(o.seed);
   detail::JobModel job_model = detail::make_job_model(o, shape, setup.classes);

@@ -154,9 +154,10 @@ struct JpegDecompress {
   bool created = false;
 };
 
-// Starts the decompressor on `bytes` at 1/scale_denom, out_color_space `space`. False (errors.message says why)
-// on a libjpeg error.
-bool jpeg_region_start(JpegDecompress& d, std::string_view bytes, int scale_denom, J_COLOR_SPACE space) {
+// Starts the decompressor on `bytes` at scale_num/scale_denom, out_color_space `space`. False (errors.message says
+// why) on a libjpeg error.
+bool jpeg_region_start(JpegDecompress& d, std::string_view bytes, int scale_num, int scale_denom,
+                       J_COLOR_SPACE space) {
   d.cinfo.err = jpeg_std_error(&d.errors.mgr);
   d.errors.mgr.error_exit = jpeg_fail;
   d.errors.mgr.emit_message = jpeg_warning;
@@ -169,7 +170,7 @@ bool jpeg_region_start(JpegDecompress& d, std::string_view bytes, int scale_deno
   jpeg_mem_src(&d.cinfo, ubytes(bytes), static_cast<unsigned long>(bytes.size()));
   jpeg_read_header(&d.cinfo, TRUE);
   d.cinfo.out_color_space = space;
-  d.cinfo.scale_num = 1;
+  d.cinfo.scale_num = static_cast<unsigned>(scale_num);
   d.cinfo.scale_denom = static_cast<unsigned>(scale_denom);
   jpeg_calc_output_dimensions(&d.cinfo);
   return true;
@@ -417,31 +418,42 @@ void decode_image_into(std::string_view bytes, const std::string& name, const De
 
 namespace feedline {
 
-int jpeg_scaled_size(int size, int scale_denom) {
-  return static_cast<int>((static_cast<int64_t>(size) + scale_denom - 1) / scale_denom);
+int jpeg_scaled_size(int size, int scale_denom) { return jpeg_scaled_size(size, 1, scale_denom); }
+
+int jpeg_scaled_size(int size, int scale_num, int scale_denom) {
+  return static_cast<int>((static_cast<int64_t>(size) * scale_num + scale_denom - 1) / scale_denom);
 }
 
 JpegRegion decode_jpeg_region(std::string_view bytes, const std::string& name, const DecodeOptions& options,
                               int scale_denom, const ImageRegion& region) {
-  if (scale_denom != 1 && scale_denom != 2 && scale_denom != 4 && scale_denom != 8) {
-    throw InvalidArgument(name + ": a JPEG region decodes at 1/1, 1/2, 1/4 or 1/8 of the size, not at 1/" +
-                          std::to_string(scale_denom));
+  return decode_jpeg_region(bytes, name, options, 1, scale_denom, region);
+}
+
+JpegRegion decode_jpeg_region(std::string_view bytes, const std::string& name, const DecodeOptions& options,
+                              int scale_num, int scale_denom, const ImageRegion& region) {
+  // libjpeg scales by n/8 (n = 1..16; here at most 8/8): the scale as eighths, exactly.
+  const bool eighths = scale_num > 0 && scale_denom > 0 && scale_denom <= 8 * scale_num &&
+                       scale_num <= scale_denom && (8 * scale_num) % scale_denom == 0;
+  if (!eighths) {
+    throw InvalidArgument(name + ": a JPEG region decodes at n/8 of the size for an n of 1 to 8, not at " +
+                          std::to_string(scale_num) + "/" + std::to_string(scale_denom));
   }
+  const std::string scale_text = std::to_string(scale_num) + "/" + std::to_string(scale_denom);
   const Probe probed = probe_checked(bytes, name, options);
   const ImageInfo& info = probed.info;
   if (info.format != ImageFormat::kJpeg) {
     throw InvalidArgument(name + ": decode_jpeg_region decodes JPEG data, not " + image_format_name(info.format));
   }
   JpegRegion result;
-  result.scaled_height = jpeg_scaled_size(info.height, scale_denom);
-  result.scaled_width = jpeg_scaled_size(info.width, scale_denom);
+  result.scaled_height = jpeg_scaled_size(info.height, scale_num, scale_denom);
+  result.scaled_width = jpeg_scaled_size(info.width, scale_num, scale_denom);
   if (region.height <= 0 || region.width <= 0 || region.top < 0 || region.left < 0 ||
       region.top > result.scaled_height - region.height || region.left > result.scaled_width - region.width) {
     throw InvalidArgument(name + ": the region (top " + std::to_string(region.top) + ", left " +
                           std::to_string(region.left) + ", height " + std::to_string(region.height) + ", width " +
                           std::to_string(region.width) + ") is not a part of the picture's " +
                           std::to_string(result.scaled_height) + " x " + std::to_string(result.scaled_width) +
-                          " pixels at 1/" + std::to_string(scale_denom));
+                          " pixels at " + scale_text);
   }
   // The colour spaces decode_jpeg asks TurboJPEG for.
   const J_COLOR_SPACE space = info.channels == 1 ? (options.gray ? JCS_GRAYSCALE : JCS_RGB)
@@ -450,11 +462,13 @@ JpegRegion decode_jpeg_region(std::string_view bytes, const std::string& name, c
   const int components = space == JCS_GRAYSCALE ? 1 : space == JCS_RGB ? 3 : 4;
   JpegDecompress d;
   const JpegDestroy destroy{&d};
-  if (!jpeg_region_start(d, bytes, scale_denom, space)) corrupt(name, ImageFormat::kJpeg, d.errors.message);
+  if (!jpeg_region_start(d, bytes, scale_num, scale_denom, space)) {
+    corrupt(name, ImageFormat::kJpeg, d.errors.message);
+  }
   if (static_cast<int>(d.cinfo.output_height) != result.scaled_height ||
       static_cast<int>(d.cinfo.output_width) != result.scaled_width) {
     throw Error(name + ": libjpeg scales the JPEG to " + std::to_string(d.cinfo.output_height) + " x " +
-                std::to_string(d.cinfo.output_width) + " pixels at 1/" + std::to_string(scale_denom) + ", not " +
+                std::to_string(d.cinfo.output_width) + " pixels at " + scale_text + ", not " +
                 std::to_string(result.scaled_height) + " x " + std::to_string(result.scaled_width));
   }
   // libjpeg decodes whole iMCUs of columns from an iMCU's left edge, and replicates the edge columns of a crop
@@ -493,6 +507,76 @@ JpegRegion decode_jpeg_region(std::string_view bytes, const std::string& name, c
   image.width = region.width, image.height = region.height;
   result.region = region;
   return result;
+}
+
+DecodedImage decode_webp_window(std::string_view bytes, const std::string& name, const DecodeOptions& options,
+                                const ImageRegion& window, int height, int width) {
+  const Probe probed = probe_checked(bytes, name, options);
+  const ImageInfo& info = probed.info;
+  if (info.format != ImageFormat::kWebp) {
+    throw InvalidArgument(name + ": decode_webp_window decodes WebP data, not " + image_format_name(info.format));
+  }
+  const auto text = [](const ImageRegion& r) {
+    return "(top " + std::to_string(r.top) + ", left " + std::to_string(r.left) + ", height " +
+           std::to_string(r.height) + ", width " + std::to_string(r.width) + ")";
+  };
+  if (window.height <= 0 || window.width <= 0 || window.top < 0 || window.left < 0 ||
+      window.top > info.height - window.height || window.left > info.width - window.width) {
+    throw InvalidArgument(name + ": the window " + text(window) + " is not a part of the picture's " +
+                          std::to_string(info.height) + " x " + std::to_string(info.width) + " pixels");
+  }
+  if (height <= 0 || width <= 0 || height > window.height || width > window.width) {
+    throw InvalidArgument(name + ": the window " + text(window) + " is not resampled by libwebp to " +
+                          std::to_string(height) + " x " + std::to_string(width) + " pixels (it only shrinks)");
+  }
+  const bool scaled = height != window.height || width != window.width;
+  // libwebp starts a lossy picture's crop at even coordinates and upsamples the chroma of its edge pixels from the
+  // crop alone: unscaled, a window two pixels wider each side (from even coordinates) is decoded and the window cut
+  // from it exactly; scaled, the window is libwebp's own, and must start at even coordinates.
+  ImageRegion crop = window;
+  if (!scaled) {
+    crop.top = std::max(0, window.top - 2) & ~1, crop.left = std::max(0, window.left - 2) & ~1;
+    crop.height = std::min(info.height, window.top + window.height + 2) - crop.top;
+    crop.width = std::min(info.width, window.left + window.width + 2) - crop.left;
+  } else if ((window.top | window.left) & 1) {
+    throw InvalidArgument(name + ": a WebP window resampled by libwebp starts at even coordinates, not " +
+                          text(window));
+  }
+  const int out_height = scaled ? height : crop.height, out_width = scaled ? width : crop.width;
+  const size_t pixels = static_cast<size_t>(out_height) * static_cast<size_t>(out_width);
+  std::vector<uint8_t> rgb(pixels * 3);
+  WebPDecoderConfig config;
+  if (!WebPInitDecoderConfig(&config)) throw Error("libwebp: version mismatch decoding " + name);
+  config.options.use_cropping = 1;
+  config.options.crop_top = crop.top, config.options.crop_left = crop.left;
+  config.options.crop_height = crop.height, config.options.crop_width = crop.width;
+  if (scaled) {
+    config.options.use_scaling = 1;
+    config.options.scaled_height = height, config.options.scaled_width = width;
+  }
+  config.output.colorspace = MODE_RGB;
+  config.output.is_external_memory = 1;
+  config.output.u.RGBA.rgba = rgb.data();
+  config.output.u.RGBA.stride = out_width * 3;
+  config.output.u.RGBA.size = rgb.size();
+  const VP8StatusCode status = WebPDecode(ubytes(bytes), bytes.size(), &config);
+  WebPFreeDecBuffer(&config.output);
+  if (status != VP8_STATUS_OK) corrupt(name, ImageFormat::kWebp, webp_status_text(status));
+  DecodedImage image;
+  image.height = scaled ? height : window.height, image.width = scaled ? width : window.width;
+  image.channels = options.gray ? 1 : 3;
+  image.pixels.resize(static_cast<size_t>(image.height) * image.width * image.channels);
+  const int top = window.top - crop.top, left = window.left - crop.left;
+  for (int y = 0; y < image.height; ++y) {
+    const uint8_t* row = rgb.data() + (static_cast<size_t>(y + top) * out_width + left) * 3;
+    uint8_t* to = image.pixels.data() + static_cast<size_t>(y) * image.width * image.channels;
+    if (options.gray) {
+      convert_pixels(row, 3, static_cast<size_t>(image.width), true, to);
+    } else {
+      std::memcpy(to, row, static_cast<size_t>(image.width) * 3);
+    }
+  }
+  return image;
 }
 
 }  // namespace feedline

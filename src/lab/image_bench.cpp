@@ -13,6 +13,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -231,8 +232,7 @@ void run_decode_row(const ImageBenchOptions& o, const SampleSource& source, int6
 // Memory in flight of a C++ loader row at one prefetch factor. The loader keeps at most window = workers x
 // prefetch_factor batches submitted and not yet handed out (made or being made); while it hands one out, that one
 // and the one the caller still holds are live too: at most min(window + 2, batches of an epoch) batches. Each
-// worker also keeps scratch that outlives a sample: its decode buffer, the resampler's buffers and its libswscale
-// contexts.
+// worker also keeps scratch that outlives a sample: its decode buffer and the resampler's buffers.
 struct InFlight {
   std::string key;  // the row: c or e
   int64_t prefetch = 0, window = 0, live_batches = 0;
@@ -266,8 +266,8 @@ class MappedBlocks {
 };
 
 // One worker's scratch: how much a fresh thread's transforms of `chosen` samples, one after another into one
-// batch slot, grow resident memory by (the decode buffer, the resampler's buffers and libswscale contexts, with the
-// allocator's room for them).
+// batch slot, grow resident memory by (the decode buffer and the resampler's buffers, with the allocator's room for
+// them).
 double worker_scratch_mib(const SampleSource& source, const std::vector<int64_t>& chosen,
                           const ImageTransform& transform, uint64_t seed) {
   double grown = 0;
@@ -409,7 +409,8 @@ std::string ratio(double r) { return r > 0 ? fmt::format("{:.2f}x", r) : "-"; }
 
 
 // A pipeline's rate over its anchor's, run by run: the Python loader over torchvision's (a), the C++ rows over
-// decoding alone (d), and the Python loader over the C++ loader it wraps (c). 0: not measured.
+// decoding alone (d), the Python loader over the C++ loader it wraps (c), and feedline's training recipe over
+// torchvision's (f). 0: not measured.
 struct AnchorRatio {
   std::string row, anchor;
   double value = 0;
@@ -417,7 +418,7 @@ struct AnchorRatio {
 
 std::vector<AnchorRatio> anchor_ratios(const std::vector<ImageBenchRow>& rows) {
   std::vector<AnchorRatio> out;
-  for (const auto& [x, y] : {std::pair<const char*, const char*>{"b", "a"}, {"c", "d"}, {"e", "d"}, {"b", "c"}}) {
+  for (const auto& [x, y] : {std::pair<const char*, const char*>{"b", "a"}, {"c", "d"}, {"e", "d"}, {"b", "c"}, {"g", "f"}}) {
     out.push_back({x, y, paired(find_row(rows, x), find_row(rows, y))});
   }
   return out;
@@ -541,7 +542,10 @@ std::vector<ImageBenchRow> pipeline_rows(const ImageBenchOptions& o, int64_t wor
       {"b", "feedline.ImageFolder, feedline.DataLoader (Python), " + w + " (threads)"},
       {"c", "feedline Loader over make_image_dataset (C++), " + w},
       {"d", "limit: read + decode_image of the whole files on " + std::to_string(workers) + " threads"},
-      {"e", "(c) with reduced_decode"}};
+      {"e", "(c) with reduced_decode"},
+      {"f", "the recipe in torchvision: (a) + TrivialAugmentWide, float32, Normalize, RandomErasing(0.1)"},
+      {"g", "the recipe in feedline: (b) with the same transforms"}};
+  if (!o.recipe) rows.resize(rows.size() - 2);
   if (!o.to_tensor) rows.erase(rows.begin() + 1);
   return rows;
 }
@@ -549,7 +553,10 @@ std::vector<ImageBenchRow> pipeline_rows(const ImageBenchOptions& o, int64_t wor
 // One run of one pipeline, its rate added to the row (or the row marked skipped, for good).
 void run_pipeline(const ImageBenchRun& run, ImageBenchRow& row) {
   const ImageBenchOptions& o = run.o;
-  if (row.key == "a" || row.key == "a-totensor" || row.key == "b") {
+  static const std::map<std::string, std::string> kPythonPipelines{
+      {"a", "torchvision"}, {"a-totensor", "torchvision-totensor"}, {"b", "feedline"},
+      {"f", "torchvision-recipe"}, {"g", "feedline-recipe"}};
+  if (const auto python = kPythonPipelines.find(row.key); python != kPythonPipelines.end()) {
     if (!o.python) {
       row.skipped = true;
       row.note = "the Python rows were left out";
@@ -557,9 +564,7 @@ void run_pipeline(const ImageBenchRun& run, ImageBenchRow& row) {
       row.skipped = true;
       row.note = "scripts/python/image_bench.py not found: give --script";
     } else {
-      const std::string pipeline = row.key == "a" ? "torchvision" : row.key == "b" ? "feedline"
-                                                                                   : "torchvision-totensor";
-      run_python_row(o, run.script, run.python_path, run.root, run.workers, pipeline, row);
+      run_python_row(o, run.script, run.python_path, run.root, run.workers, python->second, row);
     }
   } else if (row.key == "c" || row.key == "e") {
     run_loader_row(o, run.source, run.workers, row.key == "e", row);
@@ -742,6 +747,7 @@ void run_image_rung(const LabOptions& options, LabResults& results, Reporter& re
   o.repeat = 1;
   o.sample = std::min<int64_t>(o.sample, options.image_count > 0 ? options.image_count : o.sample);
   o.to_tensor = false;
+  o.recipe = false;
   o.seed = options.seed;
   o.command = options.command;
   results.images = run_image_bench(o, options.program, reporter);

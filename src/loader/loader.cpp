@@ -347,6 +347,15 @@ Loader::Loader(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
     throw InvalidArgument("Loader: rank must be in [0, world_size), got rank " + std::to_string(options_.rank()) +
                           " of world_size " + std::to_string(options_.world_size()));
   }
+  batch_transform_ = options_.transform();
+  if (options_.mix()) {
+    check_batch_mix(*options_.mix());
+    // The mix runs last, on the finished batch: composed with the caller's transform here, once.
+    batch_transform_ = [mix = *options_.mix(), before = options_.transform()](Example batch, const BatchInfo& info) {
+      if (before) batch = before(std::move(batch), info);
+      return mix_batch(mix, batch, info.seed);
+    };
+  }
   // Decided once: a run-time check, so the same code serves CPU-only and CUDA builds of LibTorch.
   pin_memory_active_ = options_.pin_memory() && !dataset_->resident_device() && torch::cuda::is_available();
 }
@@ -485,7 +494,7 @@ Epoch Loader::epoch() {
   detail::BatchMaker maker{dataset_,
                            (options_.batch_fetch() || resident.has_value()) && dataset_->has_batch_fetch(),
                            pin_memory_active_,
-                           options_.transform(),
+                           batch_transform_,
                            dataset_->makes_batches(),
                            options_.seed()};
   const int64_t epoch = next_epoch_++;

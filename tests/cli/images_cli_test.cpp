@@ -203,6 +203,34 @@ TEST(ImagesCli, TrainsOnAJpegFolderSkippingACorruptImage) {
   EXPECT_GE(std::stod(r.output.substr(at + 15)), 80.0) << r.output;
 }
 
+// torchvision's reference recipe's presets: TrivialAugmentWide after the crop and flip, RandomErasing on the tensor,
+// and MixUp or CutMix over each batch, whose float images and soft targets the training loop takes.
+TEST(ImagesCli, TrainsWithTheReferenceRecipesAugmentations) {
+  const std::string mnist = prepare_images("images_recipe", 120, 40);
+  const std::string jpeg = mnist + "/images/jpeg";
+  const std::string common = "train --device cpu --data " + jpeg + "/train --test-data " + jpeg +
+                             "/test --image-size 28 --batch-size 32 --num-workers 2 --epochs 1";
+  CliRun r = run_cli(common + " --augment ta-wide --random-erase 0.25 --mixup-alpha 0.2 --cutmix-alpha 1.0 "
+                              "--label-smoothing 0.1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "RandomHorizontalFlip(p=0.5), TrivialAugmentWide(num_magnitude_bins=31, "
+                                 "interpolation=InterpolationMode.BILINEAR")) << r.output;
+  EXPECT_TRUE(contains(r.output, "ToTensor(), RandomErasing(p=0.25")) << r.output;
+  EXPECT_TRUE(contains(r.output, "batches: RandomChoice([RandomMixup(p=1.0, alpha=0.2), RandomCutmix(p=1.0, "
+                                 "alpha=1.0)])")) << r.output;
+  EXPECT_TRUE(contains(r.output, "Test Accuracy: ")) << r.output;
+
+  r = run_cli(common + " --augment rand-augment --cutmix-alpha 0.5");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "RandAugment(")) << r.output;
+  EXPECT_TRUE(contains(r.output, "batches: RandomChoice([RandomCutmix(p=1.0, alpha=0.5)])")) << r.output;
+  EXPECT_FALSE(contains(r.output, "RandomErasing")) << r.output;
+
+  r = run_cli("train --mixup-alpha 0.2");
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(contains(r.output, "--image-size")) << r.output;
+}
+
 TEST(ImagesCli, TrainNamesAMissingDataPath) {
   const std::string missing = testing::scratch_dir("images_missing") + "/no-such-folder";
   CliRun r = run_cli("train --device cpu --data " + missing + " --test-data " + missing + " --image-size 28");

@@ -185,5 +185,32 @@ TEST(PhotosCli, AMissingPhotoIsNamedWithThePackagesToInstall) {
   EXPECT_NE(zero.status, 0) << zero.output;
 }
 
+TEST(PhotosCli, APhotoSizeMakesASetOfThatLongerSideInItsOwnFolder) {
+  const std::string photos = photo_dir("photos_size_src");
+  const std::string data = testing::scratch_dir("photos_size_data");
+  const CliRun r = run_cli("prepare --photos 20 --photo-size 1000 --photo-dir " + photos + " --data-dir " + data);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(fs::exists(data + "/photos"));
+  const ImageFolderSource folder(data + "/photos-1000/jpeg/train");
+  ASSERT_EQ(folder.size(), 20);
+  int longest = 0, shortest_long = 1 << 30;
+  for (const auto& [path, label] : folder.samples()) {
+    const DecodedImage image = decode_image(read_file(path), path);
+    const int longer = std::max(image.width, image.height);
+    EXPECT_GE(longer, 1000 - 1000 / 9) << path;
+    EXPECT_LE(longer, 1000 + 1000 / 9) << path;
+    longest = std::max(longest, longer);
+    shortest_long = std::min(shortest_long, longer);
+  }
+  EXPECT_GT(longest, shortest_long) << "every image has the same longer side";
+
+  for (const char* size : {"63", "4097", "big"}) {
+    const CliRun bad = run_cli("prepare --photos 20 --photo-size " + std::string(size) + " --photo-dir " + photos +
+                               " --data-dir " + data);
+    EXPECT_NE(bad.status, 0) << size;
+    EXPECT_TRUE(contains(bad.output, "--photo-size")) << bad.output;
+  }
+}
+
 }  // namespace
 }  // namespace feedline

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "feedline/io/error.h"
@@ -151,6 +152,40 @@ TEST(JpegRegion, ScaledDecodesAverageBlocksOfTheWholeDecode) {
   }
 }
 
+TEST(JpegRegion, AtEveryNOver8ARegionIsTheScaledPicturesPixels) {
+  EXPECT_EQ(jpeg_scaled_size(427, 7, 8), 374);  // 373.625 rounded up
+  EXPECT_EQ(jpeg_scaled_size(640, 3, 8), 240);
+  EXPECT_EQ(jpeg_scaled_size(427, 2, 8), jpeg_scaled_size(427, 4));
+  for (const char* file : kJpegs) {
+    const std::string bytes = image_bytes(file);
+    const DecodedImage whole = decode_image(bytes, file);
+    for (int n = 1; n <= 8; ++n) {
+      for (bool gray : {false, true}) {
+        SCOPED_TRACE(std::string(file) + " at " + std::to_string(n) + "/8" + (gray ? " gray" : ""));
+        const int h = jpeg_scaled_size(whole.height, n, 8), w = jpeg_scaled_size(whole.width, n, 8);
+        const JpegRegion full = decode_jpeg_region(bytes, file, with_gray(gray), n, 8, {0, 0, h, w});
+        ASSERT_EQ(full.image.height, h);
+        ASSERT_EQ(full.image.width, w);
+        ASSERT_EQ(full.scaled_height, h);
+        if (n == 8) EXPECT_EQ(full.image.pixels, decode_image(bytes, file, with_gray(gray)).pixels);
+        const int c = full.image.channels;
+        for (const ImageRegion asked : {ImageRegion{h / 3, w / 3 + 1, h / 3, w / 3}, ImageRegion{0, 0, 5, 7},
+                                        ImageRegion{h - 9, w - 13, 9, 13}, ImageRegion{1, 11, h - 2, 1}}) {
+          const JpegRegion part = decode_jpeg_region(bytes, file, with_gray(gray), n, 8, asked);
+          ASSERT_TRUE(holds(part.region, asked));
+          int differing = 0;
+          for (int y = asked.top; y < asked.top + asked.height; ++y) {
+            for (int x = asked.left; x < asked.left + asked.width; ++x) {
+              for (int k = 0; k < c; ++k) differing += pixel_at(part, y, x)[k] != pixel_at(full, y, x)[k];
+            }
+          }
+          EXPECT_EQ(differing, 0) << "region at " << asked.top << ", " << asked.left;
+        }
+      }
+    }
+  }
+}
+
 // decode_jpeg_region of `bytes` throws E with a message holding each of `parts`.
 template <class E>
 void expect_refused(const std::string& bytes, int denom, const ImageRegion& region,
@@ -192,6 +227,14 @@ TEST(JpegRegion, RegionsScalesAndFormatsOutsideTheContractAreInvalidArguments) {
   expect_refused<InvalidArgument>(china, 1, {0, 0, 0, 5}, {"sample.jpg: the region"});
   expect_refused<InvalidArgument>(china, 1, {-1, 0, 5, 5}, {"sample.jpg: the region"});
   expect_refused<InvalidArgument>(china, 3, {0, 0, 5, 5}, {"not at 1/3"});
+  for (const auto& [num, denom] : {std::pair{9, 8}, std::pair{0, 8}, std::pair{3, 16}, std::pair{5, 6}}) {
+    try {
+      decode_jpeg_region(china, "sample.jpg", {}, num, denom, {0, 0, 5, 5});
+      ADD_FAILURE() << num << "/" << denom << " decoded";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("n/8 of the size for an n of 1 to 8"), std::string::npos) << e.what();
+    }
+  }
   expect_refused<InvalidArgument>(image_bytes("chelsea.png"), 1, {0, 0, 5, 5}, {"JPEG data, not PNG"});
 }
 

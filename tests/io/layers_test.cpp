@@ -117,6 +117,10 @@ const std::set<std::pair<std::string, std::string>> kFrontEndInternalUses{
     {"src/cli/commands.cpp", "io/parallel.h"},
     // The flags' checks find a pattern's or a folder's files as the datasets will.
     {"src/cli/commands.cpp", "io/remote_glob.h"},
+    // The package's tests run one pixel step, or one op of the automatic augmentations at a given magnitude, on a
+    // tensor, to compare it with torchvision's functional forms with the same parameters.
+    {"python/src/images.cpp", "dataset/picture_ops.h"},
+    {"python/src/images.cpp", "dataset/image_geometry.h"},
 };
 
 TEST(Layers, EachLayerIncludesOnlyItselfAndTheLayersBefore) {

@@ -60,8 +60,9 @@ DecodedImage decode_image(std::string_view bytes, const std::string& name, const
 void decode_image_into(std::string_view bytes, const std::string& name, const DecodeOptions& options, uint8_t* out,
                        size_t out_size);
 
-// --- Reduced JPEG decoding: at 1/2, 1/4 or 1/8 of the size (libjpeg-turbo's scaled IDCT, which averages each
-// block's pixels) and only a region of the picture (the columns of whole DCT blocks that hold it, exact rows).
+// --- Reduced decoding: a JPEG at n/8 of its size (libjpeg-turbo's scaled IDCT, n = 1..8; at 1/2, 1/4 and 1/8 it
+// averages each block's pixels) and only a region of the picture (the columns of whole DCT blocks that hold it,
+// exact rows); a WebP window cropped and scaled by libwebp.
 
 // A rectangle of a picture: rows [top, top + height), columns [left, left + width).
 struct ImageRegion {
@@ -70,6 +71,8 @@ struct ImageRegion {
 
 // The size that a side of `size` pixels has decoded at 1/scale_denom: libjpeg's ceil(size / scale_denom).
 int jpeg_scaled_size(int size, int scale_denom);
+// The size that a side of `size` pixels has decoded at scale_num/scale_denom: ceil(size * scale_num / scale_denom).
+int jpeg_scaled_size(int size, int scale_num, int scale_denom);
 
 // A region of a JPEG as decode_jpeg_region gives it.
 struct JpegRegion {
@@ -78,14 +81,29 @@ struct JpegRegion {
   int scaled_height = 0, scaled_width = 0;  // the scaled picture's size
 };
 
-// Decodes `region` (in the coordinates of the picture scaled to 1/scale_denom; scale_denom 1, 2, 4 or 8) of a
-// JPEG: of the columns only the DCT blocks that hold the region and its neighbours (whose chroma its edge pixels
-// are upsampled from), of the rows those up to the region's last. Colours, gray and CMYK as decode_image converts
-// them; at scale_denom 1 the pixels are decode_image's. The rows after the region are still read (their entropy
-// data, not their pixels), so that corrupt or truncated data anywhere is refused as decode_image refuses it:
-// InvalidFile naming `name`, and for more than options.max_pixels pixels in the header. InvalidArgument for a
-// region that is empty or not inside the scaled picture, another scale_denom, or bytes of another format.
+// Decodes `region` (in the coordinates of the picture scaled to scale_num/scale_denom, a scale equal to n/8 for an
+// n of 1..8: 1/8, 3/8, 1/2, 7/8, 1/1...) of a JPEG: of the columns only the DCT blocks that hold the region and
+// its neighbours (whose chroma its edge pixels are upsampled from), of the rows those up to the region's last.
+// Colours, gray and CMYK as decode_image converts them; at 1/1 the pixels are decode_image's. The rows after the
+// region are still read (their entropy data, not their pixels), so that corrupt or truncated data anywhere is
+// refused as decode_image refuses it: InvalidFile naming `name`, and for more than options.max_pixels pixels in
+// the header. InvalidArgument for a region that is empty or not inside the scaled picture, another scale, or bytes
+// of another format.
+JpegRegion decode_jpeg_region(std::string_view bytes, const std::string& name, const DecodeOptions& options,
+                              int scale_num, int scale_denom, const ImageRegion& region);
+// The same at 1/scale_denom (1, 2, 4 or 8).
 JpegRegion decode_jpeg_region(std::string_view bytes, const std::string& name, const DecodeOptions& options,
                               int scale_denom, const ImageRegion& region);
+
+// Decodes `window` of a WebP (in the picture's own coordinates) resampled by libwebp to height x width pixels
+// (its rescaler, an area average; the window's own size: no resampling, the window's pixels as decode_image gives
+// them). Colours and gray as decode_image converts them. libwebp decodes the rows only down to the window's last:
+// the data of those below is not read, so damage there goes unnoticed, but a file cut short is still refused (its
+// RIFF header declares more bytes than it holds). InvalidFile naming `name` for corrupt or truncated data read and
+// for more than options.max_pixels pixels in the header; Unsupported for an animated WebP; InvalidArgument for a
+// window that is empty or not inside the picture, an enlargement, a resampled lossy window at odd coordinates, or
+// bytes of another format.
+DecodedImage decode_webp_window(std::string_view bytes, const std::string& name, const DecodeOptions& options,
+                                const ImageRegion& window, int height, int width);
 
 }  // namespace feedline

@@ -41,6 +41,43 @@ struct BatchInfo {
 // batch to hand out. See LoaderOptions::transform.
 using BatchTransform = std::function<Example(Example batch, const BatchInfo& info)>;
 
+// MixUp and CutMix over a whole batch, as torchvision's reference classification scripts apply them
+// (references/classification: RandomMixup, RandomCutmix, and RandomChoice between the two when both are on; the
+// later torchvision.transforms.v2.MixUp and CutMix). The labels become one-hot float targets (batch x num_classes,
+// the images' dtype) and each batch is mixed with itself rolled by one: MixUp takes lambda x + (1 - lambda) x.roll(1),
+// CutMix pastes the rolled batch's box of area (1 - lambda) about a uniform centre (clamped to the image, and lambda
+// then made the box's true share), and the targets mix by the same lambda. lambda ~ Beta(alpha, alpha).
+// A batch is mixed with probability p (else only made one-hot). Its draws (which of the two, whether, lambda, the
+// box's centre) come from BatchInfo::seed alone, by feedline's own generator (SampleRng), so a seed gives the same
+// mixed batches for any num_workers and on any platform.
+struct BatchMix {
+  FEEDLINE_ARG(int64_t, num_classes) = 0;  // 1 or more; every label must be below it
+  FEEDLINE_ARG(double, mixup_alpha) = 0;   // 0: no MixUp
+  FEEDLINE_ARG(double, cutmix_alpha) = 0;  // 0: no CutMix; at least one of the two above 0
+  FEEDLINE_ARG(double, p) = 1.0;           // in [0, 1]
+};
+
+// One batch's draw: which mix (none when the batch is left unmixed), lambda, and CutMix's box, the pixels
+// [y1, y2) x [x1, x2) taken from the rolled batch.
+struct MixDraw {
+  enum class Kind { kNone, kMixUp, kCutMix };
+  Kind kind = Kind::kNone;
+  double lambda = 1.0;
+  int64_t x1 = 0, y1 = 0, x2 = 0, y2 = 0;
+};
+
+// Throws InvalidArgument naming the option for num_classes below 1, a negative or non-finite alpha, both alphas 0,
+// or p outside [0, 1].
+void check_batch_mix(const BatchMix& mix);
+// The draw for a batch of height x width images seeded `seed` (BatchInfo::seed).
+MixDraw draw_batch_mix(const BatchMix& mix, int64_t height, int64_t width, uint64_t seed);
+// Mixes a batch of images (N, C, H, W, floating point) and labels (N, integers in [0, num_classes)) as `draw`
+// says, returning new tensors. Throws InvalidArgument for another shape, an integer (uint8) image batch, which
+// torchvision refuses too (mix images after ToTensor or ConvertImageDtype), or a label outside [0, num_classes).
+Example apply_batch_mix(const BatchMix& mix, const Example& batch, const MixDraw& draw);
+// draw_batch_mix then apply_batch_mix: what the loader does to each batch with LoaderOptions::mix.
+Example mix_batch(const BatchMix& mix, const Example& batch, uint64_t seed);
+
 struct LoaderOptions {
   LoaderOptions() = default;
   explicit LoaderOptions(int64_t batch_size) : batch_size_(batch_size) {}
@@ -89,6 +126,9 @@ struct LoaderOptions {
   // first. Empty (the default): none. Work on each sample of samples stored encoded (decoding, cropping) belongs in
   // an EncodedDataset's SampleTransform, which writes each sample in place.
   FEEDLINE_ARG(BatchTransform, transform);
+  // MixUp / CutMix (BatchMix), applied by the same thread to the finished batch, after `transform`: the batches'
+  // targets are then soft (batch x num_classes). Empty (the default): none.
+  FEEDLINE_ARG(std::optional<BatchMix>, mix);
 };
 
 // Where an epoch's wall time went, seen from the consumer.
@@ -194,6 +234,7 @@ class Loader {
  private:
   std::shared_ptr<const Dataset> dataset_;
   LoaderOptions options_;
+  BatchTransform batch_transform_;  // options_.transform(), then options_.mix() when set
   std::shared_ptr<std::atomic<bool>> live_;  // an epoch is running
   bool pin_memory_active_ = false;
   int64_t next_epoch_ = 0;

@@ -38,9 +38,10 @@ enum class LrSchedule { kConstant, kCosine, kStep };
 enum class TrainPrecision { kFloat32, kBFloat16, kFloat16 };
 // Gloo, NCCL, or auto: NCCL where each rank has a GPU of its own and this LibTorch has it, else Gloo.
 enum class DistBackend { kAuto, kGloo, kNccl };
-// Train images: RandomResizedCrop(image_size, scale=(crop_scale_min, 1)) and RandomHorizontalFlip(), or the test
-// images' transform.
-enum class Augment { kCropFlip, kNone };
+// Train images: RandomResizedCrop(image_size, scale=(crop_scale_min, 1)) and RandomHorizontalFlip(), then for the
+// presets of torchvision's reference classification recipe (its --auto-augment) TrivialAugmentWide, RandAugment or
+// AutoAugment (ImageNet's policy), bilinear as the reference's presets ask; or none: the test images' transform.
+enum class Augment { kCropFlip, kNone, kTaWide, kRandAugment, kAutoAugment };
 enum class BadImages { kRaise, kSkip };  // an image that cannot be read or decoded: stop, or leave it out (counted)
 
 // What a job trains on: the experiment's dataset in data_dir, or any files (train_file, test_file), as a table or
@@ -66,6 +67,14 @@ struct JobDataOptions {
   int64_t image_size = 0;
   Augment augment = Augment::kCropFlip;
   double crop_scale_min = 0.08;  // torchvision's default
+  // The reference recipe's batch-level augmentations, for image files. random_erase above 0: RandomErasing(p) on
+  // the train images' tensor (erased to 0, black: the job's images are not normalised). mixup_alpha, cutmix_alpha
+  // above 0: the train loader's BatchMix (feedline/loader/loader.h; one of the two chosen per batch when both are
+  // on, as the reference's RandomChoice does), which mixes float images ([0, 1], ToTensor in place of PILToTensor)
+  // and soft targets for the cross-entropy.
+  double random_erase = 0;
+  double mixup_alpha = 0;
+  double cutmix_alpha = 0;
   BadImages on_error = BadImages::kRaise;
 };
 

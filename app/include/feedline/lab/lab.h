@@ -183,6 +183,9 @@ struct ImageBenchOptions {
   int64_t repeat = 1;       // rounds, each pipeline once a round; a row's figure is its median run
   int64_t sample = 200;     // images timed piece by piece for the breakdown
   bool to_tensor = true;    // also torchvision with ToTensor (float32)
+  // Also torchvision's reference training recipe (TrivialAugmentWide after the crop and flip, float32, Normalize,
+  // RandomErasing) against feedline's of the same transforms, both in Python.
+  bool recipe = true;
   bool python = true;       // the Python rows (false: C++ rows only)
   std::string python_program = "/usr/bin/python3";
   std::string script;       // image_bench.py; empty: looked for beside the checkout or the program
