@@ -707,8 +707,8 @@ Plot sweep_plot(const LabResults& r, const std::string& group, const std::string
 // The image bench: images per second of each pipeline that ran, a bar each, labelled with its key and a short name.
 Plot image_plot(const ImageBenchResult& r) {
   const std::map<std::string, std::string> short_names{
-      {"a", "torchvision"}, {"a-totensor", "(a), ToTensor"}, {"b", "feedline.DataLoader"},
-      {"c", "C++ Loader"},  {"d", "decoding alone"},         {"e", "reduced decoding"}};
+      {"a", "torchvision"}, {"a-totensor", "ToTensor"},    {"b", "Python"},          {"c", "C++"},
+      {"d", "decode only"}, {"e", "C++, window"}, {"f", "recipe: tv"}, {"g", "recipe: feedline"}};
   std::string s = "$data << EOD\n";
   for (const auto& row : r.rows) {
     if (row.skipped) continue;

@@ -146,7 +146,7 @@ TEST(BenchImagesCli, OutDrawsTheRowsThatRan) {
   EXPECT_GT(std::filesystem::file_size(out + "/images.png"), 0u);
   const std::string script = testing::file_bytes(out + "/images.gp");
   // The C++ rows ran, each a bar; the Python rows were left out, so no bar.
-  for (const char* bar : {"\"(c)\\nC++ Loader\" ", "\"(d)\\ndecoding alone\" ", "\"(e)\\nreduced decoding\" "}) {
+  for (const char* bar : {"\"(c)\\nC++\" ", "\"(d)\\ndecode only\" ", "\"(e)\\nC++, window\" "}) {
     EXPECT_TRUE(contains(script, bar)) << bar << "\n" << script;
   }
   EXPECT_FALSE(contains(script, "\"(a)")) << script;
