@@ -7,7 +7,7 @@ import enum as _enum
 import numbers as _numbers
 from collections.abc import Sequence as _Sequence
 
-from .transforms import _Step
+from .transforms import _Step, _interpolation_mode
 
 _MODES = ("nearest", "bilinear")
 
@@ -21,15 +21,7 @@ class AutoAugmentPolicy(_enum.Enum):
 
 
 def _mode(interpolation, name):
-    """The value ("nearest", "bilinear") of an InterpolationMode (torchvision's) or of its string."""
-    value = getattr(interpolation, "value", interpolation)
-    if isinstance(value, str) and value in _MODES:
-        return value
-    if isinstance(value, str) or hasattr(interpolation, "value"):
-        raise ValueError(f"{name}: interpolation {value} is not supported: feedline's {name} resamples with "
-                         "InterpolationMode.NEAREST or InterpolationMode.BILINEAR")
-    raise TypeError(f"{name}: interpolation should be an InterpolationMode (or 'nearest', 'bilinear'), "
-                    f"got {type(interpolation).__name__}")
+    return _interpolation_mode(interpolation, name, _MODES)
 
 
 def _mode_repr(interpolation):

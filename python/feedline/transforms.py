@@ -49,16 +49,20 @@ def _whole(value, what):
 _RESIZE_MODES = ("bilinear", "bicubic")
 
 
-def _resize_mode(interpolation, name):
-    """The value ("bilinear", "bicubic") of an InterpolationMode (torchvision's) or of its string."""
+def _interpolation_mode(interpolation, name, modes):
+    """The value (one of `modes`, e.g. "bilinear") of an InterpolationMode (torchvision's) or of its string."""
     value = getattr(interpolation, "value", interpolation)
-    if isinstance(value, str) and value in _RESIZE_MODES:
+    if isinstance(value, str) and value in modes:
         return value
+    listed = " or ".join(f"InterpolationMode.{m.upper()}" for m in modes)
     if isinstance(value, str) or hasattr(interpolation, "value"):
-        raise ValueError(f"{name}: interpolation {value} is not supported: feedline's {name} resamples with "
-                         "InterpolationMode.BILINEAR or InterpolationMode.BICUBIC")
-    raise TypeError(f"{name}: interpolation should be an InterpolationMode (or 'bilinear', 'bicubic'), "
+        raise ValueError(f"{name}: interpolation {value} is not supported: feedline's {name} resamples with {listed}")
+    raise TypeError(f"{name}: interpolation should be an InterpolationMode (or {', '.join(map(repr, modes))}), "
                     f"got {type(interpolation).__name__}")
+
+
+def _resize_mode(interpolation, name):
+    return _interpolation_mode(interpolation, name, _RESIZE_MODES)
 
 
 def _setup_size(size, error_msg):

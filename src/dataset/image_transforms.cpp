@@ -2,7 +2,6 @@
 // as boxes; a Resize or RandomResizedCrop is one resampling of the box, Pillow's), then one pass that writes the
 // box into the batch slot as uint8 or, through a table of 256 values per channel, as float32.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -25,16 +24,7 @@ using image_ops::detail::copy_box;
 using image_ops::detail::PixelView;
 using image_ops::detail::resample;
 
-// Python's repr of a float: the shortest digits that read back, with ".0" on a whole number.
-std::string py_float(double x) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), x);
-  std::string text(buffer, result.ptr);
-  if (text.find_first_of(".e") == std::string::npos) text += ".0";
-  return text;
-}
+using picture_fn::py_float;
 
 std::string py_list(const std::vector<double>& values) {
   std::string text = "[";
