@@ -1,16 +1,16 @@
 // `feedline prepare --photos N`: a benchmark set of ImageNet-like JPEGs made from the colour photos Debian's
-// python3-skimage and python3-sklearn ship, one class a photo, under <data-dir>/photos (<data-dir>/photos-<size> for a
-// long side other than kPhotoLongSide):
+// python3-skimage and python3-sklearn ship, one class a photo, under <data-dir>/photos (<data-dir>/photos-<size>
+// for a long side other than kPhotoLongSide):
 //   jpeg/train/<class>/<index>.jpg   class folders (torchvision's ImageFolder), the classes the photos' names
 //   shards/train-NNNNNN.tar          WebDataset: <index>.jpg and <index>.cls (the class's place in sorted order),
 //                                    kPhotosPerShard samples a shard, the same bytes as the class folders
 // Image i is of class i % classes: a random crop of its photo (a share of its area and an aspect ratio drawn
 // from the seed and i alone; four in five landscape), resampled with libswscale's bicubic filter so that its longer
 // side is within a ninth of the long side asked for (400 to 500 pixels for 450, as most of ImageNet's training
-// images after the usual downscaling; about 900 to 1100 for 1000, the size of its originals), and encoded as JPEG quality 90, 4:2:0. The same count and seed give the same bytes,
-// whatever the threads. The whole folder is written beside its target and renamed into place when whole. No LibTorch:
-// the resampling calls libswscale here, the command-line layer, rather than the dataset layer's image transforms. Main
-// thread only (it runs its own threads).
+// images after the usual downscaling; about 900 to 1100 for 1000, the size of its originals), and encoded as JPEG
+// quality 90, 4:2:0. The same count and seed give the same bytes, whatever the threads. The whole folder is written
+// beside its target and renamed into place when whole. No LibTorch: the resampling calls libswscale here, the
+// command-line layer, rather than the dataset layer's image transforms. Main thread only (it runs its own threads).
 #pragma once
 
 #include <cstdint>

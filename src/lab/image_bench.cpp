@@ -420,7 +420,8 @@ struct AnchorRatio {
 
 std::vector<AnchorRatio> anchor_ratios(const std::vector<ImageBenchRow>& rows) {
   std::vector<AnchorRatio> out;
-  for (const auto& [x, y] : {std::pair<const char*, const char*>{"b", "a"}, {"c", "d"}, {"e", "d"}, {"b", "c"}, {"g", "f"}}) {
+  for (const auto& [x, y] :
+       {std::pair<const char*, const char*>{"b", "a"}, {"c", "d"}, {"e", "d"}, {"b", "c"}, {"g", "f"}}) {
     out.push_back({x, y, paired(find_row(rows, x), find_row(rows, y))});
   }
   return out;
