@@ -59,6 +59,15 @@ def _fill_arguments(fill, name):
     raise TypeError(f"{name}: fill should be a number or a sequence of numbers, got {fill!r}")
 
 
+def _warp_fill(fill):
+    """RandomRotation's and RandomAffine's fill as torchvision keeps it: None is 0; else a number or a sequence."""
+    if fill is None:
+        return 0
+    if not isinstance(fill, (_Sequence, _numbers.Number)):
+        raise TypeError("Fill should be either a sequence or a number.")
+    return fill
+
+
 def _pair(values):
     return [float(v) for v in values] if values is not None else None
 
@@ -78,12 +87,8 @@ class RandomRotation(_Step):
         self.center = center
         self.interpolation = interpolation
         self.expand = expand
-        if fill is None:
-            fill = 0
-        elif not isinstance(fill, (_Sequence, _numbers.Number)):
-            raise TypeError("Fill should be either a sequence or a number.")
-        self.fill = fill
-        self._fill = _fill_arguments(fill, type(self).__name__)
+        self.fill = _warp_fill(fill)
+        self._fill = _fill_arguments(self.fill, type(self).__name__)
 
     def _step(self):
         return "RandomRotation", {
@@ -130,12 +135,8 @@ class RandomAffine(_Step):
         else:
             self.shear = shear
         self.interpolation = interpolation
-        if fill is None:
-            fill = 0
-        elif not isinstance(fill, (_Sequence, _numbers.Number)):
-            raise TypeError("Fill should be either a sequence or a number.")
-        self.fill = fill
-        self._fill = _fill_arguments(fill, type(self).__name__)
+        self.fill = _warp_fill(fill)
+        self._fill = _fill_arguments(self.fill, type(self).__name__)
         if center is not None:
             _check_sequence_input(center, "center", req_sizes=(2,))
         self.center = center
