@@ -357,11 +357,11 @@ void run_steps(const std::vector<ImageStep>& steps, const std::vector<PictureOpP
     state.box = CropBox{0, 0, state.box.height, state.box.width};
     state.flip = false;
   };
-  const auto resize_to = [&](int height, int width, bool last, const std::string& step,
-                             Interpolation interpolation) {
+  // A Resize or RandomResizedCrop `step` to height x width, with its interpolation.
+  const auto resize_to = [&](int height, int width, bool last, const ImageStep& step) {
     if (height <= 0 || width <= 0) {
       throw InvalidFile("an image region of " + size_text(state.box.height, state.box.width) + " pixels becomes " +
-                        size_text(height, width) + " under " + step);
+                        size_text(height, width) + " under " + describe(step));
     }
     if (state.flip || !box_inside(state.box, state.view.height, state.view.width)) materialize();
     uint8_t* out = nullptr;
@@ -373,7 +373,9 @@ void run_steps(const std::vector<ImageStep>& steps, const std::vector<PictureOpP
       index = next_buffer(static_cast<size_t>(height) * width * channels);
       out = buffers.planes[index].data();
     }
-    resample(state.view, state.box, height, width, out, interpolation);
+    const auto* resize = std::get_if<image_steps::Resize>(&step);
+    resample(state.view, state.box, height, width, out,
+             resize != nullptr ? resize->interpolation : std::get<image_steps::RandomResizedCrop>(step).interpolation);
     state.view = PixelView{out, height, width, channels, true, index >= 0, 0};
     state.buffer = index;
     state.box = CropBox{0, 0, height, width};
@@ -384,17 +386,12 @@ void run_steps(const std::vector<ImageStep>& steps, const std::vector<PictureOpP
     const bool last = i == last_sizing;
     if (i == first.index) {
       state.box = first.box;
-      const auto* resize = std::get_if<image_steps::Resize>(&step);
-      const auto* crop = std::get_if<image_steps::RandomResizedCrop>(&step);
-      resize_to(first.out_height, first.out_width, last, describe(step),
-                resize != nullptr ? resize->interpolation
-                : crop != nullptr ? crop->interpolation
-                                  : Interpolation::kBilinear);
+      resize_to(first.out_height, first.out_width, last, step);
       continue;
     }
     if (const auto* s = std::get_if<image_steps::Resize>(&step)) {
       const auto [height, width] = image_ops::resize_size(state.box.height, state.box.width, s->size, s->max_size);
-      resize_to(height, width, last, describe(step), s->interpolation);
+      resize_to(height, width, last, step);
     } else if (const auto* s = std::get_if<image_steps::CenterCrop>(&step)) {
       const int height = static_cast<int>(s->height), width = static_cast<int>(s->width);
       const bool whole = state.box.top == 0 && state.box.left == 0 && state.box.height == state.view.height &&
@@ -410,7 +407,7 @@ void run_steps(const std::vector<ImageStep>& steps, const std::vector<PictureOpP
         throw InvalidFile(no_pixels_left(state.box.height, state.box.width, step));
       }
       state.box = compose(state.box, state.flip, sub);
-      resize_to(static_cast<int>(s->height), static_cast<int>(s->width), last, describe(step), s->interpolation);
+      resize_to(static_cast<int>(s->height), static_cast<int>(s->width), last, step);
     } else if (const auto* s = std::get_if<image_steps::RandomHorizontalFlip>(&step)) {
       if (rng.uniform() < s->p) state.flip = !state.flip;
     }
