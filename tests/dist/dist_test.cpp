@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -197,7 +198,10 @@ std::shared_ptr<Dataset> little_dataset(int64_t n, uint64_t seed) {
   return std::make_shared<TensorDataset>(images, labels);
 }
 
+// Ranks are threads that share the process's CPU generator: each seeds it and draws its weights from it alone.
 SimpleCNN little_model(uint64_t seed) {
+  static std::mutex generator;
+  std::lock_guard<std::mutex> lock(generator);
   torch::manual_seed(seed);
   return SimpleCNN(SimpleCNNOptions().channels(1).height(12).width(12).classes(5));
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -89,8 +90,14 @@ inline TinyRun tiny_run(TrainOptions options, uint64_t model_seed = 7, int64_t h
                         const std::function<void(const TinyNet&)>& after_step = {},
                         const std::function<void(TinyNet&, TrainOptions&)>& prepare = {}, int64_t rank = 0,
                         int64_t world_size = 1, double dropout = 0.25) {
-  torch::manual_seed(model_seed);
-  TinyNet model(hidden, dropout);
+  // The ranks of a job are threads that share the process's CPU generator: each seeds it and draws its model's
+  // initial weights from it alone, or one rank's draws would land in another's weights.
+  static std::mutex generator;
+  TinyNet model = [&] {
+    std::lock_guard<std::mutex> lock(generator);
+    torch::manual_seed(model_seed);
+    return TinyNet(hidden, dropout);
+  }();
   if (prepare) prepare(model, options);
   torch::optim::SGD sgd(model->parameters(),
                         torch::optim::SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(1e-4));
