@@ -1,6 +1,6 @@
 // The loader's pieces, each with one job:
 //   epoch_permutation - the sampler: an epoch's index order, from (seed, epoch) by our own generator, block by
-//                       block for a dataset that reads in blocks;
+//                       block for a dataset that reads in blocks (dataset/permutation.h), or a mixture's plan;
 //   BatchMaker        - turns a list of indices into a batch (the dataset's own make_batch, batch fetch, or get +
 //                       collate), then pinned staging;
 //   WorkerPool        - threads running one task per batch (worker_pool.h), per epoch or kept across epochs;
@@ -29,6 +29,7 @@
 #include "feedline/dataset/encoded.h"
 #include "feedline/io/error.h"
 #include "feedline/io/remote.h"
+#include "dataset/permutation.h"
 #include "loader/blocking_queue.h"
 #include "loader/sequencer.h"
 #include "loader/worker_pool.h"
@@ -39,44 +40,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-// Fisher-Yates over [first, first + n) with our own unbiased bounded draw, so a seed gives the same order everywhere.
-void shuffle_range(int64_t* first, int64_t n, std::mt19937_64& gen) {
-  for (int64_t i = n - 1; i > 0; --i) std::swap(first[i], first[draw_below(gen, static_cast<uint64_t>(i) + 1)]);
-}
-
-// The sampler, from (seed, epoch) by our own generator, never torch's RNG. With blocks (Dataset::shuffle_blocks():
-// their sizes, in index order), the blocks' order is shuffled and then the samples inside each block.
-std::vector<int64_t> epoch_permutation(int64_t n, bool shuffle, uint64_t seed, int64_t epoch,
-                                       const std::vector<int64_t>& blocks) {
-  std::vector<int64_t> idx(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) idx[static_cast<size_t>(i)] = i;
-  if (!shuffle || n < 2) return idx;
-  std::mt19937_64 gen(mix64(seed ^ mix64(static_cast<uint64_t>(epoch))));
-  if (blocks.empty()) {
-    shuffle_range(idx.data(), n, gen);
-    return idx;
-  }
-  std::vector<int64_t> starts{0};
-  for (const int64_t b : blocks) {
-    if (b < 0) throw InvalidArgument("Loader: a dataset's shuffle block has a negative size");
-    starts.push_back(starts.back() + b);
-  }
-  if (starts.back() != n) {
-    throw InvalidArgument("Loader: the dataset's shuffle blocks hold " + std::to_string(starts.back()) +
-                          " samples, not its " + std::to_string(n));
-  }
-  std::vector<int64_t> order(blocks.size());
-  for (size_t b = 0; b < order.size(); ++b) order[b] = static_cast<int64_t>(b);
-  shuffle_range(order.data(), static_cast<int64_t>(order.size()), gen);
-  size_t at = 0;
-  for (const int64_t b : order) {
-    const size_t begin = at;
-    for (int64_t i = starts[static_cast<size_t>(b)]; i < starts[static_cast<size_t>(b) + 1]; ++i) idx[at++] = i;
-    shuffle_range(idx.data() + begin, static_cast<int64_t>(at - begin), gen);
-  }
-  return idx;
-}
 
 }  // namespace
 
@@ -213,6 +176,8 @@ struct Epoch::State {
   bool finished = false;
   std::shared_ptr<std::atomic<bool>> live;
   std::shared_ptr<std::atomic<int64_t>> handed_out;  // the loader's view of `returned`
+  const MixturePlan* plan = nullptr;  // a mixture's, for its counts by source; read only while `run` (which
+                                      // holds the dataset) lives
   EpochStats stats;
   double fetch_wait_at_start = 0;  // RemoteStats::wait_seconds when the epoch began
   std::optional<Clock::time_point> last_return;
@@ -292,6 +257,14 @@ struct Epoch::State {
     last_return = leave;
     stats.batches += 1;
     stats.samples += result.batch->data.size(0);
+    if (plan != nullptr) {
+      // The positions of the batch, whatever a dataset that skips samples made of them.
+      const auto& order = run->indices;
+      const auto end = std::min(order.size(), static_cast<size_t>(returned * run->batch_size));
+      for (auto i = static_cast<size_t>((returned - 1) * run->batch_size); i < end; ++i) {
+        ++stats.source_samples[plan->source_of(order[i])];
+      }
+    }
     handed_out->store(returned);
     return std::move(result.batch);
   }
@@ -378,13 +351,25 @@ int64_t uneven_samples(int64_t n, int64_t world, int64_t rank, bool stretches) {
   return n > rank ? (n - rank + world - 1) / world : 0;
 }
 
+// The positions of an epoch: a mixture's epoch length, else the dataset's size.
+int64_t epoch_length(const Dataset& dataset) {
+  const MixturePlan* plan = dataset.mixture();
+  return plan != nullptr ? plan->epoch_length() : dataset.size();
+}
+
+// Whether ranks take stretches of the epoch's order (a dataset read in blocks) rather than strides. A mixture's
+// sources keep their blocks together in its order by themselves, and it is split by stride.
+bool split_by_stretches(const Dataset& dataset) {
+  return dataset.mixture() == nullptr && !dataset.shuffle_blocks().empty();
+}
+
 }  // namespace
 
 int64_t Loader::batches_per_epoch() const {
+  const int64_t length = epoch_length(*dataset_);
   const int64_t n = options_.even_shards()
-                        ? rank_samples(dataset_->size(), options_.world_size(), options_.drop_last())
-                        : uneven_samples(dataset_->size(), options_.world_size(), options_.rank(),
-                                         !dataset_->shuffle_blocks().empty());
+                        ? rank_samples(length, options_.world_size(), options_.drop_last())
+                        : uneven_samples(length, options_.world_size(), options_.rank(), split_by_stretches(*dataset_));
   const int64_t b = options_.batch_size();
   return options_.drop_last() ? n / b : (n + b - 1) / b;
 }
@@ -407,7 +392,7 @@ LoaderState Loader::state_dict() const {
   s.seed = options_.seed();
   s.world_size = options_.world_size();
   s.batch_size = options_.batch_size();
-  s.samples = dataset_->size();
+  s.samples = epoch_length(*dataset_);
   return s;
 }
 
@@ -435,14 +420,17 @@ void Loader::load_state_dict(const LoaderState& state) {
                             std::to_string(options_.world_size()) + " x " + std::to_string(options_.batch_size()) +
                             "); another number of ranks resumes with the same global batch");
     }
-    if (!dataset_->shuffle_blocks().empty()) {
+    if (split_by_stretches(*dataset_)) {
       throw InvalidArgument("Loader: the saved state is for world size " + std::to_string(state.world_size) +
                             ", and this loader's is " + std::to_string(options_.world_size()) +
                             ": a dataset read in blocks is split into one stretch of blocks per rank, so its batches "
                             "depend on the world size; resume it on " + std::to_string(state.world_size) + " ranks");
     }
   }
-  if (state.samples != dataset_->size()) differs("a dataset of size", state.samples, dataset_->size());
+  if (state.samples != epoch_length(*dataset_)) {
+    differs(dataset_->mixture() != nullptr ? "an epoch of" : "a dataset of size", state.samples,
+            epoch_length(*dataset_));
+  }
   if (state.epoch < 0 || state.batch < 0 || state.batch > batches_per_epoch()) {
     throw InvalidArgument("Loader: the saved position (epoch " + std::to_string(state.epoch) + ", batch " +
                           std::to_string(state.batch) + ") is outside an epoch of " +
@@ -453,15 +441,18 @@ void Loader::load_state_dict(const LoaderState& state) {
 }
 
 std::vector<int64_t> Loader::epoch_indices(int64_t epoch) const {
-  const std::vector<int64_t> blocks = dataset_->shuffle_blocks();
-  std::vector<int64_t> order = epoch_permutation(dataset_->size(), options_.shuffle(), options_.seed(), epoch, blocks);
+  const MixturePlan* plan = dataset_->mixture();
+  std::vector<int64_t> order =
+      plan != nullptr ? plan->epoch_order(options_.shuffle(), options_.seed(), epoch)
+                      : detail::epoch_permutation(dataset_->size(), options_.shuffle(), options_.seed(), epoch,
+                                                  dataset_->shuffle_blocks());
   const int64_t world = options_.world_size();
   if (world == 1 || order.empty()) return order;
   const int64_t n = static_cast<int64_t>(order.size());
   const int64_t rank = options_.rank();
   // A dataset read in blocks (row groups) is split into stretches of the global order, which keep its blocks
   // together: rank r reads about 1/world of them. Any other is split by stride, as DistributedSampler does.
-  const bool stretches = !blocks.empty();
+  const bool stretches = split_by_stretches(*dataset_);
   std::vector<int64_t> mine;
   if (!options_.even_shards()) {
     if (stretches) return std::vector<int64_t>(order.begin() + rank * n / world, order.begin() + (rank + 1) * n / world);
@@ -483,6 +474,8 @@ Epoch Loader::epoch() {
   auto state = std::make_unique<Epoch::State>();  // from here on its destructor clears live_
   state->live = live_;
   state->batches = batches_per_epoch();
+  state->plan = dataset_->mixture();
+  if (state->plan != nullptr) state->stats.source_samples.assign(state->plan->sources(), 0);
   const auto resident = dataset_->resident_device();
   // A device-resident dataset is gathered where it lives, by the consumer: no workers, nothing to pin. Its order
   // goes to the device once an epoch; one resident in host memory takes its batches straight from the host

@@ -39,6 +39,9 @@ struct ReadAhead {
   int64_t samples = 0;
 };
 
+class MixturePlan;
+class TensorDataset;
+
 class Dataset {
  public:
   virtual ~Dataset() = default;
@@ -74,6 +77,114 @@ class Dataset {
   virtual bool makes_batches() const { return false; }
   // Only for datasets that make their batches; the default throws.
   virtual Example make_batch(const std::vector<int64_t>& indices, const BatchContext& context) const;
+  // A mixture of sources (MixtureDataset, or an EncodedDataset over a MixtureSource) names its plan: the loader
+  // then takes each epoch's order from it (MixturePlan::epoch_order(): epoch_length() positions, indices that may
+  // repeat), splits it between ranks by stride, never by stretches, and counts the samples each source gave
+  // (EpochStats::source_samples). Null (the default): the loader's own permutation of 0..size()-1.
+  virtual const MixturePlan* mixture() const { return nullptr; }
+};
+
+// Mixtures: several sources read as one, each giving its share of every epoch.
+//
+// Each source gives exactly one of: a proportion of the epoch (relative: 0.7 and 0.3, or 7 and 3, say the same), a
+// repeat (its samples an epoch over its size: 0.5 = half of them, the other half the next epoch; 2 = each twice),
+// or a count of samples an epoch. Proportions go with proportions only; repeats and counts mix. The samples an
+// epoch from each source are fixed: a proportion's by the epoch size (the mixture's epoch_size, or by default the
+// sum of the sources' sizes), split by largest remainders; a repeat's round(repeat x size); a count's the count,
+// all rescaled to the epoch size when one is given.
+//
+// The order (MixturePlan::epoch_order) is a function of (shuffle, seed, epoch) alone, as MosaicML Streaming and
+// torchdata's weighted samplers draw it: an epoch's positions take their sources in a shuffled order holding each
+// source's count (unshuffled: spread evenly, the sources taking turns by their shares), and each source deals its
+// samples from an endless stream of passes, without replacement within a pass: pass q is a permutation of the
+// source drawn from (seed, source, q), block by block for a source read in blocks (row groups, tar shards), so a
+// pass reads each block once. Epoch e takes the source's stream from position e x count on: a repeat of 1 gives
+// every sample once an epoch, a repeat of 0.5 half of a pass, and the next epoch the rest. Unshuffled, a pass is
+// the source's own order.
+//
+// A mixture's index space is its sources' one after another: source s's sample i is index offset(s) + i.
+struct MixturePart {
+  enum class Kind { kRepeat, kProportion, kCount };
+  Kind kind = Kind::kRepeat;
+  double value = 1.0;  // the proportion, the repeat, or the count
+  // Labels: class number l of this source becomes label_map[l] (empty: no map), then l + label_offset. Without
+  // either, each source keeps its own labels.
+  int64_t label_offset = 0;
+  std::vector<int64_t> label_map;
+  std::string name;  // for messages and reports: the source's path, say (see MixturePlan::name())
+
+  static MixturePart proportion(double p);
+  static MixturePart repeat(double r);
+  static MixturePart count(int64_t n);
+};
+
+// The arithmetic of a mixture, shared by MixtureDataset and MixtureSource. Immutable: safe from any thread.
+class MixturePlan {
+ public:
+  // `sizes`: each source's samples; `parts`: one for each; `epoch_size`: 0 for the default; `blocks`: each source's
+  // shuffle blocks (Dataset::shuffle_blocks(); empty, or an empty entry: none). Throws InvalidArgument naming the
+  // source for an empty source, a proportion or repeat that is not above 0 and finite, a count below 1 or not whole,
+  // a repeat that rounds to no samples, proportions mixed with repeats or counts, a label map with an entry below 0,
+  // blocks that do not sum to the source's size; and for a negative epoch size or an epoch of no samples.
+  MixturePlan(std::vector<int64_t> sizes, std::vector<MixturePart> parts, int64_t epoch_size = 0,
+              std::vector<std::vector<int64_t>> blocks = {});
+
+  size_t sources() const { return sizes_.size(); }
+  const MixturePart& part(size_t source) const { return parts_[source]; }
+  std::string name(size_t source) const;  // "source <number from 1>", then " (<part's name>)" when it has one
+  int64_t size(size_t source) const { return sizes_[source]; }
+  int64_t offset(size_t source) const { return offsets_[source]; }
+  int64_t total_size() const { return offsets_.back(); }  // every source's samples
+  int64_t epoch_length() const { return epoch_length_; }
+  const std::vector<int64_t>& counts() const { return counts_; }  // each source's samples an epoch
+  // The source index `index` (in [0, total_size())) belongs to.
+  size_t source_of(int64_t index) const;
+  // A label of `source` as the mixture gives it (its label map, then its offset). InvalidArgument naming the
+  // source for a label the map does not hold.
+  int64_t label(size_t source, int64_t label) const;
+  bool relabels(size_t source) const { return parts_[source].label_offset != 0 || !parts_[source].label_map.empty(); }
+  // Epoch `epoch`'s order: epoch_length() indices of the mixture's space (see above).
+  std::vector<int64_t> epoch_order(bool shuffle, uint64_t seed, int64_t epoch) const;
+  // Splits `order` (indices of the mixture's space) into each source's own indices, in order.
+  std::vector<std::vector<int64_t>> split(const std::vector<int64_t>& order) const;
+
+ private:
+  std::vector<int64_t> sizes_;
+  std::vector<MixturePart> parts_;
+  std::vector<std::vector<int64_t>> blocks_;
+  std::vector<int64_t> offsets_;  // sources() + 1 entries
+  std::vector<int64_t> counts_;
+  int64_t epoch_length_ = 0;
+};
+
+// Datasets of samples made whole (tables, tensors, streamed Parquet) mixed into one (see MixturePlan). The sources
+// must agree on a sample: data of the same shape and dtype, targets of the same shape and dtype (their first
+// samples are compared); a source that relabels must have integer class targets. A dataset that makes its own
+// batches (an EncodedDataset) mixes by its SampleSource instead: MixtureSource, under one EncodedDataset.
+// TensorDatasets (every source one) are joined at construction into one, relabelled: a copy of their tensors, which
+// the mixture then holds instead of its sources, so that a batch is one gather, as from a single source.
+// Thread-safety: immutable after construction, as its sources are.
+class MixtureDataset : public Dataset {
+ public:
+  // Throws InvalidArgument, naming the source and what differs, for sources that disagree, a missing or
+  // device-resident source, a source that makes its own batches, no sources, or a plan MixturePlan refuses.
+  MixtureDataset(std::vector<std::shared_ptr<const Dataset>> sources, std::vector<MixturePart> parts,
+                 int64_t epoch_size = 0);
+  int64_t size() const override { return plan_.total_size(); }
+  Example get(int64_t index) const override;
+  bool has_batch_fetch() const override { return true; }
+  // Each source's samples in one call of its get_batch(), put in place.
+  Example get_batch(const std::vector<int64_t>& indices) const override;
+  void will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const override;
+  const MixturePlan* mixture() const override { return &plan_; }
+  const MixturePlan& plan() const { return plan_; }
+
+ private:
+  torch::Tensor relabelled(size_t source, torch::Tensor target) const;
+
+  std::vector<std::shared_ptr<const Dataset>> sources_;  // empty once joined
+  MixturePlan plan_;
+  std::shared_ptr<const TensorDataset> joined_;  // TensorDatasets' samples, one after another, relabelled
 };
 
 // Stacks examples into one batch (default collate). Throws InvalidArgument on an empty list.

@@ -108,6 +108,37 @@ class SampleSource {
     (void)order;
     (void)ahead;
   }
+  // Dataset::mixture(), for a MixtureSource.
+  virtual const MixturePlan* mixture() const { return nullptr; }
+};
+
+// Sources of encoded samples (class folders, Parquet image files, tar shards) mixed into one (see MixturePlan), for
+// one EncodedDataset: every sample is made by the same transform, written in place into its batch. A sample's
+// label is its source's, relabelled as its part says; its randomness is drawn from its index in the mixture, so
+// two sources' samples never share a stream. The sources must agree on the classes: where two name the same class
+// number (class_names(), after relabelling), the names must be the same, or InvalidArgument names both sources,
+// the number and the two names (give one of them a label map or an offset). class_names() is then the union.
+// Thread-safety: immutable after construction, as its sources are.
+class MixtureSource : public SampleSource {
+ public:
+  // Throws InvalidArgument for no sources, a missing one, classes that disagree, or a plan MixturePlan refuses.
+  MixtureSource(std::vector<std::shared_ptr<const SampleSource>> sources, std::vector<MixturePart> parts,
+                int64_t epoch_size = 0);
+  int64_t size() const override { return plan_.total_size(); }
+  EncodedSample get(int64_t index) const override;
+  std::vector<int64_t> labels() const override;
+  std::vector<std::string> class_names() const override { return class_names_; }
+  // None: the loader takes the order from the plan, which keeps each source's blocks together.
+  std::vector<int64_t> shuffle_blocks() const override { return {}; }
+  void will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const override;
+  const MixturePlan* mixture() const override { return &plan_; }
+  const MixturePlan& plan() const { return plan_; }
+  const SampleSource& source(size_t s) const { return *sources_[s]; }
+
+ private:
+  std::vector<std::shared_ptr<const SampleSource>> sources_;
+  MixturePlan plan_;
+  std::vector<std::string> class_names_;
 };
 
 // What a transform makes of every sample: a tensor of `sizes` and `dtype` (the batch is [batch, sizes...]).
@@ -173,6 +204,7 @@ class EncodedDataset : public Dataset {
   void will_read(const std::vector<int64_t>& order, const ReadAhead& ahead) const override {
     source_->will_read(order, ahead);
   }
+  const MixturePlan* mixture() const override { return source_->mixture(); }
 
   const SampleSource& source() const { return *source_; }
   const SampleTransform& transform() const { return *transform_; }

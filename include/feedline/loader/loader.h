@@ -2,7 +2,8 @@
 //
 // Batch k of epoch e always holds the indices perm_e[k*B, (k+1)*B), where perm_e is a permutation drawn from
 // (seed, e) by feedline's own generator (or 0..N-1 without shuffle); for a dataset with shuffle blocks, a
-// permutation of the blocks with each block's samples shuffled in place (see Dataset::shuffle_blocks()).
+// permutation of the blocks with each block's samples shuffled in place (see Dataset::shuffle_blocks()); for a
+// mixture (Dataset::mixture()), its plan's order of epoch e, which may hold an index more than once.
 // Batches come back in that order for any num_workers, so the same seed gives the same batches whatever the
 // worker count. A dataset that makes its own batches (Dataset::makes_batches(): an EncodedDataset, whose per-sample
 // transform decodes and augments samples stored encoded) makes them on the workers, each sample drawing its
@@ -107,7 +108,8 @@ struct LoaderOptions {
   // rank makes the same number of batches. For a dataset read in blocks (Dataset::shuffle_blocks(), a streamed
   // Parquet file's row groups), rank r takes the r-th stretch of the padded permutation instead, which keeps the
   // blocks together: a rank reads about 1/world_size of the row groups, plus at most one at each end of its
-  // stretch. world_size 1 (the default): the whole epoch.
+  // stretch. A mixture is split by stride: each source's blocks come one after another in its order, so the ranks
+  // read the same few blocks at a time. world_size 1 (the default): the whole epoch.
   FEEDLINE_ARG(int64_t, rank) = 0;
   FEEDLINE_ARG(int64_t, world_size) = 1;
   // false: no padding and no cut, for evaluation: rank r takes positions r, r + world_size, ... of the global
@@ -140,6 +142,9 @@ struct EpochStats {
   // The loader's threads waiting for a remote dataset's bytes (remote::RemoteStats::wait_seconds over the epoch:
   // the process's remote reads, whichever loader made them). Part of wait_seconds only where it held a batch up.
   double fetch_wait_seconds = 0;
+  // A mixture's (Dataset::mixture()): the positions of the batches handed out that each source gave, by source
+  // (this rank's; summed over the ranks, the epoch's counts). Empty for any other dataset.
+  std::vector<int64_t> source_samples;
 };
 
 class Loader;
@@ -156,7 +161,7 @@ struct LoaderState {
   uint64_t seed = 0;
   int64_t world_size = 1;
   int64_t batch_size = 1;
-  int64_t samples = 0;  // the dataset's size
+  int64_t samples = 0;  // the dataset's size (a mixture's: its epoch length)
 };
 
 // One pass over the dataset. Iterate with range-for or call next() until it returns nothing. Destroying an
