@@ -31,6 +31,8 @@ __all__ = [
     "ImageFolder",
     "InvalidArgumentError",
     "InvalidFileError",
+    "Mixture",
+    "Stream",
     "UnsupportedError",
     "convert",
     "inspect",
@@ -476,6 +478,255 @@ class ImageFolder(ImageDataset):
                          reduced_decode=reduced_decode)
 
 
+def _share(value, name):
+    """A proportion or a repeat: a finite number above 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"Stream: {name} must be a number, not {type(value).__name__}")
+    if not (value > 0 and value != float("inf")):
+        raise ValueError(f"Stream: {name}={value!r}: use a finite number above 0")
+    return float(value)
+
+
+class Stream:
+    """One source of a :class:`Mixture` and its share of every epoch, as MosaicML Streaming's ``Stream`` gives it.
+
+    Args:
+        dataset: an :class:`ImageDataset` (or ImageFolder), a ``(features, labels)`` pair of tensors, or a
+            torch.utils.data.TensorDataset of two tensors.
+        proportion: the source's share of the epoch, relative to the other sources' proportions (0.8 and 0.2, or
+            4 and 1, say the same). Proportions go with proportions only.
+        repeat: its samples an epoch over its size: 1 gives every sample once an epoch, 2 each twice, 0.5 half of
+            them (the other half the next epoch).
+        choose: a number of samples an epoch.
+        label_offset: added to each of the source's labels (after ``label_map``).
+        label_map: class ``l`` of the source becomes ``label_map[l]``; a list, or a dict ``{class: new class}``
+            that names every class from 0 to its largest.
+
+    At most one of proportion, repeat and choose; none means ``repeat=1``.
+    """
+
+    def __init__(self, dataset, proportion=None, repeat=None, choose=None, label_offset=0, label_map=None):
+        given = [name for name, value in (("proportion", proportion), ("repeat", repeat), ("choose", choose))
+                 if value is not None]
+        if len(given) > 1:
+            raise ValueError(f"Stream: give at most one of proportion, repeat and choose, not {' and '.join(given)}")
+        if proportion is not None:
+            self.kind, self.value = "proportion", _share(proportion, "proportion")
+        elif choose is not None:
+            if isinstance(choose, bool) or not isinstance(choose, int):
+                raise TypeError(f"Stream: choose must be an int (samples an epoch), not {type(choose).__name__}")
+            if choose < 1:
+                raise ValueError(f"Stream: choose={choose}: use 1 sample or more")
+            self.kind, self.value = "count", choose
+        else:
+            self.kind, self.value = "repeat", _share(1 if repeat is None else repeat, "repeat")
+        if isinstance(label_offset, bool) or not isinstance(label_offset, int):
+            raise TypeError(f"Stream: label_offset must be an int, not {type(label_offset).__name__}")
+        self.dataset = dataset
+        self.label_offset = label_offset
+        self.label_map = self._label_map(label_map)
+
+    @staticmethod
+    def _label_map(label_map):
+        if label_map is None:
+            return []
+        if isinstance(label_map, dict):
+            for key in label_map:
+                if isinstance(key, bool) or not isinstance(key, int) or key < 0:
+                    raise ValueError(f"Stream: label_map's keys must be class numbers 0 or more, not {key!r}")
+            missing = [k for k in range(max(label_map, default=-1) + 1) if k not in label_map]
+            if missing:
+                raise ValueError(f"Stream: label_map has no entry for class {missing[0]}: a dict must name every "
+                                 f"class from 0 to {max(label_map)}")
+            label_map = [label_map[k] for k in range(len(label_map))]
+        if isinstance(label_map, (str, bytes)) or not hasattr(label_map, "__iter__"):
+            raise TypeError(f"Stream: label_map must be a list or a dict, not {type(label_map).__name__}")
+        out = []
+        for v in label_map:
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"Stream: label_map's labels must be class numbers 0 or more, not {v!r}")
+            out.append(v)
+        return out
+
+    @property
+    def proportion(self):
+        return self.value if self.kind == "proportion" else None
+
+    @property
+    def repeat(self):
+        return self.value if self.kind == "repeat" else None
+
+    @property
+    def choose(self):
+        return self.value if self.kind == "count" else None
+
+    def __repr__(self):
+        share = {"proportion": "proportion", "repeat": "repeat", "count": "choose"}[self.kind]
+        extra = (f", label_offset={self.label_offset}" if self.label_offset else "") + (
+            f", label_map={self.label_map}" if self.label_map else "")
+        return f"Stream({type(self.dataset).__name__}, {share}={self.value!r}{extra})"
+
+
+def _tensor_pair(source):
+    """A (features, labels) pair of tensors or a TensorDataset of two, as a pair; None for anything else."""
+    tensors = getattr(source, "tensors", source)
+    if isinstance(tensors, (tuple, list)) and len(tensors) == 2 and all(
+            isinstance(t, _torch.Tensor) for t in tensors):
+        return tensors[0], tensors[1]
+    return None
+
+
+class Mixture(_torch.utils.data.Dataset):
+    """Several datasets read as one, each giving its share of every epoch; ``feedline.DataLoader(mixture, ...)``
+    serves it as any other source (shuffle, seed, workers, ranks, state_dict).
+
+    The samples each source gives an epoch are fixed (``counts``), and which ones is a function of the seed and
+    the epoch alone: the same batches for any num_workers, and a resumed run continues exactly. A source with
+    ``repeat=1`` gives each of its samples once an epoch; one with a proportion or a count below its size gives
+    different samples each epoch, every one of them before any comes again.
+
+    Args:
+        sources: a list of datasets or :class:`Stream` s: all :class:`ImageDataset` s with the same
+            feedline.transforms transform (every sample is made by it), or all tensor pairs / TensorDatasets of
+            samples of one shape and dtype. A dataset given bare is ``Stream(dataset)``: ``repeat=1``.
+        weights: proportions for the sources, ``[0.8, 0.2]``: shorthand for ``Stream(d, proportion=w)``; not with
+            Streams that set their own share.
+        epoch_size: the samples of an epoch; by default the sum of the sources' sizes for proportions, else the
+            sum of what the repeats and counts give. With repeats or counts, they are rescaled to it.
+
+    ``len(mixture)`` is the epoch's length. ``mixture[i]`` is sample ``i`` of the sources one after another
+    (source 0's, then source 1's, ...: ``sum(mixture.sizes)`` of them), relabelled as its Stream says;
+    :meth:`epoch_order` gives an epoch's indices, for a sampler of torch's DataLoader.
+
+    Raises:
+        ValueError: images mixed with tensors, image datasets of different transforms, tensor sources that
+            disagree on a sample's shape or dtype (naming the source), a share that is not above 0, a label map
+            that does not hold a label.
+    """
+
+    def __init__(self, sources, weights=None, epoch_size=None):
+        if isinstance(sources, (str, bytes, _os.PathLike, ImageDataset, Stream)) or not hasattr(sources, "__iter__"):
+            raise TypeError("Mixture: sources must be a list of datasets or feedline.Stream objects, not "
+                            f"{type(sources).__name__}")
+        sources = list(sources)
+        if not sources:
+            raise ValueError("Mixture: give at least one source")
+        if weights is not None:
+            weights = list(weights)
+            if len(weights) != len(sources):
+                raise ValueError(f"Mixture: {len(weights)} weights for {len(sources)} sources")
+            for s in sources:
+                if isinstance(s, Stream) and (s.kind != "repeat" or s.value != 1.0):
+                    raise ValueError(f"Mixture: weights are proportions for the sources, but {s!r} sets its own "
+                                     "share; give each Stream its proportion instead")
+            streams = [Stream(s.dataset if isinstance(s, Stream) else s, proportion=w,
+                              label_offset=s.label_offset if isinstance(s, Stream) else 0,
+                              label_map=s.label_map if isinstance(s, Stream) else None)
+                       for s, w in zip(sources, weights)]
+        else:
+            streams = [s if isinstance(s, Stream) else Stream(s) for s in sources]
+        if epoch_size is not None:
+            if isinstance(epoch_size, bool) or not isinstance(epoch_size, int):
+                raise TypeError(f"Mixture: epoch_size must be an int, not {type(epoch_size).__name__}")
+            if epoch_size < 1:
+                raise ValueError(f"Mixture: epoch_size={epoch_size}: use 1 sample or more")
+        self.streams = streams
+        self.epoch_size = epoch_size
+        datasets = [s.dataset for s in streams]
+        images = [isinstance(d, ImageDataset) for d in datasets]
+        if all(images):
+            self._core = self._images(streams)
+        elif any(images):
+            k = images.index(False)
+            raise ValueError(f"Mixture: source {k + 1} ({type(datasets[k]).__name__}) is not an image dataset but "
+                             f"source {images.index(True) + 1} is: a mixture is of image datasets only or of tensors "
+                             "only")
+        else:
+            pairs = []
+            for k, d in enumerate(datasets):
+                pair = _tensor_pair(d)
+                if pair is None:
+                    raise TypeError(f"Mixture: source {k + 1} must be a feedline.ImageDataset, a (features, labels) "
+                                    f"pair of tensors or a TensorDataset of two tensors, not {type(d).__name__}")
+                pairs.append(pair)
+            parts = [(s.kind, float(s.value), s.label_offset, s.label_map, "") for s in streams]
+            self._core = _feedline._Mixture.tensors(pairs, parts, epoch_size or 0)
+
+    def _images(self, streams):
+        first = streams[0].dataset
+        for k, s in enumerate(streams):
+            d = s.dataset
+            if d._python_transform is not None:
+                raise TypeError(f"Mixture: source {k + 1} ({d.root})'s transform {d._python_transform!r} is a Python "
+                                "callable; a mixture makes its samples in C++: give the datasets feedline.transforms")
+            if d._core.describe_steps() != first._core.describe_steps():
+                raise ValueError(f"Mixture: source 1 ({first.root}) and source {k + 1} ({d.root}) have different "
+                                 f"transforms, {first.transform!r} and {d.transform!r}: a mixture makes every sample "
+                                 "with one transform, give them the same")
+            if d.on_error != first.on_error:
+                raise ValueError(f"Mixture: source 1 ({first.root}) has on_error={first.on_error!r} and source {k + 1} "
+                                 f"({d.root}) on_error={d.on_error!r}: give them the same")
+        self.transform = first.transform
+        parts = [(s.kind, float(s.value), s.label_offset, s.label_map, s.dataset.root) for s in streams]
+        return _feedline._Mixture.images([s.dataset._core for s in streams], parts, self.epoch_size or 0)
+
+    def __len__(self):
+        """The samples of an epoch."""
+        return len(self._core)
+
+    @property
+    def sizes(self):
+        """Each source's samples."""
+        return self._core.sizes()
+
+    @property
+    def counts(self):
+        """Each source's samples an epoch (summing to ``len(self)``)."""
+        return self._core.counts()
+
+    @property
+    def names(self):
+        """Each source's name in messages: ``"source <number>"``, from 1, and an image dataset's root."""
+        return self._core.names()
+
+    @property
+    def class_names(self):
+        """For image datasets, the class names by class number after relabelling: the union of the sources'
+        (where two name the same number, they must name the same class); None for tensors, or sources with
+        numbers only."""
+        names = self._core.class_names()
+        return names if names else None
+
+    @property
+    def classes(self):
+        """The same as ``class_names``."""
+        return self.class_names
+
+    def epoch_order(self, epoch, shuffle=True, seed=0):
+        """Epoch ``epoch``'s ``len(self)`` indices (of ``self[i]``'s space, some maybe repeated), as the loader
+        of one rank draws them with this shuffle and seed."""
+        return self._core.epoch_order(bool(shuffle), int(seed) % (1 << 64), int(epoch))
+
+    def __getitem__(self, index):
+        if isinstance(index, bool) or not isinstance(index, int):
+            try:
+                index = _operator.index(index)
+            except TypeError:
+                raise TypeError(f"indices must be integers, not {type(index).__name__}") from None
+        n = self._core.total_size()
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(f"index {index} out of range for {n} samples (the sources' samples, one after another)")
+        return self._core.get(index)
+
+    def __repr__(self):
+        lines = [f"Mixture({len(self.streams)} sources, {len(self)} samples an epoch)"]
+        for name, stream, count in zip(self.names, self.streams, self.counts):
+            lines.append(f"    {name}: {stream!r}, {count} an epoch")
+        return "\n".join(lines)
+
+
 def _distributed_default(rank, world_size):
     """rank and world_size as given, else torch.distributed's when it is initialised, else 0 and 1."""
     if rank is not None and world_size is not None:
@@ -504,7 +755,8 @@ class DataLoader:
     ``source`` is a file path (Parquet or CSV: an image table as ``feedline train`` reads it), a pair
     ``(features, labels)`` of tensors, a torch.utils.data.TensorDataset of two tensors, or an
     :class:`ImageDataset` whose transform (feedline.transforms) ends in one size: its images are decoded and
-    transformed by the workers. Iterating yields ``(features, labels)`` batches.
+    transformed by the workers, or a :class:`Mixture` of either kind (each epoch its sources' shares, see
+    ``source_samples``). Iterating yields ``(features, labels)`` batches.
 
     The arguments that torch's DataLoader also has mean what they mean there: batch_size, shuffle, drop_last,
     num_workers (threads here, not processes: 0 makes batches in the calling thread), pin_memory (a no-op
@@ -595,6 +847,8 @@ class DataLoader:
         self.rank = rank
         self.world_size = world_size
         self._iterator = None
+        self._sources = None  # a Mixture's sources
+        self._source_samples = None  # a Mixture's source_samples of an epoch closed early
         if isinstance(source, ImageDataset):
             if source._python_transform is not None:
                 raise TypeError(
@@ -603,6 +857,9 @@ class DataLoader:
                     "feedline.transforms.__all__), or iterate this same dataset with torch.utils.data.DataLoader, "
                     "which calls the transform in its worker processes")
             self._loader = _feedline.loader_from_images(source._core, options)
+        elif isinstance(source, Mixture):
+            self._loader = _feedline.loader_from_mixture(source._core, options)
+            self._sources = len(source.sizes)
         elif isinstance(source, (str, bytes, _os.PathLike)):
             path = _path(source, "source")
             shape = tuple(int(d) for d in shape)
@@ -643,6 +900,7 @@ class DataLoader:
         """Stop the epoch in progress, if any; its worker threads end. Iterating again starts the next one."""
         if self._iterator is not None:
             self._iterator.close()
+            self._source_samples = self._iterator.source_samples()
             self._iterator = None
 
     def set_epoch(self, epoch):
@@ -667,6 +925,17 @@ class DataLoader:
         """For an ImageDataset with on_error="skip": the samples left out of the epoch in progress so far, or of
         the last epoch once it ended (0 otherwise)."""
         return self._loader.skipped()
+
+    @property
+    def source_samples(self):
+        """For a :class:`Mixture`: the samples each source gave this rank in the epoch in progress so far, or in
+        the last epoch once it ended (zeros before the first; after load_state_dict, the batches handed out
+        since); summed over the ranks of a whole epoch, the mixture's ``counts``. None for other sources."""
+        if self._sources is None:
+            return None
+        if self._iterator is not None:
+            return self._iterator.source_samples()
+        return self._source_samples or [0] * self._sources
 
     @property
     def num_samples(self):

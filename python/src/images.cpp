@@ -308,6 +308,8 @@ class PyImageDataset {
     return make_image_dataset(source_, steps_, options_, on_error_);
   }
 
+  ImageParts parts() const { return {source_, steps_, options_, on_error_, transform_}; }
+
  private:
   std::vector<ImageStep> steps_;
   OnError on_error_ = OnError::kRaise;
@@ -364,6 +366,11 @@ void bind_images(py::module_& m) {
 std::shared_ptr<EncodedDataset> image_loader_dataset(py::handle dataset) {
   if (!py::isinstance<PyImageDataset>(dataset)) throw py::type_error("not an image dataset");
   return dataset.cast<const PyImageDataset&>().loader_dataset();
+}
+
+ImageParts image_parts(py::handle dataset) {
+  if (!py::isinstance<PyImageDataset>(dataset)) throw py::type_error("not an image dataset");
+  return dataset.cast<const PyImageDataset&>().parts();
 }
 
 }  // namespace feedline::python

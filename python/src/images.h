@@ -5,8 +5,10 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <vector>
 
 #include "feedline/dataset/encoded.h"
+#include "feedline/dataset/image_transforms.h"
 
 namespace feedline::python {
 
@@ -17,5 +19,18 @@ void bind_images(pybind11::module_& m);
 // own skipped samples). TypeError for anything but an _ImageDataset; InvalidArgument (ValueError) when its steps
 // do not make one output size.
 std::shared_ptr<EncodedDataset> image_loader_dataset(pybind11::handle dataset);
+
+// What an _ImageDataset is made of, for a mixture of several: its opened source, and the steps, options and
+// on_error that make its samples (transform: the steps built once, for ds[i]).
+struct ImageParts {
+  std::shared_ptr<const SampleSource> source;
+  std::vector<ImageStep> steps;
+  ImageTransformOptions options;
+  OnError on_error = OnError::kRaise;
+  std::shared_ptr<const ImageTransform> transform;
+};
+
+// TypeError for anything but an _ImageDataset.
+ImageParts image_parts(pybind11::handle dataset);
 
 }  // namespace feedline::python

@@ -31,6 +31,7 @@
 #include "feedline/loader/loader.h"
 #include "batch_mix.h"
 #include "images.h"
+#include "mixture.h"
 #include "io/inspect.h"
 #include "io/value_text.h"
 #include "remote.h"
@@ -547,6 +548,7 @@ class PyEpoch {
 
   void close() {
     if (!epoch_) return;
+    source_samples_ = epoch_->stats().source_samples;  // kept for DataLoader.source_samples once the epoch ends
     if (PyGILState_Check()) {
       py::gil_scoped_release release;
       epoch_.reset();
@@ -565,10 +567,13 @@ class PyEpoch {
     d["step_seconds"] = s.step_seconds;
     return d;
   }
+  // A mixture's samples from each source so far this epoch, or over the whole epoch once it ended.
+  std::vector<int64_t> source_samples() const { return epoch_ ? epoch_->stats().source_samples : source_samples_; }
 
  private:
   std::unique_ptr<Epoch> epoch_;
   std::shared_ptr<const EncodedDataset> encoded_;
+  std::vector<int64_t> source_samples_;
 };
 
 class PyLoader {
@@ -690,6 +695,13 @@ std::unique_ptr<PyLoader> loader_from_images(py::object dataset, py::dict option
   return std::make_unique<PyLoader>(encoded, o, encoded);
 }
 
+// A _Mixture (mixture.cpp): an EncodedDataset over a MixtureSource, or a MixtureDataset of tensors.
+std::unique_ptr<PyLoader> loader_from_mixture(py::object mixture, py::dict options) {
+  const LoaderOptions o = loader_options(options);
+  auto [dataset, encoded] = mixture_loader_dataset(mixture);
+  return std::make_unique<PyLoader>(std::move(dataset), o, std::move(encoded));
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Errors
 
@@ -746,7 +758,8 @@ PYBIND11_MODULE(_feedline, m) {
       .def("__iter__", [](PyEpoch& e) -> PyEpoch& { return e; })
       .def("__next__", &PyEpoch::next)
       .def("close", &PyEpoch::close)
-      .def("stats", &PyEpoch::stats);
+      .def("stats", &PyEpoch::stats)
+      .def("source_samples", &PyEpoch::source_samples);
 
   py::class_<PyLoader>(m, "_Loader")
       .def("epoch", &PyLoader::epoch)
@@ -762,7 +775,9 @@ PYBIND11_MODULE(_feedline, m) {
   bind_images(m);
   bind_remote(m);
   bind_batch_mix(m);
+  bind_mixture(m);
   m.def("loader_from_images", &loader_from_images, py::arg("dataset"), py::arg("options"));
+  m.def("loader_from_mixture", &loader_from_mixture, py::arg("mixture"), py::arg("options"));
 
   m.def("loader_from_tensors", &loader_from_tensors, py::arg("features"), py::arg("labels"), py::arg("options"));
   m.def("loader_from_file", &loader_from_file, py::arg("path"), py::arg("label_column"), py::arg("feature_columns"),
