@@ -103,6 +103,18 @@ void check_photo_folder(const std::string& bench, const std::string& flag, const
                 "(`feedline prepare --photos N` writes <data-dir>/photos/jpeg/train)");
 }
 
+// inspect's --mix and --epoch-size weigh several files: one value a file.
+void check_inspect_mix(const InspectArgs& a) {
+  if ((!a.mix.empty() || a.epoch_size > 0) && a.paths.size() < 2) {
+    throw InvalidArgument("inspect: --mix and --epoch-size weigh the files of a mixture: give more than one file");
+  }
+  if (!a.mix.empty() && a.mix.size() != a.paths.size()) {
+    throw InvalidArgument("inspect: --mix has " + std::to_string(a.mix.size()) + " value" +
+                          (a.mix.size() == 1 ? "" : "s") + " for " + std::to_string(a.paths.size()) +
+                          " files: give one value for each, in order");
+  }
+}
+
 }  // namespace
 
 bool names_images(const std::string& path) {
@@ -408,12 +420,26 @@ void Commands::define_inspect_and_cat() {
                  "metadata, or a CSV file's columns and their types; of image files (class folders, tar shards, "
                  "Hugging Face image Parquet): the layout, samples, classes with their counts, formats, image "
                  "sizes and the files that cannot be read");
-  i->add_option("file", inspect.path,
+  i->add_option("file", inspect.paths,
                 "Parquet or CSV file, or Parquet files (their schema and files): " + kManyFiles +
                     "; or image files: a folder of class folders, tar shards (a .tar, a brace pattern "
                     "'train-{000000..000005}.tar' or a comma-separated list) or Parquet with an image{bytes, path} "
-                    "column")
+                    "column. Several: a mixture of them, as `train` reads several --data (each set's samples, weight "
+                    "and samples an epoch)")
       ->required();
+  auto* mix = i->add_option("--mix", inspect.mix,
+                            "With several files: one value for each, in order (comma-separated), as `train --mix`")
+                  ->delimiter(',')
+                  ->check(positive_number());
+  add_choice<dist::MixBy>(i, "--mix-by", inspect.mix_by,
+                          {{"proportion", dist::MixBy::kProportion},
+                           {"repeat", dist::MixBy::kRepeat},
+                           {"count", dist::MixBy::kCount}},
+                          "What --mix's values are, as `train --mix-by`: proportion, repeat or count")
+      ->needs(mix);
+  i->add_option("--epoch-size", inspect.epoch_size, "A mixture's samples an epoch, as `train --epoch-size`")
+      ->check(whole(0))
+      ->capture_default_str();
   i->add_flag("--json", inspect.json, "One JSON document instead of text (tables only)");
   i->add_option("--sample", inspect.sample,
                 "Image files: read and probe at most N images, spread evenly over the set (0: every one)")
@@ -487,6 +513,10 @@ void Commands::finish() {
     }
   } else if (*train_cmd_) {
     command_ = Command::kTrain;
+    if (!train.data_files.empty()) {
+      train.data.train_file = train.data_files.front();
+      train.data.more_train_files.assign(train.data_files.begin() + 1, train.data_files.end());
+    }
     train.data.columns.features_given = train_features_->count() > 0;
     train.data.image_shape = image_shape_flag(train_shape_);
     if (train.data.mode == DatasetMode::kStream && !train.data.columns.row_groups.empty()) {
@@ -518,7 +548,11 @@ void Commands::finish() {
     lab.shape = image_shape_flag(bench_shape_);
     apply_full_protocol();
   } else if (*inspect_cmd_) {
-    command_ = names_images(inspect.path) ? Command::kInspectImages : Command::kInspect;
+    inspect.path = inspect.paths.front();
+    check_inspect_mix(inspect);
+    command_ = inspect.paths.size() > 1            ? Command::kInspectMixture
+               : names_images(inspect.path) ? Command::kInspectImages
+                                            : Command::kInspect;
   } else if (*cat_cmd_) {
     command_ = Command::kCat;
   } else {
@@ -538,7 +572,8 @@ void Commands::apply_full_protocol() {
 bool Commands::needs_torch() const {
   return command_ == Command::kTrain || command_ == Command::kBench || command_ == Command::kBenchFrom ||
          command_ == Command::kBenchLoader || command_ == Command::kBenchDist || command_ == Command::kBenchImages ||
-         command_ == Command::kBenchRemote || command_ == Command::kInspectImages;
+         command_ == Command::kBenchRemote || command_ == Command::kInspectImages ||
+         command_ == Command::kInspectMixture;
 }
 
 }  // namespace feedline::cli

@@ -40,13 +40,21 @@ struct TrainArgs : dist::TrainJobOptions {
   // Data-parallel training: --nproc local ranks started by this process (0: none; the environment of torchrun
   // or another launcher may still make this process one rank of a job).
   int64_t nproc = 0;
+  // Every --data, in order: the first is data.train_file, the others data.more_train_files (a mixture).
+  std::vector<std::string> data_files;
 };
 
 // Refuses flags of `feedline train` that cannot work together, naming them, before LibTorch is loaded.
 void check_train_args(const TrainArgs& args);
 
 struct InspectArgs {
-  std::string path;
+  std::string path;  // the first of paths
+  // More than one: a mixture of these sets (as `train --data A --data B` reads them), weighed by mix as mix_by
+  // says (empty: a repeat of 1 each), over epoch_size samples (0: the mixture's default).
+  std::vector<std::string> paths;
+  std::vector<double> mix;
+  dist::MixBy mix_by = dist::MixBy::kProportion;
+  int64_t epoch_size = 0;
   bool json = false;
   int64_t sample = 10000;  // image sets: images probed at most (0: every one)
   int threads = default_threads();
@@ -83,7 +91,7 @@ struct ConvertArgs {
 // The subcommand a parsed line chose.
 enum class Command {
   kPrepare, kTrain, kBench, kBenchFrom, kBenchLoader, kBenchDist, kBenchImages, kBenchRemote, kInspect,
-  kInspectImages, kCat, kConvert
+  kInspectImages, kInspectMixture, kCat, kConvert
 };
 
 // Every command's arguments and the parser that fills them. After parse(), command() says which ran, and the

@@ -4,15 +4,20 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "feedline/dataset/dataset.h"
 #include "feedline/dataset/image_dataset.h"
+#include "feedline/io/columns.h"
 #include "feedline/io/error.h"
 #include "feedline/io/image_decode.h"
+#include "feedline/io/parquet.h"
+#include "feedline/io/parquet_dataset.h"
 #include "io/parallel.h"
 
 namespace feedline::cli {
@@ -100,7 +105,63 @@ void print_classes(const std::vector<int64_t>& labels, const std::vector<std::st
   }
 }
 
+// The samples of one set of a mixture: an image set's, or a table's rows.
+int64_t set_size(const std::string& path) {
+  if (names_images(path)) return open_image_source(path)->size();
+  if (parquet::is_dataset_spec(path)) return parquet::DatasetReader(path).num_rows();
+  const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+  if (csv) return read_file_columns(path, {}, 1).num_rows;
+  return parquet::read_file_info(path).num_rows;
+}
+
+MixturePart mix_part(const InspectArgs& args, size_t set) {
+  if (args.mix.empty()) return MixturePart::repeat(1.0);
+  const double v = args.mix[set];
+  switch (args.mix_by) {
+    case dist::MixBy::kProportion: return MixturePart::proportion(v);
+    case dist::MixBy::kRepeat: return MixturePart::repeat(v);
+    case dist::MixBy::kCount: break;
+  }
+  if (v != std::floor(v) || v > 1e15) {
+    throw InvalidArgument("inspect --mix: " + args.paths[set] + ": --mix-by count takes whole numbers of samples, "
+                          "not " + fmt::format("{}", v));
+  }
+  return MixturePart::count(static_cast<int64_t>(v));
+}
+
+std::string weight_text(const MixturePart& part) {
+  const char* kind = part.kind == MixturePart::Kind::kProportion ? "proportion"
+                     : part.kind == MixturePart::Kind::kRepeat   ? "repeat"
+                                                                 : "count";
+  return fmt::format("{} {}", kind, part.value);
+}
+
 }  // namespace
+
+int run_inspect_mixture(const InspectArgs& args) {
+  if (args.json) throw InvalidArgument("inspect --json is for one Parquet or CSV file, not a mixture");
+  std::vector<int64_t> sizes;
+  std::vector<MixturePart> parts;
+  for (size_t s = 0; s < args.paths.size(); ++s) {
+    sizes.push_back(set_size(args.paths[s]));
+    parts.push_back(mix_part(args, s));
+    parts.back().name = args.paths[s];
+  }
+  const MixturePlan plan(sizes, parts, args.epoch_size);
+  fmt::print("Mixture of {} sets: {} samples an epoch (of {} in all)\n", plan.sources(), plan.epoch_length(),
+             plan.total_size());
+  size_t width = 8;
+  for (const std::string& p : args.paths) width = std::max(width, std::min<size_t>(p.size(), 60));
+  fmt::print("  {:<{}} {:>10} {:<20} {:>10} {:>8}\n", "set", width, "samples", "weight", "an epoch", "share");
+  for (size_t s = 0; s < plan.sources(); ++s) {
+    const int64_t n = plan.counts()[s];
+    fmt::print("  {:<{}} {:>10} {:<20} {:>10} {:>7.1f}%\n", plan.part(s).name, width, plan.size(s),
+               weight_text(plan.part(s)), n,
+               100.0 * static_cast<double>(n) / static_cast<double>(std::max<int64_t>(1, plan.epoch_length())));
+  }
+  std::fflush(stdout);
+  return 0;
+}
 
 int run_inspect_images(const InspectArgs& args) {
   if (args.json) throw InvalidArgument("inspect --json is for Parquet and CSV files, not image sets: " + args.path);

@@ -14,4 +14,8 @@ namespace feedline::cli {
 // probed, and the output says so.
 int run_inspect_images(const InspectArgs& args);
 
+// Several sets read as one mixture (InspectArgs::paths, mix): each set's path, samples, weight, samples an epoch
+// and share of the epoch, and the epoch's samples, as `train` with a --data for each would mix them.
+int run_inspect_mixture(const InspectArgs& args);
+
 }  // namespace feedline::cli

@@ -106,6 +106,7 @@ int run(int argc, char** argv) {
       if (commands.train.nproc > 0) return launch_ranks(commands, argc, argv, commands.train.nproc);
       return run_train(commands.train);
     case Command::kInspectImages: return run_inspect_images(commands.inspect);
+    case Command::kInspectMixture: return run_inspect_mixture(commands.inspect);
     case Command::kBenchLoader: lab::run_loader_bench(commands.loader_bench, reporter); break;
     case Command::kBenchDist: lab::run_dist_bench(commands.dist_bench, self_path(), reporter); break;
     case Command::kBenchImages: {

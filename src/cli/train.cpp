@@ -82,17 +82,29 @@ std::string joined(const std::vector<std::string>& parts) {
   return out;
 }
 
+// A mixture's train sets: each one's path, samples, weight and samples an epoch.
+void print_mixture(const dist::TrainJobSetup& s) {
+  fmt::print("Train mixture of {} sets, {} samples an epoch:\n", s.mix_sources.size(), s.mix_epoch_length);
+  for (const auto& m : s.mix_sources) {
+    fmt::print("  {}: {} samples, {}: {} an epoch\n", m.path, m.size, m.weight, m.per_epoch);
+  }
+}
+
 // The job's log lines up to the first epoch, as the data is loaded and the model made.
 void print_loaded(const dist::TrainJobSetup& s) {
+  const std::string train =
+      s.mix_sources.empty() ? s.train_path : fmt::format("a mixture of {} sets", s.mix_sources.size());
   if (!s.image_source.empty()) {
-    fmt::print("Loaded {} (test: {}; image files, {}): {} train, {} test samples in {:.2f}s\n", s.train_path,
-               s.test_path, s.image_source, s.train_samples, s.test_samples, s.load_seconds);
+    fmt::print("Loaded {} (test: {}; image files, {}): {} train, {} test samples in {:.2f}s\n", train, s.test_path,
+               s.image_source, s.train_samples, s.test_samples, s.load_seconds);
+    if (!s.mix_sources.empty()) print_mixture(s);
     fmt::print("Train transform: {}\nTest transform: {}\n", joined(s.train_transform), joined(s.test_transform));
     return;
   }
-  const std::string what = s.dataset.empty() ? s.train_path + " (test: " + s.test_path : s.dataset + " (" + s.format;
+  const std::string what = s.dataset.empty() ? train + " (test: " + s.test_path : s.dataset + " (" + s.format;
   fmt::print("Loaded {}, {} dataset): {} train, {} test samples in {:.2f}s\n", what, dataset_mode_name(s.mode),
              s.train_samples, s.test_samples, s.load_seconds);
+  if (!s.mix_sources.empty()) print_mixture(s);
 }
 
 void print_ready(const TrainArgs& args, const dist::TrainJobSetup& s) {
@@ -121,6 +133,21 @@ void print_ready(const TrainArgs& args, const dist::TrainJobSetup& s) {
     fmt::print("Resuming from {}: epoch {}, step {} of {}{}\n", s.resume_file, s.resume_at->first, s.resume_at->second,
                s.batches_per_epoch, elastic);
   }
+}
+
+// A mixture: the samples each train set gave this epoch (every rank's), after its epoch line.
+void print_source_samples(const TrainArgs& args, const dist::TrainJobSetup& s, const EpochResult& r) {
+  const std::vector<int64_t>& counts = r.train_stats.source_samples;
+  if (counts.empty() || counts.size() != s.mix_sources.size()) return;
+  int64_t total = 0;
+  for (const int64_t n : counts) total += n;
+  std::string line;
+  for (size_t k = 0; k < counts.size(); ++k) {
+    line += fmt::format("{}{} {} ({:.1f}%)", k > 0 ? ", " : "", s.mix_sources[k].path, counts[k],
+                        total > 0 ? 100.0 * static_cast<double>(counts[k]) / static_cast<double>(total) : 0.0);
+  }
+  fmt::print("Epoch {}/{}: train samples by set: {}\n", r.epoch, args.epochs, line);
+  std::fflush(stdout);
 }
 
 void print_epoch(const TrainArgs& args, const EpochResult& r, std::optional<double> allreduce_seconds) {
@@ -240,6 +267,7 @@ const char* flag_of(dist::JobOption option) {
     case JobOption::kDistBackend: return "--dist-backend";
     case JobOption::kModel: return "--model";
     case JobOption::kPrecision: return "--precision";
+    case JobOption::kMix: return "--mix";
   }
   return "?";
 }
@@ -299,6 +327,7 @@ int run_train(const TrainArgs& args) {
   callbacks.on_epoch_end = [&](const EpochResult& r, std::optional<double> allreduce_seconds) {
     bar.clear();
     print_epoch(args, r, allreduce_seconds);
+    print_source_samples(args, setup, r);
   };
   callbacks.on_skipped = print_skipped;
   std::optional<CheckpointInfo> last_checkpoint;

@@ -1,4 +1,7 @@
 // The flags of `feedline train`: its data, loader, model and recipe, and job (data-parallel ranks, checkpoints).
+#include <fmt/core.h>
+
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +14,30 @@
 namespace feedline::cli {
 namespace {
 
+// A mixture of the --data sets: their weights and the epoch's samples.
+void add_mix_flags(CLI::App* c, dist::JobDataOptions& tr, CLI::Option* data) {
+  auto* mix = c->add_option("--mix", tr.mix,
+                            "With --data given more than once: one value for each, in order (comma-separated), "
+                            "read as --mix-by says (default: a repeat of 1 each, every sample once an epoch)")
+                  ->delimiter(',')
+                  ->check(positive_number())
+                  ->needs(data);
+  add_choice<dist::MixBy>(c, "--mix-by", tr.mix_by,
+                          {{"proportion", dist::MixBy::kProportion},
+                           {"repeat", dist::MixBy::kRepeat},
+                           {"count", dist::MixBy::kCount}},
+                          "What --mix's values are: proportion (each set's share of the epoch, relative: 0.8,0.2 "
+                          "or 4,1), repeat (each set's samples an epoch over its size: 0.5 half of them, 2 each "
+                          "twice) or count (samples an epoch)")
+      ->needs(mix);
+  c->add_option("--epoch-size", tr.mix_epoch_size,
+                "A mixture's samples an epoch, split by --mix (0: for proportions the sum of the sets' sizes, else "
+                "the sum of each set's samples an epoch)")
+      ->check(whole(0))
+      ->needs(data)
+      ->capture_default_str();
+}
+
 // The data: the experiment's datasets or any files, their columns, the dataset mode and the limit. Returns the
 // feature columns' option (which the command checks after parsing).
 CLI::Option* add_data_flags(CLI::App* c, TrainArgs& args, std::string& shape) {
@@ -20,13 +47,17 @@ CLI::Option* add_data_flags(CLI::App* c, TrainArgs& args, std::string& shape) {
                       ->check(one_of(kDatasets))
                       ->capture_default_str();
   auto* format = add_choice(c, "--format", tr.format, format_choices(), "parquet or csv");
-  auto* data = c->add_option("--data", tr.train_file,
+  auto* data = c->add_option("--data", args.data_files,
                              "Train split: any .parquet or .csv file, or Parquet files read as one table: " +
-                                 kManyFiles + " (with --test-data; replaces --dataset, --data-dir and --format)");
+                                 kManyFiles + " (with --test-data; replaces --dataset, --data-dir and --format). "
+                                 "Given more than once: a mixture of train sets, weighed by --mix")
+                   ->expected(1)
+                   ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   auto* test_data =
       c->add_option("--test-data", tr.test_file, "Test split: any .parquet or .csv file, or Parquet files as --data");
   data->needs(test_data)->excludes(dataset)->excludes(data_dir)->excludes(format);
   test_data->needs(data);
+  add_mix_flags(c, tr, data);
   c->add_option("--label-column", tr.columns.label, "The label column")->capture_default_str();
   CLI::Option* features = c->add_option("--feature-columns", tr.columns.features,
                                   "Feature columns, C*H*W of them (784) in file order: names or globs with * and ?, "
@@ -259,10 +290,37 @@ bool plain_recipe(const dist::JobModelOptions& m) {
          m.clip_grad_norm == 0 && m.ema_decay == 0 && m.precision == dist::TrainPrecision::kFloat32;
 }
 
+// --mix and --epoch-size weigh several --data sets: one value a set, and counts whole.
+void check_mix_args(const TrainArgs& args) {
+  const dist::JobDataOptions& d = args.data;
+  const size_t sets = args.data_files.size();
+  if (!d.mix.empty() && sets < 2) {
+    throw InvalidArgument("--mix weighs the sets of a mixture: give --data more than once (one --data is read "
+                          "whole, every sample once an epoch)");
+  }
+  if (d.mix_epoch_size > 0 && sets < 2) {
+    throw InvalidArgument("--epoch-size sets a mixture's samples an epoch: give --data more than once");
+  }
+  if (!d.mix.empty() && d.mix.size() != sets) {
+    throw InvalidArgument("--mix has " + std::to_string(d.mix.size()) + " value" + (d.mix.size() == 1 ? "" : "s") +
+                          " and --data is given " + std::to_string(sets) + " times: give one value for each --data, "
+                          "in order");
+  }
+  if (d.mix_by == dist::MixBy::kCount) {
+    for (size_t s = 0; s < d.mix.size(); ++s) {
+      if (d.mix[s] != std::floor(d.mix[s]) || d.mix[s] > 1e15) {
+        throw InvalidArgument("--mix: " + args.data_files[s] + ": --mix-by count takes whole numbers of samples, "
+                              "not " + fmt::format("{}", d.mix[s]));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void check_train_args(const TrainArgs& args) {
   const dist::JobModelOptions& m = args.model;
+  check_mix_args(args);
   if (args.data.image_size > 0 && args.data.limit > 0) {
     throw InvalidArgument("--limit keeps the first rows of a table; with --image-size, pass fewer images");
   }

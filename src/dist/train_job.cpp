@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -14,6 +15,7 @@
 
 #include "dist/job_model.h"
 #include "feedline/catalog/catalog.h"
+#include "feedline/dataset/dataset.h"
 #include "feedline/dataset/encoded.h"
 #include "feedline/dataset/image_dataset.h"
 #include "feedline/dataset/image_file.h"
@@ -142,6 +144,60 @@ ImageFile load_image_split(const std::string& spec, JobOption option, const std:
   return f;
 }
 
+// ------------------------------------------------------------------------------------------ a mixture
+
+// Every train set of the job: train_file, then the mixture's others.
+std::vector<std::string> train_files(const JobDataOptions& o) {
+  std::vector<std::string> files{o.train_file};
+  files.insert(files.end(), o.more_train_files.begin(), o.more_train_files.end());
+  return files;
+}
+
+// One part a train set, named by its path: by mix_by's kind, or a repeat of 1 each without values.
+std::vector<MixturePart> mix_parts(const JobDataOptions& o) {
+  const std::vector<std::string> files = train_files(o);
+  if (!o.mix.empty() && o.mix.size() != files.size()) {
+    throw JobOptionError(JobOption::kMix, "has " + std::to_string(o.mix.size()) + " value" +
+                                              (o.mix.size() == 1 ? "" : "s") + " and there are " +
+                                              std::to_string(files.size()) + " train sets: give one value each");
+  }
+  std::vector<MixturePart> parts;
+  for (size_t s = 0; s < files.size(); ++s) {
+    MixturePart part = MixturePart::repeat(1.0);
+    if (!o.mix.empty()) {
+      const double v = o.mix[s];
+      if (o.mix_by == MixBy::kCount && (v != std::floor(v) || v < 1 || v > 1e15)) {
+        throw JobOptionError(JobOption::kMix, files[s] + ": a count is a whole number of samples above 0, not " +
+                                                  std::to_string(v));
+      }
+      part = o.mix_by == MixBy::kProportion ? MixturePart::proportion(v)
+             : o.mix_by == MixBy::kRepeat   ? MixturePart::repeat(v)
+                                            : MixturePart::count(static_cast<int64_t>(v));
+    }
+    part.name = files[s];
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
+std::string weight_text(const MixturePart& part) {
+  std::ostringstream value;
+  value << part.value;
+  const char* kind = part.kind == MixturePart::Kind::kProportion ? "proportion"
+                     : part.kind == MixturePart::Kind::kRepeat   ? "repeat"
+                                                                 : "count";
+  return std::string(kind) + " " + value.str();
+}
+
+// The mixture's sources as the setup reports them.
+void describe_mixture(const MixturePlan& plan, TrainJobSetup& setup) {
+  for (size_t s = 0; s < plan.sources(); ++s) {
+    const std::string& path = plan.part(s).name;
+    setup.mix_sources.push_back({path, plan.size(s), weight_text(plan.part(s)), plan.counts()[s]});
+  }
+  setup.mix_epoch_length = plan.epoch_length();
+}
+
 // The train batches' mix as torchvision's reference train.py builds it (RandomChoice of RandomMixup and
 // RandomCutmix with p=1.0); empty without one.
 std::string batch_mix_text(const JobDataOptions& o) {
@@ -199,10 +255,33 @@ JobData load_images(const JobDataOptions& o, TrainJobSetup& setup) {
   }
   JobData d;
   std::shared_ptr<const SampleSource> train_source, test_source;
-  d.train = load_image_split(o.train_file, JobOption::kTrainFile, train_steps, on_error, &train_source);
+  if (o.more_train_files.empty()) {
+    d.train = load_image_split(o.train_file, JobOption::kTrainFile, train_steps, on_error, &train_source);
+  } else {
+    // A mixture: each set's source, mixed under the one transform.
+    std::vector<std::shared_ptr<const SampleSource>> sources;
+    for (const std::string& file : train_files(o)) {
+      try {
+        sources.push_back(open_image_source(file));
+      } catch (const IoError& e) {
+        throw JobFileError(JobOption::kTrainFile, file + ": " + e.what(), e.code());
+      }
+    }
+    const auto mixture = std::make_shared<const MixtureSource>(sources, mix_parts(o), o.mix_epoch_size);
+    describe_mixture(mixture->plan(), setup);
+    train_source = mixture;
+    d.train.dataset = make_image_dataset(train_source, train_steps, {}, on_error);
+    for (const int64_t label : train_source->labels()) d.train.max_label = std::max(d.train.max_label, label);
+  }
   d.test = load_image_split(o.test_file, JobOption::kTestFile, test_steps, on_error, &test_source);
   d.named_classes = static_cast<int64_t>(train_source->class_names().size());
-  setup.image_source = image_source_kind_name(image_source_kind(o.train_file));
+  // A mixture's layouts, each named once: "folder + tar shards".
+  for (const std::string& file : train_files(o)) {
+    const std::string kind = image_source_kind_name(image_source_kind(file));
+    if (setup.image_source.find(kind) == std::string::npos) {
+      setup.image_source += (setup.image_source.empty() ? "" : " + ") + kind;
+    }
+  }
   setup.train_transform = step_texts(train_steps);
   setup.train_transform.push_back(batch_mix_text(o));
   if (setup.train_transform.back().empty()) setup.train_transform.pop_back();
@@ -221,6 +300,10 @@ JobData load_data(const TrainJobOptions& options, const ImageShape& shape, torch
     test_path = split_path(o.data_dir, spec, "test", format);
     setup.dataset = spec.folder;
     setup.format = format;
+  }
+  if (!o.mix.empty() && o.more_train_files.empty()) {
+    throw JobOptionError(JobOption::kMix, "weighs the train sets of a mixture, and there is one train set: give "
+                                          "more, or leave the values out");
   }
   const auto start = Clock::now();
   if (o.image_size > 0) {
@@ -243,6 +326,18 @@ JobData load_data(const TrainJobOptions& options, const ImageShape& shape, torch
   file.cached_row_groups = 3 + options.loader.num_workers;
   JobData d;
   d.train = load_image_file(train_path, file);
+  if (!o.more_train_files.empty()) {
+    // A mixture of tables: each set read alike, mixed whole samples.
+    std::vector<std::shared_ptr<const Dataset>> sources{d.train.dataset};
+    for (const std::string& more : o.more_train_files) {
+      const ImageFile f = load_image_file(more, file);
+      sources.push_back(f.dataset);
+      d.train.max_label = std::max(d.train.max_label, f.max_label);
+    }
+    const auto mixture = std::make_shared<const MixtureDataset>(sources, mix_parts(o), o.mix_epoch_size);
+    describe_mixture(mixture->plan(), setup);
+    d.train.dataset = mixture;
+  }
   d.test = load_image_file(test_path, file);
   setup.train_path = train_path;
   setup.test_path = test_path;
@@ -338,6 +433,14 @@ void check_resume_blocks(const CheckpointInfo& at, const std::string& file, int6
 
 // ------------------------------------------------------------------------------------------ the job
 
+// Every rank's counts added up (each rank calls it with as many).
+std::vector<int64_t> summed_over_ranks(ProcessGroup& group, const std::vector<int64_t>& counts, torch::Device device) {
+  torch::Tensor t = torch::tensor(counts, torch::kInt64).to(device);
+  group.allreduce_sum(t);
+  t = t.cpu();
+  return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+}
+
 // One rank's part of the job (the whole job for one process): `group` is null for one process.
 TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInfo>& world, ProcessGroup* group,
                           const TrainJobCallbacks& callbacks) {
@@ -405,7 +508,14 @@ TrainJobResult train_rank(const TrainJobOptions& o, const std::optional<WorldInf
   tc.on_epoch_end = [&](const EpochResult& r) {
     const std::optional<double> allreduce =
         parallel ? std::optional<double>(parallel->take_allreduce_seconds()) : std::nullopt;
-    if (callbacks.on_epoch_end) callbacks.on_epoch_end(r, allreduce);
+    if (group != nullptr && !r.train_stats.source_samples.empty()) {
+      // A mixture's samples by source over every rank: the epoch's, not this rank's share.
+      EpochResult summed = r;
+      summed.train_stats.source_samples = summed_over_ranks(*group, r.train_stats.source_samples, device);
+      if (callbacks.on_epoch_end) callbacks.on_epoch_end(summed, allreduce);
+    } else if (callbacks.on_epoch_end) {
+      callbacks.on_epoch_end(r, allreduce);
+    }
     const auto* train_images = dynamic_cast<const EncodedDataset*>(data.train.dataset.get());
     const auto* test_images = dynamic_cast<const EncodedDataset*>(data.test.dataset.get());
     if (callbacks.on_skipped && train_images != nullptr && test_images != nullptr) {

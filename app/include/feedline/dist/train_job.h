@@ -43,6 +43,9 @@ enum class DistBackend { kAuto, kGloo, kNccl };
 // AutoAugment (ImageNet's policy), bilinear as the reference's presets ask; or none: the test images' transform.
 enum class Augment { kCropFlip, kNone, kTaWide, kRandAugment, kAutoAugment };
 enum class BadImages { kRaise, kSkip };  // an image that cannot be read or decoded: stop, or leave it out (counted)
+// How the values of a mixture weigh its train sets (feedline/dataset/dataset.h: MixturePart): each set's share of
+// the epoch, its samples an epoch over its size, or its samples an epoch.
+enum class MixBy { kProportion, kRepeat, kCount };
 
 // What a job trains on: the experiment's dataset in data_dir, or any files (train_file, test_file), as a table or
 // as image files (image_size above 0).
@@ -76,6 +79,16 @@ struct JobDataOptions {
   double mixup_alpha = 0;
   double cutmix_alpha = 0;
   BadImages on_error = BadImages::kRaise;
+
+  // A mixture: more train sets, read with train_file as one train split (a MixtureDataset of tables, or for image
+  // files one EncodedDataset over a MixtureSource), each giving its share of every epoch. mix: one value for each
+  // set, train_file first, read as mix_by says (empty: a repeat of 1 each, every sample once an epoch);
+  // mix_epoch_size: the epoch's samples (0: the mixture's default). Image sets must name the same classes by
+  // number.
+  std::vector<std::string> more_train_files;
+  MixBy mix_by = MixBy::kProportion;
+  std::vector<double> mix;
+  int64_t mix_epoch_size = 0;
 };
 
 // The loader of each split (feedline::LoaderOptions).
@@ -162,7 +175,7 @@ struct TrainJobOptions {
 // The options whose values a job can refuse, as JobOptionError names them.
 enum class JobOption {
   kBatchSize, kThreads, kSave, kImageSize, kImageShape, kCropScale, kTrainFile, kTestFile, kResume, kCudaGraph,
-  kDistBackend, kModel, kPrecision
+  kDistBackend, kModel, kPrecision, kMix
 };
 
 // The option's name in TrainJobOptions ("loader.batch_size").
@@ -181,6 +194,7 @@ inline const char* job_option_name(JobOption option) {
     case JobOption::kDistBackend: return "distributed.backend";
     case JobOption::kModel: return "model.model";
     case JobOption::kPrecision: return "model.precision";
+    case JobOption::kMix: return "data.mix";
   }
   return "?";
 }
@@ -256,6 +270,16 @@ struct TrainJobSetup {
   // transform, in torchvision's words.
   std::string image_source;
   std::vector<std::string> train_transform, test_transform;
+  // A mixture (JobDataOptions::more_train_files): each train set's path, samples, weight in words ("proportion
+  // 0.8", "repeat 1", "count 5000") and samples an epoch, and the epoch's samples. Empty for one train set.
+  struct MixSource {
+    std::string path;
+    int64_t size = 0;
+    std::string weight;
+    int64_t per_epoch = 0;
+  };
+  std::vector<MixSource> mix_sources;
+  int64_t mix_epoch_length = 0;
 };
 
 struct TrainJobCallbacks {
