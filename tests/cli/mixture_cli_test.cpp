@@ -3,9 +3,16 @@
 // model byte for byte; flags that cannot weigh the sets are refused by name.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/cli_support.h"
+#include "dist/processes.h"
 #include "test_paths.h"
 
 namespace feedline {
@@ -65,6 +72,34 @@ TEST(MixtureCli, TrainsOnTwoImageFoldersAndResumesMidEpochToTheSameModel) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "Resuming from " + ck + "/checkpoint-000000012.pt: epoch 2, step 2")) << r.output;
   EXPECT_EQ(testing::file_bytes(resumed + "/model.pt"), testing::file_bytes(whole + "/model.pt"));
+}
+
+// The same job killed outright (SIGKILL, no chance to stop cleanly) after its first checkpoints, then run again
+// with the same command line: --resume auto takes the newest checkpoint, and the job ends with the uninterrupted
+// run's model byte for byte.
+TEST(MixtureCli, AKilledJobRunAgainEndsWithTheUninterruptedModel) {
+  using namespace std::chrono_literals;
+  const std::string mnist = prepare_mnist("mixture_kill", 200, 40);
+  const std::string dir = testing::scratch_dir("mixture_kill_runs");
+  CliRun r = run_cli(mixture_args(mnist, "--save " + dir + "/whole.pt"));
+  ASSERT_EQ(r.status, 0) << r.output;
+
+  std::vector<std::string> job{FEEDLINE_CLI};
+  std::istringstream words(mixture_args(mnist, "--checkpoint " + dir + "/ck --checkpoint-every 3 --resume auto "
+                                               "--save " + dir + "/resumed.pt"));
+  for (std::string w; words >> w;) job.push_back(w);
+  auto run = testing::start(job, {}, dir + "/killed.out");
+  ASSERT_TRUE(run->wait_for_output("Checkpoint: epoch 1, step 3 ", 120s)) << run->output();
+  ::kill(run->pid, SIGKILL);
+  const auto killed = run->wait_for(60s);
+  ASSERT_TRUE(killed && WIFSIGNALED(*killed) && WTERMSIG(*killed) == SIGKILL) << testing::ended(killed);
+  ASSERT_FALSE(std::filesystem::exists(dir + "/resumed.pt")) << "the job ended before the kill\n" << run->output();
+
+  run = testing::start(job, {}, dir + "/resumed.out");
+  const auto done = run->wait_for(180s);
+  ASSERT_TRUE(done && WIFEXITED(*done) && WEXITSTATUS(*done) == 0) << testing::ended(done) << "\n" << run->output();
+  EXPECT_TRUE(contains(run->output(), "Resuming from " + dir + "/ck/checkpoint-")) << run->output();
+  EXPECT_EQ(testing::file_bytes(dir + "/resumed.pt"), testing::file_bytes(dir + "/whole.pt"));
 }
 
 TEST(MixtureCli, DataParallelRanksReportTheEpochsSamplesBySet) {
