@@ -329,6 +329,20 @@ def _image_transform(transform):
     return [], transform
 
 
+def _sample_index(index, n, where=""):
+    """`index` as a sample number in [0, n), negative ones counted from the end, as a sequence takes them."""
+    if isinstance(index, bool) or not isinstance(index, int):
+        try:
+            index = _operator.index(index)
+        except TypeError:
+            raise TypeError(f"indices must be integers, not {type(index).__name__}") from None
+    if index < 0:
+        index += n
+    if not 0 <= index < n:
+        raise IndexError(f"index {index} out of range for {n} samples{where}")
+    return index
+
+
 class ImageDataset(_torch.utils.data.Dataset):
     """Labelled images decoded in C++: a folder of class folders, a Parquet file or dataset, or tar shards.
 
@@ -434,16 +448,7 @@ class ImageDataset(_torch.utils.data.Dataset):
         return len(self._core)
 
     def __getitem__(self, index):
-        if isinstance(index, bool) or not isinstance(index, int):
-            try:
-                index = _operator.index(index)
-            except TypeError:
-                raise TypeError(f"indices must be integers, not {type(index).__name__}") from None
-        n = len(self._core)
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError(f"index {index} out of range for {n} samples")
+        index = _sample_index(index, len(self._core))
         image, label = self._core.get(index)
         if self._python_transform is not None:
             image = self._python_transform(image)
@@ -708,17 +713,8 @@ class Mixture(_torch.utils.data.Dataset):
         return self._core.epoch_order(bool(shuffle), int(seed) % (1 << 64), int(epoch))
 
     def __getitem__(self, index):
-        if isinstance(index, bool) or not isinstance(index, int):
-            try:
-                index = _operator.index(index)
-            except TypeError:
-                raise TypeError(f"indices must be integers, not {type(index).__name__}") from None
-        n = self._core.total_size()
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError(f"index {index} out of range for {n} samples (the sources' samples, one after another)")
-        return self._core.get(index)
+        return self._core.get(_sample_index(index, self._core.total_size(),
+                                            " (the sources' samples, one after another)"))
 
     def __repr__(self):
         lines = [f"Mixture({len(self.streams)} sources, {len(self)} samples an epoch)"]
