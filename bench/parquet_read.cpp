@@ -1,6 +1,7 @@
 // Times feedline::parquet::read_table on each file (read_dataset on a folder, glob or list of files): one warm-up
 // read, then --repeat timed reads; prints one CSV line per file (file, threads, rows, columns, median seconds, min
-// seconds). Pair it with
+// seconds, and the median of the reads' page faults: each a page the kernel gave the process or mapped into it, a
+// 4 KiB or a 2 MiB one, as getrusage counts them). Pair it with
 // bench/duckdb_read.mjs, which times DuckDB on the same files with the same thread count. --columns a,b reads
 // only those columns of every file (what projection saves: the other chunks are neither read nor decoded).
 // --keep-memory has malloc keep what the reads free for the next read, as DuckDB's allocator does in its own
@@ -13,6 +14,7 @@
 // many threads, plus one memcpy of the decoded table's bytes), --repeat times after the reads, and adds its
 // median (floor_s, and its parts decompress_s and copy_s), the table's bytes and the file's bytes to the line.
 #include <malloc.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -75,13 +77,22 @@ int main(int argc, char** argv) {
     mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, -1);  // (never: a table over the tool's 1 GiB would otherwise go back in part)
   }
-  std::printf("file,threads,rows,columns,median_s,min_s%s\n",
+  std::printf("file,threads,rows,columns,median_s,min_s,faults%s\n",
               floor ? ",floor_s,decompress_s,copy_s,table_bytes,file_bytes" : "");
   try {
-    const auto timed = [](const auto& read, std::vector<double>* times) {
+    // Each timed read's time and the page faults it took (minor and major: pages the kernel gave or mapped).
+    std::vector<long> faults;
+    const auto fault_count = [] {
+      rusage usage{};
+      getrusage(RUSAGE_SELF, &usage);
+      return usage.ru_minflt + usage.ru_majflt;
+    };
+    const auto timed = [&](const auto& read, std::vector<double>* times) {
+      const long faults_before = fault_count();
       const auto start = std::chrono::steady_clock::now();
       auto table = read();
       times->push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      faults.push_back(fault_count() - faults_before);
       return table;
     };
     if (!first_read.empty()) {
@@ -99,11 +110,13 @@ int main(int argc, char** argv) {
       };
       // With --first-read, the first read is the one timed; else it warms up for the timed ones.
       std::vector<double> times;
+      faults.clear();
       const auto first = first_read.empty() ? read() : timed(read, &times);
       for (int r = 0; first_read.empty() && r < repeat; ++r) timed(read, &times);
       std::sort(times.begin(), times.end());
-      std::printf("%s,%d,%lld,%zu,%.6f,%.6f", f.c_str(), threads, static_cast<long long>(first.num_rows),
-                  first.columns.size(), times[times.size() / 2], times.front());
+      std::sort(faults.begin(), faults.end());
+      std::printf("%s,%d,%lld,%zu,%.6f,%.6f,%ld", f.c_str(), threads, static_cast<long long>(first.num_rows),
+                  first.columns.size(), times[times.size() / 2], times.front(), faults[faults.size() / 2]);
       if (floor) {
         if (dataset) throw feedline::InvalidArgument("--floor takes files, not '" + f + "'");
         std::ifstream in(f, std::ios::binary);

@@ -12,6 +12,7 @@
 #   times over it; FLOOR=1 adds them for any files. FIRST_READS defaults to 3 for it. DuckDB's new-memory reads
 #   are left out of it (DUCKDB_NEW=0, which any run may set): its results of these files, kept until the garbage
 #   collector runs, take more memory than 24 GiB holds.
+# feedline's page faults per read (new memory and kept; the median of the reads') follow the times.
 # Both readers are timed three ways. New memory: each repeated read takes new memory for its output (feedline as
 # glibc's malloc leaves it, which hands large freed blocks back to the kernel; DuckDB's results left to JavaScript's
 # garbage collector, which frees them when it sees fit). Kept: each read reuses the memory the last one freed
@@ -81,11 +82,12 @@ printf '%-52s %7s' file rows
 [ "$floor" = 1 ] && printf ' %8s' MB
 printf ' %8s %8s %5s %8s %8s %5s' "new ms" DuckDB "" "kept ms" DuckDB ""
 [ "$floor" = 1 ] && printf ' %8s %5s %5s' "floor ms" new kept
+printf ' %8s %8s' "faults:new" "kept"
 printf ' %8s %8s %5s\n' "first ms" DuckDB ""
-# With the floor: file, rows, new, DuckDB, kept, DuckDB kept, floor, file bytes[, first, DuckDB first].
-floors=$(echo "$kept" | tail -n +2 | awk -F, -v on="$floor" '{ print $1 (on == 1 ? "," $7 "," $11 : "") }' | sort)
-join -t, <(echo "$ours" | tail -n +2 | cut -d, -f1,3,5 | sort) <(echo "$duck" | tail -n +2 | cut -d, -f1,5 | sort) |
-  join -t, - <(echo "$kept" | tail -n +2 | cut -d, -f1,5 | sort) |
+# file, rows, new, its faults, DuckDB, kept, its faults, DuckDB kept[, floor, file bytes][, first, DuckDB first].
+floors=$(echo "$kept" | tail -n +2 | awk -F, -v on="$floor" '{ print $1 (on == 1 ? "," $8 "," $12 : "") }' | sort)
+join -t, <(echo "$ours" | tail -n +2 | cut -d, -f1,3,5,7 | sort) <(echo "$duck" | tail -n +2 | cut -d, -f1,5 | sort) |
+  join -t, - <(echo "$kept" | tail -n +2 | cut -d, -f1,5,7 | sort) |
   join -t, - <(echo "$duck_kept" | tail -n +2 | cut -d, -f1,5 | sort) |
   join -t, - <(printf '%s\n' "$floors") |
   join -t, -a 1 - <(printf '%s' "$firsts" | sort) |
@@ -95,9 +97,10 @@ join -t, <(echo "$ours" | tail -n +2 | cut -d, -f1,3,5 | sort) <(echo "$duck" | 
              else printf " %8.2f %8.2f %4.1fx", 1000 * a, 1000 * b, (a > 0 ? b / a : 0) }
            { n = split($1, parts, "/"); name = (n > 1 ? parts[n - 1] "/" : "") parts[n]
              printf "%-52s %7d", name, $2
-             if (on == 1) printf " %8.1f", $8 / 1e6
-             pair($3, $4); pair($5, $6)
-             if (on == 1) printf " %8.2f %4.2fx %4.2fx", 1000 * $7, ($7 > 0 ? $3 / $7 : 0), ($7 > 0 ? $5 / $7 : 0)
-             first = (on == 1 ? 9 : 7)
+             if (on == 1) printf " %8.1f", $10 / 1e6
+             pair($3, $5); pair($6, $8)
+             if (on == 1) printf " %8.2f %4.2fx %4.2fx", 1000 * $9, ($9 > 0 ? $3 / $9 : 0), ($9 > 0 ? $6 / $9 : 0)
+             printf " %8d %8d", $4, $7
+             first = (on == 1 ? 11 : 9)
              if (NF >= first + 1) pair($first, $(first + 1))
              printf "\n" }'

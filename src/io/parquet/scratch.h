@@ -28,9 +28,22 @@ struct Scratch {
   // arrays have their own.
   ScratchVector<uint8_t> dict;
   ByteArrays dict_bytes;
-  // Gives back what grew past kMaxScratchBytes, so that one large chunk does not stay with the thread for life.
+  // Gives back what grew past kMaxScratchBytes, so that one large chunk does not stay with the thread for life;
+  // except the chunk buffer, kept while the process's threads keep no more than kKeptScratchBytes of them, so that
+  // a file of large chunks faults a thread's buffer in once rather than once a chunk.
   void trim();
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch();
+
+ private:
+  size_t kept_ = 0;  // the chunk buffer's bytes counted against kKeptScratchBytes
 };
+
+// What the process's threads may keep of chunk buffers larger than kMaxScratchBytes, together; and what they keep.
+constexpr size_t kKeptScratchBytes = size_t{512} << 20;
+size_t kept_scratch_bytes();
 
 // The calling thread's scratch.
 Scratch& scratch();
