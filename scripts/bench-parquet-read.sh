@@ -82,7 +82,7 @@ printf '%-52s %7s' file rows
 [ "$floor" = 1 ] && printf ' %8s' MB
 printf ' %8s %8s %5s %8s %8s %5s' "new ms" DuckDB "" "kept ms" DuckDB ""
 [ "$floor" = 1 ] && printf ' %8s %5s %5s' "floor ms" new kept
-printf ' %8s %8s' "faults:new" "kept"
+printf ' %8s %8s' "faults" "(kept)"
 printf ' %8s %8s %5s\n' "first ms" DuckDB ""
 # file, rows, new, its faults, DuckDB, kept, its faults, DuckDB kept[, floor, file bytes][, first, DuckDB first].
 floors=$(echo "$kept" | tail -n +2 | awk -F, -v on="$floor" '{ print $1 (on == 1 ? "," $8 "," $12 : "") }' | sort)
