@@ -460,3 +460,73 @@ TEST(ParquetRoundTrip, ParseCodec) {
 
 }  // namespace
 }  // namespace feedline::parquet
+
+namespace feedline::parquet {
+namespace {
+
+// A column of strings over several row groups is read row group after row group into the column itself: any
+// threads, row groups asked for in any order, dictionary-encoded and PLAIN chunks, nulls, and the read's memory
+// limit counted over all its row groups.
+TEST(ParquetRoundTrip, StringColumnsOfManyRowGroupsReadAsWritten) {
+  Table t;
+  t.num_rows = 7000;
+  Column note = make_column({"note", PhysicalType::kByteArray, true, std::nullopt, true});
+  Column code = make_column({"code", PhysicalType::kByteArray, false, std::nullopt, true});
+  Column id = make_column({"id", PhysicalType::kInt64, false, std::nullopt, false});
+  auto& notes = std::get<ByteArrays>(note.values);
+  for (int64_t i = 0; i < t.num_rows; ++i) {
+    const bool null = i % 11 == 3;
+    note.validity.push_back(null ? 0 : 1);
+    // Rows 3000 to 3999 share a few values (a chunk the writer encodes with its dictionary), the others differ.
+    const int64_t v = i >= 3000 && i < 4000 ? i % 5 : i * 7919;
+    notes.push_back(null ? "" : std::string(static_cast<size_t>(1 + v % 97), static_cast<char>('a' + v % 26)) +
+                                    std::to_string(v));
+    std::get<ByteArrays>(code.values).push_back("k" + std::to_string(i % 13));
+    id.as<int64_t>().push_back(i);
+  }
+  t.columns = {std::move(note), std::move(code), std::move(id)};
+  const std::string path = scratch_dir("string-row-groups") + "/strings.parquet";
+  for (const bool dictionary : {true, false}) {
+    WriteOptions w;
+    w.dictionary = dictionary;
+    w.row_group_rows = 1000;
+    w.page_bytes = 4096;  // many pages a chunk
+    write_table(path, t, w);
+    ASSERT_EQ(read_file_info(path).row_groups.size(), 7u);
+    for (const int threads : {1, 2, 3}) {
+      SCOPED_TRACE("dictionary " + std::to_string(dictionary) + ", threads " + std::to_string(threads));
+      ReadOptions r;
+      r.num_threads = threads;
+      expect_tables_equal(read_table(path, r), t);
+      r.row_groups = {5, 0, 3};
+      Table expected = slice(t, 5000, 6000);
+      append_rows(expected, t, 0, 1000);
+      append_rows(expected, t, 3000, 4000);
+      expect_tables_equal(read_table(path, r), expected);
+    }
+    // The limit holds the bytes of all the row groups together, not of each alone.
+    int64_t bytes = 0;
+    for (const Column& c : t.columns) {
+      bytes += c.validity.size() + (c.schema.type == PhysicalType::kInt64 ? 8 * t.num_rows : 0);
+      if (c.schema.type == PhysicalType::kByteArray) {
+        bytes += 9 * t.num_rows + static_cast<int64_t>(std::get<ByteArrays>(c.values).bytes.size());
+      }
+    }
+    ReadOptions limited;
+    limited.num_threads = 2;
+    limited.max_output_bytes = static_cast<int64_t>(std::get<ByteArrays>(t.columns[0].values).bytes.size()) * 2 / 3;
+    try {
+      read_table(path, limited);
+      ADD_FAILURE() << "a read of more than its limit went through";
+    } catch (const InvalidFile& e) {
+      EXPECT_NE(std::string(e.what()).find("strings.parquet"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("column 'note', row group"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("limit"), std::string::npos) << e.what();
+    }
+    limited.max_output_bytes = 2 * bytes;
+    expect_tables_equal(read_table(path, limited), t);
+  }
+}
+
+}  // namespace
+}  // namespace feedline::parquet

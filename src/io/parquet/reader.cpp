@@ -373,12 +373,42 @@ struct ReadOutput {
   Table table;
   std::vector<Column> parts;
   std::vector<size_t> part_of;  // each column's first part over the row groups' count; SIZE_MAX: no parts
+  // Columns read row group after row group into the column itself, by one task (see in_order_column).
+  std::vector<uint8_t> in_order;
   size_t num_groups = 0;
   // A flat column's validity is made (all valid) by the first chunk that has a null: most optional columns have none.
   std::unique_ptr<std::once_flag[]> validity_made;
   bool has_parts(size_t c) const { return part_of[c] != SIZE_MAX; }
   Column& part(size_t c, size_t k) { return parts[part_of[c] * num_groups + k]; }
 };
+
+// Whether a column of several row groups is read row group after row group into the column itself, by one task,
+// rather than a part a row group joined afterwards: flat variable-length byte arrays, whose join would copy every
+// value again (and take the column's memory twice).
+bool in_order_column(const Leaf& leaf) {
+  return leaf.max_rep == 0 && !leaf.variant && leaf.physical_type == format::type::kByteArray;
+}
+
+// Room for an in-order column's values made at once: an offset a row, and, where its chunks' metadata bounds
+// their bytes (no dictionary or DELTA_BYTE_ARRAY encoding: no value longer than its page holds), the bytes their
+// pages take uncompressed, reserved and not faulted in (each chunk populates what its page headers say it needs).
+void reserve_in_order(const ParsedFile& f, const ReadPlan& plan, const Leaf& leaf, ByteArrays* out) {
+  out->offsets.reserve(static_cast<size_t>(plan.num_rows) + 1);
+  int64_t bound = 0;
+  for (const size_t g : plan.groups) {
+    const auto& md = f.md.row_groups[g].columns[leaf.index].meta_data;
+    if (!md || md->total_uncompressed_size < 0) return;
+    for (const int32_t e : md->encodings) {
+      if (e != format::encoding::kPlain && e != format::encoding::kRle && e != format::encoding::kBitPacked &&
+          e != format::encoding::kDeltaLengthByteArray) {
+        return;
+      }
+    }
+    if (md->total_uncompressed_size > plan.budget - bound) return;
+    bound += md->total_uncompressed_size;
+  }
+  out->bytes.reserve(static_cast<size_t>(bound) + kPadding);
+}
 
 ReadOutput make_output(const ParsedFile& f, const ReadPlan& plan) {
   ReadOutput out;
@@ -400,11 +430,17 @@ ReadOutput make_output(const ParsedFile& f, const ReadPlan& plan) {
   });
   out.num_groups = plan.num_groups();
   out.part_of.assign(columns, SIZE_MAX);
+  out.in_order.assign(columns, 0);
   size_t count = 0;
   for (size_t c = 0; c < columns; ++c) {
     const Leaf& leaf = f.leaves[plan.leaves[c]];
     const bool bytes = value_index(leaf.schema.type) == value_index(PhysicalType::kByteArray);
-    if (leaf.max_rep > 0 || (bytes && out.num_groups > 1)) out.part_of[c] = count++;
+    if (out.num_groups > 1 && in_order_column(leaf)) {
+      out.in_order[c] = 1;
+      reserve_in_order(f, plan, leaf, &std::get<ByteArrays>(out.table.columns[c].values));
+    } else if (leaf.max_rep > 0 || (bytes && out.num_groups > 1)) {
+      out.part_of[c] = count++;
+    }
   }
   out.parts.resize(count * out.num_groups);
   for (size_t c = 0; c < columns; ++c) {
@@ -460,8 +496,7 @@ int64_t read_variant_into(const ParsedFile& f, const Leaf& leaf, const format::R
 
 // Reads chunk `task` (column-major: one column's row groups run back to back, which keeps byte arrays in order)
 // into `out`, its pages on `page_threads` threads where they can decode apart.
-void read_chunk(const ParsedFile& f, const ReadPlan& plan, size_t task, int page_threads, ReadOutput* out) {
-  const size_t c = task / plan.num_groups(), k = task % plan.num_groups();
+void read_chunk(const ParsedFile& f, const ReadPlan& plan, size_t c, size_t k, int page_threads, ReadOutput* out) {
   const Leaf& leaf = f.leaves[plan.leaves[c]];
   Column& col = out->table.columns[c];
   const format::RowGroup& rg = f.md.row_groups[plan.groups[k]];
@@ -514,6 +549,31 @@ void read_chunk(const ParsedFile& f, const ReadPlan& plan, size_t task, int page
     if (reader && reader->page_offset() >= 0) where += ", page at offset " + std::to_string(reader->page_offset());
     rethrow_with(where + ": ");
   }
+}
+
+// The read's tasks, by their first chunk (column-major, as chunk_page_threads): a chunk each, but one an in-order
+// column, and those first, the largest first, so that the other threads are not left waiting on one at the end.
+std::vector<size_t> task_order(const ParsedFile& f, const ReadPlan& plan, const ReadOutput& out) {
+  const size_t groups = plan.num_groups();
+  std::vector<std::pair<int64_t, size_t>> whole;  // (bytes, task)
+  std::vector<size_t> tasks;
+  for (size_t c = 0; c < plan.leaves.size(); ++c) {
+    if (!out.in_order[c]) {
+      for (size_t k = 0; k < groups; ++k) tasks.push_back(c * groups + k);
+      continue;
+    }
+    int64_t bytes = 0;
+    for (const size_t g : plan.groups) {
+      const auto& md = f.md.row_groups[g].columns[f.leaves[plan.leaves[c]].index].meta_data;
+      if (md) bytes += std::max<int64_t>(md->total_compressed_size, 0);
+    }
+    whole.emplace_back(bytes, c * groups);
+  }
+  std::stable_sort(whole.begin(), whole.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<size_t> order;
+  for (const auto& w : whole) order.push_back(w.second);
+  order.insert(order.end(), tasks.begin(), tasks.end());
+  return order;
 }
 
 // Joins column c's byte array parts, in row group order, into the column.
@@ -589,8 +649,16 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
   prefetch_chunks(f, plan, /*ahead=*/false);
   ReadOutput out = make_output(f, plan);
   const std::vector<int> page_threads = chunk_page_threads(f, plan);
-  parallel_for(plan.num_chunks(), plan.threads,
-               [&](size_t task) { read_chunk(f, plan, task, page_threads[task], &out); });
+  const std::vector<size_t> tasks = task_order(f, plan, out);
+  const size_t groups = plan.num_groups();
+  parallel_for(tasks.size(), plan.threads, [&](size_t i) {
+    const size_t c = tasks[i] / groups;
+    if (!out.in_order[c]) {
+      read_chunk(f, plan, c, tasks[i] % groups, page_threads[tasks[i]], &out);
+      return;
+    }
+    for (size_t k = 0; k < groups; ++k) read_chunk(f, plan, c, k, page_threads[c * groups + k], &out);
+  });
   finish_columns(f, plan, &out);
   return std::move(out.table);
 }
