@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <tuple>
 
@@ -525,6 +526,62 @@ TEST(ParquetRoundTrip, StringColumnsOfManyRowGroupsReadAsWritten) {
     }
     limited.max_output_bytes = 2 * bytes;
     expect_tables_equal(read_table(path, limited), t);
+  }
+}
+
+// A compressed chunk of PLAIN strings on several threads decodes a window of its pages apart (each into a buffer,
+// then copied into place): the same values as in order, and where a page is damaged, the same error, naming the
+// same page, as a read on one thread.
+TEST(ParquetRoundTrip, StringPagesDecodedApartReadAsInOrder) {
+  Table t;
+  t.num_rows = 20000;
+  Column note = make_column({"note", PhysicalType::kByteArray, true, std::nullopt, true});
+  auto& notes = std::get<ByteArrays>(note.values);
+  uint64_t x = 88172645463325252ull;
+  for (int64_t i = 0; i < t.num_rows; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const bool null = x % 9 == 0;
+    note.validity.push_back(null ? 0 : 1);
+    notes.push_back(null ? "" : std::string(static_cast<size_t>(x % 61), static_cast<char>('a' + x % 23)) +
+                                    std::to_string(x));
+  }
+  t.columns = {std::move(note)};
+  const std::string dir = scratch_dir("string-pages-apart");
+  for (const Codec codec : {Codec::kSnappy, Codec::kZstd}) {
+    SCOPED_TRACE(format::codec_name(static_cast<int32_t>(codec)));
+    const std::string path = dir + "/apart.parquet";
+    WriteOptions w;
+    w.codec = codec;
+    w.dictionary = false;
+    w.page_bytes = 8192;  // about a hundred pages: windows of them
+    w.row_group_rows = 12000;
+    write_table(path, t, w);
+    for (const int page_threads : {1, 2, 3}) {
+      ReadOptions r;
+      r.num_threads = 2;
+      r.page_threads = page_threads;
+      expect_tables_equal(read_table(path, r), t);
+    }
+    // A byte of a page in the middle of the first chunk changed: its checksum (or header) no longer holds.
+    std::string bytes = read_file(path);
+    const ColumnChunkInfo chunk = read_file_info(path).row_groups.at(0).columns.at(0);
+    bytes[static_cast<size_t>(chunk.offset + chunk.compressed_bytes / 2)] ^= 0x5a;
+    const std::string damaged = dir + "/damaged.parquet";
+    std::ofstream(damaged, std::ios::binary) << bytes;
+    std::string errors[2];
+    for (const int page_threads : {1, 3}) {
+      ReadOptions r;
+      r.num_threads = 2;
+      r.page_threads = page_threads;
+      try {
+        read_table(damaged, r);
+        ADD_FAILURE() << "a damaged page read without error";
+      } catch (const InvalidFile& e) {
+        errors[page_threads == 1 ? 0 : 1] = e.what();
+      }
+    }
+    EXPECT_NE(errors[0].find("page at offset"), std::string::npos) << errors[0];
+    EXPECT_EQ(errors[1], errors[0]);
   }
 }
 

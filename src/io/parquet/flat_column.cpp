@@ -16,6 +16,11 @@ namespace feedline::parquet::detail {
 
 namespace {
 
+// The largest page of byte arrays decoded apart, small enough that its buffer is mostly still in the cache when it
+// is copied into place. A larger one decodes in order, decompressed straight into the column's bytes
+// (PageWalk::open_page), which saves the copy.
+constexpr int64_t kMaxApartPageBytes = int64_t{4} << 20;
+
 template <class T>
 class FlatChunkReader final : public PagedChunkReader {
  public:
@@ -41,6 +46,13 @@ class FlatChunkReader final : public PagedChunkReader {
     const int64_t width = leaf_.schema.type_length;
     return threads_ > 1 && width > 0 && out.offsets.size() == 1 && walk_.num_rows() <= walk_.budget() / width;
   }
+  // Whether a window of pages of variable-length byte arrays decodes on several threads (decode_apart): each of
+  // its pages PLAIN or DELTA_LENGTH_BYTE_ARRAY, whose values take no more than the page holds, so that the pages'
+  // sizes, within the budget, bound what their buffers take together.
+  bool pages_apart(const std::vector<PageRef>& pages, const ByteArrays& out) const;
+  // Decodes a window's pages on the threads, each into a buffer of its own (this thread's scratch), and then,
+  // once their sizes are known, copies them on the threads to their places after the column's bytes.
+  void decode_apart(const std::vector<PageRef>& pages, ChunkTarget* target, std::vector<PageResult>* results);
   // Makes the room the chunk's byte arrays fill: an offset a row, and a FIXED_LEN_BYTE_ARRAY's bytes.
   void make_room(ByteArrays* out, bool in_place) const;
   // Decodes page `ref` (its first row `result->first_row`) into the column.
@@ -127,6 +139,66 @@ void FlatChunkReader<T>::join_fixed_bytes(const PageRef& ref, const PageResult& 
 }
 
 template <class T>
+bool FlatChunkReader<T>::pages_apart(const std::vector<PageRef>& pages, const ByteArrays& out) const {
+  // (Stored pages are copied, not decompressed: what threads would share is a copy, and apart they take two.)
+  if (threads_ <= 1 || pages.size() < 2 || leaf_.schema.type_length > 0) return false;
+  if (walk_.metadata().codec == format::codec::kUncompressed) return false;
+  int64_t bytes = 0;
+  for (const PageRef& ref : pages) {
+    const format::PageHeader& h = ref.header;
+    const int32_t encoding = h.data_page_header ? h.data_page_header->encoding
+                             : h.data_page_header_v2 ? h.data_page_header_v2->encoding
+                                                     : -1;
+    if (encoding != format::encoding::kPlain && encoding != format::encoding::kDeltaLengthByteArray) return false;
+    if (h.uncompressed_page_size > kMaxApartPageBytes) return false;
+    bytes += h.uncompressed_page_size;  // (each at most the budget: the walk checks it)
+  }
+  return bytes <= walk_.budget() - static_cast<int64_t>(out.bytes.size());
+}
+
+template <class T>
+void FlatChunkReader<T>::decode_apart(const std::vector<PageRef>& pages, ChunkTarget* target,
+                                      std::vector<PageResult>* results) {
+  const size_t n = pages.size();
+  std::vector<ByteArrays>& buffers = scratch().page_values;
+  if (buffers.size() < n) buffers.resize(n);
+  parallel_for(n, threads_, [&](size_t k) {
+    ByteArrays& buffer = buffers[k];
+    buffer.bytes.clear();
+    buffer.offsets.assign(1, 0);
+    ChunkTarget page_target = *target;
+    page_target.bytes = &buffer;
+    decode_page(pages[k], page_target, /*in_place=*/false, &(*results)[k]);
+  });
+  // Where each page's values go, once every page before it has decoded (an error stops the read at its page).
+  ByteArrays& out = *target->bytes;
+  std::vector<size_t> byte_at(n + 1), row_at(n + 1);
+  byte_at[0] = out.bytes.size();
+  row_at[0] = out.offsets.size();
+  for (size_t k = 0; k < n; ++k) {
+    walk_.set_page_offset(pages[k].offset);
+    if ((*results)[k].error) std::rethrow_exception((*results)[k].error);
+    target->nulls += (*results)[k].nulls;
+    walk_.page_done(pages[k]);
+    const ByteArrays& buffer = buffers[k];
+    byte_at[k + 1] = byte_at[k] + static_cast<size_t>(buffer.offsets.back() - buffer.offsets.front());
+    row_at[k + 1] = row_at[k] + static_cast<size_t>(buffer.size());
+  }
+  if (byte_at[n] > static_cast<size_t>(walk_.budget())) throw InvalidFile("byte arrays exceed the size limit");
+  out.bytes.resize(byte_at[n]);
+  out.offsets.resize(row_at[n]);
+  parallel_for(n, threads_, [&](size_t k) {
+    const ByteArrays& buffer = buffers[k];
+    const int64_t first = buffer.offsets.front();
+    const size_t bytes = byte_at[k + 1] - byte_at[k];
+    if (bytes > 0) std::memcpy(out.bytes.data() + byte_at[k], buffer.bytes.data() + first, bytes);
+    const int64_t shift = static_cast<int64_t>(byte_at[k]) - first;
+    int64_t* offsets = out.offsets.data() + row_at[k];
+    for (size_t i = 1; i < buffer.offsets.size(); ++i) offsets[i - 1] = buffer.offsets[i] + shift;
+  });
+}
+
+template <class T>
 void FlatChunkReader<T>::read(ChunkTarget* target) {
   target->nulls = 0;
   const int64_t rows = walk_.load();
@@ -139,7 +211,9 @@ void FlatChunkReader<T>::read(ChunkTarget* target) {
     make_room(target->bytes, in_place);
     bytes_at_start = target->bytes->bytes.size();
   }
-  const size_t window = in_place && threads_ > 1 ? static_cast<size_t>(4 * threads_) : 1;
+  // (Variable-length byte arrays take windows too, where their pages may decode apart.)
+  const bool apart = kBytes && !in_place && threads_ > 1 && leaf_.schema.type_length <= 0;
+  const size_t window = (in_place || apart) && threads_ > 1 ? static_cast<size_t>(4 * threads_) : 1;
   std::vector<PageRef> pages;
   std::vector<PageResult> results;
   int64_t first = 0;
@@ -156,11 +230,25 @@ void FlatChunkReader<T>::read(ChunkTarget* target) {
       results[k].first_row = first;
       first += pages[k].num_values;
     }
+    if constexpr (kBytes) {
+      if (apart && pages_apart(pages, *target->bytes)) {
+        decode_apart(pages, target, &results);
+        if (!room_made) {
+          make_room_for_rest(target->bytes, bytes_at_start, first, rows - first, static_cast<size_t>(walk_.budget()));
+        }
+        continue;
+      }
+    }
     const auto decode = [&](size_t k) { decode_page(pages[k], *target, in_place, &results[k]); };
     if (n == 1) {
       decode(0);
-    } else {
+    } else if (in_place) {
       parallel_for(n, threads_, decode);
+    } else {
+      for (size_t k = 0; k < n; ++k) {  // appended, in order
+        decode(k);
+        if (results[k].error) break;
+      }
     }
     for (size_t k = 0; k < n; ++k) {
       walk_.set_page_offset(pages[k].offset);

@@ -464,6 +464,10 @@ std::vector<int> chunk_page_threads(const ParsedFile& f, const ReadPlan& plan) {
     bytes[task] = md ? std::max<int64_t>(md->total_compressed_size, 0) : 0;
     total_bytes += bytes[task];
   }
+  // A column of variable-length byte arrays is read by one task (in_order_column): where it holds more than a
+  // thread's share of the bytes, its large chunks have every thread, which join it as they finish the others.
+  std::vector<int64_t> column_bytes(plan.leaves.size(), 0);
+  for (size_t task = 0; task < bytes.size(); ++task) column_bytes[task / num_groups] += bytes[task];
   const int forced = plan.page_threads;
   std::vector<int> threads(bytes.size(), 1);
   for (size_t task = 0; task < bytes.size(); ++task) {
@@ -472,6 +476,10 @@ std::vector<int> chunk_page_threads(const ParsedFile& f, const ReadPlan& plan) {
     } else if (plan.threads > 1 && bytes[task] >= kMinParallelChunkBytes) {
       const double share = static_cast<double>(bytes[task]) / static_cast<double>(total_bytes);
       threads[task] = std::clamp(static_cast<int>(share * plan.threads + 0.5), 1, plan.threads);
+      const double column_share = static_cast<double>(column_bytes[task / num_groups]) / static_cast<double>(total_bytes);
+      if (in_order_column(f.leaves[plan.leaves[task / num_groups]]) && column_share * plan.threads >= 1) {
+        threads[task] = plan.threads;
+      }
     }
   }
   return threads;

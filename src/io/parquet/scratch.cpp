@@ -57,6 +57,7 @@ void Scratch::trim() {
   release(validity);
   release(dict);
   release_byte_arrays(&dict_bytes);
+  for (ByteArrays& values : page_values) release_byte_arrays(&values);
 }
 
 }  // namespace feedline::parquet::detail

@@ -28,6 +28,8 @@ struct Scratch {
   // arrays have their own.
   ScratchVector<uint8_t> dict;
   ByteArrays dict_bytes;
+  // A window's pages of byte arrays, each decoded into its own (by any thread) before they join the column.
+  std::vector<ByteArrays> page_values;
   // Gives back what grew past kMaxScratchBytes, so that one large chunk does not stay with the thread for life;
   // except the chunk buffer, kept while the process's threads keep no more than kKeptScratchBytes of them, so that
   // a file of large chunks faults a thread's buffer in once rather than once a chunk.
