@@ -99,11 +99,12 @@ struct ReadOptions {
   // hostile (a file of a few KB can declare gigabytes). 0: the most of 1 GiB, 1024 x the file's size and a
   // quarter of the machine's memory.
   int64_t max_output_bytes = 0;
-  // How many threads decode the pages of one column chunk (of a flat column of fixed-width values or
-  // FIXED_LEN_BYTE_ARRAY, or a one-level list of fixed-width values), the thread that reads the chunk among them.
-  // 0: a chunk of at least 1 MiB (compressed; smaller ones decode faster than threads start) gets its share of
-  // num_threads, by its share of the bytes read, and smaller ones one. N > 0: every such chunk N, whatever
-  // num_threads is (tests reach that path with small files so).
+  // How many threads decode the pages of one column chunk (of a flat column of fixed-width values,
+  // FIXED_LEN_BYTE_ARRAY or compressed PLAIN strings, or a one-level list of fixed-width values), the thread that
+  // reads the chunk among them. 0: a chunk of at least 1 MiB (compressed; smaller ones decode faster than threads
+  // start) gets its share of num_threads, by its share of the bytes read (a string column's chunks: every thread,
+  // where the column holds more than one thread's share), and smaller ones one. N > 0: every such chunk N,
+  // whatever num_threads is (tests reach that path with small files so).
   int page_threads = 0;
 };
 

@@ -183,8 +183,9 @@ void FlatChunkReader<T>::decode_apart(const std::vector<PageRef>& pages, ChunkTa
     const ByteArrays& buffer = buffers[k];
     byte_at[k + 1] = byte_at[k] + static_cast<size_t>(buffer.offsets.back() - buffer.offsets.front());
     row_at[k + 1] = row_at[k] + static_cast<size_t>(buffer.size());
+    // (pages_apart bounds the window within the budget; this holds what a page in order would be held to)
+    if (byte_at[k + 1] > static_cast<size_t>(walk_.budget())) throw InvalidFile("byte arrays exceed the size limit");
   }
-  if (byte_at[n] > static_cast<size_t>(walk_.budget())) throw InvalidFile("byte arrays exceed the size limit");
   out.bytes.resize(byte_at[n]);
   out.offsets.resize(row_at[n]);
   parallel_for(n, threads_, [&](size_t k) {
