@@ -476,8 +476,8 @@ std::vector<int> chunk_page_threads(const ParsedFile& f, const ReadPlan& plan) {
     } else if (plan.threads > 1 && bytes[task] >= kMinParallelChunkBytes) {
       const double share = static_cast<double>(bytes[task]) / static_cast<double>(total_bytes);
       threads[task] = std::clamp(static_cast<int>(share * plan.threads + 0.5), 1, plan.threads);
-      const double column_share = static_cast<double>(column_bytes[task / num_groups]) / static_cast<double>(total_bytes);
-      if (in_order_column(f.leaves[plan.leaves[task / num_groups]]) && column_share * plan.threads >= 1) {
+      const auto column = static_cast<double>(column_bytes[task / num_groups]);
+      if (in_order_column(f.leaves[plan.leaves[task / num_groups]]) && column * plan.threads >= total_bytes) {
         threads[task] = plan.threads;
       }
     }
@@ -502,8 +502,8 @@ int64_t read_variant_into(const ParsedFile& f, const Leaf& leaf, const format::R
   return rg.num_rows - count_present(validity, rg.num_rows);
 }
 
-// Reads chunk `task` (column-major: one column's row groups run back to back, which keeps byte arrays in order)
-// into `out`, its pages on `page_threads` threads where they can decode apart.
+// Reads chunk (c, k), column c's row group k, into `out` (an in-order column's after its row group k - 1), its pages
+// on `page_threads` threads where they can decode apart.
 void read_chunk(const ParsedFile& f, const ReadPlan& plan, size_t c, size_t k, int page_threads, ReadOutput* out) {
   const Leaf& leaf = f.leaves[plan.leaves[c]];
   Column& col = out->table.columns[c];
