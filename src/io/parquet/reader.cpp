@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -451,19 +452,25 @@ ReadOutput make_output(const ParsedFile& f, const ReadPlan& plan) {
   return out;
 }
 
-// How many threads decode each chunk's pages (chunks column-major, as read_parsed's tasks): as many as its share of
-// the bytes to read makes of the threads (so that a file of one large column and small others, or of few row
-// groups, uses them all), if it is large enough for threads to pay; or as many as ReadOptions::page_threads says.
-std::vector<int> chunk_page_threads(const ParsedFile& f, const ReadPlan& plan) {
+// The compressed bytes of each chunk of the read, column-major (a column's row groups back to back).
+std::vector<int64_t> chunk_bytes(const ParsedFile& f, const ReadPlan& plan) {
   const size_t num_groups = plan.num_groups();
   std::vector<int64_t> bytes(plan.num_chunks());
-  int64_t total_bytes = 0;
   for (size_t task = 0; task < bytes.size(); ++task) {
     const format::RowGroup& rg = f.md.row_groups[plan.groups[task % num_groups]];
     const auto& md = rg.columns[f.leaves[plan.leaves[task / num_groups]].index].meta_data;
     bytes[task] = md ? std::max<int64_t>(md->total_compressed_size, 0) : 0;
-    total_bytes += bytes[task];
   }
+  return bytes;
+}
+
+// How many threads decode each chunk's pages (chunks column-major, as read_parsed's tasks): as many as its share of
+// the bytes to read makes of the threads (so that a file of one large column and small others, or of few row
+// groups, uses them all), if it is large enough for threads to pay; or as many as ReadOptions::page_threads says.
+std::vector<int> chunk_page_threads(const ParsedFile& f, const ReadPlan& plan, const std::vector<int64_t>& bytes) {
+  const size_t num_groups = plan.num_groups();
+  int64_t total_bytes = 0;
+  for (const int64_t b : bytes) total_bytes += b;
   // A column of variable-length byte arrays is read by one task (in_order_column): where it holds more than a
   // thread's share of the bytes, its large chunks have every thread, which join it as they finish the others.
   std::vector<int64_t> column_bytes(plan.leaves.size(), 0);
@@ -561,21 +568,17 @@ void read_chunk(const ParsedFile& f, const ReadPlan& plan, size_t c, size_t k, i
 
 // The read's tasks, by their first chunk (column-major, as chunk_page_threads): a chunk each, but one an in-order
 // column, and those first, the largest first, so that the other threads are not left waiting on one at the end.
-std::vector<size_t> task_order(const ParsedFile& f, const ReadPlan& plan, const ReadOutput& out) {
+std::vector<size_t> task_order(const ReadPlan& plan, const ReadOutput& out, const std::vector<int64_t>& bytes) {
   const size_t groups = plan.num_groups();
-  std::vector<std::pair<int64_t, size_t>> whole;  // (bytes, task)
+  std::vector<std::pair<int64_t, size_t>> whole;  // (the column's bytes, task)
   std::vector<size_t> tasks;
   for (size_t c = 0; c < plan.leaves.size(); ++c) {
     if (!out.in_order[c]) {
       for (size_t k = 0; k < groups; ++k) tasks.push_back(c * groups + k);
       continue;
     }
-    int64_t bytes = 0;
-    for (const size_t g : plan.groups) {
-      const auto& md = f.md.row_groups[g].columns[f.leaves[plan.leaves[c]].index].meta_data;
-      if (md) bytes += std::max<int64_t>(md->total_compressed_size, 0);
-    }
-    whole.emplace_back(bytes, c * groups);
+    whole.emplace_back(std::accumulate(bytes.begin() + c * groups, bytes.begin() + (c + 1) * groups, int64_t{0}),
+                       c * groups);
   }
   std::stable_sort(whole.begin(), whole.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<size_t> order;
@@ -656,8 +659,9 @@ Table read_parsed(const ParsedFile& f, const ReadOptions& options) {
   const ReadPlan plan = plan_read(f, options);
   prefetch_chunks(f, plan, /*ahead=*/false);
   ReadOutput out = make_output(f, plan);
-  const std::vector<int> page_threads = chunk_page_threads(f, plan);
-  const std::vector<size_t> tasks = task_order(f, plan, out);
+  const std::vector<int64_t> bytes = chunk_bytes(f, plan);
+  const std::vector<int> page_threads = chunk_page_threads(f, plan, bytes);
+  const std::vector<size_t> tasks = task_order(plan, out, bytes);
   const size_t groups = plan.num_groups();
   parallel_for(tasks.size(), plan.threads, [&](size_t i) {
     const size_t c = tasks[i] / groups;
